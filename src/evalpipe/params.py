@@ -1,0 +1,34 @@
+"""Reading params.yaml (stages only; library functions take plain values)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evalpipe.errors import InputError
+
+
+def load_params(path: str | Path = "params.yaml") -> dict[str, Any]:
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: params file not found (run from the repository root)")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise InputError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: expected a mapping at the top level")
+    return data
+
+
+def section(params: dict[str, Any], *keys: str, path: str = "params.yaml") -> Any:
+    """``section(p, "perturb", "replace_prob")`` with an error naming the missing key."""
+    node: Any = params
+    for i, key in enumerate(keys):
+        if not isinstance(node, dict) or key not in node:
+            dotted = ".".join(keys[: i + 1])
+            raise InputError(f"{path}: missing key {dotted!r}")
+        node = node[key]
+    return node

@@ -1,0 +1,22 @@
+"""Ranked lists of a language's most frequent words, from SUBTLEX-US, BCCWJ or wordfreq."""
+
+from evalpipe.words.rank import WORD_COLUMNS, rank_words
+from evalpipe.words.sources import (
+    LANGUAGES,
+    SOURCES,
+    read_bccwj,
+    read_subtlex,
+    read_wordfreq,
+    word_list,
+)
+
+__all__ = [
+    "LANGUAGES",
+    "SOURCES",
+    "WORD_COLUMNS",
+    "rank_words",
+    "read_bccwj",
+    "read_subtlex",
+    "read_wordfreq",
+    "word_list",
+]

@@ -1,0 +1,1 @@
+"""DVC stage commands: thin Click wrappers over the evalpipe library (``python -m stages.<name>``)."""

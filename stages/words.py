@@ -1,0 +1,33 @@
+"""Stage words@{language}: rank the language's most frequent words -> data/words/{language}.parquet."""
+
+from __future__ import annotations
+
+import click
+
+from evalpipe import atomic
+from evalpipe.params import load_params, section
+from evalpipe.paths import ProjectPaths
+from evalpipe.words import LANGUAGES, word_list
+from stages._common import fail_cleanly, params_option
+
+
+@click.command()
+@click.option("--language", type=click.Choice(LANGUAGES), required=True, help="Which word list.")
+@params_option
+@fail_cleanly
+def main(language: str, params_path: str) -> None:
+    """Rank the most frequent words of LANGUAGE from the source chosen in params.yaml."""
+    params = load_params(params_path)
+    cfg = section(params, "words")
+    source = section(params, "words", language, "source")
+    paths = ProjectPaths()
+    words = word_list(language, source, raw_dir=paths.raw_words(language),
+                      top_n=int(cfg.get("top_n", 10)), min_length=int(cfg.get("min_length", 2)))
+    atomic.write_parquet(paths.words(language), words)
+    head = ", ".join(words["word"].head(5).tolist())
+    click.echo(f"words@{language}: {len(words)} words from {source} -> {paths.words(language)} "
+               f"(top: {head})")
+
+
+if __name__ == "__main__":
+    main()
