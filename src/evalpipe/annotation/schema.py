@@ -1,0 +1,369 @@
+"""The annotation spec's formats (seed 001, A.3 / A.8) and their validation.
+
+Tasks (input):  ``{id, user, response, context: [{turn, speaker, text}]}``
+Annotations (output): ``{id, annotator_id, timestamp, annotations: {axis: 1-5},
+confidence: {axis: 0-1}}``
+
+Readers collect *every* problem (with ``file:line``) before raising one InputError, so a user
+fixes a batch in one pass instead of one error per run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evalpipe.errors import InputError, where
+
+AXES: tuple[str, ...] = ("social", "avoidant", "mechanical", "self")
+LABELS: tuple[int, ...] = (1, 2, 3, 4, 5)
+LABEL_NAMES: dict[int, str] = {1: "Absent", 2: "Slight", 3: "Moderate", 4: "Strong", 5: "Extreme"}
+SPEAKERS: tuple[str, ...] = ("user", "ai")
+CONSENSUS_ID = "consensus"
+MARKERS_ID = "markers"
+JUDGE_PREFIX = "llm:"
+
+ANNOTATION_FIELDS = ("id", "annotator_id", "timestamp", "annotations", "confidence")
+TASK_FIELDS = ("id", "user", "response", "context")
+LONG_COLUMNS = ("id", "annotator_id", "axis", "score", "confidence")
+
+# Cap the message length; the count of the rest is still reported.
+_MAX_LISTED = 200
+
+
+@dataclass
+class DialoguePair:
+    """One task: a user utterance, the AI response to rate, and up to a few turns of context."""
+
+    id: str
+    user: str
+    response: str
+    context: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Annotation:
+    """One annotator's ratings of one dialogue pair on the four axes."""
+
+    id: str
+    annotator_id: str
+    timestamp: str
+    annotations: dict[str, int]
+    confidence: dict[str, float]
+
+
+def annotator_kind(annotator_id: str) -> str:
+    """``"judge"`` for ``llm:<model>``, ``"markers"``, ``"consensus"``, else ``"human"``."""
+    if annotator_id.startswith(JUDGE_PREFIX):
+        return "judge"
+    if annotator_id == MARKERS_ID:
+        return "markers"
+    if annotator_id == CONSENSUS_ID:
+        return "consensus"
+    return "human"
+
+
+def is_human(annotator_id: str) -> bool:
+    """True for a human annotator (not an LLM judge, the marker rater or the consensus)."""
+    return annotator_kind(annotator_id) == "human"
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _valid_timestamp(value: str) -> bool:
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    # Without a zone, batches from different annotators cannot be ordered.
+    return parsed.tzinfo is not None
+
+
+def validate_annotation(obj: Any, *, where: str) -> list[str]:
+    """Every problem with one annotation record, each prefixed by ``where`` (e.g. ``file:3``).
+
+    Parameters
+    ----------
+    obj:
+        The decoded JSON value of one line.
+    where:
+        Location prefix for the messages.
+
+    Returns
+    -------
+    list[str]
+        Empty when the record is valid.
+
+    >>> validate_annotation({"id": "d1"}, where="b.jsonl:1")[0]
+    'b.jsonl:1: field "annotator_id": missing (expected a non-empty string)'
+    """
+    if not isinstance(obj, dict):
+        return [f"{where}: expected a JSON object, got {type(obj).__name__}"]
+    problems: list[str] = []
+    for name in ("id", "annotator_id", "timestamp"):
+        value = obj.get(name)
+        if name not in obj:
+            problems.append(f'{where}: field "{name}": missing (expected a non-empty string)')
+        elif not isinstance(value, str) or not value.strip():
+            problems.append(f'{where}: field "{name}": expected a non-empty string, got {value!r}')
+    ts = obj.get("timestamp")
+    if isinstance(ts, str) and ts.strip() and not _valid_timestamp(ts):
+        problems.append(
+            f'{where}: field "timestamp": expected ISO 8601 with a time zone '
+            f'(e.g. "2025-01-01T10:00:00Z"), got {ts!r}'
+        )
+    for name, check, expect in (
+        ("annotations", _check_score, "an integer 1-5"),
+        ("confidence", _check_confidence, "a number 0-1"),
+    ):
+        block = obj.get(name)
+        if name not in obj:
+            problems.append(
+                f'{where}: field "{name}": missing (expected an object {{axis: {expect}}})'
+            )
+            continue
+        if not isinstance(block, dict):
+            problems.append(
+                f'{where}: field "{name}": expected an object, got {type(block).__name__}'
+            )
+            continue
+        for axis in block:
+            if axis not in AXES:
+                problems.append(
+                    f'{where}: field "{name}.{axis}": unknown axis (expected one of {", ".join(AXES)})'
+                )
+        for axis in AXES:
+            if axis not in block:
+                problems.append(f'{where}: field "{name}.{axis}": missing (expected {expect})')
+            else:
+                problem = check(block[axis])
+                if problem:
+                    problems.append(f'{where}: field "{name}.{axis}": {problem}')
+    return problems
+
+
+def _check_score(value: Any) -> str | None:
+    if not _is_int(value):
+        return f"expected an integer 1-5, got {value!r}"
+    if value not in LABELS:
+        return f"score {value} outside 1-5"
+    return None
+
+
+def _check_confidence(value: Any) -> str | None:
+    if not _is_number(value) or (isinstance(value, float) and math.isnan(value)):
+        return f"expected a number 0-1, got {value!r}"
+    if not 0.0 <= float(value) <= 1.0:
+        return f"confidence {value} outside 0-1"
+    return None
+
+
+def annotation_from_dict(obj: Mapping[str, Any]) -> Annotation:
+    """Build an Annotation from a record that :func:`validate_annotation` accepted."""
+    return Annotation(
+        id=obj["id"],
+        annotator_id=obj["annotator_id"],
+        timestamp=obj["timestamp"],
+        annotations={axis: int(obj["annotations"][axis]) for axis in AXES},
+        confidence={axis: float(obj["confidence"][axis]) for axis in AXES},
+    )
+
+
+def annotation_to_dict(a: Annotation) -> dict[str, Any]:
+    """The spec's output record, keys and axes in a fixed order (byte-stable JSONL)."""
+    return {
+        "id": a.id,
+        "annotator_id": a.annotator_id,
+        "timestamp": a.timestamp,
+        "annotations": {axis: int(a.annotations[axis]) for axis in AXES},
+        "confidence": {axis: float(a.confidence[axis]) for axis in AXES},
+    }
+
+
+def task_to_dict(t: DialoguePair) -> dict[str, Any]:
+    """The spec's input record."""
+    return {"id": t.id, "user": t.user, "response": t.response, "context": list(t.context)}
+
+
+def _iter_json_lines(path: Path, problems: list[str]) -> Iterable[tuple[int, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        problems.append(f"{path}: file not found")
+        return
+    except UnicodeDecodeError as exc:
+        problems.append(f"{path}: not UTF-8 text ({exc})")
+        return
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield lineno, json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(f"{where(path, line=lineno)}: not valid JSON ({exc.msg})")
+
+
+def _raise(problems: list[str], what: str) -> None:
+    if not problems:
+        return
+    listed = problems[:_MAX_LISTED]
+    more = len(problems) - len(listed)
+    tail = f"\n  ... and {more} more" if more else ""
+    raise InputError(f"{len(problems)} problem(s) in {what}:\n  " + "\n  ".join(listed) + tail)
+
+
+def validate_task(obj: Any, *, where: str) -> list[str]:
+    """Every problem with one task record (the spec's A.3 input format)."""
+    if not isinstance(obj, dict):
+        return [f"{where}: expected a JSON object, got {type(obj).__name__}"]
+    problems: list[str] = []
+    for name in ("id", "user", "response"):
+        if name not in obj:
+            problems.append(f'{where}: field "{name}": missing (expected a string)')
+        elif not isinstance(obj[name], str) or (name == "id" and not obj[name].strip()):
+            problems.append(
+                f'{where}: field "{name}": expected a non-empty string, got {obj[name]!r}'
+            )
+    context = obj.get("context", [])
+    if not isinstance(context, list):
+        problems.append(f'{where}: field "context": expected a list of {{turn, speaker, text}}')
+        return problems
+    for i, turn in enumerate(context):
+        loc = f'{where}: field "context[{i}]'
+        if not isinstance(turn, dict):
+            problems.append(f'{loc}": expected an object {{turn, speaker, text}}')
+            continue
+        if not _is_int(turn.get("turn")):
+            problems.append(f'{loc}.turn": expected an integer, got {turn.get("turn")!r}')
+        if turn.get("speaker") not in SPEAKERS:
+            problems.append(f'{loc}.speaker": expected "user" or "ai", got {turn.get("speaker")!r}')
+        if not isinstance(turn.get("text"), str):
+            problems.append(f'{loc}.text": expected a string, got {turn.get("text")!r}')
+    return problems
+
+
+def read_tasks(path: str | os.PathLike[str]) -> list[DialoguePair]:
+    """Read and validate a tasks JSONL file.
+
+    Parameters
+    ----------
+    path:
+        JSONL file, one ``{id, user, response, context}`` per line.
+
+    Returns
+    -------
+    list[DialoguePair]
+        In file order.
+
+    Raises
+    ------
+    InputError
+        Listing every problem (``file:line``), including duplicate ids.
+    """
+    path = Path(path)
+    problems: list[str] = []
+    tasks: list[DialoguePair] = []
+    first_line: dict[str, int] = {}
+    for lineno, obj in _iter_json_lines(path, problems):
+        loc = where(path, line=lineno)
+        found = validate_task(obj, where=loc)
+        if found:
+            problems.extend(found)
+            continue
+        if obj["id"] in first_line:
+            problems.append(
+                f'{loc}: field "id": duplicate id {obj["id"]!r} (first at line {first_line[obj["id"]]})'
+            )
+            continue
+        first_line[obj["id"]] = lineno
+        tasks.append(
+            DialoguePair(
+                id=obj["id"],
+                user=obj["user"],
+                response=obj["response"],
+                context=list(obj.get("context", [])),
+            )
+        )
+    _raise(problems, str(path))
+    return tasks
+
+
+def read_annotations(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    task_ids: Iterable[str] | None = None,
+) -> list[Annotation]:
+    """Read and validate one or more annotation JSONL batches.
+
+    Parameters
+    ----------
+    paths:
+        One path or several; records keep file order, files keep the given order.
+    task_ids:
+        The task set; an annotation whose id is not in it is a problem (completeness check).
+
+    Returns
+    -------
+    list[Annotation]
+
+    Raises
+    ------
+    InputError
+        Listing every problem with ``file:line``: bad JSON, missing fields, scores outside 1-5
+        or not integers, confidences outside 0-1, unknown axes, bad timestamps, duplicate
+        (id, annotator_id) across all files, ids absent from the task set.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    known = set(task_ids) if task_ids is not None else None
+    problems: list[str] = []
+    out: list[Annotation] = []
+    seen: dict[tuple[str, str], str] = {}
+    for raw_path in paths:
+        path = Path(raw_path)
+        for lineno, obj in _iter_json_lines(path, problems):
+            loc = where(path, line=lineno)
+            found = validate_annotation(obj, where=loc)
+            if found:
+                problems.extend(found)
+                continue
+            key = (obj["id"], obj["annotator_id"])
+            if key in seen:
+                problems.append(
+                    f"{loc}: duplicate (id, annotator_id) = {key!r} (first at {seen[key]})"
+                )
+                continue
+            seen[key] = loc
+            if known is not None and obj["id"] not in known:
+                problems.append(f'{loc}: field "id": {obj["id"]!r} is not in the task set')
+                continue
+            out.append(annotation_from_dict(obj))
+    _raise(problems, "annotation batches")
+    return out
+
+
+def to_long_frame(annotations: Iterable[Annotation]) -> pd.DataFrame:
+    """One row per (id, annotator_id, axis): columns ``id, annotator_id, axis, score, confidence``."""
+    rows = [
+        (a.id, a.annotator_id, axis, int(a.annotations[axis]), float(a.confidence[axis]))
+        for a in annotations
+        for axis in AXES
+    ]
+    frame = pd.DataFrame(rows, columns=list(LONG_COLUMNS))
+    frame["score"] = frame["score"].astype("int64")
+    frame["confidence"] = frame["confidence"].astype("float64")
+    return frame

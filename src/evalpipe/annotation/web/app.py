@@ -1,0 +1,383 @@
+"""The Flask application: login, one dialogue pair per page, admin view, export download.
+
+Security model: no sign-up (accounts come from the CLI), CSRF tokens on every form (Flask-WTF),
+Jinja2 autoescaping for all dialogue text (model output may contain HTML), a strict
+Content-Security-Policy with no inline script, session cookies HttpOnly + SameSite=Lax, and blind
+access: an annotator can reach only the items assigned to them and sees only their own ratings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from flask import (
+    Flask,
+    Response,
+    abort,
+    flash,
+    g,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
+from flask_wtf.csrf import CSRFError, CSRFProtect
+
+from evalpipe.annotation.schema import AXES, LABEL_NAMES
+from evalpipe.annotation.web import export as export_mod
+from evalpipe.annotation.web.store import Store
+from evalpipe.errors import InputError
+
+log = logging.getLogger(__name__)
+
+CONFIDENCE_LEVELS: tuple[float, ...] = (0.2, 0.4, 0.6, 0.8, 1.0)
+CONFIDENCE_NAMES: dict[float, str] = {0.2: "guess", 0.4: "unsure", 0.6: "fairly sure",
+                                      0.8: "sure", 1.0: "certain"}
+
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+       "font-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; "
+       "frame-ancestors 'none'")
+
+
+@dataclass(frozen=True)
+class AppConfig:
+    """What the app needs besides the database.
+
+    Parameters
+    ----------
+    secret_key:
+        Signs sessions and CSRF tokens (from EVALPIPE_SECRET_KEY or a secret file).
+    context_window:
+        How many preceding turns of context to show (params ``annotation.context_window``).
+    min_confidence:
+        Shown in the UI as the threshold below which a rating counts as unsure.
+    secure_cookies:
+        Send the session cookie only over HTTPS (set when served behind TLS).
+    """
+
+    secret_key: str
+    context_window: int = 7
+    min_confidence: float = 0.7
+    secure_cookies: bool = False
+
+
+def create_app(store: Store, config: AppConfig) -> Flask:
+    """Build the annotation app around an open :class:`Store`.
+
+    Parameters
+    ----------
+    store:
+        The database (items, accounts, assignments, ratings).
+    config:
+        Secret key and display settings.
+
+    Returns
+    -------
+    Flask
+        A WSGI app; serve it with waitress (``stages.annotate serve``).
+    """
+    app = Flask(__name__)
+    app.config.update(
+        SECRET_KEY=config.secret_key,
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_COOKIE_SECURE=config.secure_cookies,
+        SESSION_COOKIE_NAME="evalpipe_annotate",
+        PERMANENT_SESSION_LIFETIME=timedelta(hours=12),
+        WTF_CSRF_TIME_LIMIT=12 * 3600,
+        MAX_CONTENT_LENGTH=64 * 1024,
+        TEMPLATES_AUTO_RELOAD=False,
+    )
+    app.jinja_env.autoescape = True
+    CSRFProtect(app)
+    app.extensions["evalpipe_store"] = store
+    app.extensions["evalpipe_config"] = config
+
+    @app.after_request
+    def security_headers(resp: Response) -> Response:
+        resp.headers["Content-Security-Policy"] = CSP
+        resp.headers["X-Content-Type-Options"] = "nosniff"
+        resp.headers["X-Frame-Options"] = "DENY"
+        resp.headers["Referrer-Policy"] = "same-origin"
+        if request.endpoint != "static":
+            resp.headers["Cache-Control"] = "no-store"
+        return resp
+
+    @app.errorhandler(CSRFError)
+    def csrf_error(exc: CSRFError) -> tuple[str, int]:
+        return render_template("error.html", title="Form expired",
+                               message="The form's security token was missing or stale. "
+                                       "Go back, reload the page and submit again."), 400
+
+    @app.errorhandler(404)
+    def not_found(exc: Exception) -> tuple[str, int]:
+        return render_template("error.html", title="Not found",
+                               message="There is no such page, or it is not yours to see."), 404
+
+    @app.errorhandler(403)
+    def forbidden(exc: Exception) -> tuple[str, int]:
+        return render_template("error.html", title="Not allowed",
+                               message="This page is for the administrator."), 403
+
+    @app.before_request
+    def load_user() -> Any:
+        g.user = None
+        uid = session.get("uid")
+        if uid:
+            user = store.annotator(uid)
+            # The fingerprint ties the session to the current token: resetting it logs out.
+            if user is not None and session.get("fp") == _fingerprint(store, uid):
+                g.user = user
+            else:
+                session.clear()
+        return None
+
+    @app.context_processor
+    def globals_for_templates() -> dict[str, Any]:
+        return {"user": g.get("user"), "axes": AXES}
+
+    def require_login() -> Any:
+        if g.user is None:
+            return redirect(url_for("login", next=request.path))
+        return None
+
+    @app.get("/healthz")
+    def healthz() -> Response:
+        return Response("ok\n", mimetype="text/plain")
+
+    @app.route("/login", methods=["GET", "POST"])
+    def login() -> Any:
+        error = None
+        if request.method == "POST":
+            uid = request.form.get("annotator_id", "").strip()
+            token = request.form.get("token", "").strip()
+            user = store.authenticate(uid, token) if uid and token else None
+            if user is None:
+                error = "Unknown annotator ID or wrong token."
+            else:
+                session.clear()
+                session.permanent = True
+                session["uid"] = user.id
+                session["fp"] = _fingerprint(store, user.id)
+                target = request.args.get("next", "")
+                # Only same-site paths: no open redirect through ?next=.
+                if not target.startswith("/") or target.startswith("//"):
+                    target = url_for("home")
+                return redirect(target, code=303)
+        return render_template("login.html", error=error), (401 if error else 200)
+
+    @app.post("/logout")
+    def logout() -> Any:
+        session.clear()
+        return redirect(url_for("login"), code=303)
+
+    @app.get("/")
+    def home() -> Any:
+        if (resp := require_login()) is not None:
+            return resp
+        if g.user.is_admin:
+            return redirect(url_for("admin"))
+        pos = store.next_position(store.queue(g.user.id))
+        if pos is None:
+            return redirect(url_for("done"))
+        return redirect(url_for("item", position=pos))
+
+    @app.get("/done")
+    def done() -> Any:
+        if (resp := require_login()) is not None:
+            return resp
+        queue = store.queue(g.user.id)
+        return render_template("done.html", queue=queue,
+                               rated=sum(s.rated for s in queue), assigned=len(queue))
+
+    @app.route("/item/<int:position>", methods=["GET", "POST"])
+    def item(position: int) -> Any:
+        if (resp := require_login()) is not None:
+            return resp
+        if g.user.is_admin:
+            abort(403)
+        item_id = store.slot(g.user.id, position)
+        if item_id is None:
+            abort(404)
+        errors: list[str] = []
+        values: dict[str, Any] = {}
+        if request.method == "POST":
+            active_ms = _int_or_zero(request.form.get("active_ms"))
+            action = request.form.get("action", "save")
+            if action == "skip":
+                store.skip(g.user.id, item_id, active_ms=active_ms)
+                return _go_next(store, position)
+            scores, confidence, errors = parse_rating_form(request.form)
+            if not errors:
+                try:
+                    store.save_rating(g.user.id, item_id, scores, confidence,
+                                      active_ms=active_ms)
+                except InputError as exc:
+                    errors = [str(exc)]
+                else:
+                    if action == "save_stay":
+                        flash("Saved.")
+                        return redirect(url_for("item", position=position), code=303)
+                    return _go_next(store, position)
+            values = {**{f"score_{a}": request.form.get(f"score_{a}") for a in AXES},
+                      **{f"conf_{a}": request.form.get(f"conf_{a}") for a in AXES}}
+        task = store.task(item_id)
+        assert task is not None
+        rating = store.rating(g.user.id, item_id)
+        if rating is not None and not values:
+            values = {**{f"score_{a}": str(rating.scores[a]) for a in AXES},
+                      **{f"conf_{a}": _conf_key(rating.confidence[a]) for a in AXES}}
+        queue = store.queue(g.user.id)
+        positions = [s.position for s in queue]
+        idx = positions.index(position)
+        from evalpipe.annotation import guidelines as gl
+
+        window = max(0, int(config.context_window))
+        context = task.context[-window:] if window else []
+        html = render_template(
+            "annotate.html",
+            task=task,
+            context=context,
+            hidden_context=len(task.context) - len(context),
+            position=position,
+            index=idx + 1,
+            queue=queue,
+            rated=sum(s.rated for s in queue),
+            assigned=len(queue),
+            prev_pos=positions[idx - 1] if idx > 0 else None,
+            next_pos=positions[idx + 1] if idx + 1 < len(positions) else None,
+            rating=rating,
+            values=values,
+            errors=errors,
+            label_names=LABEL_NAMES,
+            axis_names=gl.AXIS_NAMES,
+            definitions=gl.AXIS_DEFINITIONS,
+            anchors_ja=gl.AXIS_ANCHORS_JA,
+            anchors_en=gl.AXIS_ANCHORS_EN,
+            conf_levels=[(_conf_key(c), CONFIDENCE_NAMES[c]) for c in CONFIDENCE_LEVELS],
+            min_confidence=config.min_confidence,
+        )
+        return html, (400 if errors else 200)
+
+    @app.get("/guidelines")
+    def guidelines() -> Any:
+        if (resp := require_login()) is not None:
+            return resp
+        from evalpipe.annotation import guidelines as gl
+
+        def text(name: str) -> str:
+            try:
+                return gl.guideline_text(name)
+            except (FileNotFoundError, OSError):
+                return ""
+
+        try:
+            examples = gl.examples()
+        except (FileNotFoundError, OSError, ValueError):
+            examples = []
+        return render_template(
+            "guidelines.html", label_names=LABEL_NAMES, axis_names=gl.AXIS_NAMES,
+            definitions=gl.AXIS_DEFINITIONS, anchors_ja=gl.AXIS_ANCHORS_JA,
+            anchors_en=gl.AXIS_ANCHORS_EN, markers=gl.AXIS_MARKERS,
+            axis_text=text("axis_definitions.md"), edge_text=text("edge_cases.md"),
+            examples=examples, conf_levels=[(_conf_key(c), CONFIDENCE_NAMES[c])
+                                            for c in CONFIDENCE_LEVELS])
+
+    @app.get("/admin")
+    def admin() -> Any:
+        if (resp := require_login()) is not None:
+            return resp
+        if not g.user.is_admin:
+            abort(403)
+        people = [p for p in store.annotators() if not p["is_admin"]]
+        for p in people:
+            p["median_seconds"] = None
+        timings: dict[str, list[float]] = {}
+        for r in store.ratings():
+            timings.setdefault(r.annotator_id, []).append(r.active_ms / 1000)
+        for p in people:
+            times = sorted(timings.get(p["id"], []))
+            if times:
+                p["median_seconds"] = round(times[len(times) // 2], 1)
+        agreement, agreement_error = current_agreement(store)
+        return render_template("admin.html", people=people, agreement=agreement,
+                               agreement_error=agreement_error, items=len(store.item_ids()),
+                               total=store.count_ratings())
+
+    @app.get("/admin/export.jsonl")
+    def admin_export() -> Any:
+        if (resp := require_login()) is not None:
+            return resp
+        if not g.user.is_admin:
+            abort(403)
+        body = export_mod.to_jsonl(export_mod.export_records(store))
+        return Response(body, mimetype="application/x-ndjson", headers={
+            "Content-Disposition": 'attachment; filename="annotations.jsonl"'})
+
+    return app
+
+
+def parse_rating_form(form: Any) -> tuple[dict[str, int], dict[str, float], list[str]]:
+    """Scores and confidences from a submitted form, with a message per missing/bad field."""
+    scores: dict[str, int] = {}
+    confidence: dict[str, float] = {}
+    errors: list[str] = []
+    for axis in AXES:
+        raw = (form.get(f"score_{axis}") or "").strip()
+        if raw in {"1", "2", "3", "4", "5"}:
+            scores[axis] = int(raw)
+        else:
+            errors.append(f"{axis}: choose a score 1-5")
+        raw_c = (form.get(f"conf_{axis}") or "").strip()
+        try:
+            value = float(raw_c)
+        except ValueError:
+            value = math.nan
+        if 0.0 <= value <= 1.0:
+            confidence[axis] = value
+        else:
+            errors.append(f"{axis}: choose a confidence")
+    return scores, confidence, errors
+
+
+def current_agreement(store: Store) -> tuple[list[dict[str, Any]], str | None]:
+    """Agreement per axis over the ratings so far, via ``evalpipe.annotation.agreement``."""
+    from evalpipe.annotation.web.admin_stats import agreement_rows
+
+    try:
+        return agreement_rows(store), None
+    except Exception as exc:  # the admin page must render even when statistics cannot be computed
+        log.warning("agreement not available: %s", exc)
+        return [], f"agreement not available yet: {exc}"
+
+
+def _go_next(store: Store, position: int) -> Any:
+    from flask import g as _g
+
+    pos = store.next_position(store.queue(_g.user.id), after=position)
+    if pos is None:
+        return redirect(url_for("done"), code=303)
+    return redirect(url_for("item", position=pos), code=303)
+
+
+def _fingerprint(store: Store, uid: str) -> str:
+    row = store._conn().execute("SELECT token_hash FROM annotators WHERE id = ?",
+                                (uid,)).fetchone()
+    return "" if row is None else hashlib.sha256(row[0].encode()).hexdigest()[:16]
+
+
+def _conf_key(value: float) -> str:
+    return f"{value:.1f}" if round(value, 1) == value else f"{value:g}"
+
+
+def _int_or_zero(raw: str | None) -> int:
+    try:
+        return max(0, int(float(raw or 0)))
+    except ValueError:
+        return 0

@@ -1,0 +1,70 @@
+"""Turning stored ratings into the spec's raw annotation JSONL (seed 001, A.3).
+
+A database is one collection round and maps to one batch file: the first export takes the next
+free ``batch_NNN.jsonl`` number and records it in the database; later exports rewrite that same
+file. Re-exporting after edits therefore never puts the same (id, annotator) into two batches,
+which the agreement stage would reject as a duplicate.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from evalpipe.annotation.schema import annotation_to_dict, validate_annotation
+from evalpipe.annotation.web.store import Store, to_annotations
+from evalpipe.errors import InputError
+
+BATCH_RE = re.compile(r"^batch_(\d{3,})\.jsonl$")
+_BATCH_META = "export_batch"
+
+
+def export_records(store: Store) -> list[dict[str, Any]]:
+    """Every rating as a spec record, sorted by (id, annotator_id), each checked by the validator.
+
+    Raises
+    ------
+    InputError
+        If a stored rating would not pass ``schema.validate_annotation`` (should never happen:
+        the database's CHECK constraints hold the same ranges).
+    """
+    records = [annotation_to_dict(a) for a in to_annotations(store.ratings())]
+    problems = [p for i, rec in enumerate(records, 1)
+                for p in validate_annotation(rec, where=f"{store.path}: rating {i}")]
+    if problems:
+        raise InputError("stored ratings fail the annotation schema:\n  " + "\n  ".join(problems))
+    return records
+
+
+def to_jsonl(records: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+
+
+def next_batch_path(directory: str | Path) -> Path:
+    """``directory/batch_NNN.jsonl`` with NNN one above the highest existing number (001 first)."""
+    directory = Path(directory)
+    numbers = [int(m.group(1)) for p in directory.glob("batch_*.jsonl")
+               if (m := BATCH_RE.match(p.name))] if directory.exists() else []
+    return directory / f"batch_{max(numbers, default=0) + 1:03d}.jsonl"
+
+
+def batch_path(store: Store, directory: str | Path) -> Path:
+    """The batch file this database exports to: the one it used before, else the next free one."""
+    directory = Path(directory)
+    name = store.get_meta(_BATCH_META)
+    if name:
+        return directory / name
+    return next_batch_path(directory)
+
+
+def remember_batch(store: Store, path: Path) -> None:
+    store.set_meta(_BATCH_META, path.name)
+
+
+def timing_rows(store: Store) -> list[dict[str, Any]]:
+    """Time per item (visible, non-idle seconds) and edit count, for a CSV beside the batch."""
+    return [{"id": r.item_id, "annotator_id": r.annotator_id,
+             "active_seconds": round(r.active_ms / 1000, 1), "revisions": r.revisions}
+            for r in store.ratings()]

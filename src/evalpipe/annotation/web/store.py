@@ -1,0 +1,434 @@
+"""The annotation web app's storage: one SQLite database in WAL mode.
+
+Every write is its own ``BEGIN IMMEDIATE`` ... ``COMMIT`` with ``synchronous=FULL``, so a rating is
+on disk before the HTTP response that acknowledges it is sent; a killed server loses nothing it
+acknowledged. A rating's key is (annotator, item): re-submitting edits it, never duplicates it.
+Backups go through SQLite's online backup API (a file copy of a live WAL database can be torn).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from evalpipe.annotation.schema import AXES, Annotation, DialoguePair
+from evalpipe.annotation.web import auth
+from evalpipe.annotation.web.assignment import fill_assignments, presentation_order
+from evalpipe.errors import InputError
+
+ANNOTATOR_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+# Reserved by the schema for the judge / marker rater / consensus, never for a human login.
+RESERVED_IDS = {"consensus", "markers"}
+# A single visit longer than this is a forgotten tab, not annotation time.
+MAX_ACTIVE_MS_PER_VISIT = 60 * 60 * 1000
+
+_SCORE_COLS = ", ".join(f"s_{a} INTEGER NOT NULL CHECK (s_{a} BETWEEN 1 AND 5)" for a in AXES)
+_CONF_COLS = ", ".join(f"c_{a} REAL NOT NULL CHECK (c_{a} BETWEEN 0 AND 1)" for a in AXES)
+
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS annotators (
+    id TEXT PRIMARY KEY,
+    token_hash TEXT NOT NULL,
+    is_admin INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS items (
+    id TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL,
+    task TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS assignments (
+    annotator_id TEXT NOT NULL REFERENCES annotators(id),
+    item_id TEXT NOT NULL REFERENCES items(id),
+    position INTEGER NOT NULL,
+    PRIMARY KEY (annotator_id, item_id),
+    UNIQUE (annotator_id, position)
+);
+CREATE TABLE IF NOT EXISTS ratings (
+    annotator_id TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    {_SCORE_COLS},
+    {_CONF_COLS},
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    active_ms INTEGER NOT NULL DEFAULT 0,
+    revisions INTEGER NOT NULL DEFAULT 1,
+    PRIMARY KEY (annotator_id, item_id),
+    FOREIGN KEY (annotator_id, item_id) REFERENCES assignments(annotator_id, item_id)
+);
+CREATE TABLE IF NOT EXISTS skips (
+    annotator_id TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    skipped_at TEXT NOT NULL,
+    active_ms INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (annotator_id, item_id)
+);
+"""
+
+
+def utc_now() -> str:
+    """Current time as ISO 8601 UTC with a ``Z`` (the spec's timestamp form)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def check_annotator_id(annotator_id: str) -> str:
+    """Return the id or raise InputError saying what an annotator id may look like."""
+    if not ANNOTATOR_ID_RE.match(annotator_id) or annotator_id in RESERVED_IDS:
+        raise InputError(
+            f"annotator id {annotator_id!r}: expected 1-64 letters, digits, '_', '.', '-' "
+            f"starting with a letter or digit (not {', '.join(sorted(RESERVED_IDS))})"
+        )
+    return annotator_id
+
+
+@dataclass(frozen=True)
+class Annotator:
+    id: str
+    is_admin: bool
+
+
+@dataclass(frozen=True)
+class Rating:
+    item_id: str
+    annotator_id: str
+    scores: dict[str, int]
+    confidence: dict[str, float]
+    updated_at: str
+    active_ms: int
+    revisions: int
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One assigned item as an annotator sees it in their queue."""
+
+    position: int
+    item_id: str
+    rated: bool
+    skipped: bool
+
+
+class Store:
+    """All reads and writes of the annotation database.
+
+    Parameters
+    ----------
+    path:
+        The SQLite file (created with its folder if missing).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # One connection per thread: waitress serves from a fixed pool of threads.
+        self._local = threading.local()
+        with self._write() as con:
+            con.executescript(SCHEMA)
+
+    # -- connections ----------------------------------------------------------------------------
+    def _conn(self) -> sqlite3.Connection:
+        con = getattr(self._local, "con", None)
+        if con is None:
+            con = sqlite3.connect(self.path, timeout=30, isolation_level=None,
+                                  check_same_thread=False)
+            con.row_factory = sqlite3.Row
+            con.execute("PRAGMA journal_mode=WAL")
+            # FULL: the commit is fsynced before we answer, so an acknowledged rating survives
+            # a crash of the process or the machine.
+            con.execute("PRAGMA synchronous=FULL")
+            con.execute("PRAGMA foreign_keys=ON")
+            con.execute("PRAGMA busy_timeout=30000")
+            self._local.con = con
+        return con
+
+    def close(self) -> None:
+        con = getattr(self._local, "con", None)
+        if con is not None:
+            con.close()
+            self._local.con = None
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        con = self._conn()
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            yield con
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        con.execute("COMMIT")
+
+    def journal_mode(self) -> str:
+        return str(self._conn().execute("PRAGMA journal_mode").fetchone()[0])
+
+    # -- meta -----------------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        row = self._conn().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._write() as con:
+            con.execute("INSERT INTO meta(key, value) VALUES (?, ?) "
+                        "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+
+    # -- items ----------------------------------------------------------------------------------
+    def load_tasks(self, tasks: Sequence[DialoguePair]) -> tuple[int, int]:
+        """Insert new tasks and refresh the text of known ones (ids are the key).
+
+        Returns
+        -------
+        tuple[int, int]
+            (added, already known).
+        """
+        with self._write() as con:
+            known = {r[0] for r in con.execute("SELECT id FROM items")}
+            next_seq = con.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM items").fetchone()[0]
+            added = 0
+            for task in tasks:
+                payload = json.dumps({"id": task.id, "user": task.user, "response": task.response,
+                                      "context": task.context}, ensure_ascii=False)
+                if task.id in known:
+                    con.execute("UPDATE items SET task = ? WHERE id = ?", (payload, task.id))
+                else:
+                    con.execute("INSERT INTO items(id, seq, task) VALUES (?, ?, ?)",
+                                (task.id, next_seq, payload))
+                    next_seq += 1
+                    added += 1
+        return added, len(tasks) - added
+
+    def item_ids(self) -> list[str]:
+        return [r[0] for r in self._conn().execute("SELECT id FROM items ORDER BY seq")]
+
+    def task(self, item_id: str) -> DialoguePair | None:
+        row = self._conn().execute("SELECT task FROM items WHERE id = ?", (item_id,)).fetchone()
+        if row is None:
+            return None
+        obj = json.loads(row[0])
+        return DialoguePair(id=obj["id"], user=obj["user"], response=obj["response"],
+                            context=obj.get("context", []))
+
+    # -- annotators -----------------------------------------------------------------------------
+    def add_annotator(self, annotator_id: str, *, admin: bool = False,
+                      token: str | None = None) -> str:
+        """Create an annotator (or admin) and return their login token (shown once, stored hashed).
+
+        Raises
+        ------
+        InputError
+            If the id is malformed or already taken.
+        """
+        check_annotator_id(annotator_id)
+        token = token or auth.new_token()
+        hashed = auth.hash_token(token)
+        with self._write() as con:
+            if con.execute("SELECT 1 FROM annotators WHERE id = ?", (annotator_id,)).fetchone():
+                raise InputError(f"annotator {annotator_id!r} already exists "
+                                 f"(use --reset-token to issue a new token)")
+            con.execute("INSERT INTO annotators(id, token_hash, is_admin, created_at) "
+                        "VALUES (?, ?, ?, ?)", (annotator_id, hashed, int(admin), utc_now()))
+        return token
+
+    def reset_token(self, annotator_id: str) -> str:
+        """Issue a new token for an existing annotator; the old one stops working."""
+        token = auth.new_token()
+        with self._write() as con:
+            cur = con.execute("UPDATE annotators SET token_hash = ? WHERE id = ?",
+                              (auth.hash_token(token), annotator_id))
+            if cur.rowcount == 0:
+                raise InputError(f"annotator {annotator_id!r} does not exist")
+        return token
+
+    def authenticate(self, annotator_id: str, token: str) -> Annotator | None:
+        row = self._conn().execute("SELECT id, token_hash, is_admin FROM annotators WHERE id = ?",
+                                   (annotator_id,)).fetchone()
+        if row is None:
+            auth.burn_time()  # same cost as a wrong token, so ids cannot be probed by timing
+            return None
+        if not auth.check_token(row["token_hash"], token):
+            return None
+        return Annotator(id=row["id"], is_admin=bool(row["is_admin"]))
+
+    def annotator(self, annotator_id: str) -> Annotator | None:
+        row = self._conn().execute("SELECT id, is_admin FROM annotators WHERE id = ?",
+                                   (annotator_id,)).fetchone()
+        return None if row is None else Annotator(id=row["id"], is_admin=bool(row["is_admin"]))
+
+    def annotators(self) -> list[dict[str, Any]]:
+        """Every account with its progress: id, is_admin, assigned, rated, skipped, active_ms."""
+        rows = self._conn().execute(
+            """
+            SELECT a.id, a.is_admin,
+                   (SELECT COUNT(*) FROM assignments s WHERE s.annotator_id = a.id) AS assigned,
+                   (SELECT COUNT(*) FROM ratings r WHERE r.annotator_id = a.id) AS rated,
+                   (SELECT COUNT(*) FROM skips k WHERE k.annotator_id = a.id AND NOT EXISTS
+                      (SELECT 1 FROM ratings r WHERE r.annotator_id = k.annotator_id
+                         AND r.item_id = k.item_id)) AS skipped,
+                   (SELECT COALESCE(SUM(active_ms), 0) FROM ratings r
+                      WHERE r.annotator_id = a.id) AS active_ms
+            FROM annotators a ORDER BY a.is_admin DESC, a.id
+            """
+        ).fetchall()
+        return [dict(r) | {"is_admin": bool(r["is_admin"])} for r in rows]
+
+    # -- assignment -----------------------------------------------------------------------------
+    def rebalance(self, *, overlap: int, seed: int = 0) -> int:
+        """Give every item ``overlap`` annotators (non-admins); returns the number of new pairs."""
+        with self._write() as con:
+            items = [r[0] for r in con.execute("SELECT id FROM items ORDER BY seq")]
+            people = [r[0] for r in con.execute("SELECT id FROM annotators WHERE is_admin = 0")]
+            existing = [(r[0], r[1]) for r in con.execute(
+                "SELECT item_id, annotator_id FROM assignments")]
+            added = fill_assignments(items, people, existing, overlap=overlap, seed=seed)
+            by_annotator: dict[str, list[str]] = {}
+            for item, person in added:
+                by_annotator.setdefault(person, []).append(item)
+            for person, new_items in by_annotator.items():
+                start = con.execute("SELECT COALESCE(MAX(position), 0) FROM assignments "
+                                    "WHERE annotator_id = ?", (person,)).fetchone()[0]
+                for offset, item in enumerate(presentation_order(new_items, person, seed=seed), 1):
+                    con.execute("INSERT INTO assignments(annotator_id, item_id, position) "
+                                "VALUES (?, ?, ?)", (person, item, start + offset))
+        return len(added)
+
+    def queue(self, annotator_id: str) -> list[Slot]:
+        """The annotator's assigned items in order, with rated/skipped flags."""
+        rows = self._conn().execute(
+            """
+            SELECT s.position, s.item_id,
+                   r.item_id IS NOT NULL AS rated, k.item_id IS NOT NULL AS skipped
+            FROM assignments s
+            LEFT JOIN ratings r ON r.annotator_id = s.annotator_id AND r.item_id = s.item_id
+            LEFT JOIN skips k ON k.annotator_id = s.annotator_id AND k.item_id = s.item_id
+            WHERE s.annotator_id = ? ORDER BY s.position
+            """,
+            (annotator_id,),
+        ).fetchall()
+        return [Slot(r["position"], r["item_id"], bool(r["rated"]), bool(r["skipped"]))
+                for r in rows]
+
+    @staticmethod
+    def next_position(queue: Sequence[Slot], after: int = 0) -> int | None:
+        """First unrated, unskipped slot after ``after`` (wrapping), else the first skipped one."""
+        fresh = [s.position for s in queue if not s.rated and not s.skipped]
+        later = [p for p in fresh if p > after]
+        if later or fresh:
+            return (later or fresh)[0]
+        skipped = [s.position for s in queue if not s.rated]
+        return skipped[0] if skipped else None
+
+    def slot(self, annotator_id: str, position: int) -> str | None:
+        """The item at ``position`` of the annotator's queue; None if not theirs (blindness)."""
+        row = self._conn().execute("SELECT item_id FROM assignments WHERE annotator_id = ? "
+                                   "AND position = ?", (annotator_id, position)).fetchone()
+        return None if row is None else str(row[0])
+
+    # -- ratings --------------------------------------------------------------------------------
+    def save_rating(self, annotator_id: str, item_id: str, scores: dict[str, int],
+                    confidence: dict[str, float], *, active_ms: int = 0) -> Rating:
+        """Insert or edit one rating and commit before returning.
+
+        Raises
+        ------
+        InputError
+            If the item is not assigned to the annotator or a value is out of range.
+        """
+        for axis in AXES:
+            if scores.get(axis) not in (1, 2, 3, 4, 5):
+                raise InputError(f'field "{axis}": expected an integer 1-5, got {scores.get(axis)!r}')
+            c = confidence.get(axis)
+            if not isinstance(c, (int, float)) or not 0.0 <= float(c) <= 1.0:
+                raise InputError(f'field "{axis}_confidence": expected a number 0-1, got {c!r}')
+        active_ms = max(0, min(int(active_ms), MAX_ACTIVE_MS_PER_VISIT))
+        now = utc_now()
+        values = [scores[a] for a in AXES] + [float(confidence[a]) for a in AXES]
+        cols = ", ".join([f"s_{a}" for a in AXES] + [f"c_{a}" for a in AXES])
+        marks = ", ".join("?" * (2 * len(AXES)))
+        updates = ", ".join(f"{c} = excluded.{c}" for c in cols.split(", "))
+        with self._write() as con:
+            if not con.execute("SELECT 1 FROM assignments WHERE annotator_id = ? AND item_id = ?",
+                               (annotator_id, item_id)).fetchone():
+                raise InputError(f"item {item_id!r} is not assigned to {annotator_id!r}")
+            con.execute(
+                f"INSERT INTO ratings(annotator_id, item_id, {cols}, created_at, updated_at, "
+                f"active_ms, revisions) VALUES (?, ?, {marks}, ?, ?, ?, 1) "
+                f"ON CONFLICT(annotator_id, item_id) DO UPDATE SET {updates}, "
+                f"updated_at = excluded.updated_at, active_ms = active_ms + excluded.active_ms, "
+                f"revisions = revisions + 1",
+                [annotator_id, item_id, *values, now, now, active_ms],
+            )
+            con.execute("DELETE FROM skips WHERE annotator_id = ? AND item_id = ?",
+                        (annotator_id, item_id))
+        rating = self.rating(annotator_id, item_id)
+        assert rating is not None
+        return rating
+
+    def skip(self, annotator_id: str, item_id: str, *, active_ms: int = 0) -> None:
+        """Mark an item skipped (it comes back after the fresh ones); a no-op if already rated."""
+        active_ms = max(0, min(int(active_ms), MAX_ACTIVE_MS_PER_VISIT))
+        with self._write() as con:
+            con.execute("INSERT INTO skips(annotator_id, item_id, skipped_at, active_ms) "
+                        "SELECT ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM ratings WHERE "
+                        "annotator_id = ? AND item_id = ?) ON CONFLICT DO UPDATE SET "
+                        "skipped_at = excluded.skipped_at, active_ms = active_ms + excluded.active_ms",
+                        (annotator_id, item_id, utc_now(), active_ms, annotator_id, item_id))
+
+    def rating(self, annotator_id: str, item_id: str) -> Rating | None:
+        row = self._conn().execute("SELECT * FROM ratings WHERE annotator_id = ? AND item_id = ?",
+                                   (annotator_id, item_id)).fetchone()
+        return None if row is None else _rating(row)
+
+    def ratings(self, *, annotator_id: str | None = None) -> list[Rating]:
+        """All ratings (or one annotator's), sorted by item id then annotator id."""
+        sql = "SELECT * FROM ratings"
+        args: tuple[str, ...] = ()
+        if annotator_id is not None:
+            sql += " WHERE annotator_id = ?"
+            args = (annotator_id,)
+        rows = self._conn().execute(sql + " ORDER BY item_id, annotator_id", args).fetchall()
+        return [_rating(r) for r in rows]
+
+    def count_ratings(self) -> int:
+        return int(self._conn().execute("SELECT COUNT(*) FROM ratings").fetchone()[0])
+
+    # -- backup ---------------------------------------------------------------------------------
+    def backup(self, dest: str | Path) -> Path:
+        """Copy the live database with SQLite's online backup API (consistent, WAL included)."""
+        dest = Path(dest)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_name(f".{dest.name}.tmp")
+        tmp.unlink(missing_ok=True)
+        target = sqlite3.connect(tmp)
+        try:
+            self._conn().backup(target)
+        finally:
+            target.close()
+        tmp.replace(dest)
+        return dest
+
+
+def _rating(row: sqlite3.Row) -> Rating:
+    return Rating(
+        item_id=row["item_id"],
+        annotator_id=row["annotator_id"],
+        scores={a: int(row[f"s_{a}"]) for a in AXES},
+        confidence={a: float(row[f"c_{a}"]) for a in AXES},
+        updated_at=row["updated_at"],
+        active_ms=int(row["active_ms"]),
+        revisions=int(row["revisions"]),
+    )
+
+
+def to_annotations(ratings: Iterable[Rating]) -> list[Annotation]:
+    """Ratings as the spec's Annotation records (timestamp = time of the last edit, UTC)."""
+    return [Annotation(id=r.item_id, annotator_id=r.annotator_id, timestamp=r.updated_at,
+                       annotations=dict(r.scores), confidence=dict(r.confidence))
+            for r in ratings]

@@ -1,0 +1,321 @@
+"""Load a benchmark's evaluated split and few-shot pool as frames of the common schema.
+
+Every source goes through ``datasets.load_dataset``: the Hub ids of the registry (``hub``), the
+bundled JSONL sample files (``sample``), or a user's JSON/JSONL file (``local`` benchmarks). A
+local directory laid out like the Hub repositories can stand in for the Hub (``hub_dir``, or the
+``EVALPIPE_HUB_DIR`` environment variable): ``<hub_dir>/<owner>/<dataset>/`` with the dataset's
+README.md (``configs:`` metadata) and data files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+from tqdm.auto import tqdm
+
+from evalpipe.benchmarks.spec import BenchmarkSpec
+from evalpipe.errors import InputError
+
+SOURCES = ("sample", "hub")
+HUB_DIR_ENV = "EVALPIPE_HUB_DIR"
+FEWSHOT_POOL = 8  # few-shot candidates kept per subtask (per benchmark when there is none)
+
+EXAMPLE_COLUMNS = [
+    "benchmark", "example_id", "subtask", "language", "task_type", "fields", "perturbable",
+    "choices", "answer", "answers", "labels", "target", "protected",
+]  # fmt: skip
+
+EXAMPLE_SCHEMA = pa.schema(
+    [
+        ("benchmark", pa.string()),
+        ("example_id", pa.string()),
+        ("subtask", pa.string()),
+        ("language", pa.string()),
+        ("task_type", pa.string()),
+        ("fields", pa.string()),
+        ("perturbable", pa.list_(pa.string())),
+        ("choices", pa.list_(pa.string())),
+        ("answer", pa.string()),
+        ("answers", pa.list_(pa.string())),
+        ("labels", pa.list_(pa.string())),
+        ("target", pa.string()),
+        ("protected", pa.list_(pa.string())),
+    ]
+)
+
+
+def samples_root() -> Path:
+    """The folder of the bundled sample sets (package data)."""
+    return Path(str(resources.files("evalpipe.benchmarks") / "samples"))
+
+
+def sample_files(name: str) -> tuple[Path, Path]:
+    """The bundled (evaluated, few-shot) JSONL files of benchmark ``name``."""
+    folder = samples_root() / name
+    return folder / "test.jsonl", folder / "fewshot.jsonl"
+
+
+def hash_key(*parts: object) -> str:
+    """A stable sort key: sha256 of the parts joined by '/' (never Python's salted hash)."""
+    return hashlib.sha256("/".join(str(p) for p in parts).encode("utf-8")).hexdigest()
+
+
+def _load_dataset(*args: Any, what: str, **kwargs: Any) -> list[dict[str, Any]]:
+    import datasets
+
+    datasets.disable_progress_bars()
+    try:
+        ds = datasets.load_dataset(*args, **kwargs)
+    except InputError:
+        raise
+    except Exception as exc:  # datasets raises many types; the user needs the file and the cause
+        raise InputError(f"{what}: could not load with datasets.load_dataset: "
+                         f"{type(exc).__name__}: {exc}") from exc
+    return ds.to_list()
+
+
+def read_json_rows(path: str | Path, *, json_field: str | None = None) -> list[dict[str, Any]]:
+    """Rows of a JSON (list of objects, or an object holding the list under ``json_field``) or
+    JSONL file, read through ``datasets.load_dataset("json", ...)``.
+
+    Parameters
+    ----------
+    path : the file.
+    json_field : key of the list when the file is one JSON object.
+
+    Returns
+    -------
+    list of dict
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: file not found")
+    kwargs: dict[str, Any] = {"data_files": {"train": str(path)}, "split": "train"}
+    if json_field:
+        kwargs["field"] = json_field
+    return _load_dataset("json", what=str(path), **kwargs)
+
+
+def _hub_rows(dataset: str, config: str | None, split: str,
+              hub_dir: str | Path | None) -> tuple[list[dict[str, Any]], str]:
+    path = str(Path(hub_dir) / dataset) if hub_dir else dataset
+    what = f"{path} (config {config or 'default'}, split {split})"
+    args = (path, config) if config else (path,)
+    return _load_dataset(*args, what=what, split=split), what
+
+
+def _map_rows(spec: BenchmarkSpec, rows: list[dict[str, Any]], *, split: str,
+              config: str | None, where: str, options: Mapping[str, Any] | None = None,
+              id_key: str | None = None) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    counters: dict[str | None, int] = {}
+    seen: dict[str, int] = {}
+    for i, row in enumerate(tqdm(rows, desc=f"map {spec.name}/{split}", disable=len(rows) < 2000)):
+        loc = f"{where}, row {i + 1}"
+        ex = spec.mapper(row, config=config, where=loc, options=options)
+        sub = ex["subtask"]
+        n = counters.get(sub, 0)
+        counters[sub] = n + 1
+        if id_key is not None:
+            raw_id = row.get(id_key)
+            if raw_id is None or str(raw_id).strip() == "":
+                raise InputError(f'{loc}: field "{id_key}" (the example id) is missing or empty')
+            example_id = f"{spec.name}/{raw_id}"
+        elif sub:
+            example_id = f"{spec.name}/{split}/{sub}/{n}"
+        else:
+            example_id = f"{spec.name}/{split}/{n}"
+        if example_id in seen:
+            raise InputError(f"{loc}: duplicate example id {example_id!r} (also row {seen[example_id]})")
+        seen[example_id] = i + 1
+        out.append(
+            {
+                "benchmark": spec.name,
+                "example_id": example_id,
+                "subtask": sub,
+                "language": spec.language,
+                "task_type": spec.task_type,
+                "fields": json.dumps(ex["fields"], ensure_ascii=False, sort_keys=True),
+                "perturbable": list(ex["perturbable"]),
+                "choices": ex["choices"],
+                "answer": ex["answer"],
+                "answers": list(ex["answers"]),
+                "labels": list(spec.labels) if spec.labels is not None else None,
+                "target": ex["target"],
+                "protected": list(ex["protected"]),
+            }
+        )
+    return out
+
+
+def _frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
+    df = pd.DataFrame(list(records), columns=EXAMPLE_COLUMNS)
+    return df.astype({c: object for c in EXAMPLE_COLUMNS})
+
+
+def select_examples(df: pd.DataFrame, max_samples: int | None, *, seed: int) -> pd.DataFrame:
+    """Keep ``max_samples`` examples chosen by a hash of (seed, example_id); keep their order.
+
+    The choice of one example never depends on the others' order, so the same ids come back
+    on every run and on every machine. ``None`` keeps all.
+
+    Parameters
+    ----------
+    df : examples with an ``example_id`` column.
+    max_samples : how many to keep, or None.
+    seed : the project seed.
+
+    Returns
+    -------
+    DataFrame
+    """
+    if max_samples is None or len(df) <= max_samples:
+        return df.reset_index(drop=True)
+    keys = df["example_id"].map(lambda eid: hash_key(seed, eid))
+    keep = keys.sort_values(kind="stable").index[:max_samples]
+    return df.loc[sorted(keep)].reset_index(drop=True)
+
+
+def _fewshot_pool(df: pd.DataFrame, per_group: int) -> pd.DataFrame:
+    """A deterministic few-shot pool: ``per_group`` examples per subtask, by hash of the id."""
+    if df.empty:
+        return df
+    ranked = df.assign(_key=df["example_id"].map(lambda eid: hash_key("fewshot", eid)),
+                       _group=df["subtask"].fillna(""), _pos=range(len(df)))
+    ranked = ranked.sort_values(["_group", "_key"], kind="stable")
+    kept = ranked.groupby("_group", sort=True).head(per_group).sort_values("_pos")
+    return kept.drop(columns=["_key", "_group", "_pos"]).reset_index(drop=True)
+
+
+def load_benchmark(spec: BenchmarkSpec, *, source: str = "sample", max_samples: int | None = None,
+                   seed: int = 42, hub_dir: str | Path | None = None,
+                   fewshot_pool: int = FEWSHOT_POOL) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The evaluated examples and the few-shot pool of one benchmark.
+
+    Parameters
+    ----------
+    spec : the benchmark (``get_spec(name)``).
+    source : ``sample`` (bundled files) or ``hub`` (Hugging Face ids of the registry); ignored
+        for local benchmarks, which always read their own file.
+    max_samples : evaluated examples to keep (deterministic hash selection), None for all.
+    seed : the project seed (part of the selection hash).
+    hub_dir : a local directory laid out like the Hub to load from instead of the network;
+        defaults to the ``EVALPIPE_HUB_DIR`` environment variable.
+    fewshot_pool : few-shot candidates kept per subtask.
+
+    Returns
+    -------
+    (examples, fewshot) : two DataFrames with columns ``EXAMPLE_COLUMNS``. The few-shot pool
+        comes from the train/dev split (or, for BBH on the Hub, from examples held out of the
+        evaluated split), never from the evaluated examples; it may be empty.
+
+    Raises
+    ------
+    InputError
+        Unknown source, bad max_samples, malformed rows, or an empty selection.
+    """
+    if max_samples is not None and (isinstance(max_samples, bool) or not isinstance(max_samples, int)
+                                    or max_samples < 1):
+        raise InputError(f"params.yaml: benchmarks.max_samples: expected a positive integer or null, "
+                         f"got {max_samples!r}")
+    if spec.kind == "local":
+        examples, fewshot, origin = _load_local(spec)
+    elif source == "sample":
+        examples, fewshot, origin = _load_sample(spec)
+    elif source == "hub":
+        hub_dir = hub_dir or os.environ.get(HUB_DIR_ENV) or None
+        examples, fewshot, origin = _load_hub(spec, hub_dir)
+    else:
+        raise InputError(f"params.yaml: benchmarks.source: expected one of {', '.join(SOURCES)}, "
+                         f"got {source!r}")
+    examples = select_examples(_frame(examples), max_samples, seed=seed)
+    if examples.empty:
+        raise InputError(f"{spec.name}: no examples selected from {origin} "
+                         f"(max_samples={max_samples}); expected at least one")
+    fewshot_df = _frame(fewshot)
+    # Guard against a pool that shares text with evaluated items (duplicated rows across splits).
+    evaluated = set(examples["fields"])
+    fewshot_df = fewshot_df[~fewshot_df["fields"].isin(evaluated)]
+    return examples, _fewshot_pool(fewshot_df.reset_index(drop=True), fewshot_pool)
+
+
+def _load_sample(spec: BenchmarkSpec) -> tuple[list, list, str]:
+    test_path, fewshot_path = sample_files(spec.name)
+    split = spec.hub.split if spec.hub else "test"
+    fs_split = (spec.hub.fewshot_split if spec.hub else None) or "fewshot"
+    config = None
+    examples = _map_rows(spec, read_json_rows(test_path), split=split, config=config,
+                         where=str(test_path))
+    fewshot = []
+    if fewshot_path.exists():
+        fewshot = _map_rows(spec, read_json_rows(fewshot_path), split=fs_split, config=config,
+                            where=str(fewshot_path))
+    return examples, fewshot, f"bundled sample {test_path.name}"
+
+
+def _load_hub(spec: BenchmarkSpec, hub_dir: str | Path | None) -> tuple[list, list, str]:
+    hub = spec.hub
+    assert hub is not None
+    examples: list[dict[str, Any]] = []
+    fewshot: list[dict[str, Any]] = []
+    for config in tqdm(hub.configs, desc=f"load {spec.name}", disable=len(hub.configs) < 2):
+        rows, what = _hub_rows(hub.dataset, config, hub.split, hub_dir)
+        mapped = _map_rows(spec, rows, split=hub.split, config=config, where=what)
+        if hub.fewshot_split is None and hub.fewshot_holdout:
+            held = {r["example_id"] for r in sorted(mapped, key=lambda r: hash_key("holdout", r["example_id"]))[: hub.fewshot_holdout]}
+            fewshot.extend(r for r in mapped if r["example_id"] in held)
+            mapped = [r for r in mapped if r["example_id"] not in held]
+        examples.extend(mapped)
+        if hub.fewshot_split is not None:
+            fs_rows, fs_what = _hub_rows(hub.dataset, config, hub.fewshot_split, hub_dir)
+            fewshot.extend(_map_rows(spec, fs_rows, split=hub.fewshot_split, config=config,
+                                     where=fs_what))
+    return examples, fewshot, f"{hub.dataset} split {hub.split}"
+
+
+def _load_local(spec: BenchmarkSpec) -> tuple[list, list, str]:
+    cfg = spec.local or {}
+    path = Path(cfg["path"])
+    json_field = cfg.get("json_field")
+    rows = read_json_rows(path, json_field=json_field)
+    if rows:
+        missing = sorted({*cfg["fields"].values(), cfg["answer"]} - set(rows[0]))
+        choices = cfg.get("choices")
+        if isinstance(choices, str) and choices not in rows[0]:
+            missing.append(choices)
+        elif isinstance(choices, list):
+            missing.extend(c for c in choices if c not in rows[0])
+        if missing:
+            raise InputError(f"{path}: mapped field(s) {missing} not found in any row; "
+                             f"the file has {sorted(rows[0])}")
+    examples = _map_rows(spec, rows, split="test", config=None, where=str(path), options=cfg,
+                         id_key=cfg.get("id"))
+    fewshot = []
+    if cfg.get("fewshot_path"):
+        fs_path = Path(cfg["fewshot_path"])
+        # numbered ids ("<name>/fewshot/<n>") keep the pool apart from the evaluated ids
+        fewshot = _map_rows(spec, read_json_rows(fs_path, json_field=json_field), split="fewshot",
+                            config=None, where=str(fs_path), options=cfg)
+    return examples, fewshot, str(path)
+
+
+def to_arrow(df: pd.DataFrame) -> pa.Table:
+    """The frame as an Arrow table with the fixed example schema (stable types when all-null).
+
+    Parameters
+    ----------
+    df : examples with ``EXAMPLE_COLUMNS``.
+
+    Returns
+    -------
+    pyarrow.Table
+    """
+    return pa.Table.from_pandas(df[EXAMPLE_COLUMNS], schema=EXAMPLE_SCHEMA, preserve_index=False)

@@ -1,0 +1,224 @@
+"""Raw dataset rows -> the common example schema (docs/architecture.md, "Artifacts").
+
+Each mapper takes one raw row as the dataset ships it (the Hub schema; the bundled samples use
+the same schema) and returns the schema's per-example parts: ``fields`` ({name: text}),
+``perturbable`` (field names that may get typos), ``choices`` (never perturbed), ``answer``,
+``answers``, ``subtask`` and ``target`` (the answer text shown in few-shot demonstrations).
+Answer options and field labels such as 前提： are never part of a field, so no perturbation
+can touch them.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from evalpipe.errors import InputError
+
+Mapper = Callable[..., dict[str, Any]]
+
+
+def _text(row: Mapping[str, Any], key: str, where: str) -> str:
+    value = row.get(key)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise InputError(f'{where}: field "{key}" is missing or empty; expected text')
+    if not isinstance(value, str | int | float):
+        raise InputError(f'{where}: field "{key}" must be text, got {type(value).__name__}')
+    return str(value)
+
+
+def _example(fields: dict[str, str], perturbable: list[str], answer: str, *,
+             choices: list[str] | None = None, answers: list[str] | None = None,
+             subtask: str | None = None, target: str | None = None,
+             protected: list[str] | None = None) -> dict[str, Any]:
+    return {
+        "fields": fields,
+        "perturbable": perturbable,
+        "choices": choices,
+        "answer": answer,
+        "answers": answers if answers is not None else [answer],
+        "subtask": subtask,
+        "target": target if target is not None else answer,
+        "protected": protected or [],
+    }
+
+
+_GSM8K_GOLD = re.compile(r"####\s*(.+?)\s*$", re.S)
+
+
+def gsm8k(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -> dict[str, Any]:
+    """``{question, answer: "...reasoning...\\n#### 72"}`` -> gold "72" (commas removed)."""
+    question = _text(row, "question", where)
+    solution = _text(row, "answer", where)
+    match = _GSM8K_GOLD.search(solution)
+    if not match:
+        raise InputError(f'{where}: field "answer" has no "#### <number>" line')
+    gold = match.group(1).replace(",", "").replace("$", "").strip()
+    if not re.fullmatch(r"-?\d+(\.\d+)?", gold):
+        raise InputError(f'{where}: field "answer": expected a number after "####", got {gold!r}')
+    return _example({"question": question}, ["question"], gold, target=solution.strip())
+
+
+_OPTIONS = re.compile(r"\n\s*Options:\s*\n")
+
+
+def bbh(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -> dict[str, Any]:
+    """``{input, target}``; an ``Options:`` block goes to ``choices`` (verbatim lines).
+
+    The subtask is the dataset config on the Hub; the bundled sample file carries it in a
+    ``subtask`` column because one file holds several subtasks.
+    """
+    subtask = config or row.get("subtask")
+    if not subtask:
+        raise InputError(f'{where}: field "subtask" is missing; expected a BBH subtask name')
+    text = _text(row, "input", where)
+    target = _text(row, "target", where).strip()
+    parts = _OPTIONS.split(text, maxsplit=1)
+    choices = None
+    if len(parts) == 2:
+        text = parts[0]
+        choices = [line.strip() for line in parts[1].splitlines() if line.strip()]
+    return _example({"question": text}, ["question"], target, choices=choices,
+                    subtask=str(subtask))
+
+
+MMLU_LETTERS = ("A", "B", "C", "D")
+
+
+def mmlu(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -> dict[str, Any]:
+    """``{question, subject, choices[4], answer: 0-3}`` -> gold letter A-D."""
+    question = _text(row, "question", where)
+    subject = row.get("subject") or config
+    if not subject or subject == "all":
+        raise InputError(f'{where}: field "subject" is missing; expected an MMLU subject')
+    choices = row.get("choices")
+    if not isinstance(choices, list | tuple) or len(choices) != 4:
+        raise InputError(f'{where}: field "choices": expected a list of 4 options')
+    answer = row.get("answer")
+    if isinstance(answer, str) and answer.strip() in MMLU_LETTERS:
+        answer = MMLU_LETTERS.index(answer.strip())
+    if not isinstance(answer, int) or not 0 <= answer < 4:
+        raise InputError(f'{where}: field "answer": expected 0-3, got {answer!r}')
+    letter = MMLU_LETTERS[answer]
+    return _example({"question": question}, ["question"], letter,
+                    choices=[str(c) for c in choices], subtask=str(subject))
+
+
+def imdb(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -> dict[str, Any]:
+    """``{text, label: 0 neg | 1 pos}`` -> "negative" / "positive"."""
+    text = _text(row, "text", where)
+    label = row.get("label")
+    if label not in (0, 1):
+        raise InputError(f'{where}: field "label": expected 0 (negative) or 1 (positive), got {label!r}')
+    answer = "positive" if label == 1 else "negative"
+    return _example({"text": text}, ["text"], answer)
+
+
+def _split_labelled(text: str, labels: tuple[str, ...], where: str) -> list[str]:
+    """Split ``前提：A\\n仮説：B`` style input into its parts, in order, without the labels."""
+    pattern = "|".join(re.escape(label) for label in labels)
+    pieces = re.split(rf"(?:^|\n)({pattern})[：:]", text)
+    # re.split with a capture group gives ["", label1, body1, label2, body2, ...]
+    found = dict(zip(pieces[1::2], pieces[2::2], strict=True))
+    if pieces[0].strip() or list(found) != list(labels):
+        raise InputError(
+            f'{where}: field "input": expected the llm-jp-eval layout '
+            + "\\n".join(f"{label}：..." for label in labels)
+        )
+    return [found[label].strip() for label in labels]
+
+
+NLI_LABELS = ("entailment", "contradiction", "neutral")
+
+
+def llm_jp_nli(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -> dict[str, Any]:
+    """llm-jp-eval NLI ``{input: "前提：..\\n仮説：..", output: label}`` (Jamp, JNLI)."""
+    premise, hypothesis = _split_labelled(_text(row, "input", where), ("前提", "仮説"), where)
+    answer = unicodedata.normalize("NFKC", _text(row, "output", where)).strip().lower()
+    if answer not in NLI_LABELS:
+        raise InputError(f'{where}: field "output": expected one of {", ".join(NLI_LABELS)}, got {answer!r}')
+    return _example({"premise": premise, "hypothesis": hypothesis}, ["premise", "hypothesis"],
+                    answer)
+
+
+def jsquad(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -> dict[str, Any]:
+    """llm-jp-eval JSQuAD ``{input: "文章：title [SEP] text\\n質問：..", output: answer}``.
+
+    The answer span is listed in ``protected`` so that a perturbation may skip it: a typo inside
+    the span would change what a perfect reader copies out.
+    """
+    context, question = _split_labelled(_text(row, "input", where), ("文章", "質問"), where)
+    answer = _text(row, "output", where).strip()
+    return _example({"context": context, "question": question}, ["context", "question"], answer,
+                    protected=[answer])
+
+
+def niilc(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -> dict[str, Any]:
+    """llm-jp-eval NIILC ``{input: "質問：..", output: "a,b"}``: every listed answer is accepted."""
+    text = _text(row, "input", where)
+    question = re.sub(r"^\s*質問[：:]", "", text).strip()
+    output = _text(row, "output", where).strip()
+    answers = [a.strip() for a in re.split(r"[,、，]", output) if a.strip()]
+    return _example({"question": question}, ["question"], answers[0], answers=answers,
+                    target=output)
+
+
+_JCQA_CHOICE = re.compile(r"(?:^|,)\s*([0-4])\.")
+
+
+def jcommonsenseqa(row: Mapping[str, Any], *, config: str | None, where: str,
+                   **_: Any) -> dict[str, Any]:
+    """llm-jp-eval JCommonsenseQA ``{input: "質問：..\\n選択肢：0.a,1.b,2.c,3.d,4.e", output: "0"-"4"}``.
+
+    The five choices go to ``choices`` (never perturbed); the upstream study's regex did not
+    match the ``0.``..``4.`` numbering and perturbed them too.
+    """
+    question, options = _split_labelled(_text(row, "input", where), ("質問", "選択肢"), where)
+    marks = list(_JCQA_CHOICE.finditer(options))
+    if [m.group(1) for m in marks] != ["0", "1", "2", "3", "4"]:
+        raise InputError(f'{where}: field "input": expected choices "0.…,1.…,2.…,3.…,4.…" after 選択肢：')
+    choices = []
+    for i, m in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(options)
+        choices.append(options[m.end():end].strip())
+    answer = unicodedata.normalize("NFKC", _text(row, "output", where)).strip()
+    if answer not in {"0", "1", "2", "3", "4"}:
+        raise InputError(f'{where}: field "output": expected "0"-"4", got {answer!r}')
+    return _example({"question": question}, ["question"], answer, choices=choices)
+
+
+def local(row: Mapping[str, Any], *, config: str | None, where: str,
+          options: Mapping[str, Any], **_: Any) -> dict[str, Any]:
+    """A user's row mapped through ``benchmarks.local.<name>`` (fields, choices, answer, labels)."""
+    fields = {name: _text(row, key, where) for name, key in options["fields"].items()}
+    labels = [str(label) for label in options["labels"]]
+    raw_answer = row.get(options["answer"])
+    if raw_answer is None or str(raw_answer).strip() == "":
+        raise InputError(f'{where}: field "{options["answer"]}" (the answer) is missing or empty')
+    answer = unicodedata.normalize("NFKC", str(raw_answer)).strip()
+    digit_map = options.get("digit_map") or {}
+    choices = None
+    if options["task_type"] == "mc":
+        spec_choices = options["choices"]
+        if isinstance(spec_choices, str):
+            value = row.get(spec_choices)
+            if not isinstance(value, list | tuple):
+                raise InputError(f'{where}: field "{spec_choices}": expected a list of answer choices')
+            choices = [str(c) for c in value]
+        else:
+            choices = [_text(row, key, where) for key in spec_choices]
+        if len(choices) != len(labels):
+            raise InputError(f'{where}: field "{spec_choices}": expected {len(labels)} choices '
+                             f"(one per label {labels}), got {len(choices)}")
+        if answer not in labels:
+            answer = str(digit_map.get(answer, answer))
+        if answer not in labels and answer.lower() in labels:
+            answer = answer.lower()
+        if answer not in labels and answer.upper() in labels:
+            answer = answer.upper()
+    if answer not in labels:
+        raise InputError(f'{where}: field "{options["answer"]}": answer {raw_answer!r} is not one of '
+                         f"the labels {labels}")
+    return _example(fields, list(options["perturbable"]), answer, choices=choices)

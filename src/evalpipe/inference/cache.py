@@ -1,0 +1,196 @@
+"""The generation cache: content-addressed results stored as a few Parquet segment files.
+
+Key = SHA-256 of (model identity, sampling params, structured-output schema, system message, exact
+prompt). The model identity (backend, name, revision or weights hash, dtype, chat template) is in
+the key because a cache keyed on the prompt alone silently returns another model's outputs
+(lm-evaluation-harness issues #2715, #4063).
+
+Layout: ``<dir>/seg-<hash>.parquet``, each sorted by key and named after its keys' hash. Every
+checkpoint writes one new segment atomically (temporary file + rename), so a run killed half-way
+keeps every finished chunk. At the end of a run the run's segments are merged into one, and when
+more than ``max_segments`` remain everything is merged, so the directory stays a few files that
+DVC hashes and pushes quickly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from evalpipe import atomic
+from evalpipe.errors import InputError
+from evalpipe.inference.types import Generation, GenerationRequest, ModelIdentity, stable_hash
+
+SCHEMA = pa.schema(
+    [
+        ("key", pa.string()),
+        ("model", pa.string()),
+        ("system", pa.string()),
+        ("prompt", pa.string()),
+        ("output", pa.string()),
+        ("finish_reason", pa.string()),
+        ("prompt_tokens", pa.int64()),
+        ("output_tokens", pa.int64()),
+    ]
+)
+
+
+def cache_key(identity: ModelIdentity, request: GenerationRequest) -> str:
+    """The content address of one generation.
+
+    Parameters
+    ----------
+    identity:
+        The model identity (its ``fields`` are hashed, not its label).
+    request:
+        The request; its prompt, system message and sampling params are hashed.
+
+    Returns
+    -------
+    str
+        64 hex characters.
+    """
+    return stable_hash(
+        {
+            "model": identity.fields,
+            "sampling": request.sampling_key(),
+            "system": request.system,
+            "prompt": request.prompt,
+        }
+    )
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    key: str
+    model: str
+    request: GenerationRequest
+    generation: Generation
+
+
+class GenerationCache:
+    """A directory of Parquet segments mapping cache keys to generations.
+
+    Parameters
+    ----------
+    directory:
+        Where the segments live (``data/cache/generations`` in the pipeline).
+    max_segments:
+        Merge everything into one segment when a run ends with more segments than this.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], *, max_segments: int = 8) -> None:
+        self.directory = Path(directory)
+        self.max_segments = max_segments
+        self._entries: dict[str, dict[str, object]] | None = None
+        self._run_segments: list[Path] = []
+
+    def segments(self) -> list[Path]:
+        """The segment files, sorted by name."""
+        if not self.directory.exists():
+            return []
+        return sorted(self.directory.glob("seg-*.parquet"))
+
+    def _load(self) -> dict[str, dict[str, object]]:
+        if self._entries is None:
+            entries: dict[str, dict[str, object]] = {}
+            for path in self.segments():
+                try:
+                    table = pq.read_table(path)
+                except Exception as exc:  # pyarrow raises several types for a damaged file
+                    raise InputError(
+                        f"{path}: not a readable generation-cache segment ({exc}); delete the "
+                        "file to regenerate its prompts"
+                    ) from exc
+                missing = [n for n in SCHEMA.names if n not in table.column_names]
+                if missing:
+                    raise InputError(f"{path}: generation-cache segment lacks columns {missing}")
+                for row in table.select(SCHEMA.names).to_pylist():
+                    entries[str(row["key"])] = row
+            self._entries = entries
+        return self._entries
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+    def lookup(self, keys: Iterable[str]) -> dict[str, Generation]:
+        """Cached generations for the keys that are present (``from_cache=True``)."""
+        entries = self._load()
+        found: dict[str, Generation] = {}
+        for key in keys:
+            row = entries.get(key)
+            if row is not None:
+                found[key] = Generation(
+                    output=str(row["output"]),
+                    finish_reason=str(row["finish_reason"]),
+                    prompt_tokens=int(row["prompt_tokens"]),  # type: ignore[arg-type]
+                    output_tokens=int(row["output_tokens"]),  # type: ignore[arg-type]
+                    from_cache=True,
+                )
+        return found
+
+    def add(self, entries: Sequence[CacheEntry]) -> Path | None:
+        """Checkpoint ``entries`` as one new segment, written atomically.
+
+        Returns
+        -------
+        Path | None
+            The segment written, or None when there was nothing new.
+        """
+        known = self._load()
+        rows = {}
+        for e in entries:
+            if e.key in known or e.key in rows:
+                continue
+            rows[e.key] = {
+                "key": e.key,
+                "model": e.model,
+                "system": e.request.system,
+                "prompt": e.request.prompt,
+                "output": e.generation.output,
+                "finish_reason": e.generation.finish_reason,
+                "prompt_tokens": int(e.generation.prompt_tokens),
+                "output_tokens": int(e.generation.output_tokens),
+            }
+        if not rows:
+            return None
+        path = self._write([rows[k] for k in sorted(rows)])
+        known.update(rows)
+        self._run_segments.append(path)
+        return path
+
+    def _write(self, rows: list[dict[str, object]]) -> Path:
+        digest = hashlib.sha256("\n".join(str(r["key"]) for r in rows).encode()).hexdigest()
+        path = self.directory / f"seg-{digest[:24]}.parquet"
+        atomic.write_parquet(path, pa.Table.from_pylist(rows, schema=SCHEMA))
+        return path
+
+    def _merge(self, paths: list[Path]) -> None:
+        if len(paths) < 2:
+            return
+        rows: dict[str, dict[str, object]] = {}
+        for path in paths:
+            for row in pq.read_table(path).select(SCHEMA.names).to_pylist():
+                rows[str(row["key"])] = row
+        merged = self._write([rows[k] for k in sorted(rows)])
+        # The merged segment is on disk before the parts go: a crash here leaves duplicates,
+        # which load to the same entries.
+        for path in paths:
+            if path != merged:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+
+    def finish(self) -> None:
+        """End of a run: merge this run's checkpoints, then everything if too many remain."""
+        self._merge(self._run_segments)
+        self._run_segments = []
+        segments = self.segments()
+        if len(segments) > self.max_segments:
+            self._merge(segments)

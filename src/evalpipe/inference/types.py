@@ -1,0 +1,111 @@
+"""Requests, results and the backend protocol shared by every inference engine."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from evalpipe.errors import InputError
+
+
+class EngineError(InputError):
+    """An engine or server failed in a way the user can act on (unreachable URL, bad model)."""
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """One prompt to generate from.
+
+    Parameters
+    ----------
+    prompt:
+        The user message text (the engine applies the model's chat template, if it has one).
+    max_tokens:
+        Most new tokens to generate; must be > 0.
+    temperature:
+        Sampling temperature (0 = greedy).
+    json_schema:
+        A JSON schema the output must follow (structured outputs), or None.
+    system:
+        An optional system message (the judge uses one).
+    seed:
+        Sampling seed for temperature > 0; part of the cache key.
+    """
+
+    prompt: str
+    max_tokens: int
+    temperature: float = 0.0
+    json_schema: dict[str, Any] | None = None
+    system: str | None = None
+    seed: int | None = None
+
+    def validate(self, index: int = 0) -> None:
+        """Raise InputError naming the request and field when a value is out of range."""
+        if not isinstance(self.prompt, str):
+            raise InputError(f"request {index}: field \"prompt\": expected a string, "
+                             f"got {type(self.prompt).__name__}")
+        if not isinstance(self.max_tokens, int) or self.max_tokens <= 0:
+            raise InputError(f"request {index}: field \"max_tokens\": expected an integer > 0, "
+                             f"got {self.max_tokens!r} (check sampling.max_tokens in params.yaml)")
+        if not (0.0 <= float(self.temperature) <= 5.0):
+            raise InputError(f"request {index}: field \"temperature\": expected 0..5, "
+                             f"got {self.temperature!r}")
+        if self.json_schema is not None and not isinstance(self.json_schema, dict):
+            raise InputError(f"request {index}: field \"json_schema\": expected a JSON object "
+                             f"(dict) or null, got {type(self.json_schema).__name__}")
+
+    def sampling_key(self) -> dict[str, Any]:
+        """Everything besides the prompt and model that changes the output."""
+        return {
+            "max_tokens": int(self.max_tokens),
+            "temperature": float(self.temperature),
+            "seed": self.seed,
+            "json_schema": self.json_schema,
+        }
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One result. ``from_cache`` is True when it came from the generation cache."""
+
+    output: str
+    finish_reason: str
+    prompt_tokens: int
+    output_tokens: int
+    from_cache: bool = False
+
+
+@dataclass(frozen=True)
+class ModelIdentity:
+    """What makes two generations comparable: it is hashed into every cache key.
+
+    ``fields`` holds backend, name, revision or weights hash, dtype, chat-template hash and any
+    other setting that changes outputs.
+    """
+
+    label: str
+    fields: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def digest(self) -> str:
+        return stable_hash(self.fields)
+
+
+def stable_hash(obj: Any) -> str:
+    """SHA-256 of the canonical JSON form of ``obj`` (sorted keys, no whitespace)."""
+    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Backend(Protocol):
+    """An engine without a cache: started lazily, generates every request it is given."""
+
+    identity: ModelIdentity
+    started: bool
+
+    def generate(self, requests: list[GenerationRequest], *, progress: bool = True
+                 ) -> list[Generation]: ...
+
+    def close(self) -> None: ...
