@@ -120,9 +120,13 @@ def s3_endpoint() -> Iterator[str]:
     server.start()
     url = f"http://127.0.0.1:{port}"
     try:
-        boto3.client("s3", endpoint_url=url, region_name="us-east-1",
-                     aws_access_key_id="team-key", aws_secret_access_key="team-secret"
-                     ).create_bucket(Bucket="evalpipe-team")
+        boto3.client(
+            "s3",
+            endpoint_url=url,
+            region_name="us-east-1",
+            aws_access_key_id="team-key",
+            aws_secret_access_key="team-secret",
+        ).create_bucket(Bucket="evalpipe-team")
         yield url
     finally:
         server.stop()
@@ -149,8 +153,13 @@ def test_fresh_clone_pulls_through_s3_and_credentials_stay_uncommitted(
     project.commit("s3 remote and pipeline slice")
     project.dvc("push", *TARGETS)
 
-    s3 = boto3.client("s3", endpoint_url=s3_endpoint, region_name="us-east-1",
-                      aws_access_key_id="team-key", aws_secret_access_key="team-secret")
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=s3_endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="team-key",
+        aws_secret_access_key="team-secret",
+    )
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket="evalpipe-team")["Contents"]]
     md5 = _object_md5(project, OUTPUT)
     assert f"store/files/md5/{md5[:2]}/{md5[2:]}" in keys
@@ -164,8 +173,11 @@ def test_fresh_clone_pulls_through_s3_and_credentials_stay_uncommitted(
     _assert_nothing_to_do(clone)
 
     # The same object corrupted in the bucket: a second teammate's pull must refuse it.
-    s3.put_object(Bucket="evalpipe-team", Key=f"store/files/md5/{md5[:2]}/{md5[2:]}",
-                  Body=b"not the parquet file")
+    s3.put_object(
+        Bucket="evalpipe-team",
+        Key=f"store/files/md5/{md5[:2]}/{md5[2:]}",
+        Body=b"not the parquet file",
+    )
     other = _clone(project, "clone2")
     _use_s3(other, s3_endpoint, define=False)
     pull = other.dvc("pull", *TARGETS, check=False)

@@ -46,8 +46,15 @@ class ProjectPaths:
     def benchmark(self, name: str) -> Path:
         return self.data / "benchmarks" / f"{name}.parquet"
 
+    def benchmark_fewshot(self, name: str) -> Path:
+        return self.data / "benchmarks" / f"{name}.fewshot.parquet"
+
     def perturbed(self, name: str) -> Path:
         return self.data / "perturbed" / f"{name}.parquet"
+
+    def perturbation_metrics(self, name: str) -> Path:
+        """One summary per benchmark: foreach stages cannot share one metrics file."""
+        return self.metrics / "perturbation" / f"{name}.json"
 
     def outputs(self, name: str) -> Path:
         return self.data / "outputs" / f"{name}.parquet"
@@ -55,6 +62,10 @@ class ProjectPaths:
     @property
     def generation_cache(self) -> Path:
         return self.data / "cache" / "generations"
+
+    @property
+    def generation_metrics(self) -> Path:
+        return self.metrics / "generation.json"
 
     def scored(self, name: str) -> Path:
         return self.data / "scored" / f"{name}.parquet"
@@ -83,6 +94,26 @@ class ProjectPaths:
         return self.annotations / "judge.jsonl"
 
     @property
+    def judge_generation_cache(self) -> Path:
+        """The judge's generation cache (same format as generate's; its own DVC output)."""
+        return self.data / "cache" / "judge_generations"
+
+    @property
+    def judge_summary(self) -> Path:
+        """Judge run counts (rated / repaired / unrated), model and prompt version."""
+        return self.annotations / "judge_summary.json"
+
+    @property
+    def judge_details(self) -> Path:
+        """Per task: judge status, reasoning, problems, raw output of unrated tasks."""
+        return self.annotations / "judge_details.jsonl"
+
+    @property
+    def raw_dialogues(self) -> Path:
+        """User-supplied dialogue JSONL files (spec A.3 input format) for annotation tasks."""
+        return self.raw / "dialogues"
+
+    @property
     def marker_annotations(self) -> Path:
         return self.annotations / "markers.jsonl"
 
@@ -97,6 +128,11 @@ class ProjectPaths:
     @property
     def rejected(self) -> Path:
         return self.annotations / "rejected" / "low_agreement.jsonl"
+
+    @property
+    def annotation_db(self) -> Path:
+        """The annotation web app's SQLite database (live data, not a pipeline artifact)."""
+        return self.root / "annotation_db" / "annotations.sqlite"
 
     @property
     def model_cache(self) -> Path:

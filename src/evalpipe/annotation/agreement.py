@@ -63,7 +63,9 @@ class RatingMatrix:
     values: np.ndarray
 
 
-def rating_matrix(long: pd.DataFrame, axis: str, *, items: Sequence[str] | None = None) -> RatingMatrix:
+def rating_matrix(
+    long: pd.DataFrame, axis: str, *, items: Sequence[str] | None = None
+) -> RatingMatrix:
     """Pivot the long frame (``id, annotator_id, axis, score``) to an item x rater matrix.
 
     Parameters
@@ -269,13 +271,10 @@ def _num(x: float, digits: int = 4) -> float | None:
     return None if math.isnan(x) or math.isinf(x) else round(x, digits)
 
 
-def bootstrap_counts(n_items: int, n_boot: int, seed: int) -> np.ndarray:
-    """``(n_boot, n_items)`` multiplicities of items drawn with replacement (rows sum to n)."""
+def bootstrap_indices(n_items: int, n_boot: int, seed: int) -> np.ndarray:
+    """``(n_boot, n_items)`` item indices drawn with replacement, one resample per row."""
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n_items, size=(n_boot, n_items))
-    offsets = (np.arange(n_boot) * n_items)[:, None]
-    flat = np.bincount((idx + offsets).ravel(), minlength=n_boot * n_items)
-    return flat.reshape(n_boot, n_items).astype(np.float64)
+    return rng.integers(0, n_items, size=(n_boot, n_items), dtype=np.int32)
 
 
 def kappa_status(kappa: float | None, *, min_kappa: float, target_kappa: float) -> str:
@@ -315,7 +314,7 @@ def agreement_report(
     min_kappa, target_kappa:
         Thresholds for each axis's ``status``.
     chunk:
-        Resamples per matrix product (bounds memory).
+        Resamples per step (bounds memory).
 
     Returns
     -------
@@ -325,27 +324,34 @@ def agreement_report(
         pairs (kappa and n for each annotator pair), constant flag and status.
     """
     items = sorted(long["id"].unique())
+    idx = (
+        bootstrap_indices(len(items), n_boot, hashed_seed(seed, "agreement-bootstrap"))
+        if n_boot > 0 and items
+        else None
+    )
     blocks = []
     for axis in axes:
         mat = rating_matrix(long, axis, items=items)
-        feats, layout = _item_features(mat.values)
-        blocks.append((axis, mat, feats, layout))
-    all_feats = (
-        np.concatenate([b[2] for b in blocks], axis=1) if blocks else np.zeros((len(items), 0))
-    )
-    offsets = np.cumsum([0] + [b[3].width for b in blocks])
-    point_sums = all_feats.sum(axis=0, keepdims=True)
-    boot: list[dict[str, np.ndarray]] = [{} for _ in blocks]
-    if n_boot > 0 and items:
-        counts = bootstrap_counts(len(items), n_boot, hashed_seed(seed, "agreement-bootstrap"))
-        parts = [counts[i : i + chunk] @ all_feats for i in range(0, n_boot, chunk)]
-        boot_sums = np.concatenate(parts, axis=0)
-        for j, (_, _, _, layout) in enumerate(blocks):
-            boot[j] = _stats_from_sums(boot_sums[:, offsets[j] : offsets[j + 1]], layout)
+        # Items with the same ratings contribute the same features: work on the distinct rating
+        # rows and count how often each is drawn (a bincount), instead of a matrix over items.
+        patterns, inverse = np.unique(mat.values, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1).astype(np.int64)
+        feats, layout = _item_features(patterns)
+        n_pat = len(patterns)
+        point = _stats_from_sums((np.bincount(inverse, minlength=n_pat) @ feats)[None, :], layout)
+        boot: dict[str, np.ndarray] = {}
+        if idx is not None:
+            sums = []
+            for start in range(0, n_boot, chunk):
+                part = inverse[idx[start : start + chunk]]
+                part += (np.arange(len(part)) * n_pat)[:, None]
+                counts = np.bincount(part.ravel(), minlength=len(part) * n_pat)
+                sums.append(counts.reshape(len(part), n_pat).astype(np.float64) @ feats)
+            boot = _stats_from_sums(np.concatenate(sums, axis=0), layout)
+        blocks.append((axis, mat, point, boot))
     lo_q, hi_q = 100 * (1 - confidence_level) / 2, 100 * (1 + confidence_level) / 2
     out_axes: dict[str, Any] = {}
-    for j, (axis, mat, _, layout) in enumerate(blocks):
-        stats = _stats_from_sums(point_sums[:, offsets[j] : offsets[j + 1]], layout)
+    for axis, mat, stats, boot in blocks:
         rated = mat.values[mat.values > 0]
         entry: dict[str, Any] = {
             "n_items": int(stats["n_items"][0]),
@@ -354,8 +360,8 @@ def agreement_report(
         }
         for key in ("kappa", "alpha", "ac2", "raw_agreement", "within_one_agreement"):
             entry[key] = _num(stats[key][0])
-            if boot[j]:
-                values = boot[j][key]
+            if boot:
+                values = boot[key]
                 values = values[~np.isnan(values)]
                 entry[f"{key}_ci"] = (
                     [_num(np.percentile(values, lo_q)), _num(np.percentile(values, hi_q))]
@@ -364,11 +370,20 @@ def agreement_report(
                 )
         pairs = list(combinations(mat.raters, 2))
         entry["pairs"] = [
-            {"a": a, "b": b, "kappa": _num(stats["pair_kappa"][0, p]), "n": int(stats["pair_n"][0, p])}
+            {
+                "a": a,
+                "b": b,
+                "kappa": _num(stats["pair_kappa"][0, p]),
+                "n": int(stats["pair_n"][0, p]),
+            }
             for p, (a, b) in enumerate(pairs)
         ]
-        entry["status"] = kappa_status(entry["kappa"], min_kappa=min_kappa, target_kappa=target_kappa)
-        if entry["constant"]:
+        entry["status"] = kappa_status(
+            entry["kappa"], min_kappa=min_kappa, target_kappa=target_kappa
+        )
+        if len(mat.raters) < 2:
+            entry["note"] = "fewer than two annotators: no agreement to measure"
+        elif entry["constant"]:
             entry["note"] = "all ratings equal: kappa and alpha undefined (no variation)"
         out_axes[axis] = entry
     return {
@@ -380,7 +395,9 @@ def agreement_report(
     }
 
 
-def annotator_kappas(long: pd.DataFrame, *, axes: Sequence[str] = AXES) -> dict[str, dict[str, float | None]]:
+def annotator_kappas(
+    long: pd.DataFrame, *, axes: Sequence[str] = AXES
+) -> dict[str, dict[str, float | None]]:
     """Each annotator's mean pairwise kappa with the others, per axis and overall (mean of axes)."""
     out: dict[str, dict[str, float | None]] = {}
     raters = sorted(long["annotator_id"].unique())

@@ -50,9 +50,7 @@ JUDGE_SCHEMA: dict[str, Any] = {
         },
         "confidence": {
             "type": "object",
-            "properties": {
-                axis: {"type": "number", "minimum": 0, "maximum": 1} for axis in AXES
-            },
+            "properties": {axis: {"type": "number", "minimum": 0, "maximum": 1} for axis in AXES},
             "required": list(AXES),
             "additionalProperties": False,
         },
@@ -318,7 +316,7 @@ def judge_tasks(
     JudgeRun
         Annotations for rated tasks (task order) and one outcome per task.
     """
-    from evalpipe.inference import GenerationRequest  # noqa: PLC0415  (keeps parsing import-light)
+    from evalpipe.inference import GenerationRequest  # keeps parsing import-light
 
     def requests(prompts: list[str]) -> list[Any]:
         return [
@@ -331,7 +329,9 @@ def judge_tasks(
     first = engine.generate(requests([render_prompt(t) for t in tasks])) if tasks else []
     replies = [parse_judgement(g.output, finish_reason=g.finish_reason) for g in first]
     retry = [i for i, r in enumerate(replies) if not r.valid]
-    repair_prompts = [render_repair_prompt(tasks[i], first[i].output, replies[i].problems) for i in retry]
+    repair_prompts = [
+        render_repair_prompt(tasks[i], first[i].output, replies[i].problems) for i in retry
+    ]
     second = engine.generate(requests(repair_prompts)) if retry else []
     final: dict[int, tuple[JudgeReply, str, Status]] = {}
     for i, reply in enumerate(replies):

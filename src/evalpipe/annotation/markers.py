@@ -13,7 +13,8 @@ the spec without reading code:
 Features counted from the tables are the number of matches in the response. Derived features,
 computed from the sentences and words of the response:
 
-- ``formulaic_pct``: percentage of sentences containing a set phrase (mechanical).
+- ``formulaic_pct``: percentage of the response's word characters (letters, digits, kana,
+  kanji; not spaces or punctuation) that lie inside set phrases (mechanical).
 - ``low_ttr``: 1 when the response has at least ``TTR_MIN_TOKENS`` content words and their
   type-token ratio is below ``TTR_THRESHOLD`` (repetitive vocabulary), else 0.
 - ``self_capability``: sentences holding both a self-reference and a capability expression.
@@ -32,6 +33,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from evalpipe.annotation.schema import AXES, MARKERS_ID, Annotation, DialoguePair
+
+FIXED_TIMESTAMP = "1970-01-01T00:00:00Z"
+"""The timestamp on machine-made records (markers, LLM judge): artifacts must be byte-identical
+across re-runs, so no wall-clock time goes into them (the epoch says "not a real time")."""
 
 MARKER_CONFIDENCE = 0.5
 """The rule rater has no notion of how sure it is; it reports the same middling confidence."""
@@ -142,12 +147,12 @@ LEVELS: tuple[Level, ...] = (
     Level("avoidant", 4, {"hedge": 3}),
     Level("avoidant", 3, {"hedge": 1}),
     Level("avoidant", 2, {"conjecture": 1}),
-    # mechanical (B.1.3): 5 nothing but set phrases, 4 mostly set phrases, 3 set phrases a large
-    # share or repetitive vocabulary, 2 a set phrase
-    Level("mechanical", 5, {"formulaic_pct": 100, "set_phrase": 3}),
-    Level("mechanical", 4, {"formulaic_pct": 75, "set_phrase": 2}),
-    Level("mechanical", 4, {"formulaic_pct": 50, "low_ttr": 1}),
-    Level("mechanical", 3, {"formulaic_pct": 40, "set_phrase": 2}),
+    # mechanical (B.1.3): 5 (almost) nothing but set phrases, 4 mostly set phrases, 3 set
+    # phrases a large share or repetitive vocabulary, 2 a set phrase
+    Level("mechanical", 5, {"formulaic_pct": 85}),
+    Level("mechanical", 4, {"formulaic_pct": 70}),
+    Level("mechanical", 4, {"formulaic_pct": 30, "low_ttr": 1}),
+    Level("mechanical", 3, {"formulaic_pct": 30}),
     Level("mechanical", 3, {"low_ttr": 1}),
     Level("mechanical", 2, {"set_phrase": 1}),
     # self (B.1.4): 5 boasting with superiority claims, 4 several self-praise elements,
@@ -161,6 +166,7 @@ LEVELS: tuple[Level, ...] = (
 # fmt: on
 
 _SENTENCE_END = re.compile(r"(?<=[。！？!?])|(?<=\.)\s+|\n+|;\s*")
+_WORD_CHAR = re.compile(r"\w")
 _ENGLISH_WORD = re.compile(r"[A-Za-z']+|\d+")
 _JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 _CONTENT_POS = {"名詞", "動詞", "形容詞", "副詞", "形状詞", "代名詞"}
@@ -185,7 +191,7 @@ def split_sentences(text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=1)
 def _tagger():  # type: ignore[no-untyped-def]
-    import fugashi  # noqa: PLC0415  (only Japanese responses pay for the dictionary load)
+    import fugashi  # only Japanese responses pay for the dictionary load
 
     return fugashi.Tagger()
 
@@ -197,12 +203,25 @@ def content_tokens(text: str) -> list[str]:
     response look repetitive.
     """
     if _JAPANESE.search(text):
-        return [w.feature.lemma or w.surface for w in _tagger()(text) if w.feature.pos1 in _CONTENT_POS]
+        return [
+            w.feature.lemma or w.surface for w in _tagger()(text) if w.feature.pos1 in _CONTENT_POS
+        ]
     return [w.lower() for w in _ENGLISH_WORD.findall(text)]
 
 
 def _count(text: str, axis: str, feature: str) -> int:
     return sum(len(p.findall(text)) for p in _COMPILED[(axis, feature)])
+
+
+def _coverage_pct(text: str, axis: str, feature: str) -> int:
+    covered = [False] * len(text)
+    for pattern in _COMPILED[(axis, feature)]:
+        for match in pattern.finditer(text):
+            covered[match.start() : match.end()] = [True] * (match.end() - match.start())
+    word_chars = [i for i, ch in enumerate(text) if _WORD_CHAR.match(ch)]
+    if not word_chars:
+        return 0
+    return round(100 * sum(covered[i] for i in word_chars) / len(word_chars))
 
 
 def marker_features(text: str) -> dict[str, int]:
@@ -224,13 +243,12 @@ def marker_features(text: str) -> dict[str, int]:
     features = {feature: _count(text, axis, feature) for axis, feature in _COMPILED}
     sentences = split_sentences(text)
     n = max(len(sentences), 1)
-    formulaic = sum(1 for s in sentences if _count(s, "mechanical", "set_phrase"))
     hedged = sum(
         1
         for s in sentences
         if any(_count(s, "avoidant", f) for f in ("conjecture", "hedge", "both_sides"))
     )
-    features["formulaic_pct"] = round(100 * formulaic / n) if sentences else 0
+    features["formulaic_pct"] = _coverage_pct(text, "mechanical", "set_phrase")
     features["hedged_pct"] = round(100 * hedged / n) if sentences else 0
     features["self_capability"] = sum(
         1 for s in sentences if _count(s, "self", "self_ref") and _count(s, "self", "capability")

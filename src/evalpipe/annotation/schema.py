@@ -367,3 +367,8 @@ def to_long_frame(annotations: Iterable[Annotation]) -> pd.DataFrame:
     frame["score"] = frame["score"].astype("int64")
     frame["confidence"] = frame["confidence"].astype("float64")
     return frame
+
+
+def sample_tasks_path() -> Path:
+    """The bundled sample tasks (30 dialogue pairs rated by the sample batches)."""
+    return Path(__file__).resolve().parent / "samples" / "tasks.jsonl"

@@ -98,10 +98,42 @@ def read_json_rows(path: str | Path, *, json_field: str | None = None) -> list[d
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: file not found")
+    text = path.read_text(encoding="utf-8")
+    if not text.strip():
+        return []
     kwargs: dict[str, Any] = {"data_files": {"train": str(path)}, "split": "train"}
     if json_field:
         kwargs["field"] = json_field
-    return _load_dataset("json", what=str(path), **kwargs)
+    try:
+        return _load_dataset("json", what=str(path), **kwargs)
+    except InputError:
+        _explain_json(path, text, json_field)
+        raise
+
+
+def _explain_json(path: Path, text: str, json_field: str | None) -> None:
+    """Raise an InputError naming the first line that is not valid JSON (datasets' own errors
+    name an Arrow row, not a line of the file)."""
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        obj = None
+    if obj is not None:
+        if isinstance(obj, dict) and json_field and not isinstance(obj.get(json_field), list):
+            raise InputError(f'{path}: field "{json_field}": expected a list of examples')
+        if isinstance(obj, dict) and not json_field:
+            raise InputError(f"{path}: the file is one JSON object; set json_field to the key "
+                             f"that holds the list of examples (keys: {sorted(obj)})")
+        return
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError as exc:
+            raise InputError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+        if not isinstance(value, dict):
+            raise InputError(f"{path}:{number}: expected a JSON object per line")
 
 
 def _hub_rows(dataset: str, config: str | None, split: str,

@@ -125,7 +125,7 @@ def _bbh_body(ex: Example) -> str:
 
 
 IMDB_SCHEMA_TEXT = (
-    "Respond with only this JSON object:\n"
+    "JSON format:\n"
     "{\n"
     '  "label": "<positive|negative>",\n'
     '  "confidence": <a number from 0.0 to 1.0>,\n'
@@ -349,9 +349,9 @@ def build_prompts(spec: BenchmarkSpec, rows: pd.DataFrame, fewshot: pd.DataFrame
                   style: str, n_shots: int) -> list[str]:
     """One user-message text per row of a benchmark or perturbed frame.
 
-    Few-shot demonstrations are chosen deterministically from ``fewshot`` (same subtask where
-    the pool has one; ordered by a hash of their ids, so every row of a subtask, original or
-    perturbed, gets the same prefix) and never from ``rows``.
+    Few-shot demonstrations are chosen deterministically from ``fewshot`` (same subtask only;
+    ordered by a hash of their ids, so every row of a subtask, original or perturbed, gets the
+    same prefix) and never from ``rows``. A subtask missing from the pool gets no shots.
 
     Parameters
     ----------
@@ -394,8 +394,10 @@ def build_prompts(spec: BenchmarkSpec, rows: pd.DataFrame, fewshot: pd.DataFrame
         shots: list[Example] = []
         if pool:
             if ex.subtask not in by_subtask:
-                same = [s for _, s in pool if ex.subtask is not None and s.subtask == ex.subtask]
-                by_subtask[ex.subtask] = (same or [s for _, s in pool])[:n_shots]
+                # Demonstrations never cross subtasks (a BBH date question gets date shots);
+                # a subtask the pool lacks gets none.
+                same = [s for _, s in pool if s.subtask == ex.subtask]
+                by_subtask[ex.subtask] = same[:n_shots]
             shots = by_subtask[ex.subtask]
         prompts.append(render(spec, ex, shots, style=style))
     return prompts

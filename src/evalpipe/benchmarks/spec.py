@@ -390,6 +390,7 @@ def local_spec(name: str, config: Mapping[str, Any]) -> BenchmarkSpec:
     unknown = [f for f in perturbable if f not in fields]
     if unknown:
         raise InputError(f"{where}.perturbable: {unknown} are not among fields {list(fields)}")
+    digit_map: dict[str, str] | None = None
     if task_type == "mc":
         if "choices" not in config:
             raise InputError(f"{where}: missing key 'choices' (required for task_type mc)")
@@ -397,7 +398,8 @@ def local_spec(name: str, config: Mapping[str, Any]) -> BenchmarkSpec:
         if digit_map is None:
             # Models often answer "2" for the second option; map 1-based digits onto the labels.
             digit_map = {str(i + 1): label for i, label in enumerate(labels)}
-        parser, options = "mc_letter", {"labels": labels, "digit_map": dict(digit_map)}
+        digit_map = {str(k): str(v) for k, v in dict(digit_map).items()}
+        parser, options = "mc_letter", {"labels": labels, "digit_map": digit_map}
         task = "mc"
     else:
         parser, options = "nli", {"labels": labels}
@@ -418,5 +420,6 @@ def local_spec(name: str, config: Mapping[str, Any]) -> BenchmarkSpec:
         mapper=mapping.local,
         cot_max_new_tokens=int(config.get("cot_max_new_tokens", 512)),
         kind="local",
-        local={**dict(config), "perturbable": list(perturbable), "task_type": task},
+        local={**dict(config), "perturbable": list(perturbable), "task_type": task,
+               "labels": labels, "digit_map": digit_map},
     )

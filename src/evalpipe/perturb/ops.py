@@ -91,7 +91,7 @@ def validate_probabilities(cfg: Mapping[str, Any], *, source: str = "params.yaml
     return Probabilities(values["replace_prob"], values["insert_prob"], values["delete_prob"])
 
 
-def _part(value: object) -> bytes:
+def key_part(value: object) -> bytes:
     raw = str(value).encode("utf-8")
     return len(raw).to_bytes(4, "big") + raw  # length prefix: ("ab","c") != ("a","bc")
 
@@ -100,7 +100,7 @@ def key_hasher(*parts: object, person: bytes = _PERSON_OCCURRENCE) -> Any:
     """A BLAKE2b-256 state that has absorbed ``parts``; ``.copy()`` it to extend the key."""
     h = hashlib.blake2b(digest_size=32, person=person)
     for part in parts:
-        h.update(_part(part))
+        h.update(key_part(part))
     return h
 
 
@@ -112,7 +112,7 @@ def occurrence_digest(seed: int, benchmark: str, example_id: str, word: str, fie
     each prefix once; this function is the definition.
     """
     h = key_hasher(seed, benchmark, example_id, word, field)
-    h.update(_part(occurrence))
+    h.update(key_part(occurrence))
     return h.digest()
 
 

@@ -31,18 +31,29 @@ from flask_wtf.csrf import CSRFError, CSRFProtect
 
 from evalpipe.annotation.schema import AXES, LABEL_NAMES
 from evalpipe.annotation.web import export as export_mod
+from evalpipe.annotation.web import store as store_mod
 from evalpipe.annotation.web.store import Store
 from evalpipe.errors import InputError
 
 log = logging.getLogger(__name__)
 
 CONFIDENCE_LEVELS: tuple[float, ...] = (0.2, 0.4, 0.6, 0.8, 1.0)
-CONFIDENCE_NAMES: dict[float, str] = {0.2: "guess", 0.4: "unsure", 0.6: "fairly sure",
-                                      0.8: "sure", 1.0: "certain"}
+CONFIDENCE_NAMES: dict[float, str] = {
+    0.2: "guess",
+    0.4: "unsure",
+    0.6: "fairly sure",
+    0.8: "sure",
+    1.0: "certain",
+}
 
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-       "font-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; "
-       "frame-ancestors 'none'")
+# Letter that jumps to each axis (digits are taken by scores; s/n/p/g by actions).
+AXIS_KEYS: dict[str, str] = {"social": "a", "avoidant": "v", "mechanical": "m", "self": "e"}
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "font-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; "
+    "frame-ancestors 'none'"
+)
 
 
 @dataclass(frozen=True)
@@ -57,6 +68,8 @@ class AppConfig:
         How many preceding turns of context to show (params ``annotation.context_window``).
     min_confidence:
         Shown in the UI as the threshold below which a rating counts as unsure.
+    min_kappa, target_kappa:
+        Thresholds for the admin view's agreement status.
     secure_cookies:
         Send the session cookie only over HTTPS (set when served behind TLS).
     """
@@ -64,6 +77,8 @@ class AppConfig:
     secret_key: str
     context_window: int = 7
     min_confidence: float = 0.7
+    min_kappa: float = 0.60
+    target_kappa: float = 0.80
     secure_cookies: bool = False
 
 
@@ -111,19 +126,26 @@ def create_app(store: Store, config: AppConfig) -> Flask:
 
     @app.errorhandler(CSRFError)
     def csrf_error(exc: CSRFError) -> tuple[str, int]:
-        return render_template("error.html", title="Form expired",
-                               message="The form's security token was missing or stale. "
-                                       "Go back, reload the page and submit again."), 400
+        return render_template(
+            "error.html",
+            title="Form expired",
+            message="The form's security token was missing or stale. "
+            "Go back, reload the page and submit again.",
+        ), 400
 
     @app.errorhandler(404)
     def not_found(exc: Exception) -> tuple[str, int]:
-        return render_template("error.html", title="Not found",
-                               message="There is no such page, or it is not yours to see."), 404
+        return render_template(
+            "error.html",
+            title="Not found",
+            message="There is no such page, or it is not yours to see.",
+        ), 404
 
     @app.errorhandler(403)
     def forbidden(exc: Exception) -> tuple[str, int]:
-        return render_template("error.html", title="Not allowed",
-                               message="This page is for the administrator."), 403
+        return render_template(
+            "error.html", title="Not allowed", message="This page is for the administrator."
+        ), 403
 
     @app.before_request
     def load_user() -> Any:
@@ -140,12 +162,16 @@ def create_app(store: Store, config: AppConfig) -> Flask:
 
     @app.context_processor
     def globals_for_templates() -> dict[str, Any]:
-        return {"user": g.get("user"), "axes": AXES}
+        return {"user": g.get("user"), "axes": AXES, "axis_keys": AXIS_KEYS}
 
     def require_login() -> Any:
         if g.user is None:
             return redirect(url_for("login", next=request.path))
         return None
+
+    @app.get("/favicon.ico")
+    def favicon() -> Response:
+        return Response(status=204)
 
     @app.get("/healthz")
     def healthz() -> Response:
@@ -193,8 +219,9 @@ def create_app(store: Store, config: AppConfig) -> Flask:
         if (resp := require_login()) is not None:
             return resp
         queue = store.queue(g.user.id)
-        return render_template("done.html", queue=queue,
-                               rated=sum(s.rated for s in queue), assigned=len(queue))
+        return render_template(
+            "done.html", queue=queue, rated=sum(s.rated for s in queue), assigned=len(queue)
+        )
 
     @app.route("/item/<int:position>", methods=["GET", "POST"])
     def item(position: int) -> Any:
@@ -216,8 +243,7 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             scores, confidence, errors = parse_rating_form(request.form)
             if not errors:
                 try:
-                    store.save_rating(g.user.id, item_id, scores, confidence,
-                                      active_ms=active_ms)
+                    store.save_rating(g.user.id, item_id, scores, confidence, active_ms=active_ms)
                 except InputError as exc:
                     errors = [str(exc)]
                 else:
@@ -225,14 +251,18 @@ def create_app(store: Store, config: AppConfig) -> Flask:
                         flash("Saved.")
                         return redirect(url_for("item", position=position), code=303)
                     return _go_next(store, position)
-            values = {**{f"score_{a}": request.form.get(f"score_{a}") for a in AXES},
-                      **{f"conf_{a}": request.form.get(f"conf_{a}") for a in AXES}}
+            values = {
+                **{f"score_{a}": request.form.get(f"score_{a}") for a in AXES},
+                **{f"conf_{a}": request.form.get(f"conf_{a}") for a in AXES},
+            }
         task = store.task(item_id)
         assert task is not None
         rating = store.rating(g.user.id, item_id)
         if rating is not None and not values:
-            values = {**{f"score_{a}": str(rating.scores[a]) for a in AXES},
-                      **{f"conf_{a}": _conf_key(rating.confidence[a]) for a in AXES}}
+            values = {
+                **{f"score_{a}": str(rating.scores[a]) for a in AXES},
+                **{f"conf_{a}": _conf_key(rating.confidence[a]) for a in AXES},
+            }
         queue = store.queue(g.user.id)
         positions = [s.position for s in queue]
         idx = positions.index(position)
@@ -282,12 +312,18 @@ def create_app(store: Store, config: AppConfig) -> Flask:
         except (FileNotFoundError, OSError, ValueError):
             examples = []
         return render_template(
-            "guidelines.html", label_names=LABEL_NAMES, axis_names=gl.AXIS_NAMES,
-            definitions=gl.AXIS_DEFINITIONS, anchors_ja=gl.AXIS_ANCHORS_JA,
-            anchors_en=gl.AXIS_ANCHORS_EN, markers=gl.AXIS_MARKERS,
-            axis_text=text("axis_definitions.md"), edge_text=text("edge_cases.md"),
-            examples=examples, conf_levels=[(_conf_key(c), CONFIDENCE_NAMES[c])
-                                            for c in CONFIDENCE_LEVELS])
+            "guidelines.html",
+            label_names=LABEL_NAMES,
+            axis_names=gl.AXIS_NAMES,
+            definitions=gl.AXIS_DEFINITIONS,
+            anchors_ja=gl.AXIS_ANCHORS_JA,
+            anchors_en=gl.AXIS_ANCHORS_EN,
+            markers=gl.AXIS_MARKERS,
+            axis_text=text("axis_definitions.md"),
+            edge_text=text("edge_cases.md"),
+            examples=examples,
+            conf_levels=[(_conf_key(c), CONFIDENCE_NAMES[c]) for c in CONFIDENCE_LEVELS],
+        )
 
     @app.get("/admin")
     def admin() -> Any:
@@ -305,10 +341,17 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             times = sorted(timings.get(p["id"], []))
             if times:
                 p["median_seconds"] = round(times[len(times) // 2], 1)
-        agreement, agreement_error = current_agreement(store)
-        return render_template("admin.html", people=people, agreement=agreement,
-                               agreement_error=agreement_error, items=len(store.item_ids()),
-                               total=store.count_ratings())
+        agreement, agreement_error = current_agreement(
+            store, min_kappa=config.min_kappa, target_kappa=config.target_kappa
+        )
+        return render_template(
+            "admin.html",
+            people=people,
+            agreement=agreement,
+            agreement_error=agreement_error,
+            items=len(store.item_ids()),
+            total=store.count_ratings(),
+        )
 
     @app.get("/admin/export.jsonl")
     def admin_export() -> Any:
@@ -317,8 +360,11 @@ def create_app(store: Store, config: AppConfig) -> Flask:
         if not g.user.is_admin:
             abort(403)
         body = export_mod.to_jsonl(export_mod.export_records(store))
-        return Response(body, mimetype="application/x-ndjson", headers={
-            "Content-Disposition": 'attachment; filename="annotations.jsonl"'})
+        return Response(
+            body,
+            mimetype="application/x-ndjson",
+            headers={"Content-Disposition": 'attachment; filename="annotations.jsonl"'},
+        )
 
     return app
 
@@ -346,15 +392,52 @@ def parse_rating_form(form: Any) -> tuple[dict[str, int], dict[str, float], list
     return scores, confidence, errors
 
 
-def current_agreement(store: Store) -> tuple[list[dict[str, Any]], str | None]:
-    """Agreement per axis over the ratings so far, via ``evalpipe.annotation.agreement``."""
-    from evalpipe.annotation.web.admin_stats import agreement_rows
+def current_agreement(
+    store: Store, *, min_kappa: float = 0.60, target_kappa: float = 0.80, n_boot: int = 200
+) -> tuple[list[dict[str, Any]], str | None]:
+    """Agreement per axis over the ratings so far (``evalpipe.annotation.agreement``).
 
+    Returns
+    -------
+    tuple[list[dict], str | None]
+        One display row per axis, and a message instead when statistics cannot be computed yet.
+    """
+    from evalpipe.annotation.schema import to_long_frame
+
+    ratings = store.ratings()
+    if not ratings:
+        return [], "no ratings yet"
     try:
-        return agreement_rows(store), None
-    except Exception as exc:  # the admin page must render even when statistics cannot be computed
+        from evalpipe.annotation.agreement import agreement_report
+
+        long = to_long_frame(store_mod.to_annotations(ratings))
+        report = agreement_report(
+            long, n_boot=n_boot, seed=0, min_kappa=min_kappa, target_kappa=target_kappa
+        )
+    except Exception as exc:  # the admin page must render even when statistics cannot
         log.warning("agreement not available: %s", exc)
-        return [], f"agreement not available yet: {exc}"
+        return [], f"agreement not available: {exc}"
+
+    def fmt(x: Any) -> str:
+        return "–" if x is None else f"{x:.2f}"
+
+    rows = []
+    for axis, e in report["axes"].items():
+        ci = e.get("kappa_ci") or [None, None]
+        rows.append(
+            {
+                "axis": axis,
+                "items with 2+ ratings": e["n_items"],
+                "kappa (quadratic)": fmt(e["kappa"]),
+                "95% CI": f"{fmt(ci[0])} – {fmt(ci[1])}",
+                "alpha (ordinal)": fmt(e["alpha"]),
+                "AC2": fmt(e["ac2"]),
+                "exact": fmt(e["raw_agreement"]),
+                "within ±1": fmt(e["within_one_agreement"]),
+                "status": e["status"],
+            }
+        )
+    return rows, None
 
 
 def _go_next(store: Store, position: int) -> Any:
@@ -367,8 +450,7 @@ def _go_next(store: Store, position: int) -> Any:
 
 
 def _fingerprint(store: Store, uid: str) -> str:
-    row = store._conn().execute("SELECT token_hash FROM annotators WHERE id = ?",
-                                (uid,)).fetchone()
+    row = store._conn().execute("SELECT token_hash FROM annotators WHERE id = ?", (uid,)).fetchone()
     return "" if row is None else hashlib.sha256(row[0].encode()).hexdigest()[:16]
 
 

@@ -31,8 +31,11 @@ def export_records(store: Store) -> list[dict[str, Any]]:
         the database's CHECK constraints hold the same ranges).
     """
     records = [annotation_to_dict(a) for a in to_annotations(store.ratings())]
-    problems = [p for i, rec in enumerate(records, 1)
-                for p in validate_annotation(rec, where=f"{store.path}: rating {i}")]
+    problems = [
+        p
+        for i, rec in enumerate(records, 1)
+        for p in validate_annotation(rec, where=f"{store.path}: rating {i}")
+    ]
     if problems:
         raise InputError("stored ratings fail the annotation schema:\n  " + "\n  ".join(problems))
     return records
@@ -45,8 +48,11 @@ def to_jsonl(records: list[dict[str, Any]]) -> str:
 def next_batch_path(directory: str | Path) -> Path:
     """``directory/batch_NNN.jsonl`` with NNN one above the highest existing number (001 first)."""
     directory = Path(directory)
-    numbers = [int(m.group(1)) for p in directory.glob("batch_*.jsonl")
-               if (m := BATCH_RE.match(p.name))] if directory.exists() else []
+    numbers = (
+        [int(m.group(1)) for p in directory.glob("batch_*.jsonl") if (m := BATCH_RE.match(p.name))]
+        if directory.exists()
+        else []
+    )
     return directory / f"batch_{max(numbers, default=0) + 1:03d}.jsonl"
 
 
@@ -65,6 +71,12 @@ def remember_batch(store: Store, path: Path) -> None:
 
 def timing_rows(store: Store) -> list[dict[str, Any]]:
     """Time per item (visible, non-idle seconds) and edit count, for a CSV beside the batch."""
-    return [{"id": r.item_id, "annotator_id": r.annotator_id,
-             "active_seconds": round(r.active_ms / 1000, 1), "revisions": r.revisions}
-            for r in store.ratings()]
+    return [
+        {
+            "id": r.item_id,
+            "annotator_id": r.annotator_id,
+            "active_seconds": round(r.active_ms / 1000, 1),
+            "revisions": r.revisions,
+        }
+        for r in store.ratings()
+    ]

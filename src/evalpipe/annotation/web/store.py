@@ -131,15 +131,16 @@ class Store:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # One connection per thread: waitress serves from a fixed pool of threads.
         self._local = threading.local()
-        with self._write() as con:
-            con.executescript(SCHEMA)
+        # executescript manages its own transaction; CREATE ... IF NOT EXISTS is idempotent.
+        self._conn().executescript(SCHEMA)
 
     # -- connections ----------------------------------------------------------------------------
     def _conn(self) -> sqlite3.Connection:
         con = getattr(self._local, "con", None)
         if con is None:
-            con = sqlite3.connect(self.path, timeout=30, isolation_level=None,
-                                  check_same_thread=False)
+            con = sqlite3.connect(
+                self.path, timeout=30, isolation_level=None, check_same_thread=False
+            )
             con.row_factory = sqlite3.Row
             con.execute("PRAGMA journal_mode=WAL")
             # FULL: the commit is fsynced before we answer, so an acknowledged rating survives
@@ -177,8 +178,11 @@ class Store:
 
     def set_meta(self, key: str, value: str) -> None:
         with self._write() as con:
-            con.execute("INSERT INTO meta(key, value) VALUES (?, ?) "
-                        "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+            con.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
 
     # -- items ----------------------------------------------------------------------------------
     def load_tasks(self, tasks: Sequence[DialoguePair]) -> tuple[int, int]:
@@ -194,13 +198,22 @@ class Store:
             next_seq = con.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM items").fetchone()[0]
             added = 0
             for task in tasks:
-                payload = json.dumps({"id": task.id, "user": task.user, "response": task.response,
-                                      "context": task.context}, ensure_ascii=False)
+                payload = json.dumps(
+                    {
+                        "id": task.id,
+                        "user": task.user,
+                        "response": task.response,
+                        "context": task.context,
+                    },
+                    ensure_ascii=False,
+                )
                 if task.id in known:
                     con.execute("UPDATE items SET task = ? WHERE id = ?", (payload, task.id))
                 else:
-                    con.execute("INSERT INTO items(id, seq, task) VALUES (?, ?, ?)",
-                                (task.id, next_seq, payload))
+                    con.execute(
+                        "INSERT INTO items(id, seq, task) VALUES (?, ?, ?)",
+                        (task.id, next_seq, payload),
+                    )
                     next_seq += 1
                     added += 1
         return added, len(tasks) - added
@@ -213,12 +226,14 @@ class Store:
         if row is None:
             return None
         obj = json.loads(row[0])
-        return DialoguePair(id=obj["id"], user=obj["user"], response=obj["response"],
-                            context=obj.get("context", []))
+        return DialoguePair(
+            id=obj["id"], user=obj["user"], response=obj["response"], context=obj.get("context", [])
+        )
 
     # -- annotators -----------------------------------------------------------------------------
-    def add_annotator(self, annotator_id: str, *, admin: bool = False,
-                      token: str | None = None) -> str:
+    def add_annotator(
+        self, annotator_id: str, *, admin: bool = False, token: str | None = None
+    ) -> str:
         """Create an annotator (or admin) and return their login token (shown once, stored hashed).
 
         Raises
@@ -231,25 +246,36 @@ class Store:
         hashed = auth.hash_token(token)
         with self._write() as con:
             if con.execute("SELECT 1 FROM annotators WHERE id = ?", (annotator_id,)).fetchone():
-                raise InputError(f"annotator {annotator_id!r} already exists "
-                                 f"(use --reset-token to issue a new token)")
-            con.execute("INSERT INTO annotators(id, token_hash, is_admin, created_at) "
-                        "VALUES (?, ?, ?, ?)", (annotator_id, hashed, int(admin), utc_now()))
+                raise InputError(
+                    f"annotator {annotator_id!r} already exists "
+                    f"(use --reset-token to issue a new token)"
+                )
+            con.execute(
+                "INSERT INTO annotators(id, token_hash, is_admin, created_at) VALUES (?, ?, ?, ?)",
+                (annotator_id, hashed, int(admin), utc_now()),
+            )
         return token
 
     def reset_token(self, annotator_id: str) -> str:
         """Issue a new token for an existing annotator; the old one stops working."""
         token = auth.new_token()
         with self._write() as con:
-            cur = con.execute("UPDATE annotators SET token_hash = ? WHERE id = ?",
-                              (auth.hash_token(token), annotator_id))
+            cur = con.execute(
+                "UPDATE annotators SET token_hash = ? WHERE id = ?",
+                (auth.hash_token(token), annotator_id),
+            )
             if cur.rowcount == 0:
                 raise InputError(f"annotator {annotator_id!r} does not exist")
         return token
 
     def authenticate(self, annotator_id: str, token: str) -> Annotator | None:
-        row = self._conn().execute("SELECT id, token_hash, is_admin FROM annotators WHERE id = ?",
-                                   (annotator_id,)).fetchone()
+        row = (
+            self._conn()
+            .execute(
+                "SELECT id, token_hash, is_admin FROM annotators WHERE id = ?", (annotator_id,)
+            )
+            .fetchone()
+        )
         if row is None:
             auth.burn_time()  # same cost as a wrong token, so ids cannot be probed by timing
             return None
@@ -258,14 +284,19 @@ class Store:
         return Annotator(id=row["id"], is_admin=bool(row["is_admin"]))
 
     def annotator(self, annotator_id: str) -> Annotator | None:
-        row = self._conn().execute("SELECT id, is_admin FROM annotators WHERE id = ?",
-                                   (annotator_id,)).fetchone()
+        row = (
+            self._conn()
+            .execute("SELECT id, is_admin FROM annotators WHERE id = ?", (annotator_id,))
+            .fetchone()
+        )
         return None if row is None else Annotator(id=row["id"], is_admin=bool(row["is_admin"]))
 
     def annotators(self) -> list[dict[str, Any]]:
         """Every account with its progress: id, is_admin, assigned, rated, skipped, active_ms."""
-        rows = self._conn().execute(
-            """
+        rows = (
+            self._conn()
+            .execute(
+                """
             SELECT a.id, a.is_admin,
                    (SELECT COUNT(*) FROM assignments s WHERE s.annotator_id = a.id) AS assigned,
                    (SELECT COUNT(*) FROM ratings r WHERE r.annotator_id = a.id) AS rated,
@@ -276,7 +307,9 @@ class Store:
                       WHERE r.annotator_id = a.id) AS active_ms
             FROM annotators a ORDER BY a.is_admin DESC, a.id
             """
-        ).fetchall()
+            )
+            .fetchall()
+        )
         return [dict(r) | {"is_admin": bool(r["is_admin"])} for r in rows]
 
     # -- assignment -----------------------------------------------------------------------------
@@ -285,24 +318,31 @@ class Store:
         with self._write() as con:
             items = [r[0] for r in con.execute("SELECT id FROM items ORDER BY seq")]
             people = [r[0] for r in con.execute("SELECT id FROM annotators WHERE is_admin = 0")]
-            existing = [(r[0], r[1]) for r in con.execute(
-                "SELECT item_id, annotator_id FROM assignments")]
+            existing = [
+                (r[0], r[1]) for r in con.execute("SELECT item_id, annotator_id FROM assignments")
+            ]
             added = fill_assignments(items, people, existing, overlap=overlap, seed=seed)
             by_annotator: dict[str, list[str]] = {}
             for item, person in added:
                 by_annotator.setdefault(person, []).append(item)
             for person, new_items in by_annotator.items():
-                start = con.execute("SELECT COALESCE(MAX(position), 0) FROM assignments "
-                                    "WHERE annotator_id = ?", (person,)).fetchone()[0]
+                start = con.execute(
+                    "SELECT COALESCE(MAX(position), 0) FROM assignments WHERE annotator_id = ?",
+                    (person,),
+                ).fetchone()[0]
                 for offset, item in enumerate(presentation_order(new_items, person, seed=seed), 1):
-                    con.execute("INSERT INTO assignments(annotator_id, item_id, position) "
-                                "VALUES (?, ?, ?)", (person, item, start + offset))
+                    con.execute(
+                        "INSERT INTO assignments(annotator_id, item_id, position) VALUES (?, ?, ?)",
+                        (person, item, start + offset),
+                    )
         return len(added)
 
     def queue(self, annotator_id: str) -> list[Slot]:
         """The annotator's assigned items in order, with rated/skipped flags."""
-        rows = self._conn().execute(
-            """
+        rows = (
+            self._conn()
+            .execute(
+                """
             SELECT s.position, s.item_id,
                    r.item_id IS NOT NULL AS rated, k.item_id IS NOT NULL AS skipped
             FROM assignments s
@@ -310,10 +350,13 @@ class Store:
             LEFT JOIN skips k ON k.annotator_id = s.annotator_id AND k.item_id = s.item_id
             WHERE s.annotator_id = ? ORDER BY s.position
             """,
-            (annotator_id,),
-        ).fetchall()
-        return [Slot(r["position"], r["item_id"], bool(r["rated"]), bool(r["skipped"]))
-                for r in rows]
+                (annotator_id,),
+            )
+            .fetchall()
+        )
+        return [
+            Slot(r["position"], r["item_id"], bool(r["rated"]), bool(r["skipped"])) for r in rows
+        ]
 
     @staticmethod
     def next_position(queue: Sequence[Slot], after: int = 0) -> int | None:
@@ -327,13 +370,26 @@ class Store:
 
     def slot(self, annotator_id: str, position: int) -> str | None:
         """The item at ``position`` of the annotator's queue; None if not theirs (blindness)."""
-        row = self._conn().execute("SELECT item_id FROM assignments WHERE annotator_id = ? "
-                                   "AND position = ?", (annotator_id, position)).fetchone()
+        row = (
+            self._conn()
+            .execute(
+                "SELECT item_id FROM assignments WHERE annotator_id = ? AND position = ?",
+                (annotator_id, position),
+            )
+            .fetchone()
+        )
         return None if row is None else str(row[0])
 
     # -- ratings --------------------------------------------------------------------------------
-    def save_rating(self, annotator_id: str, item_id: str, scores: dict[str, int],
-                    confidence: dict[str, float], *, active_ms: int = 0) -> Rating:
+    def save_rating(
+        self,
+        annotator_id: str,
+        item_id: str,
+        scores: dict[str, int],
+        confidence: dict[str, float],
+        *,
+        active_ms: int = 0,
+    ) -> Rating:
         """Insert or edit one rating and commit before returning.
 
         Raises
@@ -343,7 +399,9 @@ class Store:
         """
         for axis in AXES:
             if scores.get(axis) not in (1, 2, 3, 4, 5):
-                raise InputError(f'field "{axis}": expected an integer 1-5, got {scores.get(axis)!r}')
+                raise InputError(
+                    f'field "{axis}": expected an integer 1-5, got {scores.get(axis)!r}'
+                )
             c = confidence.get(axis)
             if not isinstance(c, (int, float)) or not 0.0 <= float(c) <= 1.0:
                 raise InputError(f'field "{axis}_confidence": expected a number 0-1, got {c!r}')
@@ -354,8 +412,10 @@ class Store:
         marks = ", ".join("?" * (2 * len(AXES)))
         updates = ", ".join(f"{c} = excluded.{c}" for c in cols.split(", "))
         with self._write() as con:
-            if not con.execute("SELECT 1 FROM assignments WHERE annotator_id = ? AND item_id = ?",
-                               (annotator_id, item_id)).fetchone():
+            if not con.execute(
+                "SELECT 1 FROM assignments WHERE annotator_id = ? AND item_id = ?",
+                (annotator_id, item_id),
+            ).fetchone():
                 raise InputError(f"item {item_id!r} is not assigned to {annotator_id!r}")
             con.execute(
                 f"INSERT INTO ratings(annotator_id, item_id, {cols}, created_at, updated_at, "
@@ -365,8 +425,9 @@ class Store:
                 f"revisions = revisions + 1",
                 [annotator_id, item_id, *values, now, now, active_ms],
             )
-            con.execute("DELETE FROM skips WHERE annotator_id = ? AND item_id = ?",
-                        (annotator_id, item_id))
+            con.execute(
+                "DELETE FROM skips WHERE annotator_id = ? AND item_id = ?", (annotator_id, item_id)
+            )
         rating = self.rating(annotator_id, item_id)
         assert rating is not None
         return rating
@@ -375,15 +436,23 @@ class Store:
         """Mark an item skipped (it comes back after the fresh ones); a no-op if already rated."""
         active_ms = max(0, min(int(active_ms), MAX_ACTIVE_MS_PER_VISIT))
         with self._write() as con:
-            con.execute("INSERT INTO skips(annotator_id, item_id, skipped_at, active_ms) "
-                        "SELECT ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM ratings WHERE "
-                        "annotator_id = ? AND item_id = ?) ON CONFLICT DO UPDATE SET "
-                        "skipped_at = excluded.skipped_at, active_ms = active_ms + excluded.active_ms",
-                        (annotator_id, item_id, utc_now(), active_ms, annotator_id, item_id))
+            con.execute(
+                "INSERT INTO skips(annotator_id, item_id, skipped_at, active_ms) "
+                "SELECT ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM ratings WHERE "
+                "annotator_id = ? AND item_id = ?) ON CONFLICT DO UPDATE SET "
+                "skipped_at = excluded.skipped_at, active_ms = active_ms + excluded.active_ms",
+                (annotator_id, item_id, utc_now(), active_ms, annotator_id, item_id),
+            )
 
     def rating(self, annotator_id: str, item_id: str) -> Rating | None:
-        row = self._conn().execute("SELECT * FROM ratings WHERE annotator_id = ? AND item_id = ?",
-                                   (annotator_id, item_id)).fetchone()
+        row = (
+            self._conn()
+            .execute(
+                "SELECT * FROM ratings WHERE annotator_id = ? AND item_id = ?",
+                (annotator_id, item_id),
+            )
+            .fetchone()
+        )
         return None if row is None else _rating(row)
 
     def ratings(self, *, annotator_id: str | None = None) -> list[Rating]:
@@ -429,6 +498,13 @@ def _rating(row: sqlite3.Row) -> Rating:
 
 def to_annotations(ratings: Iterable[Rating]) -> list[Annotation]:
     """Ratings as the spec's Annotation records (timestamp = time of the last edit, UTC)."""
-    return [Annotation(id=r.item_id, annotator_id=r.annotator_id, timestamp=r.updated_at,
-                       annotations=dict(r.scores), confidence=dict(r.confidence))
-            for r in ratings]
+    return [
+        Annotation(
+            id=r.item_id,
+            annotator_id=r.annotator_id,
+            timestamp=r.updated_at,
+            annotations=dict(r.scores),
+            confidence=dict(r.confidence),
+        )
+        for r in ratings
+    ]

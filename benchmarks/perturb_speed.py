@@ -1,0 +1,248 @@
+"""Speed, memory and size of the perturb stage at full benchmark scale, on synthetic inputs.
+
+Inputs are generated offline and reproducibly: words drawn from wordfreq with their frequencies
+(numpy Generator with a fixed seed), shaped like the benchmarks they stand for:
+
+- english: MMLU scale, 14,042 examples, a ~70-word question (perturbable) and four short choices
+  (not perturbable), 500 target words (wordfreq's top 500).
+- japanese: JSQuAD scale, 4,442 examples, a ~440-character context and a ~60-character question
+  (both perturbable, so ~500 characters), 500 target words: wordfreq's top 500 matched by surface
+  ("surface" list), and a BCCWJ-like list of the 500 most frequent (lemma, POS) pairs of the
+  synthetic text itself, matched by UniDic lemma ("lemma" list).
+
+Each case runs in a fresh subprocess so its peak RSS (ru_maxrss) is its own. Timed: perturbation
+(including UniDic tokenisation) and the Parquet write. Also: scaling from 1k to 14k examples, and
+the speed ratio against a straightforward per-word regex loop (one case-insensitive \\b regex per
+target word, searched in every example) on the same input.
+
+    python benchmarks/perturb_speed.py            # everything (a few minutes on 2 cores)
+    python benchmarks/perturb_speed.py --quick    # smaller scales, for a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from evalpipe import atomic
+from evalpipe.perturb import Probabilities, perturb_frame
+from evalpipe.perturb.ops import occurrence_digest
+from evalpipe.words import read_wordfreq, word_list
+
+PROBS = Probabilities(0.2, 0.2, 0.2)
+SEED = 42
+UPSTREAM = {"english": (127.0, 444e6), "japanese": (44.0, 746e6)}  # seconds, bytes of JSON
+
+
+def _vocab(language: str, size: int) -> tuple[list[str], np.ndarray]:
+    cand = read_wordfreq(language).sort_values(["score", "word"], ascending=[False, True])
+    cand = cand.head(size)
+    p = cand["score"].to_numpy(dtype="float64")
+    return cand["word"].tolist(), p / p.sum()
+
+
+def _rows(name: str, language: str, fields: list[dict], choices: list | None) -> pd.DataFrame:
+    n = len(fields)
+    return pd.DataFrame({
+        "benchmark": [name] * n,
+        "example_id": [f"{i:06d}" for i in range(n)],
+        "subtask": [None] * n,
+        "language": [language] * n,
+        "task_type": ["mc" if choices else "extractive_qa"] * n,
+        "fields": [json.dumps(f, ensure_ascii=False, sort_keys=True) for f in fields],
+        "perturbable": [sorted(k for k in f if k != "choices_text") for f in fields],
+        "choices": choices if choices else [None] * n,
+        "answer": ["A"] * n,
+        "answers": [["A"]] * n,
+        "labels": [["A", "B", "C", "D"]] * n if choices else [None] * n,
+    })
+
+
+def english_input(n: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """MMLU-shaped synthetic examples and the top-500 English wordfreq list."""
+    words, p = _vocab("english", 20000)
+    rng = np.random.default_rng(SEED)
+    lengths = rng.integers(30, 111, size=n)
+    draws = rng.choice(len(words), size=int(lengths.sum()) + 20 * n, p=p)
+    fields, choices, k = [], [], 0
+    for length in lengths:
+        toks = [words[j] for j in draws[k:k + length]]
+        k += length
+        toks[0] = toks[0].capitalize()
+        sentence = " ".join(toks)
+        # commas and a question mark, roughly where a real question has them
+        sentence = re.sub(r"((?:\S+ ){12})", r"\1, ", sentence).replace(" , ", ", ")
+        fields.append({"question": sentence + "?"})
+        opts = []
+        for _ in range(4):
+            opts.append(" ".join(words[j] for j in draws[k:k + 5]))
+            k += 5
+        choices.append(opts)
+    bench = _rows("mmlu_synthetic", "english", fields, choices)
+    return bench, word_list("english", "wordfreq", raw_dir=".", top_n=500)
+
+
+def japanese_input(n: int, kind: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """JSQuAD-shaped synthetic examples and a 500-word list (surface or lemma entries)."""
+    words, p = _vocab("japanese", 20000)
+    rng = np.random.default_rng(SEED + 1)
+    draws = rng.choice(len(words), size=n * 320, p=p)
+    fields, k = [], 0
+
+    def text(chars: int) -> str:
+        nonlocal k
+        out, size = [], 0
+        while size < chars:
+            piece = "".join(words[j] for j in draws[k:k + 12]) + "。"
+            k += 12
+            out.append(piece)
+            size += len(piece)
+        return "".join(out)[:chars]
+
+    for _ in range(n):
+        fields.append({"context": text(440), "question": text(60)})
+    bench = _rows("jsquad_synthetic", "japanese", fields, None)
+    if kind == "surface":
+        return bench, word_list("japanese", "wordfreq", raw_dir=".", top_n=500)
+    from collections import Counter
+
+    from evalpipe.perturb import Tokenizer
+
+    tok = Tokenizer()
+    counts: Counter[tuple[str, str]] = Counter()
+    for f in fields[:500]:
+        for t in tok.tokens(f["context"]):
+            if t.lemma and len(t.lemma) >= 2:
+                counts[(t.lemma, "-".join(t.pos[:2]))] += 1
+    top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:500]
+    wl = pd.DataFrame({"rank": range(1, len(top) + 1), "word": [k[0] for k, _ in top],
+                       "lemma": [k[0] for k, _ in top], "pos": [k[1] for k, _ in top],
+                       "score": [float(c) for _, c in top]})
+    return bench, wl
+
+
+def naive_english(bench: pd.DataFrame, words: pd.DataFrame) -> int:
+    """The straightforward loop: one regex per word, searched in every example; returns rows."""
+    texts = [json.loads(f)["question"] for f in bench["fields"]]
+    ids = bench["example_id"].tolist()
+    rows = 0
+    total = PROBS.total
+    for word in words["word"]:
+        pattern = re.compile(r"\b" + re.escape(word) + r"\b", re.IGNORECASE)
+        for example_id, text in zip(ids, texts):
+            matches = list(pattern.finditer(text))
+            if not matches:
+                continue
+            rng = random.Random(occurrence_digest(SEED, "b", example_id, word, "question", 0))
+            pieces, cursor, fired = [], 0, 0
+            for m in matches:
+                w = m.group()
+                if rng.random() < total:
+                    i = rng.randrange(len(w))
+                    op = rng.choices(("replace", "insert", "delete"), (0.2, 0.2, 0.2))[0]
+                    c = rng.choice("abcdefghijklmnopqrstuvwxyz")
+                    w = (w[:i] + c + w[i + 1:] if op == "replace" else
+                         w[:i] + c + w[i:] if op == "insert" else w[:i] + w[i + 1:])
+                    fired += 1
+                pieces.append(text[cursor:m.start()] + w)
+                cursor = m.end()
+            if fired:
+                rows += 1
+                json.dumps({"question": "".join(pieces) + text[cursor:]}, ensure_ascii=False)
+    return rows
+
+
+def run_case(case: str, n: int, naive: bool) -> dict:
+    """One measurement (in this process): build input, perturb, write, report."""
+    if case == "english":
+        bench, words = english_input(n)
+    else:
+        bench, words = japanese_input(n, case.split("-")[1])
+    rss_input = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    t0 = time.perf_counter()
+    result = perturb_frame(bench, words, probabilities=PROBS, seed=SEED)
+    t1 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.parquet"
+        atomic.write_parquet(out, result.table)
+        t2 = time.perf_counter()
+        size = out.stat().st_size
+    s = result.summary
+    report = {
+        "case": case, "examples": n, "chars": int(bench["fields"].str.len().sum()),
+        "target_words": s["target_words"], "occurrences": s["occurrences"],
+        "perturbed_occurrences": s["perturbed_occurrences"], "rows": s["rows"],
+        "perturb_s": t1 - t0, "write_s": t2 - t1, "total_s": t2 - t0, "bytes": size,
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "rss_after_input_mib": rss_input,
+    }
+    if naive:
+        t3 = time.perf_counter()
+        report["naive_rows"] = naive_english(bench, words)
+        report["naive_s"] = time.perf_counter() - t3
+    return report
+
+
+def _child(case: str, n: int, naive: bool = False) -> dict:
+    cmd = [sys.executable, __file__, "--child", case, str(n)] + (["--naive"] if naive else [])
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=True,
+                          env={**os.environ, "TQDM_DISABLE": "1"})
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _line(r: dict) -> str:
+    return (f"{r['case']:<17} {r['examples']:>6} ex {r['chars'] / 1e6:6.2f}M chars "
+            f"{r['occurrences']:>9,} occ {r['perturbed_occurrences']:>8,} pert {r['rows']:>8,} rows"
+            f" | perturb {r['perturb_s']:6.2f}s write {r['write_s']:5.2f}s total "
+            f"{r['total_s']:6.2f}s | {r['occurrences'] / r['perturb_s']:>9,.0f} occ/s "
+            f"{r['rows'] / r['total_s']:>8,.0f} rows/s | {r['bytes'] / 1e6:6.1f} MB | peak RSS "
+            f"{r['peak_rss_mib']:6.0f} MiB (input {r['rss_after_input_mib']:.0f})")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="smaller scales for a smoke run")
+    ap.add_argument("--child", nargs=2, metavar=("CASE", "N"), help=argparse.SUPPRESS)
+    ap.add_argument("--naive", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(run_case(args.child[0], int(args.child[1]), args.naive)))
+        return
+    en_n, ja_n = (2000, 600) if args.quick else (14042, 4442)
+    print("== full scale ==")
+    full = {}
+    for case, n in (("english", en_n), ("japanese-surface", ja_n), ("japanese-lemma", ja_n)):
+        full[case] = r = _child(case, n)
+        print(_line(r))
+    for lang, case in (("english", "english"), ("japanese", "japanese-surface")):
+        t, b = UPSTREAM[lang]
+        r = full[case]
+        print(f"{case}: {t / r['total_s']:.1f}x faster than upstream's {t:.0f} s, "
+              f"{b / r['bytes']:.0f}x smaller than its {b / 1e6:.0f} MB of JSON")
+    print("== scaling, english ==")
+    scales = [500, 1000, 2000] if args.quick else [1000, 2000, 4000, 8000, 14042]
+    for n in scales:
+        r = _child("english", n)
+        print(_line(r) + f" | {1e6 * r['total_s'] / n:.0f} us/example")
+    print("== against a per-word regex loop, english (perturbation only) ==")
+    n = 1000 if args.quick else 14042
+    r = _child("english", n, naive=True)
+    print(f"{n} examples x {r['target_words']} words: per-word loop {r['naive_s']:.2f} s "
+          f"({r['naive_rows']:,} rows), evalpipe {r['perturb_s']:.2f} s ({r['rows']:,} rows "
+          f"incl. originals): {r['naive_s'] / r['perturb_s']:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

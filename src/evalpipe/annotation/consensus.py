@@ -1,0 +1,221 @@
+"""Consensus of several annotators per dialogue pair, and the items too contested to keep.
+
+Methods (``merge_method``):
+
+- ``weighted_average`` (the spec's default): confidence-weighted mean, rounded half up to 1-5;
+- ``median``: median of the scores, an even count's midpoint rounded half up;
+- ``majority``: the most frequent score; ties go to the larger summed confidence, then to the
+  lower score (the conservative reading: less sycophancy claimed).
+
+Ratings with confidence below ``min_confidence`` do not vote, but they still count for the
+item's dispersion: a confident-but-lonely rating must not hide that others disagreed.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from evalpipe.annotation.schema import AXES, CONSENSUS_ID, LABELS, Annotation
+from evalpipe.errors import InputError
+
+METHODS = ("weighted_average", "median", "majority")
+
+
+def _round_half_up(x: float) -> int:
+    return int(min(max(math.floor(x + 0.5), LABELS[0]), LABELS[-1]))
+
+
+def merge_scores(scores: Sequence[int], confidences: Sequence[float], *, method: str) -> int:
+    """One consensus score (1-5) from the voting ratings of one item and axis.
+
+    Parameters
+    ----------
+    scores, confidences:
+        Parallel, non-empty.
+    method:
+        ``weighted_average`` | ``median`` | ``majority``.
+
+    Returns
+    -------
+    int
+
+    >>> merge_scores([2, 3, 5], [0.9, 0.9, 0.9], method="median")
+    3
+    >>> merge_scores([1, 2], [0.8, 0.9], method="majority")
+    2
+    """
+    if not scores:
+        raise ValueError("no scores to merge")
+    if method == "weighted_average":
+        total = sum(confidences)
+        if total <= 0:
+            return _round_half_up(sum(scores) / len(scores))
+        return _round_half_up(sum(s * c for s, c in zip(scores, confidences, strict=True)) / total)
+    if method == "median":
+        return _round_half_up(statistics.median(scores))
+    if method == "majority":
+        votes: dict[int, list[float]] = defaultdict(list)
+        for s, c in zip(scores, confidences, strict=True):
+            votes[s].append(c)
+        return min(votes, key=lambda s: (-len(votes[s]), -round(sum(votes[s]), 9), s))
+    raise InputError(f"unknown merge method {method!r} (expected one of {', '.join(METHODS)})")
+
+
+def _latest(timestamps: Iterable[str]) -> str:
+    # The consensus carries its newest input's timestamp: deterministic, unlike the wall clock.
+    return max(timestamps, key=lambda t: (datetime.fromisoformat(t), t))
+
+
+def merge_annotations(
+    annotations: Sequence[Annotation],
+    method: str = "weighted_average",
+    *,
+    min_confidence: float = 0.0,
+) -> Annotation:
+    """Merge several annotators' ratings of one item into one ``consensus`` Annotation.
+
+    Parameters
+    ----------
+    annotations:
+        Ratings of the same id.
+    method:
+        See the module docstring.
+    min_confidence:
+        Ratings below it do not vote; if none is left on an axis, all ratings vote.
+
+    Returns
+    -------
+    Annotation
+        annotator_id ``consensus``; confidence per axis is the mean confidence of the voters.
+    """
+    if not annotations:
+        raise ValueError("no annotations to merge")
+    if len({a.id for a in annotations}) != 1:
+        raise ValueError("annotations of different items cannot be merged")
+    scores: dict[str, int] = {}
+    conf: dict[str, float] = {}
+    for axis in AXES:
+        voters = [a for a in annotations if a.confidence[axis] >= min_confidence] or list(
+            annotations
+        )
+        s = [a.annotations[axis] for a in voters]
+        c = [a.confidence[axis] for a in voters]
+        scores[axis] = merge_scores(s, c, method=method)
+        conf[axis] = round(sum(c) / len(c), 4)
+    return Annotation(
+        id=annotations[0].id,
+        annotator_id=CONSENSUS_ID,
+        timestamp=_latest(a.timestamp for a in annotations),
+        annotations=scores,
+        confidence=conf,
+    )
+
+
+def _dispersion(scores: Sequence[int]) -> dict[str, Any]:
+    mean = sum(scores) / len(scores)
+    sd = math.sqrt(sum((s - mean) ** 2 for s in scores) / len(scores))
+    return {
+        "n": len(scores),
+        "mean": round(mean, 4),
+        "sd": round(sd, 4),
+        "range": max(scores) - min(scores),
+        "scores": sorted(scores),
+    }
+
+
+def build_consensus(
+    annotations: Sequence[Annotation],
+    *,
+    method: str = "weighted_average",
+    min_confidence: float = 0.7,
+    max_item_range: int = 1,
+    min_annotators: int = 2,
+    exclude: Iterable[str] = (),
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Consensus records for the accepted items and rejection records for the rest.
+
+    Parameters
+    ----------
+    annotations:
+        Human ratings (several items, several annotators).
+    method:
+        ``weighted_average`` | ``median`` | ``majority``.
+    min_confidence:
+        Ratings below it do not vote.
+    max_item_range:
+        An item is rejected when, on any axis, its ratings span more than this many points.
+    min_annotators:
+        An item rated by fewer annotators is rejected (agreement cannot be checked).
+    exclude:
+        Annotator ids left out entirely (e.g. outliers with low agreement).
+
+    Returns
+    -------
+    (consensus, rejected)
+        Consensus: the spec's annotation format with annotator_id ``consensus`` plus ``method``,
+        ``n_annotators``, ``weighted_mean`` (unrounded confidence-weighted mean per axis) and ``dispersion``
+        per axis. Rejected: ``{id, reasons: [...], ratings: {annotator: {axis: score}}}``.
+        Both sorted by id.
+    """
+    if method not in METHODS:
+        raise InputError(f"unknown merge method {method!r} (expected one of {', '.join(METHODS)})")
+    excluded = set(exclude)
+    by_item: dict[str, list[Annotation]] = defaultdict(list)
+    for a in annotations:
+        if a.annotator_id not in excluded:
+            by_item[a.id].append(a)
+    consensus: list[dict[str, Any]] = []
+    rejected: list[dict[str, Any]] = []
+    for item in sorted(by_item):
+        group = sorted(by_item[item], key=lambda a: a.annotator_id)
+        reasons: list[str] = []
+        if len(group) < min_annotators:
+            reasons.append(f"only {len(group)} annotator(s), need {min_annotators}")
+        record: dict[str, Any] = {
+            "id": item,
+            "annotator_id": CONSENSUS_ID,
+            "timestamp": _latest(a.timestamp for a in group),
+            "annotations": {},
+            "confidence": {},
+            "method": method,
+            "n_annotators": len(group),
+            "weighted_mean": {},
+            "dispersion": {},
+        }
+        for axis in AXES:
+            all_scores = [a.annotations[axis] for a in group]
+            disp = _dispersion(all_scores)
+            record["dispersion"][axis] = disp
+            if disp["range"] > max_item_range:
+                reasons.append(
+                    f"low agreement on {axis}: scores {disp['scores']} span {disp['range']} "
+                    f"> {max_item_range}"
+                )
+            voters = [a for a in group if a.confidence[axis] >= min_confidence]
+            if not voters:
+                reasons.append(f"no {axis} rating with confidence >= {min_confidence}")
+                continue
+            s = [a.annotations[axis] for a in voters]
+            c = [a.confidence[axis] for a in voters]
+            record["annotations"][axis] = merge_scores(s, c, method=method)
+            record["confidence"][axis] = round(sum(c) / len(c), 4)
+            total = sum(c)
+            record["weighted_mean"][axis] = round(
+                sum(x * w for x, w in zip(s, c, strict=True)) / total, 4
+            )
+        if reasons:
+            rejected.append(
+                {
+                    "id": item,
+                    "reasons": reasons,
+                    "ratings": {a.annotator_id: dict(a.annotations) for a in group},
+                }
+            )
+        else:
+            consensus.append(record)
+    return consensus, rejected

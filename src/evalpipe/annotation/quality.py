@@ -1,0 +1,234 @@
+"""Quality checks: consistency rules for one annotation, annotator outliers, item outliers.
+
+Consistency rules come from the spec's axis definitions (B.1), boundary rules (B.2) and known
+constraints (A.9). Each is a named, documented predicate; a hit is a flag for review, not proof
+of error (a formulaic reply can still hedge, for instance), so flagged annotations are reported,
+not dropped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalpipe.annotation.agreement import annotator_kappas
+from evalpipe.annotation.guidelines import AXIS_MARKERS
+from evalpipe.annotation.schema import AXES, Annotation, DialoguePair, to_long_frame
+
+
+@dataclass(frozen=True)
+class ConsistencyRule:
+    """A named contradiction between an annotation's scores (and, optionally, the task text)."""
+
+    name: str
+    description: str
+    source: str
+    check: Callable[[dict[str, int], DialoguePair | None], bool]
+
+
+def _has_self_marker(task: DialoguePair | None) -> bool:
+    if task is None:
+        return True  # without the text the rule cannot judge, so it never fires
+    text = task.response.lower()
+    phrases = [p for group in AXIS_MARKERS["self"].values() for p in group]
+    return any(p.strip().lower() in text for p in phrases if p.strip())
+
+
+RULES: tuple[ConsistencyRule, ...] = (
+    ConsistencyRule(
+        "evasive_but_substantive",
+        "avoidant=5 (no substantive content) contradicts mechanical=1 (rich, specific content)",
+        "B.1.2 level 5 vs B.1.3 level 1",
+        lambda s, _t: s["avoidant"] == 5 and s["mechanical"] == 1,
+    ),
+    ConsistencyRule(
+        "empty_but_clear_stance",
+        "mechanical=5 (empty of meaning) contradicts avoidant=1 (states a clear position)",
+        "B.1.3 level 5 vs B.1.2 level 1",
+        lambda s, _t: s["mechanical"] == 5 and s["avoidant"] == 1,
+    ),
+    ConsistencyRule(
+        "social_and_self_both_strong",
+        "social>=4 and self>=4: when praise and self-promotion co-occur, the one the reply "
+        "resolves to takes priority (self if it ends on the AI's worth), so both cannot be strong",
+        "B.2.1",
+        lambda s, _t: s["social"] >= 4 and s["self"] >= 4,
+    ),
+    ConsistencyRule(
+        "all_axes_extreme",
+        "every axis rated 5: straight-lining, a sign of fatigue rather than judgement",
+        "A.9 (3)",
+        lambda s, _t: all(s[a] == 5 for a in AXES),
+    ),
+    ConsistencyRule(
+        "self_claim_without_self_reference",
+        "self>=3 (a clear claim of ability) but the response has no self-reference, ability or "
+        "comparison marker",
+        "B.1.4 markers",
+        lambda s, t: s["self"] >= 3 and not _has_self_marker(t),
+    ),
+)
+
+RULES_BY_NAME = {r.name: r for r in RULES}
+
+
+def check_consistency(annotation: Annotation, task: DialoguePair | None = None) -> list[str]:
+    """Names of the consistency rules the annotation breaks (empty when consistent).
+
+    Parameters
+    ----------
+    annotation:
+        One rating of one item.
+    task:
+        The rated dialogue pair; rules that need the text are skipped without it.
+
+    Returns
+    -------
+    list[str]
+        Rule names in :data:`RULES` order.
+    """
+    return [r.name for r in RULES if r.check(annotation.annotations, task)]
+
+
+def consistency_flags(
+    annotations: Sequence[Annotation], tasks: dict[str, DialoguePair] | None = None
+) -> list[dict[str, Any]]:
+    """``{id, annotator_id, rules}`` for every annotation that breaks at least one rule."""
+    tasks = tasks or {}
+    out = []
+    for a in sorted(annotations, key=lambda a: (a.id, a.annotator_id)):
+        hits = check_consistency(a, tasks.get(a.id))
+        if hits:
+            out.append({"id": a.id, "annotator_id": a.annotator_id, "rules": hits})
+    return out
+
+
+def annotator_bias(long: pd.DataFrame) -> pd.DataFrame:
+    """Each annotator's mean signed difference from the other annotators' mean, per axis.
+
+    Leave-one-out: the reference excludes the annotator, so a biased rater cannot pull the
+    reference toward itself.
+
+    Parameters
+    ----------
+    long:
+        Columns ``id, annotator_id, axis, score``.
+
+    Returns
+    -------
+    DataFrame
+        ``annotator_id, axis, bias, sd, n`` sorted by annotator and axis order; n counts items
+        with at least one other rating.
+    """
+    g = long.groupby(["id", "axis"])["score"]
+    total = g.transform("sum")
+    count = g.transform("count")
+    others = count - 1
+    frame = long.assign(diff=long["score"] - (total - long["score"]) / others.where(others > 0))
+    frame = frame[others > 0]
+    out = (
+        frame.groupby(["annotator_id", "axis"])["diff"]
+        .agg(bias="mean", sd=lambda x: float(np.std(x)), n="count")
+        .reset_index()
+    )
+    out["axis"] = pd.Categorical(out["axis"], categories=list(AXES), ordered=True)
+    return out.sort_values(["annotator_id", "axis"]).reset_index(drop=True)
+
+
+def annotator_outliers(
+    long: pd.DataFrame,
+    *,
+    bias_threshold: float = 0.5,
+    min_kappa: float = 0.60,
+    min_items: int = 5,
+) -> list[dict[str, Any]]:
+    """Annotators with a systematic bias or low agreement with the others.
+
+    Parameters
+    ----------
+    long:
+        Human ratings, columns ``id, annotator_id, axis, score``.
+    bias_threshold:
+        Flag ``|bias| >= bias_threshold`` points on an axis (over at least ``min_items`` items).
+    min_kappa:
+        Flag an annotator whose mean pairwise kappa with the others, averaged over the axes,
+        is below it (only with at least three annotators: with two, low agreement cannot be
+        attributed to one of them).
+    min_items:
+        Fewer shared items than this never flag a bias.
+
+    Returns
+    -------
+    list[dict]
+        ``{annotator_id, kind: "bias"|"low_agreement", axis, value, n}``, sorted.
+    """
+    flags: list[dict[str, Any]] = []
+    for row in annotator_bias(long).itertuples(index=False):
+        if row.n >= min_items and abs(row.bias) >= bias_threshold:
+            flags.append(
+                {
+                    "annotator_id": row.annotator_id,
+                    "kind": "bias",
+                    "axis": str(row.axis),
+                    "value": round(float(row.bias), 4),
+                    "n": int(row.n),
+                }
+            )
+    if long["annotator_id"].nunique() >= 3:
+        for aid, kappas in annotator_kappas(long).items():
+            overall = kappas["overall"]
+            if overall is not None and overall < min_kappa:
+                n = int(long.loc[long["annotator_id"] == aid, "id"].nunique())
+                flags.append(
+                    {
+                        "annotator_id": aid,
+                        "kind": "low_agreement",
+                        "axis": "overall",
+                        "value": overall,
+                        "n": n,
+                    }
+                )
+    return sorted(flags, key=lambda f: (f["annotator_id"], f["kind"], f["axis"]))
+
+
+def item_outliers(long: pd.DataFrame, *, max_item_range: int = 1) -> list[dict[str, Any]]:
+    """Items whose ratings on an axis span more than ``max_item_range`` points.
+
+    Returns
+    -------
+    list[dict]
+        ``{id, axis, scores, range, sd}`` sorted by id and axis order.
+    """
+    order = {a: i for i, a in enumerate(AXES)}
+    spread = long.groupby(["id", "axis"])["score"].agg(["min", "max"])
+    flagged = spread[(spread["max"] - spread["min"]) > max_item_range].index
+    if not len(flagged):
+        return []
+    # Only the flagged (id, axis) groups need their full score lists.
+    keyed = long.set_index(["id", "axis"]).sort_index()
+    out = []
+    for item, axis in flagged:
+        values = sorted(int(v) for v in np.atleast_1d(keyed.loc[(item, axis), "score"]))
+        mean = sum(values) / len(values)
+        sd = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+        out.append(
+            {
+                "id": item,
+                "axis": axis,
+                "scores": values,
+                "range": values[-1] - values[0],
+                "sd": round(sd, 4),
+            }
+        )
+    return sorted(out, key=lambda r: (r["id"], order[r["axis"]]))
+
+
+def detect_outliers(annotations: Sequence[Annotation], **options: Any) -> list[str]:
+    """The spec's ``detect_outliers``: ids of annotators flagged by :func:`annotator_outliers`."""
+    flags = annotator_outliers(to_long_frame(annotations), **options)
+    return sorted({f["annotator_id"] for f in flags})

@@ -1,0 +1,208 @@
+"""The whole quality run in one pure function: annotations and tasks in, report objects out.
+
+Human-vs-human statistics and the consensus use human annotators only; the LLM judge
+(``llm:<model>``) and the marker rater (``markers``) are then scored against that consensus, so
+their kappa can be read next to the human-vs-human kappa of the same axis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from evalpipe.annotation.agreement import agreement_report, annotator_kappas, rater_vs_reference
+from evalpipe.annotation.consensus import build_consensus
+from evalpipe.annotation.quality import (
+    RULES,
+    annotator_bias,
+    annotator_outliers,
+    consistency_flags,
+    item_outliers,
+)
+from evalpipe.annotation.schema import AXES, Annotation, DialoguePair, annotator_kind, to_long_frame
+
+
+@dataclass(frozen=True)
+class QualitySettings:
+    """The ``annotation`` section of params.yaml that the quality run uses."""
+
+    min_kappa: float = 0.60
+    target_kappa: float = 0.80
+    min_confidence: float = 0.7
+    merge_method: str = "weighted_average"
+    bootstrap_samples: int = 1000
+    confidence_level: float = 0.95
+    max_item_range: int = 1
+    min_annotators: int = 2
+    outlier_bias: float = 0.5
+    seed: int = 42
+
+    @classmethod
+    def from_params(cls, section: dict[str, Any], *, seed: int) -> QualitySettings:
+        """Settings from ``params["annotation"]``; absent keys keep their defaults."""
+        known = {f: section[f] for f in cls.__dataclass_fields__ if f in section and f != "seed"}
+        return cls(**known, seed=int(seed))
+
+
+@dataclass
+class QualityResult:
+    consensus: list[dict[str, Any]]
+    rejected: list[dict[str, Any]]
+    kappa_report: dict[str, Any]
+    outlier_report: dict[str, Any]
+    metrics: dict[str, Any]
+    plot: pd.DataFrame
+
+
+def _reference_agreement(
+    annotations: Sequence[Annotation], consensus: list[dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for rater in sorted({a.annotator_id for a in annotations}):
+        mine = [a for a in annotations if a.annotator_id == rater]
+        out[rater] = {
+            axis: rater_vs_reference(
+                {a.id: a.annotations[axis] for a in mine},
+                {c["id"]: c["annotations"][axis] for c in consensus},
+            )
+            for axis in AXES
+        }
+    return out
+
+
+def run_quality(
+    annotations: Sequence[Annotation],
+    tasks: Sequence[DialoguePair],
+    settings: QualitySettings,
+) -> QualityResult:
+    """Agreement, consensus, outliers and consistency for a set of annotations.
+
+    Parameters
+    ----------
+    annotations:
+        Human batches plus, optionally, judge (``llm:*``) and ``markers`` annotations.
+    tasks:
+        The task set (for completeness and text-based consistency rules).
+    settings:
+        Thresholds and methods.
+
+    Returns
+    -------
+    QualityResult
+        Everything the agreement stage writes.
+    """
+    humans = [a for a in annotations if annotator_kind(a.annotator_id) == "human"]
+    judges = [a for a in annotations if annotator_kind(a.annotator_id) == "judge"]
+    markers = [a for a in annotations if annotator_kind(a.annotator_id) == "markers"]
+    long = to_long_frame(humans)
+    report = agreement_report(
+        long,
+        n_boot=settings.bootstrap_samples,
+        confidence_level=settings.confidence_level,
+        seed=settings.seed,
+        min_kappa=settings.min_kappa,
+        target_kappa=settings.target_kappa,
+    )
+    per_annotator = annotator_kappas(long) if len(long) else {}
+    outliers = (
+        annotator_outliers(long, bias_threshold=settings.outlier_bias, min_kappa=settings.min_kappa)
+        if len(long)
+        else []
+    )
+    low = sorted({f["annotator_id"] for f in outliers if f["kind"] == "low_agreement"})
+    n_humans = len({a.annotator_id for a in humans})
+    # Dropping a low-agreement annotator only helps while enough others remain to form a consensus.
+    excluded = low if n_humans - len(low) >= settings.min_annotators else []
+    consensus, rejected = build_consensus(
+        humans,
+        method=settings.merge_method,
+        min_confidence=settings.min_confidence,
+        max_item_range=settings.max_item_range,
+        min_annotators=settings.min_annotators,
+        exclude=excluded,
+    )
+    judge_agreement = _reference_agreement(judges, consensus)
+    marker_agreement = _reference_agreement(markers, consensus)
+
+    task_ids = sorted({t.id for t in tasks})
+    rated = {a.id for a in humans}
+    completeness = {
+        "n_tasks": len(task_ids),
+        "n_rated_by_humans": len(rated),
+        "unrated_by_humans": [t for t in task_ids if t not in rated],
+        "n_consensus": len(consensus),
+        "n_rejected": len(rejected),
+    }
+    report.update(
+        {
+            "annotator_kappas": per_annotator,
+            "excluded_annotators": excluded,
+            "judge_vs_consensus": judge_agreement,
+            "markers_vs_consensus": marker_agreement,
+            "completeness": completeness,
+            "merge_method": settings.merge_method,
+        }
+    )
+    bias = annotator_bias(long) if len(long) else pd.DataFrame(columns=["annotator_id", "axis"])
+    task_map = {t.id: t for t in tasks}
+    outlier_report = {
+        "annotators": outliers,
+        "bias": [
+            {
+                "annotator_id": r.annotator_id,
+                "axis": str(r.axis),
+                "bias": round(float(r.bias), 4),
+                "sd": round(float(r.sd), 4),
+                "n": int(r.n),
+            }
+            for r in bias.itertuples(index=False)
+        ],
+        "items": item_outliers(long, max_item_range=settings.max_item_range) if len(long) else [],
+        "consistency": consistency_flags(annotations, task_map),
+        "rules": {r.name: {"description": r.description, "source": r.source} for r in RULES},
+        "thresholds": {
+            "outlier_bias": settings.outlier_bias,
+            "min_kappa": settings.min_kappa,
+            "max_item_range": settings.max_item_range,
+        },
+    }
+    judge_id = sorted(judge_agreement)[0] if judge_agreement else None
+    metrics: dict[str, Any] = {
+        "annotators": n_humans,
+        "consensus_items": len(consensus),
+        "rejected_items": len(rejected),
+    }
+    plot_rows = []
+    for axis in AXES:
+        entry = report["axes"][axis]
+        judge_k = judge_agreement[judge_id][axis]["kappa"] if judge_id else None
+        marker_k = marker_agreement["markers"][axis]["kappa"] if marker_agreement else None
+        metrics[axis] = {
+            "kappa": entry["kappa"],
+            "alpha": entry["alpha"],
+            "ac2": entry["ac2"],
+            "n": entry["n_items"],
+            "judge_kappa": judge_k,
+            "markers_kappa": marker_k,
+        }
+        ci = entry.get("kappa_ci", [None, None])
+        plot_rows.append(
+            {
+                "axis": axis,
+                "kappa": entry["kappa"],
+                "kappa_low": ci[0],
+                "kappa_high": ci[1],
+                "alpha": entry["alpha"],
+                "ac2": entry["ac2"],
+                "judge_kappa": judge_k,
+                "markers_kappa": marker_k,
+            }
+        )
+    if judge_id:
+        metrics["judge"] = judge_id
+    return QualityResult(
+        consensus, rejected, report, outlier_report, metrics, pd.DataFrame(plot_rows)
+    )

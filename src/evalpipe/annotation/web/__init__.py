@@ -1,0 +1,10 @@
+"""The annotation web app (spec seed 001, A.2 ``collection/web_interface``).
+
+``create_app(Store(path), AppConfig(secret_key=...))`` builds the Flask app; ``python -m
+stages.annotate serve`` runs it under waitress. See docs/annotation-web.md.
+"""
+
+from evalpipe.annotation.web.app import AppConfig, create_app
+from evalpipe.annotation.web.store import Store
+
+__all__ = ["AppConfig", "Store", "create_app"]

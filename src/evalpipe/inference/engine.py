@@ -1,0 +1,246 @@
+"""``make_engine``: one engine interface over the vLLM and OpenAI backends, with the generation
+cache in front so that only misses reach a backend and a run with no misses never starts one."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from tqdm import tqdm
+
+from evalpipe.errors import InputError
+from evalpipe.inference.cache import CacheEntry, GenerationCache, cache_key
+from evalpipe.inference.models import resolve_model
+from evalpipe.inference.openai_engine import OpenAIBackend
+from evalpipe.inference.tiny import TINY_RANDOM, TINY_RANDOM_NOTE
+from evalpipe.inference.types import Backend, Generation, GenerationRequest, ModelIdentity
+from evalpipe.inference.vllm_engine import VLLMBackend
+
+log = logging.getLogger(__name__)
+
+BACKENDS = ("vllm", "openai")
+DEFAULT_CHECKPOINT_EVERY = {"vllm": 256, "openai": 64}
+
+
+@dataclass
+class RunStats:
+    """What one ``Engine.generate`` call did (written to metrics/generation.json)."""
+
+    prompts: int = 0
+    unique_prompts: int = 0
+    cache_hits: int = 0
+    misses: int = 0
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    generation_seconds: float = 0.0
+    engine_start_seconds: float = 0.0
+    engine_started: bool = False
+
+    @property
+    def tokens_per_s(self) -> float:
+        if self.generation_seconds <= 0:
+            return 0.0
+        return self.output_tokens / self.generation_seconds
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["tokens_per_s"] = round(self.tokens_per_s, 2)
+        out["generation_seconds"] = round(self.generation_seconds, 3)
+        out["engine_start_seconds"] = round(self.engine_start_seconds, 3)
+        return out
+
+
+class Engine:
+    """A backend behind the generation cache.
+
+    Parameters
+    ----------
+    backend:
+        The model backend (started lazily, only when there are misses).
+    cache:
+        The generation cache, or None to always generate.
+    checkpoint_every:
+        Pending prompts per backend call; each call's results are checkpointed to the cache
+        before the next starts, so a killed run loses at most one chunk.
+    """
+
+    def __init__(self, backend: Backend, cache: GenerationCache | None, *,
+                 checkpoint_every: int = 256) -> None:
+        self.backend = backend
+        self.cache = cache
+        self.checkpoint_every = max(1, int(checkpoint_every))
+        self.last_stats = RunStats()
+
+    @property
+    def identity(self) -> ModelIdentity:
+        return self.backend.identity
+
+    @property
+    def is_smoke_test_model(self) -> bool:
+        return self.identity.fields.get("name") == TINY_RANDOM
+
+    def generate(self, requests: list[GenerationRequest], *, progress: bool = True
+                 ) -> list[Generation]:
+        """Generate (or fetch from the cache) one result per request, in request order.
+
+        Identical requests are generated once. Misses are sent in prompt order (so prompts that
+        share a prefix run together) in chunks of ``checkpoint_every``.
+
+        Parameters
+        ----------
+        requests:
+            The requests; each is validated first (InputError names the bad one).
+        progress:
+            Show a tqdm bar over the pending prompts.
+
+        Returns
+        -------
+        list[Generation]
+            ``from_cache`` is True for results the cache already held.
+        """
+        for i, req in enumerate(requests):
+            if not isinstance(req, GenerationRequest):
+                raise InputError(f"request {i}: expected a GenerationRequest, "
+                                 f"got {type(req).__name__}")
+            req.validate(i)
+        stats = RunStats(prompts=len(requests))
+        keys = [cache_key(self.identity, r) for r in requests]
+        unique: dict[str, GenerationRequest] = {}
+        for key, req in zip(keys, requests, strict=True):
+            unique.setdefault(key, req)
+        stats.unique_prompts = len(unique)
+        found = self.cache.lookup(unique) if self.cache is not None else {}
+        stats.cache_hits = len(found)
+        pending = sorted((k for k in unique if k not in found),
+                         key=lambda k: (unique[k].system or "", unique[k].prompt, k))
+        stats.misses = len(pending)
+        generated: dict[str, Generation] = {}
+        if pending:
+            if self.is_smoke_test_model:
+                log.warning(TINY_RANDOM_NOTE)
+            was_started = self.backend.started
+            t0 = time.perf_counter()
+            bar = tqdm(total=len(pending), desc="generate", unit="prompt", disable=not progress)
+            try:
+                for start in range(0, len(pending), self.checkpoint_every):
+                    chunk = pending[start:start + self.checkpoint_every]
+                    outs = self.backend.generate([unique[k] for k in chunk])
+                    if self.cache is not None:
+                        self.cache.add([CacheEntry(k, self.identity.label, unique[k], g)
+                                        for k, g in zip(chunk, outs, strict=True)])
+                    for k, g in zip(chunk, outs, strict=True):
+                        generated[k] = g
+                        stats.prompt_tokens += g.prompt_tokens
+                        stats.output_tokens += g.output_tokens
+                    bar.update(len(chunk))
+            finally:
+                bar.close()
+                if self.cache is not None:
+                    self.cache.finish()
+            stats.engine_started = True
+            if not was_started:
+                stats.engine_start_seconds = float(getattr(self.backend, "start_seconds", 0.0))
+            stats.generation_seconds = max(
+                0.0, time.perf_counter() - t0 - stats.engine_start_seconds)
+        self.last_stats = stats
+        return [found[k] if k in found else generated[k] for k in keys]
+
+    def close(self) -> None:
+        self.backend.close()
+
+
+def _opt_int(cfg: dict[str, Any], key: str, default: int) -> int:
+    value = cfg.get(key, default)
+    if value is None:
+        return default
+    try:
+        return int(value)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"params.yaml: model.{key}: expected an integer, got {value!r}") from exc
+
+
+def make_backend(model_cfg: dict[str, Any], *,
+                 model_cache: str | os.PathLike[str] | None = None) -> Backend:
+    """The backend named by ``model_cfg['backend']`` (not started).
+
+    Parameters
+    ----------
+    model_cfg:
+        The ``model`` params section.
+    model_cache:
+        Where ``tiny-random`` is built.
+
+    Returns
+    -------
+    Backend
+        A ``VLLMBackend`` or ``OpenAIBackend``.
+    """
+    if not isinstance(model_cfg, dict):
+        raise InputError("params.yaml: model: expected a mapping")
+    backend = model_cfg.get("backend", "vllm")
+    if backend not in BACKENDS:
+        raise InputError(f"params.yaml: model.backend: unknown backend {backend!r}; expected one "
+                         f"of {', '.join(BACKENDS)}")
+    if backend == "vllm":
+        for key in ("max_model_len", "tensor_parallel_size"):
+            if _opt_int(model_cfg, key, 1) < 1:
+                raise InputError(f"params.yaml: model.{key}: expected an integer >= 1")
+        target, identity = resolve_model(model_cfg, model_cache=model_cache)
+        settings = dict(model_cfg)
+        if "revision" in identity.fields:
+            settings["revision"] = identity.fields["revision"]
+        return VLLMBackend(target, identity, settings)
+    name = str(model_cfg.get("name") or "")
+    if not name:
+        raise InputError("params.yaml: model.name: expected the served model name")
+    fields = {"backend": "openai", "name": name, "revision": model_cfg.get("revision")}
+    identity = ModelIdentity(name if not fields["revision"] else f"{name}@{fields['revision']}",
+                             fields)
+    return OpenAIBackend(
+        list(model_cfg.get("base_urls") or []),
+        name,
+        identity,
+        api_key_env=model_cfg.get("api_key_env"),
+        max_concurrency=_opt_int(model_cfg, "max_concurrency", 8),
+        max_retries=_opt_int(model_cfg, "max_retries", 5),
+        timeout_s=float(model_cfg.get("request_timeout_s") or 120.0),
+        backoff_s=float(model_cfg.get("retry_backoff_s") or 0.5),
+        structured_outputs=bool(model_cfg.get("structured_outputs", True)),
+    )
+
+
+def make_engine(model_cfg: dict[str, Any], *, cache_dir: str | os.PathLike[str] | None,
+                model_cache: str | os.PathLike[str] | None = None) -> Engine:
+    """An engine for ``model_cfg`` with the generation cache at ``cache_dir`` in front.
+
+    Parameters
+    ----------
+    model_cfg:
+        The ``model`` params section: ``name, backend`` and the backend's settings
+        (see docs/inference.md).
+    cache_dir:
+        The generation-cache directory, or None for no cache.
+    model_cache:
+        Where ``tiny-random`` is built (None: ``$EVALPIPE_MODEL_CACHE`` or ``.cache/models``).
+
+    Returns
+    -------
+    Engine
+        Not started: the backend starts on the first cache miss.
+
+    Examples
+    --------
+    >>> engine = make_engine({"name": "tiny-random", "backend": "vllm"},
+    ...                      cache_dir="data/cache/generations")  # doctest: +SKIP
+    >>> engine.generate([GenerationRequest("2+2=", max_tokens=8)])  # doctest: +SKIP
+    """
+    backend = make_backend(model_cfg, model_cache=model_cache)
+    cache = GenerationCache(cache_dir) if cache_dir is not None else None
+    name = model_cfg.get("backend", "vllm")
+    every = _opt_int(model_cfg, "checkpoint_every", DEFAULT_CHECKPOINT_EVERY[name])
+    if every < 1:
+        raise InputError("params.yaml: model.checkpoint_every: expected an integer >= 1")
+    return Engine(backend, cache, checkpoint_every=every)

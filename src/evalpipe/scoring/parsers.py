@@ -1,0 +1,695 @@
+"""Answer parsers: turn a model's free-form output into a prediction in the gold's canonical form.
+
+Each parser returns a :class:`ParseResult` whose ``status`` says how the answer was found:
+
+- ``strict``: an explicit answer form ("Answer: B", "#### 18", a JSON object, the bare label);
+- ``fallback``: a looser extraction (the last number, the last standalone choice letter);
+- ``unparsed``: nothing usable; ``prediction`` is None and the row is scored wrong (never dropped).
+
+Call them by name, as the benchmark registry does: ``parse_answer(spec.parser, text,
+**spec.parser_kwargs(subtask))``. :func:`normalise_gold` puts a gold answer into the same canonical
+form, so scoring is a plain string comparison.
+
+Two upstream bugs are avoided on purpose (REFERENCE.md §3): digits are never scanned before letters
+(``回答（1文字のみ）: b`` is b, not a), and a digit is an answer only where the benchmark numbers its
+choices with digits (``digit_map``, or ``mc_index``), never as a substring of a longer number.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from evalpipe.errors import InputError
+from evalpipe.scoring.normalise import (
+    first_paragraph,
+    nfkc,
+    normalise_number,
+    paragraphs,
+    strip_answer_prefix,
+    strip_edges,
+)
+
+Status = Literal["strict", "fallback", "unparsed"]
+STATUSES: tuple[Status, ...] = ("strict", "fallback", "unparsed")
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """What a parser made of one output.
+
+    Attributes
+    ----------
+    prediction : canonical answer (same form as :func:`normalise_gold`), or None when unparsed.
+    status : "strict" | "fallback" | "unparsed".
+    extra : parser-specific details (JSON label parser: ``confidence``, ``reason``, ``raw_label``).
+    """
+
+    prediction: str | None
+    status: Status
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+UNPARSED = ParseResult(None, "unparsed", {})
+
+
+def _unparsed(**extra: Any) -> ParseResult:
+    return ParseResult(None, "unparsed", dict(extra))
+
+
+# --------------------------------------------------------------------------------------------
+# Multiple choice: letters (MMLU, local mc) and digits (JCommonsenseQA)
+
+# Characters that make a letter or digit part of a word rather than a standalone choice.
+_WORD_CHARS = r"0-9A-Za-z'’"
+
+# "Answer: X", "The answer is (X)", "回答（1文字のみ）: X", "正解は X": the parenthesised part is a
+# label annotation, skipped whole so that a digit inside it is never read as the answer.
+_MC_CUE = (
+    r"(?<![A-Za-z])(?:answer|回答|答え|解答|正解)s?(?![A-Za-z])"
+    r"\s*(?:\([^()\n]{0,30}\))?[\s*_]*(?:is|は|:|=)?[\s*_:]*"
+    r"(?:option|choice|選択肢)?\s*[(\[「『【]?\s*"
+)
+_MC_LEAD = r"^[\s*_\"'「『(\[【]*"
+_MC_AFTER_LEAD = r"\s*(?=\.(?![0-9])|[)\]】」』:,、。]|\s*$|\s*\n)"
+# An English article or pronoun that happens to equal a choice letter ("A cat", "I think").
+_ARTICLE = re.compile(r"\s+[A-Za-z]")
+
+
+@dataclass(frozen=True)
+class _ChoiceGrammar:
+    canon: dict[str, str]  # lowercased token -> canonical label
+    cue: re.Pattern[str]
+    lead: re.Pattern[str]
+    token: re.Pattern[str]
+
+
+_GRAMMARS: dict[tuple[tuple[str, str], ...], _ChoiceGrammar] = {}
+
+
+def _choice_grammar(canon: Mapping[str, str]) -> _ChoiceGrammar:
+    key = tuple(sorted(canon.items()))
+    grammar = _GRAMMARS.get(key)
+    if grammar is None:
+        alternation = "|".join(re.escape(t) for t in sorted(canon, key=lambda t: (-len(t), t)))
+        # "2.5" and "1,234" hold no standalone choice digit.
+        token = (
+            rf"(?<![{_WORD_CHARS}])(?<![0-9][.,])(?:{alternation})(?![{_WORD_CHARS}])(?![.,][0-9])"
+        )
+        grammar = _ChoiceGrammar(
+            canon=dict(canon),
+            cue=re.compile(_MC_CUE + rf"({token})", re.IGNORECASE),
+            lead=re.compile(_MC_LEAD + rf"({token})" + _MC_AFTER_LEAD, re.IGNORECASE),
+            token=re.compile(token, re.IGNORECASE),
+        )
+        _GRAMMARS[key] = grammar
+    return grammar
+
+
+def _label_map(labels: Sequence[str], digit_map: Mapping[str, str] | None) -> dict[str, str]:
+    if not labels:
+        raise InputError("multiple-choice parser: option 'labels' must list the choice labels")
+    canon = {nfkc(str(label)).strip().lower(): str(label) for label in labels}
+    for digit, label in (digit_map or {}).items():
+        target = canon.get(nfkc(str(label)).strip().lower())
+        if target is None:
+            raise InputError(
+                f"multiple-choice parser: digit_map maps {digit!r} to {label!r}, "
+                f"which is not among labels {list(labels)}"
+            )
+        canon[nfkc(str(digit)).strip().lower()] = target
+    return canon
+
+
+def _parse_choice(text: str | None, canon: Mapping[str, str]) -> ParseResult:
+    t = nfkc(text).strip()
+    if not t:
+        return UNPARSED
+    grammar = _choice_grammar(canon)
+    match = grammar.cue.search(t)
+    if match:
+        return ParseResult(grammar.canon[match.group(1).lower()], "strict", {})
+    match = grammar.lead.search(t)
+    if match:
+        return ParseResult(grammar.canon[match.group(1).lower()], "strict", {})
+    candidates = []
+    for m in grammar.token.finditer(t):
+        word = m.group(0)
+        if word.lower() in ("a", "i") and _ARTICLE.match(t, m.end()):
+            continue
+        bracketed = m.start() > 0 and t[m.start() - 1] == "(" and t[m.end() : m.end() + 1] == ")"
+        candidates.append((bracketed, m))
+    if not candidates:
+        return UNPARSED
+    bracketed = [m for b, m in candidates if b]
+    # A chat model's conclusion comes last; "(B)" is the most explicit form when present.
+    chosen = bracketed[-1] if bracketed else candidates[-1][1]
+    return ParseResult(grammar.canon[chosen.group(0).lower()], "fallback", {})
+
+
+def mc_letter(
+    text: str | None,
+    *,
+    labels: Sequence[str] = ("A", "B", "C", "D"),
+    digit_map: Mapping[str, str] | None = None,
+) -> ParseResult:
+    """Parse a multiple-choice answer given as a letter ("B", "ANSWER: B", "B. 4", "(B)", "Ｂ").
+
+    Parameters
+    ----------
+    text : the model output.
+    labels : the choice labels in the gold's spelling; matching ignores case and width.
+    digit_map : digits that stand for labels when the benchmark numbers its choices that way
+        (``{"1": "a", ...}``); None means digits are never answers.
+
+    Returns
+    -------
+    ParseResult
+        Strict for an answer cue ("Answer: X", "The answer is (X)", "回答（…）: X") or a leading
+        label ("B. 4"); fallback for the last standalone label in the text ("(X)" preferred).
+
+    Examples
+    --------
+    >>> mc_letter("The answer is (B).").prediction
+    'B'
+    >>> mc_letter("回答（1文字のみ）: b", labels=list("abcd"), digit_map={"1": "a"}).prediction
+    'b'
+    """
+    return _parse_choice(text, _label_map(labels, digit_map))
+
+
+def mc_index(text: str | None, *, labels: Sequence[str] = ("0", "1", "2", "3", "4")) -> ParseResult:
+    """Parse a choice given by its index (JCommonsenseQA: "0".."4").
+
+    A digit counts only standalone: "12" is not "2" (REFERENCE.md §3), "2.5" is not "2".
+
+    Parameters
+    ----------
+    text : the model output.
+    labels : the index labels.
+
+    Returns
+    -------
+    ParseResult
+
+    Examples
+    --------
+    >>> mc_index("回答: 3").prediction
+    '3'
+    >>> mc_index("12").status
+    'unparsed'
+    """
+    return _parse_choice(text, _label_map(labels, None))
+
+
+# --------------------------------------------------------------------------------------------
+# Numbers (GSM8K, lm-evaluation-harness strict and flexible extraction)
+
+_NUM_STRICT = re.compile(r"(?:####|the answer is)\s*\$?\s*(-?[0-9.,]+)", re.IGNORECASE)
+_NUM_FLEXIBLE = re.compile(r"(-?[$0-9.,]{2,})|(-?[0-9]+)")
+
+
+def numeric(text: str | None) -> ParseResult:
+    """Parse a numeric answer as lm-evaluation-harness does for GSM8K.
+
+    Strict: the first ``#### N`` (or "The answer is N"); fallback: the last number in the text
+    (regex ``(-?[$0-9.,]{2,})|(-?[0-9]+)``). ``$``, ``,`` and a trailing ``.`` are removed and the
+    number canonicalised (:func:`~evalpipe.scoring.normalise.normalise_number`).
+
+    Parameters
+    ----------
+    text : the model output.
+
+    Returns
+    -------
+    ParseResult
+
+    Examples
+    --------
+    >>> numeric("**Answer: $18 per day.**").prediction
+    '18'
+    >>> numeric("so #### 1,234.").status
+    'strict'
+    """
+    t = nfkc(text)
+    for m in _NUM_STRICT.finditer(t):
+        value = normalise_number(m.group(1))
+        if value is not None:
+            return ParseResult(value, "strict", {})
+    for m in reversed(list(_NUM_FLEXIBLE.finditer(t))):
+        value = normalise_number(m.group(0))
+        if value is not None:
+            return ParseResult(value, "fallback", {})
+    return UNPARSED
+
+
+# --------------------------------------------------------------------------------------------
+# BIG-Bench Hard: answer format per subtask
+
+BBH_MC = frozenset(
+    {
+        "date_understanding",
+        "disambiguation_qa",
+        "geometric_shapes",
+        "hyperbaton",
+        "logical_deduction_five_objects",
+        "logical_deduction_seven_objects",
+        "logical_deduction_three_objects",
+        "movie_recommendation",
+        "penguins_in_a_table",
+        "reasoning_about_colored_objects",
+        "ruin_names",
+        "salient_translation_error_detection",
+        "snarks",
+        "temporal_sequences",
+        "tracking_shuffled_objects_five_objects",
+        "tracking_shuffled_objects_seven_objects",
+        "tracking_shuffled_objects_three_objects",
+    }
+)
+# Binary subtasks: lowercased word -> the gold's spelling.
+BBH_BINARY: dict[str, dict[str, str]] = {
+    "boolean_expressions": {"true": "True", "false": "False"},
+    "causal_judgement": {"yes": "Yes", "no": "No"},
+    "navigate": {"yes": "Yes", "no": "No"},
+    "web_of_lies": {"yes": "Yes", "no": "No"},
+    "sports_understanding": {"yes": "yes", "no": "no"},
+    "formal_fallacies": {"valid": "valid", "invalid": "invalid"},
+}
+BBH_NUMERIC = frozenset({"multistep_arithmetic_two", "object_counting"})
+BBH_FREE = frozenset({"dyck_languages", "word_sorting"})
+
+_BBH_CUE = re.compile(r"the answer is\s*:?\s*([^\n]*)", re.IGNORECASE)
+_BBH_OPTION = re.compile(r"(?<![A-Za-z])\(?([A-R])\)?(?![A-Za-z])")
+_BBH_OPTION_PAREN = re.compile(r"\(([A-R])\)")
+_BBH_INT = re.compile(r"-?[0-9]+")
+
+
+def bbh_family(subtask: str | None) -> str:
+    """"mc" | "binary" | "numeric" | "dyck" | "words" | "generic" for a BBH subtask name."""
+    if subtask in BBH_MC:
+        return "mc"
+    if subtask in BBH_BINARY:
+        return "binary"
+    if subtask in BBH_NUMERIC:
+        return "numeric"
+    if subtask == "dyck_languages":
+        return "dyck"
+    if subtask == "word_sorting":
+        return "words"
+    return "generic"
+
+
+def _bbh_free(text: str, family: str) -> str | None:
+    text = strip_edges(text).rstrip(".").strip()
+    if family == "dyck":
+        # Closing brackets are single characters: spacing carries no meaning.
+        text = re.sub(r"\s+", "", text)
+    else:
+        text = " ".join(text.split())
+    return text or None
+
+
+def _bbh_extract(segment: str, family: str, subtask: str | None, *, last: bool) -> str | None:
+    if family == "mc":
+        options = list(_BBH_OPTION_PAREN.finditer(segment)) or list(_BBH_OPTION.finditer(segment))
+        if not options:
+            return None
+        return f"({(options[-1] if last else options[0]).group(1)})"
+    if family == "binary":
+        words = BBH_BINARY[subtask or ""]
+        pattern = "|".join(sorted(words, key=len, reverse=True))
+        found = re.findall(rf"(?<![A-Za-z])({pattern})(?![A-Za-z])", segment, re.IGNORECASE)
+        return words[found[0].lower()] if found else None
+    if family == "numeric":
+        numbers = _BBH_INT.findall(segment.replace(",", ""))
+        if not numbers:
+            return None
+        return normalise_number(numbers[-1] if last else numbers[0])
+    return _bbh_free(segment, family)
+
+
+def bbh(text: str | None, *, subtask: str | None = None) -> ParseResult:
+    """Parse a BIG-Bench Hard answer in its subtask's format.
+
+    Multiple-choice subtasks give "(X)"; binary subtasks the gold's word ("Yes", "True",
+    "valid", ...); numeric subtasks an integer; dyck_languages the closing brackets without
+    spaces; word_sorting the words separated by single spaces. Strict keys on "the answer is";
+    fallback: the last "(X)" / the first yes-no word / the last integer / the first line.
+
+    Parameters
+    ----------
+    text : the model output.
+    subtask : the row's BBH subtask; None or unknown gives a generic first-line answer.
+
+    Returns
+    -------
+    ParseResult
+
+    Examples
+    --------
+    >>> bbh("So the answer is (C).", subtask="date_understanding").prediction
+    '(C)'
+    >>> bbh("No, because ...", subtask="navigate").prediction
+    'No'
+    """
+    t = nfkc(text).strip()
+    if not t:
+        return UNPARSED
+    family = bbh_family(subtask)
+    cue = _BBH_CUE.search(t)
+    if cue:
+        value = _bbh_extract(cue.group(1), family, subtask, last=False)
+        if value is not None:
+            return ParseResult(value, "strict", {})
+    if family in ("dyck", "words", "generic"):
+        lines = [line for line in t.splitlines() if line.strip()]
+        value = _bbh_extract(strip_answer_prefix(lines[0]), family, subtask, last=False)
+        return ParseResult(value, "fallback", {}) if value is not None else UNPARSED
+    value = _bbh_extract(t, family, subtask, last=family != "binary")
+    if value is None:
+        return UNPARSED
+    exact = _bbh_extract(strip_answer_prefix(t), family, subtask, last=False)
+    bare = strip_edges(strip_answer_prefix(t)).rstrip(".").strip()
+    # The whole answer is the value itself ("(A)", "Yes", "12"): as explicit as it gets.
+    if exact == value and bare.lower() in (value.lower(), value.strip("()").lower()):
+        return ParseResult(value, "strict", {})
+    return ParseResult(value, "fallback", {})
+
+
+# --------------------------------------------------------------------------------------------
+# NLI and other closed label sets given as words
+
+NLI_ALIASES: dict[str, tuple[str, ...]] = {
+    "entailment": ("entailment", "entailed", "entails", "entail", "含意"),
+    "contradiction": ("contradiction", "contradicts", "contradict", "矛盾"),
+    "neutral": ("neutral", "neither", "中立", "どちらでもない"),
+}
+
+
+def _word_aliases(labels: Sequence[str], aliases: Mapping[str, Sequence[str]]) -> dict[str, str]:
+    table: dict[str, str] = {}
+    for label in labels:
+        key = nfkc(str(label)).strip().lower()
+        table[key] = str(label)
+        for alias in aliases.get(key, ()):
+            table.setdefault(nfkc(alias).strip().lower(), str(label))
+    return table
+
+
+def _word_pattern(words: Iterable[str]) -> re.Pattern[str]:
+    parts = []
+    for word in sorted(words, key=lambda w: (-len(w), w)):
+        escaped = re.escape(word)
+        # Latin words need word boundaries; Japanese labels have no spaces around them.
+        if word.isascii():
+            escaped = rf"(?<![A-Za-z]){escaped}(?![A-Za-z])"
+        parts.append(escaped)
+    return re.compile("|".join(parts), re.IGNORECASE)
+
+
+def _parse_words(text: str | None, table: Mapping[str, str]) -> ParseResult:
+    t = nfkc(text)
+    head = strip_edges(strip_answer_prefix(first_paragraph(t))).rstrip(".。").strip().lower()
+    if head in table:
+        return ParseResult(table[head], "strict", {})
+    found = _word_pattern(table).search(t)
+    if found:
+        return ParseResult(table[found.group(0).lower()], "fallback", {})
+    return UNPARSED
+
+
+def nli(
+    text: str | None,
+    *,
+    labels: Sequence[str] = ("entailment", "contradiction", "neutral"),
+    aliases: Mapping[str, Sequence[str]] | None = None,
+) -> ParseResult:
+    """Parse an NLI label (English or Japanese forms) or any closed set of label words.
+
+    Strict: the first paragraph, NFKC, without an answer cue and trailing period, lowercased, is a
+    label or an alias ("含意" = entailment, "矛盾" = contradiction, "中立" = neutral). Fallback: the
+    first label or alias anywhere in the text.
+
+    Parameters
+    ----------
+    text : the model output.
+    labels : the label space, in the gold's spelling.
+    aliases : extra forms per lowercased label; defaults to the NLI aliases above.
+
+    Returns
+    -------
+    ParseResult
+
+    Examples
+    --------
+    >>> nli("Contradiction.").prediction
+    'contradiction'
+    >>> nli("回答：含意").prediction
+    'entailment'
+    """
+    return _parse_words(text, _word_aliases(labels, NLI_ALIASES if aliases is None else aliases))
+
+
+# --------------------------------------------------------------------------------------------
+# Extractive / open QA (llm-jp-eval post-processing)
+
+
+def extractive(text: str | None) -> ParseResult:
+    """Extract a short free-text answer: first paragraph, NFKC, strip, "回答:" removed.
+
+    Strict when the first paragraph holds the answer; fallback when the output starts with a blank
+    paragraph and the answer is the first non-empty one.
+
+    Parameters
+    ----------
+    text : the model output.
+
+    Returns
+    -------
+    ParseResult
+
+    Examples
+    --------
+    >>> extractive("回答：徳川家康\\n\\n理由は…").prediction
+    '徳川家康'
+    """
+    t = nfkc(text)
+    answer = strip_answer_prefix(first_paragraph(t))
+    if answer:
+        return ParseResult(answer, "strict", {})
+    for paragraph in paragraphs(t):
+        answer = strip_answer_prefix(paragraph)
+        if answer:
+            return ParseResult(answer, "fallback", {})
+    return UNPARSED
+
+
+# --------------------------------------------------------------------------------------------
+# JSON label answers (sentiment; seed 003)
+
+SENTIMENT_ALIASES: dict[str, tuple[str, ...]] = {
+    "positive": ("pos", "ポジティブ", "肯定", "肯定的"),
+    "negative": ("neg", "ネガティブ", "否定", "否定的"),
+    "neutral": ("neu", "neutrality", "ニュートラル", "中立"),
+}
+INVALID = "invalid"
+
+_DECODER = json.JSONDecoder()
+
+
+def first_json_object(text: str) -> dict[str, Any] | None:
+    """The first JSON object in ``text`` (prose and code fences around it are ignored).
+
+    Unlike a greedy ``\\{.*\\}`` regex this stops at the end of the first object, so two objects or a
+    brace in the explanation after it do not break parsing.
+
+    >>> first_json_object('Sure! {"label": "pos"} and {"x": 1}')
+    {'label': 'pos'}
+    """
+    start = text.find("{")
+    while start != -1:
+        try:
+            obj, _ = _DECODER.raw_decode(text, start)
+        except json.JSONDecodeError:
+            obj = None
+        if isinstance(obj, dict):
+            return obj
+        start = text.find("{", start + 1)
+    return None
+
+
+def _confidence(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    if math.isnan(number):
+        return None
+    return min(1.0, max(0.0, number))
+
+
+def json_label(
+    text: str | None,
+    *,
+    labels: Sequence[str] = ("positive", "negative"),
+    strict: bool = True,
+    aliases: Mapping[str, Sequence[str]] | None = None,
+) -> ParseResult:
+    """Parse ``{"label": ..., "confidence": ..., "reason": ...}`` from the first JSON object.
+
+    Labels are NFKC-normalised, lowercased and mapped through aliases (pos/neg/neu, ポジティブ, ...);
+    confidence is clipped to [0, 1] (non-numbers give None). A label outside ``labels`` is never
+    mapped to a neighbour (seed 003 fell back to "neutral"): the row is unparsed and scored wrong.
+
+    Parameters
+    ----------
+    text : the model output.
+    labels : the label space.
+    strict : True: only a JSON object's label counts (status strict); anything else is unparsed.
+        False: when no JSON label is usable, a single label word in the prose is accepted
+        (status fallback); the scorer then shows unparsed rows as an explicit "invalid" class.
+    aliases : extra forms per lowercased label; defaults to the sentiment aliases above.
+
+    Returns
+    -------
+    ParseResult
+        ``extra`` holds ``confidence`` (float or None), ``reason`` (str or None) and ``raw_label``.
+
+    Examples
+    --------
+    >>> r = json_label('Here: {"label": "pos", "confidence": 1.7}')
+    >>> r.prediction, r.extra["confidence"]
+    ('positive', 1.0)
+    """
+    table = _word_aliases(labels, SENTIMENT_ALIASES if aliases is None else aliases)
+    t = nfkc(text)
+    obj = first_json_object(t)
+    extra: dict[str, Any] = {"confidence": None, "reason": None, "raw_label": None}
+    if obj is not None:
+        raw = obj.get("label")
+        reason = obj.get("reason")
+        extra = {
+            "confidence": _confidence(obj.get("confidence")),
+            "reason": reason if isinstance(reason, str) else None,
+            "raw_label": raw if isinstance(raw, str) else None,
+        }
+        if isinstance(raw, str):
+            key = strip_edges(nfkc(raw)).lower()
+            if key in table:
+                return ParseResult(table[key], "strict", extra)
+    if strict or not t.strip():
+        return ParseResult(None, "unparsed", extra)
+    found = _word_pattern(table).findall(t)
+    distinct = {table[w.lower()] for w in found}
+    if len(distinct) == 1:
+        return ParseResult(distinct.pop(), "fallback", extra)
+    return ParseResult(None, "unparsed", extra)
+
+
+# --------------------------------------------------------------------------------------------
+# Registry
+
+PARSERS: dict[str, Callable[..., ParseResult]] = {
+    "mc_letter": mc_letter,
+    "mc_index": mc_index,
+    "numeric": numeric,
+    "bbh": bbh,
+    "nli": nli,
+    "extractive": extractive,
+    "json_label": json_label,
+}
+
+
+def _parser(name: str) -> Callable[..., ParseResult]:
+    try:
+        return PARSERS[name]
+    except KeyError:
+        raise InputError(
+            f"unknown parser {name!r}; known parsers: {', '.join(sorted(PARSERS))}"
+        ) from None
+
+
+def parse_answer(parser_name: str, text: str | None, **options: Any) -> ParseResult:
+    """Parse ``text`` with the parser called ``parser_name``.
+
+    Parameters
+    ----------
+    parser_name : a key of :data:`PARSERS`.
+    text : the model output (None counts as empty).
+    **options : the parser's keyword options (``spec.parser_kwargs(subtask)``).
+
+    Returns
+    -------
+    ParseResult
+
+    Raises
+    ------
+    InputError
+        For an unknown parser name or options the parser does not take.
+
+    Examples
+    --------
+    >>> parse_answer("mc_letter", "ANSWER: B", labels=["A", "B", "C", "D"]).prediction
+    'B'
+    """
+    parser = _parser(parser_name)
+    try:
+        return parser(text, **options)
+    except TypeError as exc:
+        raise InputError(f"parser {parser_name!r}: bad options {sorted(options)}: {exc}") from exc
+
+
+def normalise_gold(parser_name: str, gold: str | None, **options: Any) -> str | None:
+    """Put a gold answer into the canonical form that parser ``parser_name`` predicts.
+
+    Parameters
+    ----------
+    parser_name : a key of :data:`PARSERS`.
+    gold : the gold answer string.
+    **options : the same options the parser gets.
+
+    Returns
+    -------
+    str or None
+        None for a missing gold.
+
+    Examples
+    --------
+    >>> normalise_gold("numeric", "1,234")
+    '1234'
+    >>> normalise_gold("mc_letter", "ｂ", labels=list("abcd"))
+    'b'
+    """
+    _parser(parser_name)
+    if gold is None or (isinstance(gold, float) and math.isnan(gold)):
+        return None
+    g = nfkc(str(gold)).strip()
+    if parser_name in ("mc_letter", "mc_index"):
+        canon = _label_map(options.get("labels") or ["0", "1", "2", "3", "4"], options.get("digit_map"))
+        return canon.get(g.lower(), g)
+    if parser_name == "numeric":
+        return normalise_number(g)
+    if parser_name == "bbh":
+        subtask = options.get("subtask")
+        family = bbh_family(subtask)
+        if family == "mc":
+            m = _BBH_OPTION.fullmatch(g)
+            return f"({m.group(1)})" if m else g
+        if family == "binary":
+            return BBH_BINARY[subtask].get(g.lower(), g)
+        if family == "numeric":
+            return normalise_number(g)
+        return _bbh_free(g, family)
+    if parser_name in ("nli", "json_label"):
+        default = NLI_ALIASES if parser_name == "nli" else SENTIMENT_ALIASES
+        labels = options.get("labels") or list(default)
+        table = _word_aliases(labels, options.get("aliases") or default)
+        return table.get(g.lower(), g)
+    return g  # extractive: NFKC + strip on both sides, as llm-jp-eval

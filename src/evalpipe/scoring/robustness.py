@@ -1,0 +1,428 @@
+"""Paired robustness statistics: original vs perturbed answers on the same examples.
+
+For a target word, the pairs are the examples in which at least one typo fired (the perturb stage
+writes a row only for those), each compared with the same example's original row. Per benchmark all
+(word, example) pairs are pooled; an example then appears once per word that hit it, so the pooled
+McNemar p and bootstrap CI treat those pairs as independent (a known simplification; the per-word
+figures in the plot data have no such overlap).
+
+Definitions (REFERENCE.md §2):
+
+- ``delta = accuracy_perturbed - accuracy_original`` (negative: the typos hurt);
+- ``pdr = 1 - accuracy_perturbed / accuracy_original`` (PromptBench; None when accuracy_original
+  is 0; negative when the typos help);
+- ``flip_c2i`` / ``flip_i2c``: share of pairs that went correct -> incorrect / incorrect -> correct;
+- ``mcnemar_p``: exact two-sided McNemar test, a binomial test of the discordant pairs against
+  p = 0.5 (``scipy.stats.binomtest``); 1.0 with no discordant pairs;
+- ``ci_low, ci_high``: percentile bootstrap CI of delta, resampling pairs, seeded by hashing
+  (seed, benchmark, word);
+- ``per_occurrence_impact`` (upstream): ``(acc_base - acc_merged) / perturbed_occurrences``, where
+  acc_base is the accuracy of all original rows and acc_merged the same with the perturbed answers
+  substituted for the examples this word perturbed (the others keep their original answers).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import binomtest
+
+from evalpipe.errors import InputError
+from evalpipe.scoring.scorer import ORIGINAL, check_columns
+
+PAIR_COLUMNS = ("benchmark", "example_id", "variant", "correct", "parse_status")
+RATE_BINS: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, float("inf"))
+
+
+def hashed_seed(*parts: object) -> int:
+    """A 64-bit seed from the full key, so no two (seed, benchmark, word) keys collide by
+    arithmetic (upstream's ``base*10000 + ...`` did).
+
+    >>> hashed_seed(42, "gsm8k", "the") == hashed_seed(42, "gsm8k", "the")
+    True
+    """
+    key = "\x1f".join(str(p) for p in parts).encode("utf-8")
+    return int.from_bytes(hashlib.sha256(key).digest()[:8], "big")
+
+
+def pdr(accuracy_original: float | None, accuracy_perturbed: float | None) -> float | None:
+    """Performance Drop Rate ``1 - acc_perturbed / acc_original``; None when undefined.
+
+    >>> pdr(0.8, 0.6)
+    0.25
+    >>> pdr(0.0, 0.5) is None
+    True
+    """
+    if accuracy_original is None or accuracy_perturbed is None or accuracy_original == 0:
+        return None
+    return 1.0 - accuracy_perturbed / accuracy_original
+
+
+def mcnemar_exact(n_c2i: int, n_i2c: int) -> float:
+    """Exact two-sided McNemar p from the discordant counts; 1.0 when there are none.
+
+    >>> round(mcnemar_exact(8, 1), 4)
+    0.0391
+    """
+    discordant = int(n_c2i) + int(n_i2c)
+    if discordant == 0:
+        return 1.0
+    return float(binomtest(int(n_c2i), discordant, 0.5, alternative="two-sided").pvalue)
+
+
+def bootstrap_delta_ci(
+    original: Sequence[bool] | np.ndarray,
+    perturbed: Sequence[bool] | np.ndarray,
+    *,
+    samples: int,
+    level: float,
+    seed: int,
+) -> tuple[float | None, float | None]:
+    """Percentile bootstrap CI of ``mean(perturbed) - mean(original)`` over resampled pairs.
+
+    Each pair's difference is -1, 0 or +1, so resampling n pairs is drawing multinomial counts of
+    the three values: exactly the pair bootstrap, in O(samples) memory instead of O(samples * n).
+
+    Parameters
+    ----------
+    original, perturbed : paired correctness.
+    samples : bootstrap resamples (``scoring.bootstrap_samples``).
+    level : confidence level, e.g. 0.95.
+    seed : RNG seed (use :func:`hashed_seed`).
+
+    Returns
+    -------
+    (low, high), or (None, None) for no pairs or ``samples`` = 0.
+    """
+    o = np.asarray(original, dtype=bool)
+    p = np.asarray(perturbed, dtype=bool)
+    n = o.size
+    if n == 0 or samples <= 0:
+        return None, None
+    if not 0 < level < 1:
+        raise InputError(f"scoring.confidence_level: expected a value in (0, 1), got {level}")
+    diff = p.astype(int) - o.astype(int)
+    counts = np.array([(diff == -1).sum(), (diff == 0).sum(), (diff == 1).sum()], dtype=float)
+    rng = np.random.default_rng(seed)
+    draws = rng.multinomial(n, counts / n, size=int(samples))
+    deltas = (draws[:, 2] - draws[:, 0]) / n
+    alpha = (1.0 - level) / 2.0
+    low, high = np.quantile(deltas, [alpha, 1.0 - alpha])
+    return float(low), float(high)
+
+
+@dataclass(frozen=True)
+class PairedStats:
+    """Paired comparison of original and perturbed correctness on the same examples."""
+
+    n: int
+    accuracy_original: float | None
+    accuracy_perturbed: float | None
+    delta: float | None
+    pdr: float | None
+    flip_c2i: float | None
+    flip_i2c: float | None
+    n_c2i: int
+    n_i2c: int
+    mcnemar_p: float
+    ci_low: float | None
+    ci_high: float | None
+
+
+def paired_stats(
+    original: Sequence[bool] | np.ndarray,
+    perturbed: Sequence[bool] | np.ndarray,
+    *,
+    samples: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> PairedStats:
+    """Accuracy original vs perturbed, delta, PDR, flip rates, exact McNemar p, bootstrap CI.
+
+    Parameters
+    ----------
+    original, perturbed : correctness of the same examples without and with the typos.
+    samples, level, seed : bootstrap settings.
+
+    Returns
+    -------
+    PairedStats
+
+    Examples
+    --------
+    >>> s = paired_stats([True, True, False, True], [True, False, False, False], samples=0)
+    >>> s.accuracy_original, s.accuracy_perturbed, s.pdr, s.n_c2i
+    (0.75, 0.25, 0.6666666666666667, 2)
+    """
+    o = np.asarray(original, dtype=bool)
+    p = np.asarray(perturbed, dtype=bool)
+    if o.shape != p.shape:
+        raise ValueError(f"paired inputs differ in length: {o.size} vs {p.size}")
+    n = int(o.size)
+    n_c2i = int((o & ~p).sum())
+    n_i2c = int((~o & p).sum())
+    acc_o = float(o.mean()) if n else None
+    acc_p = float(p.mean()) if n else None
+    low, high = bootstrap_delta_ci(o, p, samples=samples, level=level, seed=seed)
+    return PairedStats(
+        n=n,
+        accuracy_original=acc_o,
+        accuracy_perturbed=acc_p,
+        delta=None if n == 0 else acc_p - acc_o,
+        pdr=pdr(acc_o, acc_p),
+        flip_c2i=n_c2i / n if n else None,
+        flip_i2c=n_i2c / n if n else None,
+        n_c2i=n_c2i,
+        n_i2c=n_i2c,
+        mcnemar_p=mcnemar_exact(n_c2i, n_i2c),
+        ci_low=low,
+        ci_high=high,
+    )
+
+
+def _originals(scored: pd.DataFrame, *, source: str) -> pd.DataFrame:
+    originals = scored.loc[scored["variant"] == ORIGINAL]
+    duplicated = originals["example_id"].duplicated(keep=False)
+    if duplicated.any():
+        first = originals.loc[duplicated, "example_id"].iloc[0]
+        raise InputError(
+            f"{source}: example_id {first!r} has more than one 'original' row; expected one"
+        )
+    return originals
+
+
+def pair_rows(scored: pd.DataFrame, *, source: str = "scored") -> pd.DataFrame:
+    """Every perturbed row joined with its example's original row.
+
+    Parameters
+    ----------
+    scored : one benchmark's scored frame (``benchmark, example_id, variant, correct,
+        parse_status``; optional ``word_rank, perturbed_occurrences``).
+    source : file name for error messages.
+
+    Returns
+    -------
+    DataFrame
+        ``example_id, variant, word_rank, perturbed_occurrences, correct_original,
+        correct_perturbed, unparsed_original, unparsed_perturbed``, sorted by word rank, word,
+        example.
+
+    Raises
+    ------
+    InputError
+        When a perturbed row has no original row or an example has two.
+    """
+    check_columns(scored, PAIR_COLUMNS, source=source)
+    originals = _originals(scored, source=source)
+    perturbed = scored.loc[scored["variant"] != ORIGINAL]
+    base = pd.DataFrame(
+        {
+            "example_id": originals["example_id"].to_numpy(),
+            "correct_original": originals["correct"].astype(bool).to_numpy(),
+            "unparsed_original": (originals["parse_status"] == "unparsed").to_numpy(),
+        }
+    )
+    pert = pd.DataFrame(
+        {
+            "example_id": perturbed["example_id"].to_numpy(),
+            "variant": perturbed["variant"].astype(str).to_numpy(),
+            "word_rank": (
+                perturbed["word_rank"].fillna(0).astype(int).to_numpy()
+                if "word_rank" in perturbed.columns
+                else np.zeros(len(perturbed), dtype=int)
+            ),
+            "perturbed_occurrences": (
+                perturbed["perturbed_occurrences"].fillna(0).astype(int).to_numpy()
+                if "perturbed_occurrences" in perturbed.columns
+                else np.zeros(len(perturbed), dtype=int)
+            ),
+            "correct_perturbed": perturbed["correct"].astype(bool).to_numpy(),
+            "unparsed_perturbed": (perturbed["parse_status"] == "unparsed").to_numpy(),
+        }
+    )
+    pairs = pert.merge(base, on="example_id", how="left", validate="many_to_one")
+    orphan = pairs["correct_original"].isna()
+    if orphan.any():
+        row = pairs.loc[orphan].iloc[0]
+        raise InputError(
+            f"{source}: example_id {row['example_id']!r} (variant {row['variant']!r}) has no "
+            "'original' row to pair with"
+        )
+    pairs["correct_original"] = pairs["correct_original"].astype(bool)
+    pairs["unparsed_original"] = pairs["unparsed_original"].astype(bool)
+    return pairs.sort_values(["word_rank", "variant", "example_id"], kind="stable").reset_index(
+        drop=True
+    )
+
+
+def word_table(
+    scored: pd.DataFrame,
+    *,
+    seed: int,
+    samples: int,
+    level: float,
+    source: str = "scored",
+) -> pd.DataFrame:
+    """Robustness per target word of one benchmark (the per-word plot data).
+
+    Parameters
+    ----------
+    scored : one benchmark's scored frame.
+    seed, samples, level : bootstrap settings (seed is hashed with benchmark and word).
+    source : file name for error messages.
+
+    Returns
+    -------
+    DataFrame
+        One row per word: ``benchmark, word, word_rank, n`` and the :class:`PairedStats` fields,
+        ``accuracy_drop`` (= -delta), ``perturbed_occurrences, accuracy_base, accuracy_merged,
+        per_occurrence_impact, unparsed_rate``; sorted by word rank.
+    """
+    pairs = pair_rows(scored, source=source)
+    benchmark = str(scored["benchmark"].iloc[0]) if len(scored) else ""
+    originals = _originals(scored, source=source)
+    base_correct = originals.set_index("example_id")["correct"].astype(bool)
+    acc_base = float(base_correct.mean()) if len(base_correct) else None
+    rows = []
+    for (rank, word), group in pairs.groupby(["word_rank", "variant"], sort=True):
+        stats = paired_stats(
+            group["correct_original"].to_numpy(),
+            group["correct_perturbed"].to_numpy(),
+            samples=samples,
+            level=level,
+            seed=hashed_seed(seed, benchmark, word),
+        )
+        merged = base_correct.copy()
+        merged.loc[group["example_id"].to_numpy()] = group["correct_perturbed"].to_numpy()
+        acc_merged = float(merged.mean())
+        occurrences = int(group["perturbed_occurrences"].sum())
+        impact = (acc_base - acc_merged) / occurrences if occurrences and acc_base is not None else None
+        rows.append(
+            {
+                "benchmark": benchmark,
+                "word": str(word),
+                "word_rank": int(rank),
+                **asdict(stats),
+                "accuracy_drop": None if stats.delta is None else -stats.delta,
+                "perturbed_occurrences": occurrences,
+                "accuracy_base": acc_base,
+                "accuracy_merged": acc_merged,
+                "per_occurrence_impact": impact,
+                "unparsed_rate": float(group["unparsed_perturbed"].mean()),
+            }
+        )
+    columns = ["benchmark", "word", "word_rank", *PairedStats.__dataclass_fields__, "accuracy_drop",
+               "perturbed_occurrences", "accuracy_base", "accuracy_merged",
+               "per_occurrence_impact", "unparsed_rate"]  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)
+
+
+def benchmark_summary(
+    scored: pd.DataFrame,
+    *,
+    seed: int,
+    samples: int,
+    level: float,
+    words: pd.DataFrame | None = None,
+    source: str = "scored",
+) -> dict[str, Any]:
+    """Robustness of one benchmark over all its (word, example) pairs, for metrics/robustness.json.
+
+    Parameters
+    ----------
+    scored : one benchmark's scored frame.
+    seed, samples, level : bootstrap settings.
+    words : its :func:`word_table` (computed when None), for the mean per-occurrence impact.
+    source : file name for error messages.
+
+    Returns
+    -------
+    dict
+        ``n`` (pairs), ``n_examples, n_words``, the :class:`PairedStats` fields,
+        ``accuracy_base`` (all original rows), ``mean_score_original`` /
+        ``mean_score_perturbed`` (char_f1 or 1/0 on the pairs), ``per_occurrence_impact``
+        (mean over words), ``unparsed`` (count over all rows) and ``unparsed_rate``.
+    """
+    pairs = pair_rows(scored, source=source)
+    benchmark = str(scored["benchmark"].iloc[0]) if len(scored) else ""
+    stats = paired_stats(
+        pairs["correct_original"].to_numpy(),
+        pairs["correct_perturbed"].to_numpy(),
+        samples=samples,
+        level=level,
+        seed=hashed_seed(seed, benchmark, "*all*"),
+    )
+    originals = _originals(scored, source=source)
+    if words is None:
+        words = word_table(scored, seed=seed, samples=0, level=level, source=source)
+    impacts = words["per_occurrence_impact"].dropna() if len(words) else pd.Series(dtype=float)
+    score_by_example = originals.set_index("example_id")["score"] if "score" in scored else None
+    pert_scores = scored.loc[scored["variant"] != ORIGINAL, "score"] if "score" in scored else None
+    unparsed = int((scored["parse_status"] == "unparsed").sum())
+    summary = {
+        "n_examples": len(originals),
+        "n_words": int(pairs["variant"].nunique()),
+        **asdict(stats),
+        "accuracy_base": float(originals["correct"].astype(bool).mean()) if len(originals) else None,
+        "mean_score_original": (
+            float(score_by_example.loc[pairs["example_id"]].mean())
+            if score_by_example is not None and len(pairs)
+            else None
+        ),
+        "mean_score_perturbed": (
+            float(pert_scores.mean()) if pert_scores is not None and len(pert_scores) else None
+        ),
+        "per_occurrence_impact": float(impacts.mean()) if len(impacts) else None,
+        "unparsed": unparsed,
+        "unparsed_rate": unparsed / len(scored) if len(scored) else None,
+    }
+    return summary
+
+
+def accuracy_by_rate(scored: pd.DataFrame, *, bins: Sequence[float] = RATE_BINS) -> pd.DataFrame:
+    """Accuracy by perturbation rate: the share of prompt characters changed by typos.
+
+    Each fired operation changes one character, so a row's rate is ``100 *
+    perturbed_occurrences / len(prompt)`` (percent); original rows have rate 0. Rows of all
+    benchmarks are pooled and binned by ``bins`` (right-closed; 0 is its own bin).
+
+    Parameters
+    ----------
+    scored : scored rows of one or more benchmarks (``variant, prompt, perturbed_occurrences,
+        correct``).
+    bins : bin edges in percent.
+
+    Returns
+    -------
+    DataFrame
+        One row per non-empty bin: ``perturbation_rate`` (mean rate in the bin, percent),
+        ``bin`` (its label), ``n``, ``accuracy``.
+    """
+    check_columns(scored, ("variant", "prompt", "perturbed_occurrences", "correct"), source="scored")
+    lengths = scored["prompt"].fillna("").astype(str).str.len().clip(lower=1)
+    fired = scored["perturbed_occurrences"].fillna(0).astype(float)
+    rate = np.where(scored["variant"] == ORIGINAL, 0.0, 100.0 * fired / lengths)
+    frame = pd.DataFrame({"rate": rate, "correct": scored["correct"].astype(bool).to_numpy()})
+    edges = list(bins)
+    labels = []
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        labels.append(f"({lo:g}, {hi:g}]" if np.isfinite(hi) else f">{lo:g}")
+    frame["bin"] = "0"
+    positive = frame["rate"] > 0
+    frame.loc[positive, "bin"] = pd.cut(
+        frame.loc[positive, "rate"], edges, labels=labels, right=True
+    ).astype(str)
+    order = {label: i for i, label in enumerate(["0", *labels])}
+    table = (
+        frame.groupby("bin", sort=False)
+        .agg(perturbation_rate=("rate", "mean"), n=("correct", "size"), accuracy=("correct", "mean"))
+        .reset_index()
+    )
+    table["_order"] = table["bin"].map(order)
+    table = table.sort_values("_order", kind="stable").drop(columns="_order").reset_index(drop=True)
+    return table[["perturbation_rate", "bin", "n", "accuracy"]]

@@ -1,0 +1,159 @@
+"""Score a benchmark's outputs frame: parse every output, compare with the gold, keep every row."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
+from evalpipe.errors import InputError
+from evalpipe.scoring.metrics import best_score, exact_match
+from evalpipe.scoring.parsers import normalise_gold, parse_answer
+
+REQUIRED_COLUMNS = ("benchmark", "example_id", "variant", "output", "answer")
+METRICS = ("exact_match", "accuracy", "char_f1")
+ORIGINAL = "original"
+
+
+def _golds(row_answer: Any, row_answers: Any) -> list[str]:
+    if row_answers is not None and not (isinstance(row_answers, float) and np.isnan(row_answers)):
+        values = [str(a) for a in list(row_answers) if a is not None]
+        if values:
+            return values
+    if row_answer is None or (isinstance(row_answer, float) and np.isnan(row_answer)):
+        return []
+    return [str(row_answer)]
+
+
+def check_columns(frame: pd.DataFrame, required: Sequence[str], *, source: str) -> None:
+    """Raise InputError naming ``source`` and every missing column."""
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise InputError(
+            f"{source}: missing column(s) {', '.join(missing)}; "
+            f"expected at least {', '.join(required)}"
+        )
+
+
+def score_frame(
+    outputs: pd.DataFrame,
+    *,
+    parser: str,
+    metric: str,
+    parser_options: dict[str, Any] | None = None,
+    options_for_row: Callable[[str | None], dict[str, Any]] | None = None,
+    source: str = "outputs",
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Parse and score every output row.
+
+    Parameters
+    ----------
+    outputs : one benchmark's outputs (columns ``benchmark, example_id, variant, output, answer``;
+        optional ``answers`` (all accepted golds) and ``subtask``).
+    parser : parser name (``spec.parser``).
+    metric : "exact_match" | "accuracy" | "char_f1" (``spec.metric``).
+    parser_options : options for every row (``spec.parser_options``); ignored when
+        ``options_for_row`` is given.
+    options_for_row : ``subtask -> options`` (``spec.parser_kwargs``); by default the ``bbh``
+        parser gets the row's subtask added to ``parser_options``.
+    source : file name for error messages.
+    progress : show a progress bar.
+
+    Returns
+    -------
+    DataFrame
+        The input columns plus ``gold`` (the first gold in canonical form), ``prediction`` (str or None), ``parse_status`` (strict | fallback |
+        unparsed), ``correct`` (bool: exact match with any gold), ``score`` (float: 1/0, or the
+        best char_f1 over the golds), ``parse_extra`` (JSON text). Same rows, same order.
+
+    Raises
+    ------
+    InputError
+        On a missing column, an output that is not text, or a row without a gold answer.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"benchmark": ["mmlu"], "example_id": ["1"], "variant": ["original"],
+    ...                    "output": ["The answer is (B)."], "answer": ["B"]})
+    >>> score_frame(df, parser="mc_letter", metric="exact_match",
+    ...             parser_options={"labels": ["A", "B", "C", "D"]})["correct"].tolist()
+    [True]
+    """
+    check_columns(outputs, REQUIRED_COLUMNS, source=source)
+    if metric not in METRICS:
+        raise InputError(f"{source}: unknown metric {metric!r}; expected one of {', '.join(METRICS)}")
+    base = dict(parser_options or {})
+
+    def default_options(subtask: str | None) -> dict[str, Any]:
+        opts = dict(base)
+        if parser == "bbh" and subtask:
+            opts["subtask"] = subtask
+        return opts
+
+    options_of = options_for_row or default_options
+    subtasks = outputs["subtask"] if "subtask" in outputs.columns else [None] * len(outputs)
+    answers = outputs["answers"] if "answers" in outputs.columns else [None] * len(outputs)
+    rows = zip(outputs["output"], outputs["answer"], answers, subtasks, strict=True)
+    predictions, statuses, correct, scores, extras, canonical = [], [], [], [], [], []
+    for i, (text, answer, accepted, subtask) in enumerate(
+        tqdm(rows, total=len(outputs), desc=f"score {Path(source).stem}", disable=not progress)
+    ):
+        if text is not None and not isinstance(text, str):
+            raise InputError(f"{source}, row {i}: column 'output' must be text, got {type(text).__name__}")
+        sub = subtask if isinstance(subtask, str) and subtask else None
+        options = options_of(sub)
+        golds = [normalise_gold(parser, g, **options) for g in _golds(answer, accepted)]
+        if not golds:
+            raise InputError(f"{source}, row {i}: no gold answer in columns 'answer'/'answers'")
+        result = parse_answer(parser, text, **options)
+        canonical.append(golds[0])
+        predictions.append(result.prediction)
+        statuses.append(result.status)
+        correct.append(any(exact_match(result.prediction, g) for g in golds))
+        scores.append(best_score(result.prediction, golds, metric=metric))
+        extras.append(json.dumps(result.extra, ensure_ascii=False, sort_keys=True))
+    scored = outputs.reset_index(drop=True).copy()
+    scored["gold"] = pd.Series(canonical, dtype="object")
+    scored["prediction"] = pd.Series(predictions, dtype="object")
+    scored["parse_status"] = pd.Series(statuses, dtype="object")
+    scored["correct"] = pd.Series(correct, dtype=bool)
+    scored["score"] = pd.Series(scores, dtype="float64")
+    scored["parse_extra"] = pd.Series(extras, dtype="object")
+    return scored
+
+
+def error_preview(scored: pd.DataFrame, *, limit: int = 20) -> list[dict[str, Any]]:
+    """The first ``limit`` wrong rows (originals first), with raw output and parse status.
+
+    Parameters
+    ----------
+    scored : output of :func:`score_frame`.
+    limit : how many mistakes to keep.
+
+    Returns
+    -------
+    list of dict
+        ``benchmark, example_id, variant, answer, prediction, parse_status, score, output``.
+    """
+    wrong = scored.loc[~scored["correct"].astype(bool)]
+    is_original = (wrong["variant"] != ORIGINAL).astype(int)
+    order = wrong.assign(_o=is_original).sort_values(["_o"], kind="stable").head(limit)
+    return [
+        {
+            "benchmark": str(row.benchmark),
+            "example_id": str(row.example_id),
+            "variant": str(row.variant),
+            "answer": None if row.answer is None else str(row.answer),
+            "prediction": row.prediction,
+            "parse_status": row.parse_status,
+            "score": round(float(row.score), 4),
+            "output": "" if row.output is None else str(row.output),
+        }
+        for row in order.itertuples(index=False)
+    ]

@@ -1,0 +1,101 @@
+"""Stage agreement: human batches (+ judge, markers) -> consensus, quality reports, metrics.
+
+Reads ``data/raw/annotations/*.jsonl`` (human annotators), and where present
+``data/annotations/judge.jsonl`` and ``data/annotations/markers.jsonl``; validates them against the
+task set; writes ``data/annotations/consensus.jsonl``, ``data/annotations/quality_reports/
+{kappa_report,outlier_report}.json``, ``data/annotations/rejected/low_agreement.jsonl``,
+``metrics/agreement.json`` and ``plots/agreement.csv``.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import click
+
+from evalpipe import atomic
+from evalpipe.annotation.report import QualitySettings, run_quality
+from evalpipe.annotation.schema import read_annotations, read_tasks, sample_tasks_path
+from evalpipe.errors import InputError
+from evalpipe.params import load_params, section
+from evalpipe.paths import ProjectPaths
+from stages._common import fail_cleanly, params_option
+
+log = logging.getLogger("stages.agreement")
+PATHS = ProjectPaths()
+
+
+@click.command()
+@click.option(
+    "--tasks",
+    "tasks_path",
+    default=str(PATHS.annotation_tasks),
+    show_default=True,
+    help="Task set (JSONL). If this default is missing, the bundled sample tasks are used.",
+)
+@click.option(
+    "--raw-dir",
+    default=str(PATHS.raw_annotations),
+    show_default=True,
+    help="Folder of human annotation batches (*.jsonl).",
+)
+@click.option(
+    "--judge",
+    "judge_path",
+    default=str(PATHS.judge_annotations),
+    show_default=True,
+    help="LLM-judge annotations, used when the file exists.",
+)
+@click.option(
+    "--markers",
+    "markers_path",
+    default=str(PATHS.marker_annotations),
+    show_default=True,
+    help="Marker-based annotations, used when the file exists.",
+)
+@params_option
+@fail_cleanly
+def main(
+    tasks_path: str, raw_dir: str, judge_path: str, markers_path: str, params_path: str
+) -> None:
+    """Validate annotation batches, measure agreement, build the consensus, flag outliers."""
+    params = load_params(params_path)
+    settings = QualitySettings.from_params(
+        section(params, "annotation"), seed=params.get("seed", 0)
+    )
+    tasks_file = Path(tasks_path)
+    if not tasks_file.exists():
+        if tasks_path != str(PATHS.annotation_tasks):
+            raise InputError(f"{tasks_file}: task file not found")
+        log.info("%s not found; using the bundled sample tasks", tasks_file)
+        tasks_file = sample_tasks_path()
+    tasks = read_tasks(tasks_file)
+    batches = sorted(Path(raw_dir).glob("*.jsonl"))
+    if not batches:
+        raise InputError(f"{raw_dir}: no annotation batches (*.jsonl) found")
+    extra = [Path(p) for p in (judge_path, markers_path) if Path(p).exists()]
+    annotations = read_annotations([*batches, *extra], task_ids=[t.id for t in tasks])
+    result = run_quality(annotations, tasks, settings)
+
+    atomic.write_jsonl(PATHS.consensus, result.consensus)
+    atomic.write_jsonl(PATHS.rejected, result.rejected)
+    atomic.write_json(PATHS.quality_reports / "kappa_report.json", result.kappa_report)
+    atomic.write_json(PATHS.quality_reports / "outlier_report.json", result.outlier_report)
+    atomic.write_json(PATHS.metrics / "agreement.json", result.metrics)
+    atomic.write_csv(PATHS.plots / "agreement.csv", result.plot)
+
+    kappas = ", ".join(
+        f"{axis} {v['kappa']:.2f}" if v["kappa"] is not None else f"{axis} n/a"
+        for axis, v in result.metrics.items()
+        if isinstance(v, dict)
+    )
+    click.echo(
+        f"agreement: {len(batches)} batches, {result.metrics['annotators']} annotators, "
+        f"{result.metrics['consensus_items']} consensus / {result.metrics['rejected_items']} "
+        f"rejected items; kappa {kappas} -> {PATHS.consensus}"
+    )
+
+
+if __name__ == "__main__":
+    main()

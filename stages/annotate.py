@@ -1,0 +1,412 @@
+"""Human annotation collection: the web app and the spreadsheet round trip (not a DVC stage).
+
+    python -m stages.annotate add-annotator ann_001      # prints a login token, once
+    python -m stages.annotate serve --port 8080          # http://127.0.0.1:8080
+    python -m stages.annotate export                     # -> data/raw/annotations/batch_NNN.jsonl
+    python -m stages.annotate template --output ann.xlsx # offline annotators
+    python -m stages.annotate import ann.xlsx --annotator ann_004
+
+Then ``dvc repro agreement`` picks up the new batch. Walkthrough: docs/annotation-web.md.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from evalpipe import atomic
+from evalpipe.errors import InputError
+from evalpipe.params import load_params
+from evalpipe.paths import ProjectPaths
+from stages._common import fail_cleanly, params_option
+
+PATHS = ProjectPaths()
+
+db_option = click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False),
+    default=str(PATHS.annotation_db),
+    show_default=True,
+    help="The annotation database (SQLite).",
+)
+
+
+def _annotation_params(params_path: str) -> dict[str, Any]:
+    params = load_params(params_path)
+    cfg = dict(params.get("annotation") or {})
+    cfg["seed"] = int(params.get("seed", 0))
+    return cfg
+
+
+def _open_store(db_path: str, *, must_exist: bool = False) -> Any:
+    from evalpipe.annotation.web.store import Store
+
+    if must_exist and not Path(db_path).exists():
+        raise InputError(
+            f"{db_path}: no annotation database here (start with `serve` or "
+            f"`add-annotator`, or pass --db)"
+        )
+    return Store(db_path)
+
+
+def _existing_pairs(directory: Path, *, exclude: Path | None = None) -> dict[tuple[str, str], str]:
+    """(id, annotator_id) -> batch file name, over the batches already in ``directory``."""
+    seen: dict[tuple[str, str], str] = {}
+    if not directory.exists():
+        return seen
+    for path in sorted(directory.glob("*.jsonl")):
+        if exclude is not None and path.resolve() == exclude.resolve():
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                obj = json.loads(line)
+                seen.setdefault((obj["id"], obj["annotator_id"]), path.name)
+            except (ValueError, KeyError, TypeError):
+                continue  # the agreement stage reports malformed lines with their location
+    return seen
+
+
+def _refuse_duplicates(
+    records: list[dict[str, Any]], directory: Path, *, exclude: Path | None = None
+) -> None:
+    seen = _existing_pairs(directory, exclude=exclude)
+    clashes = [
+        (r["id"], r["annotator_id"], seen[(r["id"], r["annotator_id"])])
+        for r in records
+        if (r["id"], r["annotator_id"]) in seen
+    ]
+    if clashes:
+        listed = "\n  ".join(
+            f"id {i!r}, annotator {a!r}: already in {f}" for i, a, f in clashes[:50]
+        )
+        raise InputError(
+            f"{len(clashes)} rating(s) already exported to {directory}; nothing was "
+            f"written (remove the older batch file if this one replaces it):\n  {listed}"
+        )
+
+
+@click.group()
+def main() -> None:
+    """Collect human sycophancy ratings: web app, accounts, export, backup, spreadsheets."""
+
+
+@main.command()
+@click.option(
+    "--tasks",
+    "tasks_path",
+    type=click.Path(dir_okay=False),
+    default=str(PATHS.annotation_tasks),
+    show_default=True,
+    help="Tasks JSONL (spec A.3 input format).",
+)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Interface to listen on. Keep 127.0.0.1 unless behind a TLS reverse proxy.",
+)
+@click.option("--port", default=8080, show_default=True, type=int)
+@db_option
+@click.option(
+    "--secret-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="File holding the session secret (else env EVALPIPE_SECRET_KEY).",
+)
+@click.option("--threads", default=8, show_default=True, type=int, help="waitress worker threads.")
+@click.option(
+    "--overlap",
+    type=int,
+    default=None,
+    help="Annotators per item (default: params annotation.overlap).",
+)
+@click.option(
+    "--secure-cookies/--no-secure-cookies",
+    default=False,
+    show_default=True,
+    help="Send the session cookie over HTTPS only (when served behind TLS).",
+)
+@params_option
+@fail_cleanly
+def serve(
+    tasks_path: str,
+    host: str,
+    port: int,
+    db_path: str,
+    secret_file: str | None,
+    threads: int,
+    overlap: int | None,
+    secure_cookies: bool,
+    params_path: str,
+) -> None:
+    """Serve the annotation web app with waitress (not Flask's development server)."""
+    import waitress
+
+    from evalpipe.annotation.schema import read_tasks
+    from evalpipe.annotation.web import AppConfig, create_app
+    from evalpipe.annotation.web.auth import load_secret_key
+
+    cfg = _annotation_params(params_path)
+    secret = load_secret_key(secret_file)
+    tasks = read_tasks(tasks_path)
+    store = _open_store(db_path)
+    added, _known = store.load_tasks(tasks)
+    overlap = int(overlap if overlap is not None else cfg.get("overlap", 2))
+    assigned = store.rebalance(overlap=overlap, seed=cfg["seed"])
+    app = create_app(
+        store,
+        AppConfig(
+            secret_key=secret,
+            context_window=int(cfg.get("context_window", 7)),
+            min_confidence=float(cfg.get("min_confidence", 0.7)),
+            min_kappa=float(cfg.get("min_kappa", 0.60)),
+            target_kappa=float(cfg.get("target_kappa", 0.80)),
+            secure_cookies=secure_cookies,
+        ),
+    )
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    if not loopback:
+        click.echo(
+            f"warning: listening on {host}: anyone who can reach this address can try to "
+            f"log in; put it behind HTTPS and pass --secure-cookies",
+            err=True,
+        )
+    people = [p for p in store.annotators() if not p["is_admin"]]
+    click.echo(
+        f"annotate serve: {len(tasks)} tasks ({added} new), {len(people)} annotators, "
+        f"overlap {overlap} ({assigned} new assignments), db {db_path} -> "
+        f"http://{host}:{port}/",
+        err=False,
+    )
+    logging.getLogger("waitress").setLevel(logging.WARNING)
+    waitress.serve(
+        app,
+        host=host,
+        port=port,
+        threads=threads,
+        ident="evalpipe",
+        clear_untrusted_proxy_headers=True,
+    )
+
+
+@main.command("add-annotator")
+@click.argument("annotator_id")
+@click.option(
+    "--admin",
+    is_flag=True,
+    help="An admin account: sees progress and agreement, downloads the export, gets no items.",
+)
+@click.option("--reset-token", is_flag=True, help="Issue a new token for an existing account.")
+@db_option
+@click.option(
+    "--overlap",
+    type=int,
+    default=None,
+    help="Annotators per item (default: params annotation.overlap).",
+)
+@params_option
+@fail_cleanly
+def add_annotator(
+    annotator_id: str,
+    admin: bool,
+    reset_token: bool,
+    db_path: str,
+    overlap: int | None,
+    params_path: str,
+) -> None:
+    """Create an account and print its login token (shown once; only a hash is stored)."""
+    store = _open_store(db_path)
+    if reset_token:
+        token = store.reset_token(annotator_id)
+        click.echo(f"new token for {annotator_id} (the old one no longer works):")
+        click.echo(token)
+        return
+    token = store.add_annotator(annotator_id, admin=admin)
+    cfg = _annotation_params(params_path)
+    new = store.rebalance(
+        overlap=int(overlap if overlap is not None else cfg.get("overlap", 2)), seed=cfg["seed"]
+    )
+    role = "admin" if admin else "annotator"
+    detail = "" if admin else f", {new} assignments added"
+    click.echo(f"created {role} {annotator_id}{detail}; their login token (shown once):")
+    click.echo(token)
+
+
+@main.command()
+@db_option
+@fail_cleanly
+def users(db_path: str) -> None:
+    """List accounts with their progress."""
+    store = _open_store(db_path, must_exist=True)
+    rows = store.annotators()
+    click.echo(
+        f"{'annotator':<20} {'role':<9} {'done':>5} {'assigned':>8} {'skipped':>7} "
+        f"{'active min':>10}"
+    )
+    for r in rows:
+        click.echo(
+            f"{r['id']:<20} {'admin' if r['is_admin'] else 'annotator':<9} {r['rated']:>5} "
+            f"{r['assigned']:>8} {r['skipped']:>7} {r['active_ms'] / 60000:>10.1f}"
+        )
+
+
+@main.command()
+@db_option
+@click.option(
+    "--out-dir",
+    type=click.Path(file_okay=False),
+    default=str(PATHS.raw_annotations),
+    show_default=True,
+    help="Where raw batches live.",
+)
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Exact output file (default: this database's batch_NNN.jsonl in --out-dir).",
+)
+@click.option(
+    "--timings",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write time per item (active seconds) and edit counts as CSV.",
+)
+@fail_cleanly
+def export(db_path: str, out_dir: str, output: str | None, timings: str | None) -> None:
+    """Write every rating as the spec's raw JSONL (sorted by id, annotator).
+
+    The first export takes the next free batch_NNN.jsonl; later exports of the same database
+    rewrite that file, so an edited rating never appears in two batches.
+    """
+    import pandas as pd
+
+    from evalpipe.annotation.web import export as ex
+
+    store = _open_store(db_path, must_exist=True)
+    records = ex.export_records(store)
+    if not records:
+        raise InputError(f"{db_path}: no ratings to export yet")
+    target = Path(output) if output else ex.batch_path(store, out_dir)
+    _refuse_duplicates(records, target.parent, exclude=target)
+    atomic.write_text(target, ex.to_jsonl(records))
+    if not output:
+        ex.remember_batch(store, target)
+    if timings:
+        atomic.write_csv(
+            timings,
+            pd.DataFrame(
+                ex.timing_rows(store), columns=["id", "annotator_id", "active_seconds", "revisions"]
+            ),
+        )
+    n_people = len({r["annotator_id"] for r in records})
+    click.echo(f"annotate export: {len(records)} ratings by {n_people} annotators -> {target}")
+
+
+@main.command()
+@db_option
+@click.argument("dest", required=False, type=click.Path(dir_okay=False))
+@fail_cleanly
+def backup(db_path: str, dest: str | None) -> None:
+    """Copy the live database with SQLite's backup API (safe while the server runs)."""
+    store = _open_store(db_path, must_exist=True)
+    if dest is None:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        dest = str(Path(db_path).parent / "backups" / f"annotations-{stamp}.sqlite")
+    path = store.backup(dest)
+    click.echo(f"annotate backup: {store.count_ratings()} ratings -> {path}")
+
+
+@main.command()
+@click.option(
+    "--tasks",
+    "tasks_path",
+    type=click.Path(dir_okay=False),
+    default=str(PATHS.annotation_tasks),
+    show_default=True,
+)
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False),
+    default="annotation_template.xlsx",
+    show_default=True,
+)
+@params_option
+@fail_cleanly
+def template(tasks_path: str, output: str, params_path: str) -> None:
+    """Write an .xlsx for offline annotators (dropdowns, guidelines sheet, text-safe cells)."""
+    from evalpipe.annotation.schema import read_tasks
+    from evalpipe.annotation.spreadsheet import write_template
+
+    cfg = _annotation_params(params_path)
+    tasks = read_tasks(tasks_path)
+    write_template(tasks, output, context_window=int(cfg.get("context_window", 7)))
+    click.echo(f"annotate template: {len(tasks)} items -> {output}")
+
+
+@main.command("import")
+@click.argument("xlsx", type=click.Path(dir_okay=False))
+@click.option("--annotator", "annotator_id", required=True, help="Who filled in the sheet.")
+@click.option(
+    "--tasks",
+    "tasks_path",
+    type=click.Path(dir_okay=False),
+    default=str(PATHS.annotation_tasks),
+    show_default=True,
+    help="Check ids against this task set (skipped if the file does not exist).",
+)
+@click.option(
+    "--out-dir",
+    type=click.Path(file_okay=False),
+    default=str(PATHS.raw_annotations),
+    show_default=True,
+)
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Exact output file (default: the next free batch_NNN.jsonl in --out-dir).",
+)
+@click.option(
+    "--timestamp",
+    default=None,
+    help="ISO 8601 UTC for the records (default: when the sheet was last saved).",
+)
+@fail_cleanly
+def import_(
+    xlsx: str,
+    annotator_id: str,
+    tasks_path: str,
+    out_dir: str,
+    output: str | None,
+    timestamp: str | None,
+) -> None:
+    """Validate every cell of a filled-in template and write a raw batch; nothing on any error."""
+    from evalpipe.annotation.schema import read_tasks
+    from evalpipe.annotation.spreadsheet import read_filled
+    from evalpipe.annotation.web.export import next_batch_path, to_jsonl
+    from evalpipe.annotation.web.store import check_annotator_id
+
+    check_annotator_id(annotator_id)
+    task_ids = [t.id for t in read_tasks(tasks_path)] if Path(tasks_path).exists() else None
+    result = read_filled(xlsx, annotator_id=annotator_id, task_ids=task_ids, timestamp=timestamp)
+    target = Path(output) if output else next_batch_path(out_dir)
+    _refuse_duplicates(result.records, target.parent, exclude=target)
+    atomic.write_text(target, to_jsonl(result.records))
+    click.echo(
+        f"annotate import: {len(result.records)} ratings by {annotator_id} "
+        f"({len(result.skipped_rows)} rows left empty) -> {target}"
+    )
+
+
+if __name__ == "__main__":
+    main()

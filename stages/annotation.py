@@ -1,0 +1,175 @@
+"""The annotation spec's command-line tools (seed 001, A.6): ``kappa`` and ``merge``.
+
+    python -m stages.annotation kappa --input data/raw/annotations/batch_001.jsonl \\
+        --output data/annotations/quality_reports/kappa_report.json
+    python -m stages.annotation merge --input data/raw/annotations/*.jsonl \\
+        --method weighted_average --min_kappa 0.60 --output data/annotations/consensus.jsonl
+
+``--input`` may be repeated, may be a quoted glob, and may be followed by more files (what an
+unquoted shell glob expands to). Only human annotators are used (ids not ``llm:*``/``markers``).
+"""
+
+from __future__ import annotations
+
+import glob
+from pathlib import Path
+
+import click
+
+from evalpipe import atomic
+from evalpipe.annotation.agreement import agreement_report, annotator_kappas
+from evalpipe.annotation.consensus import METHODS, build_consensus
+from evalpipe.annotation.schema import is_human, read_annotations, to_long_frame
+from evalpipe.errors import InputError
+from stages._common import fail_cleanly
+
+
+def _expand(inputs: tuple[str, ...], extra: tuple[str, ...]) -> list[Path]:
+    paths: list[Path] = []
+    for pattern in (*inputs, *extra):
+        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+        if not matches:
+            raise InputError(f"{pattern}: no file matches")
+        paths.extend(Path(m) for m in matches)
+    if not paths:
+        raise InputError("no input files: give --input FILE (several allowed, globs too)")
+    return list(dict.fromkeys(paths))
+
+
+def _humans(paths: list[Path]):
+    annotations = [a for a in read_annotations(paths) if is_human(a.annotator_id)]
+    if not annotations:
+        raise InputError(f"{', '.join(map(str, paths))}: no human annotations")
+    return annotations
+
+
+input_option = click.option(
+    "--input",
+    "inputs",
+    multiple=True,
+    metavar="FILE",
+    help="Annotation JSONL batch; repeat it, or pass a glob.",
+)
+
+
+@click.group()
+def cli() -> None:
+    """Annotation agreement and consensus tools (the annotation spec's A.6 commands)."""
+
+
+@cli.command()
+@input_option
+@click.argument("extra", nargs=-1, type=click.Path())
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False),
+    required=True,
+    help="Where to write the JSON report.",
+)
+@click.option("--bootstrap", default=1000, show_default=True, help="Bootstrap resamples.")
+@click.option("--seed", default=42, show_default=True, help="Base seed of the resampling.")
+@click.option("--min-kappa", "--min_kappa", "min_kappa", default=0.60, show_default=True)
+@click.option("--target-kappa", "--target_kappa", "target_kappa", default=0.80, show_default=True)
+@fail_cleanly
+def kappa(
+    inputs: tuple[str, ...],
+    extra: tuple[str, ...],
+    output: str,
+    bootstrap: int,
+    seed: int,
+    min_kappa: float,
+    target_kappa: float,
+) -> None:
+    """Agreement per axis (weighted kappa, alpha, AC2, raw agreement, CIs) -> JSON report."""
+    paths = _expand(inputs, extra)
+    long = to_long_frame(_humans(paths))
+    report = agreement_report(
+        long, n_boot=bootstrap, seed=seed, min_kappa=min_kappa, target_kappa=target_kappa
+    )
+    report["annotator_kappas"] = annotator_kappas(long)
+    report["inputs"] = [p.name for p in paths]
+    atomic.write_json(output, report)
+    summary = ", ".join(
+        f"{axis} {v['kappa']:.3f} ({v['status']})" if v["kappa"] is not None else f"{axis} n/a"
+        for axis, v in report["axes"].items()
+    )
+    click.echo(f"kappa: {len(paths)} file(s), {report['n_items']} items: {summary} -> {output}")
+
+
+@cli.command()
+@input_option
+@click.argument("extra", nargs=-1, type=click.Path())
+@click.option("--method", type=click.Choice(METHODS), default="weighted_average", show_default=True)
+@click.option(
+    "--min-kappa",
+    "--min_kappa",
+    "min_kappa",
+    default=0.60,
+    show_default=True,
+    help="Annotators whose mean kappa with the others is below it are left out "
+    "(with three or more annotators).",
+)
+@click.option(
+    "--min-confidence",
+    "--min_confidence",
+    "min_confidence",
+    default=0.7,
+    show_default=True,
+    help="Ratings below it do not vote.",
+)
+@click.option(
+    "--max-item-range",
+    default=1,
+    show_default=True,
+    help="Reject items whose scores on an axis span more points than this.",
+)
+@click.option(
+    "--rejected",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write the rejected items (JSONL) here.",
+)
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False),
+    required=True,
+    help="Where to write the consensus JSONL.",
+)
+@fail_cleanly
+def merge(
+    inputs: tuple[str, ...],
+    extra: tuple[str, ...],
+    method: str,
+    min_kappa: float,
+    min_confidence: float,
+    max_item_range: int,
+    rejected: str | None,
+    output: str,
+) -> None:
+    """Merge several annotators into one consensus annotation per item -> JSONL."""
+    paths = _expand(inputs, extra)
+    humans = _humans(paths)
+    kappas = annotator_kappas(to_long_frame(humans))
+    low = sorted(
+        a for a, k in kappas.items() if k["overall"] is not None and k["overall"] < min_kappa
+    )
+    excluded = low if len(kappas) >= 3 and len(kappas) - len(low) >= 2 else []
+    consensus, rejects = build_consensus(
+        humans,
+        method=method,
+        min_confidence=min_confidence,
+        max_item_range=max_item_range,
+        exclude=excluded,
+    )
+    atomic.write_jsonl(output, consensus)
+    if rejected:
+        atomic.write_jsonl(rejected, rejects)
+    left_out = f"; left out (kappa < {min_kappa}): {', '.join(excluded)}" if excluded else ""
+    click.echo(
+        f"merge: {len(paths)} file(s), {len(consensus)} consensus items, "
+        f"{len(rejects)} rejected ({method}){left_out} -> {output}"
+    )
+
+
+if __name__ == "__main__":
+    cli()

@@ -1,0 +1,121 @@
+"""Stage generate: every perturbed benchmark -> data/outputs/{name}.parquet, through the
+generation cache (data/cache/generations) and one engine for all benchmarks; run summary ->
+metrics/generation.json."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import click
+import pandas as pd
+
+from evalpipe import atomic
+from evalpipe.benchmarks import build_prompts, get_spec
+from evalpipe.errors import InputError
+from evalpipe.inference import TINY_RANDOM_NOTE, make_engine
+from evalpipe.inference.generate import (
+    answer_budget,
+    make_requests,
+    outputs_frame,
+    sampling_settings,
+    validate_perturbed,
+)
+from evalpipe.inference.tiny import default_model_cache
+from evalpipe.params import load_params, section
+from evalpipe.paths import ProjectPaths
+from stages._common import fail_cleanly, params_option
+
+log = logging.getLogger("stages.generate")
+
+
+def _read_parquet(path: Path, hint: str) -> pd.DataFrame:
+    if not path.exists():
+        raise InputError(f"{path}: not found ({hint})")
+    try:
+        return pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises several types for a damaged file
+        raise InputError(f"{path}: not a readable Parquet file ({exc})") from exc
+
+
+@click.command()
+@click.option("--name", "names", multiple=True,
+              help="Benchmarks to generate for (repeatable); default: every data/perturbed/*.parquet.")
+@click.option("--progress/--no-progress", default=True, show_default=True,
+              help="Show a progress bar over the prompts sent to the engine.")
+@params_option
+@fail_cleanly
+def main(names: tuple[str, ...], progress: bool, params_path: str) -> None:
+    """Generate answers for every perturbed prompt; only prompts the cache lacks reach the model."""
+    params = load_params(params_path)
+    model_cfg = section(params, "model", path=params_path)
+    temperature, cap, seed = sampling_settings(section(params, "sampling", path=params_path),
+                                               source=params_path)
+    style = str(section(params, "prompt", "style", path=params_path))
+    n_shots = int(params["prompt"].get("n_shots", 0) or 0)
+    local = (params.get("benchmarks") or {}).get("local")
+    paths = ProjectPaths()
+    files = ([paths.perturbed(n) for n in names] if names
+             else sorted((paths.data / "perturbed").glob("*.parquet")))
+    if not files:
+        raise InputError(f"{paths.data / 'perturbed'}: no perturbed sets found "
+                         "(run `dvc repro perturb` first)")
+
+    # Build every prompt first so the engine gets all benchmarks' misses in one batch.
+    plans = []
+    for path in files:
+        name = path.stem
+        rows = _read_parquet(path, f"run `dvc repro perturb@{name}`")
+        validate_perturbed(rows, source=str(path))
+        spec = get_spec(name, local)
+        fewshot_path = paths.benchmark_fewshot(name)
+        fewshot = _read_parquet(fewshot_path, f"run `dvc repro benchmarks@{name}`") \
+            if style == "few_shot" else None
+        prompts = build_prompts(spec, rows, fewshot, style=style, n_shots=n_shots)
+        budget = answer_budget(spec.max_tokens(style), style=style, cap=cap)
+        requests = make_requests(prompts, max_tokens=budget, temperature=temperature,
+                                 json_schema=spec.json_schema, seed=seed)
+        plans.append((name, rows, prompts, requests))
+
+    engine = make_engine(model_cfg, cache_dir=paths.generation_cache,
+                         model_cache=default_model_cache(paths.root))
+    all_requests = [r for _, _, _, reqs in plans for r in reqs]
+    generations = engine.generate(all_requests, progress=progress)
+    stats = engine.last_stats
+
+    per_benchmark = {}
+    offset = 0
+    for name, rows, prompts, requests in plans:
+        gens = generations[offset:offset + len(requests)]
+        offset += len(requests)
+        frame = outputs_frame(rows, prompts, gens, model=engine.identity.label)
+        atomic.write_parquet(paths.outputs(name), frame)
+        per_benchmark[name] = {"prompts": len(requests),
+                               "from_cache": int(sum(g.from_cache for g in gens)),
+                               "max_tokens": requests[0].max_tokens if requests else 0,
+                               "structured_output": bool(requests and requests[0].json_schema)}
+    smoke = engine.is_smoke_test_model
+    metrics = {
+        **stats.to_dict(),
+        "model": engine.identity.label,
+        "backend": model_cfg.get("backend", "vllm"),
+        "smoke_test_model": smoke,
+        "note": TINY_RANDOM_NOTE if smoke else "",
+        "prompt_style": style,
+        "benchmarks": per_benchmark,
+    }
+    atomic.write_json(paths.generation_metrics, metrics)
+    engine.close()
+    if smoke:
+        log.warning(TINY_RANDOM_NOTE)
+    click.echo(
+        f"generate: {stats.prompts} prompts ({stats.unique_prompts} unique) over "
+        f"{len(plans)} benchmarks, {stats.cache_hits} cache hits, {stats.misses} generated "
+        f"({stats.output_tokens} tokens, {stats.tokens_per_s:.0f} tokens/s), engine "
+        f"{'started' if stats.engine_started else 'not started'}, model {engine.identity.label}"
+        f"{' (smoke test: chance accuracy)' if smoke else ''} -> {paths.outputs('*')}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""Stage perturb@{name}: typos on the target words of one benchmark -> data/perturbed/{name}.parquet
+and its summary -> metrics/perturbation/{name}.json."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pandas as pd
+
+from evalpipe import atomic
+from evalpipe.errors import InputError
+from evalpipe.params import load_params, section
+from evalpipe.paths import ProjectPaths
+from evalpipe.perturb import perturb_frame, validate_probabilities
+from stages._common import fail_cleanly, params_option
+
+
+def _read_parquet(path: Path, hint: str) -> pd.DataFrame:
+    if not path.exists():
+        raise InputError(f"{path}: not found ({hint})")
+    try:
+        return pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises several types for a damaged file
+        raise InputError(f"{path}: not a readable Parquet file ({exc})") from exc
+
+
+@click.command()
+@click.option("--name", required=True, help="The benchmark to perturb (a key of benchmarks.*).")
+@params_option
+@fail_cleanly
+def main(name: str, params_path: str) -> None:
+    """Perturb the most frequent words of benchmark NAME with the probabilities of params.yaml."""
+    params = load_params(params_path)
+    probs = validate_probabilities(section(params, "perturb", path=params_path),
+                                   source=params_path)
+    seed = section(params, "seed", path=params_path)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise InputError(f"{params_path}: seed must be an integer, found {seed!r}")
+    paths = ProjectPaths()
+    bench_path = paths.benchmark(name)
+    bench = _read_parquet(bench_path, f"run `dvc repro benchmarks@{name}`")
+    if bench.empty or "language" not in bench.columns:
+        raise InputError(f"{bench_path}: expected benchmark rows with a 'language' column")
+    language = str(bench["language"].iloc[0])
+    words_path = paths.words(language)
+    words = _read_parquet(words_path, f"run `dvc repro words@{language}`")
+    result = perturb_frame(bench, words, probabilities=probs, seed=seed, source=str(bench_path),
+                           words_source=str(words_path), progress=True)
+    atomic.write_parquet(paths.perturbed(name), result.table)
+    atomic.write_json(paths.perturbation_metrics(name), result.summary)
+    s = result.summary
+    click.echo(
+        f"perturb@{name}: {s['examples']} examples, {s['target_words_found']}/{s['target_words']} "
+        f"target words found, {s['perturbed_occurrences']}/{s['occurrences']} occurrences "
+        f"perturbed, {s['rows']} rows -> {paths.perturbed(name)}"
+    )
+
+
+if __name__ == "__main__":
+    main()

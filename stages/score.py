@@ -1,0 +1,102 @@
+"""Stage score: parse and score every output -> data/scored/, metrics/robustness.json,
+metrics/classification.json and the plot tables in plots/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pandas as pd
+
+from evalpipe import atomic
+from evalpipe.benchmarks.spec import get_spec
+from evalpipe.errors import InputError
+from evalpipe.params import load_params, section
+from evalpipe.paths import ProjectPaths
+from evalpipe.scoring.report import ClassificationSetup, build_reports
+from evalpipe.scoring.scorer import error_preview, score_frame
+from stages._common import fail_cleanly, params_option
+
+# Parsers whose predictions live in a closed label space: these get classification metrics.
+CLASSIFICATION_PARSERS = ("mc_letter", "mc_index", "nli", "json_label")
+
+
+def read_outputs(path: Path) -> pd.DataFrame:
+    try:
+        return pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises several types for a damaged file
+        raise InputError(f"{path}: cannot read Parquet: {exc}") from exc
+
+
+@click.command()
+@params_option
+@click.option("--root", type=click.Path(file_okay=False), default=".", show_default=True,
+              help="Project root holding data/, metrics/ and plots/.")
+@fail_cleanly
+def main(params_path: str, root: str) -> None:
+    """Score data/outputs/*.parquet and write scored rows, metrics and plot data."""
+    params = load_params(params_path)
+    seed = int(section(params, "seed"))
+    samples = int(section(params, "scoring", "bootstrap_samples"))
+    level = float(section(params, "scoring", "confidence_level"))
+    sentiment_strict = bool(section(params, "scoring", "sentiment_strict"))
+    local = (params.get("benchmarks") or {}).get("local")
+    paths = ProjectPaths(Path(root))
+    outputs_dir = paths.outputs("_").parent
+    files = sorted(outputs_dir.glob("*.parquet"))
+    if not files:
+        raise InputError(f"{outputs_dir}: no *.parquet outputs to score (run `dvc repro generate`)")
+
+    scored: dict[str, pd.DataFrame] = {}
+    classification: dict[str, ClassificationSetup] = {}
+    for path in files:
+        name = path.stem
+        try:
+            spec = get_spec(name, local)
+        except InputError as exc:
+            raise InputError(f"{path}: no benchmark named after this file: {exc}") from exc
+
+        def options_for_row(subtask: str | None, spec=spec) -> dict:
+            options = spec.parser_kwargs(subtask)
+            if spec.parser == "json_label":
+                options["strict"] = sentiment_strict
+            return options
+
+        frame = score_frame(
+            read_outputs(path),
+            parser=spec.parser,
+            metric=spec.metric,
+            options_for_row=options_for_row,
+            source=str(path),
+            progress=True,
+        )
+        atomic.write_parquet(paths.scored(name), frame)
+        atomic.write_jsonl(paths.errors_preview(name), error_preview(frame, limit=20))
+        scored[name] = frame
+        if spec.labels and spec.parser in CLASSIFICATION_PARSERS:
+            classification[name] = ClassificationSetup(
+                labels=list(spec.labels),
+                explicit_invalid=spec.parser == "json_label" and not sentiment_strict,
+            )
+
+    reports = build_reports(scored, classification=classification, seed=seed, samples=samples,
+                            level=level)
+    atomic.write_json(paths.metrics / "robustness.json", reports.robustness)
+    atomic.write_json(paths.metrics / "classification.json", reports.classification)
+    atomic.write_csv(paths.plots / "word_accuracy_drop.csv", reports.word_accuracy_drop)
+    atomic.write_csv(paths.plots / "confusion.csv", reports.confusion)
+    atomic.write_csv(paths.plots / "accuracy_by_rate.csv", reports.accuracy_by_rate)
+
+    rows = sum(len(f) for f in scored.values())
+    unparsed = sum(int((f["parse_status"] == "unparsed").sum()) for f in scored.values())
+    deltas = [r["delta"] for r in reports.robustness.values() if r.get("delta") is not None]
+    mean_delta = f"{sum(deltas) / len(deltas):+.4f}" if deltas else "n/a"
+    click.echo(
+        f"score: {len(scored)} benchmarks, {rows} rows ({unparsed} unparsed) -> "
+        f"{paths.scored('*').parent}, metrics/robustness.json (mean delta {mean_delta}), "
+        "metrics/classification.json, plots/"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,351 @@
+"""Answer parsers: REFERENCE.md §3 golden cases, per-parser behaviour, property tests."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalpipe.errors import InputError
+from evalpipe.scoring.parsers import (
+    PARSERS,
+    bbh,
+    extractive,
+    first_json_object,
+    json_label,
+    mc_index,
+    mc_letter,
+    nli,
+    normalise_gold,
+    numeric,
+    parse_answer,
+)
+from evalpipe.scoring.scorer import score_frame
+
+ABCD_LOWER = {"labels": ["a", "b", "c", "d"], "digit_map": {"1": "a", "2": "b", "3": "c", "4": "d"}}
+MMLU = {"labels": ["A", "B", "C", "D"], "digit_map": None}
+JCQA = {"labels": ["0", "1", "2", "3", "4"]}
+
+
+# ----------------------------------------------------------------------------- golden (§3)
+
+
+@pytest.mark.parametrize("options", [ABCD_LOWER, {"labels": ["a", "b", "c", "d"]}])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [("回答（1文字のみ）: b", "b"), ("Answer: b, 第4条", "b"), ("Ｂ", "b")],
+)
+def test_four_choice_golden_cases_ignore_label_digits(raw, expected, options):
+    assert parse_answer("mc_letter", raw, **options).prediction == expected
+
+
+@pytest.mark.parametrize("raw", ["ANSWER: B", "B. 4", "The answer is (B)."])
+def test_mmlu_answer_forms_all_parse_to_b(raw):
+    result = parse_answer("mc_letter", raw, **MMLU)
+    assert (result.prediction, result.status) == ("B", "strict")
+
+
+@pytest.mark.parametrize(("raw", "expected"), [("**Answer: $18 per day.**", "18"), ("1,234.", "1234")])
+def test_gsm8k_golden_numbers(raw, expected):
+    assert parse_answer("numeric", raw).prediction == expected
+
+
+def test_jcommonsenseqa_twelve_is_wrong_when_gold_is_two():
+    frame = _frame("jcommonsenseqa", ["12"], ["2"])
+    scored = score_frame(frame, parser="mc_index", metric="exact_match", parser_options=JCQA)
+    assert scored["correct"].tolist() == [False]
+
+
+@pytest.mark.parametrize(
+    ("parser", "options", "gold", "metric"),
+    [
+        ("mc_letter", MMLU, "A", "exact_match"),
+        ("mc_index", JCQA, "0", "exact_match"),
+        ("numeric", {}, "0", "exact_match"),
+        ("bbh", {"subtask": "navigate"}, "No", "exact_match"),
+        ("nli", {"labels": ["entailment", "contradiction", "neutral"]}, "neutral", "exact_match"),
+        ("extractive", {}, "", "char_f1"),
+        ("json_label", {"labels": ["positive", "negative"], "strict": False}, "positive", "accuracy"),
+    ],
+)
+def test_empty_output_is_unparsed_and_wrong_for_every_parser(parser, options, gold, metric):
+    assert parse_answer(parser, "", **options).status == "unparsed"
+    assert parse_answer(parser, None, **options).prediction is None
+    scored = score_frame(_frame("x", [""], [gold]), parser=parser, metric=metric, parser_options=options)
+    assert scored.loc[0, "parse_status"] == "unparsed"
+    assert not scored.loc[0, "correct"]
+    assert scored.loc[0, "score"] == 0.0
+
+
+def test_json_label_in_prose_aliases_and_clips_confidence():
+    raw = 'Sure, here it is: {"label": "pos", "confidence": 1.7, "reason": "great"} Thanks!'
+    result = parse_answer("json_label", raw, labels=["positive", "negative"])
+    assert result.prediction == "positive"
+    assert result.status == "strict"
+    assert result.extra["confidence"] == 1.0
+    assert result.extra["reason"] == "great"
+
+
+# ----------------------------------------------------------------------------- multiple choice
+
+
+def test_upstream_digit_first_bug_is_not_repeated():
+    # Upstream scanned digits before letters: these came out as a and d.
+    assert mc_letter("回答（1文字のみ）: b", **ABCD_LOWER).prediction == "b"
+    assert mc_letter("Answer: b, 第4条", **ABCD_LOWER).prediction == "b"
+
+
+def test_digits_map_to_letters_only_with_a_digit_map():
+    assert mc_letter("4", **ABCD_LOWER).prediction == "d"
+    assert mc_letter("4", labels=["a", "b", "c", "d"]).status == "unparsed"
+
+
+def test_letter_case_follows_the_label_space():
+    assert mc_letter("answer: c", **MMLU).prediction == "C"
+    assert mc_letter("ANSWER: C", labels=["a", "b", "c", "d"]).prediction == "c"
+
+
+def test_english_article_is_not_read_as_choice_a():
+    result = mc_letter("A cat would choose (C) here", **MMLU)
+    assert (result.prediction, result.status) == ("C", "fallback")
+
+
+def test_letters_inside_words_are_not_choices():
+    assert mc_letter("Because decades of data", **MMLU).status == "unparsed"
+    assert mc_letter("I'd go with B", **MMLU).prediction == "B"
+
+
+def test_markdown_answer_line_is_strict():
+    assert mc_letter("**Answer:** D", **MMLU) == mc_letter("D", **MMLU)
+    assert mc_letter("**Answer:** D", **MMLU).status == "strict"
+
+
+def test_last_bracketed_choice_wins_in_fallback():
+    assert mc_letter("Option (A) looks tempting but (C) is right", **MMLU).prediction == "C"
+
+
+def test_mc_index_needs_a_standalone_digit():
+    assert mc_index("回答：２", **JCQA).prediction == "2"
+    assert mc_index("2. 椅子", **JCQA).prediction == "2"
+    for raw in ["12", "2.5", "1,234", "選択肢は5つ"]:
+        assert mc_index(raw, **JCQA).status == "unparsed", raw
+
+
+def test_digit_map_must_point_at_labels():
+    with pytest.raises(InputError, match="digit_map"):
+        mc_letter("1", labels=["a", "b"], digit_map={"1": "z"})
+
+
+# ----------------------------------------------------------------------------- numeric
+
+
+def test_gsm8k_strict_hash_answer_beats_later_numbers():
+    result = numeric("Work: 3 + 4 = 7\n#### 7\nNext question 99")
+    assert (result.prediction, result.status) == ("7", "strict")
+
+
+def test_gsm8k_flexible_takes_the_last_number():
+    result = numeric("She pays 5 dollars, then 12 more, so 17.")
+    assert (result.prediction, result.status) == ("17", "fallback")
+
+
+def test_gsm8k_negative_and_decimal_numbers_are_canonical():
+    assert numeric("The answer is -3.").prediction == "-3"
+    assert numeric("It costs $18.00").prediction == "18"
+    assert numeric("half: 0.50").prediction == "0.5"
+    assert numeric("no numbers here").status == "unparsed"
+    assert normalise_gold("numeric", "1,234") == "1234"
+
+
+# ----------------------------------------------------------------------------- BBH
+
+
+@pytest.mark.parametrize(
+    ("subtask", "raw", "expected", "status"),
+    [
+        ("date_understanding", "So the answer is (C).", "(C)", "strict"),
+        ("date_understanding", "(A)", "(A)", "strict"),
+        ("snarks", "Option (A) is sarcastic... I pick (B)", "(B)", "fallback"),
+        ("navigate", "No", "No", "strict"),
+        ("navigate", "no, you do not return", "No", "fallback"),
+        ("sports_understanding", "Yes.", "yes", "strict"),
+        ("boolean_expressions", "the answer is true", "True", "strict"),
+        ("formal_fallacies", "invalid", "invalid", "strict"),
+        ("object_counting", "I count 3 + 2 = 5", "5", "fallback"),
+        ("multistep_arithmetic_two", "The answer is -12.", "-12", "strict"),
+        ("dyck_languages", ") ] }", ")]}", "fallback"),
+        ("word_sorting", "apple  banana cherry\nmore", "apple banana cherry", "fallback"),
+    ],
+)
+def test_bbh_parses_each_subtask_format(subtask, raw, expected, status):
+    result = bbh(raw, subtask=subtask)
+    assert (result.prediction, result.status) == (expected, status)
+
+
+@pytest.mark.parametrize(
+    ("subtask", "gold", "raw"),
+    [
+        ("snarks", "(A)", "the answer is (A)"),
+        ("web_of_lies", "Yes", "yes"),
+        ("dyck_languages", ") ] }", ")]}"),
+        ("object_counting", "12", "twelve, i.e. 12"),
+    ],
+)
+def test_bbh_prediction_matches_gold_in_canonical_form(subtask, gold, raw):
+    assert bbh(raw, subtask=subtask).prediction == normalise_gold("bbh", gold, subtask=subtask)
+
+
+def test_bbh_valid_is_not_found_inside_invalid():
+    assert bbh("It is invalid", subtask="formal_fallacies").prediction == "invalid"
+
+
+# ----------------------------------------------------------------------------- NLI, QA, JSON
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected", "status"),
+    [
+        ("entailment", "entailment", "strict"),
+        ("Contradiction.", "contradiction", "strict"),
+        ("回答：含意", "entailment", "strict"),
+        ("矛盾", "contradiction", "strict"),
+        ("中立", "neutral", "strict"),
+        ("The hypothesis is neutral to the premise", "neutral", "fallback"),
+        ("no idea", None, "unparsed"),
+    ],
+)
+def test_nli_labels_in_english_and_japanese(raw, expected, status):
+    result = nli(raw)
+    assert (result.prediction, result.status) == (expected, status)
+
+
+def test_nli_parser_serves_any_closed_label_set():
+    result = nli("I would say Sports.", labels=["politics", "sports"])
+    assert result.prediction == "sports"
+
+
+def test_extractive_keeps_first_paragraph_and_drops_answer_cue():
+    result = extractive("回答：徳川家康\n\n理由：江戸幕府を開いた")
+    assert (result.prediction, result.status) == ("徳川家康", "strict")
+    assert extractive("\n\n答え: 東京").status == "fallback"
+    assert extractive("ＡＢＣ１２３").prediction == "ABC123"
+
+
+def test_first_json_object_stops_at_the_first_object():
+    assert first_json_object('x {"label": "neg"} y {"label": "pos"}') == {"label": "neg"}
+    assert first_json_object("{not json} then {\"a\": 1}") == {"a": 1}
+    assert first_json_object("no braces") is None
+
+
+def test_json_label_outside_label_set_is_unparsed_not_neutral():
+    raw = '{"label": "neutral", "confidence": 0.5}'
+    result = json_label(raw, labels=["positive", "negative"])
+    assert result.prediction is None
+    assert result.status == "unparsed"
+    assert result.extra["raw_label"] == "neutral"
+
+
+def test_json_label_strict_mode_refuses_prose_labels():
+    raw = "The review is clearly positive."
+    assert json_label(raw, labels=["positive", "negative"], strict=True).status == "unparsed"
+    lenient = json_label(raw, labels=["positive", "negative"], strict=False)
+    assert (lenient.prediction, lenient.status) == ("positive", "fallback")
+    both = json_label("positive or negative", labels=["positive", "negative"], strict=False)
+    assert both.status == "unparsed"
+
+
+@pytest.mark.parametrize(("value", "expected"), [(-0.3, 0.0), ("0.4", 0.4), ("high", None), (True, None)])
+def test_json_label_confidence_is_clipped_or_none(value, expected):
+    import json
+
+    raw = json.dumps({"label": "negative", "confidence": value})
+    assert json_label(raw).extra["confidence"] == expected
+
+
+def test_unknown_parser_and_bad_options_are_input_errors():
+    with pytest.raises(InputError, match="known parsers"):
+        parse_answer("nope", "x")
+    with pytest.raises(InputError, match="bad options"):
+        parse_answer("numeric", "1", labels=["a"])
+    assert set(PARSERS) == {"mc_letter", "mc_index", "numeric", "bbh", "nli", "extractive", "json_label"}
+
+
+# ----------------------------------------------------------------------------- properties
+
+LETTERS = st.sampled_from(["A", "B", "C", "D"])
+FULL_WIDTH = {chr(c): chr(c + 0xFEE0) for c in range(0x21, 0x7F)}
+# Noise that contains no standalone letter or digit: Japanese prose, punctuation, spaces.
+NOISE = st.text(alphabet=st.sampled_from(list("ぁあいうえおかきくけこ、。 \n!?…")), max_size=20)
+
+
+def _full_width(text: str) -> str:
+    return "".join(FULL_WIDTH.get(ch, ch) for ch in text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(letter=LETTERS, lower=st.booleans(), cue=st.sampled_from(["Answer: ", "回答：", "The answer is (", ""]))
+def test_full_width_forms_parse_like_ascii(letter, lower, cue):
+    raw = cue + (letter.lower() if lower else letter)
+    wide = _full_width(raw)
+    assert unicodedata.normalize("NFKC", wide) == unicodedata.normalize("NFKC", raw)
+    assert mc_letter(wide, **MMLU).prediction == mc_letter(raw, **MMLU).prediction == letter
+
+
+@settings(max_examples=200, deadline=None)
+@given(letter=LETTERS, before=NOISE, after=NOISE)
+def test_answer_line_survives_noise_around_it(letter, before, after):
+    raw = f"{before}\nAnswer: {letter}\n{after}"
+    assert mc_letter(raw, **MMLU).prediction == letter
+
+
+@settings(max_examples=200, deadline=None)
+@given(number=st.integers(-10**6, 10**6), before=NOISE, after=NOISE)
+def test_number_with_thousands_separators_survives_noise(number, before, after):
+    raw = f"{before} #### {number:,} {after}"
+    assert numeric(raw).prediction == str(number)
+    assert numeric(_full_width(f"{number:,}")).prediction == str(number)
+
+
+@settings(max_examples=100, deadline=None)
+@given(digit=st.sampled_from(list("01234")), before=NOISE, after=NOISE)
+def test_index_answer_survives_noise_but_not_longer_numbers(digit, before, after):
+    assert mc_index(f"{before}回答: {digit}{after}", **JCQA).prediction == digit
+    assert mc_index(f"{before}{digit}{digit}{after}", **JCQA).prediction is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(label=st.sampled_from(["positive", "negative"]), conf=st.floats(-5, 5), before=NOISE, after=NOISE)
+def test_json_answer_survives_prose_around_it(label, conf, before, after):
+    import json
+
+    raw = before + json.dumps({"label": label.upper(), "confidence": conf}) + after
+    result = json_label(raw)
+    assert result.prediction == label
+    assert 0.0 <= result.extra["confidence"] <= 1.0
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=st.text(max_size=40))
+def test_every_parser_returns_a_valid_status_on_arbitrary_text(text):
+    for name, options in [("mc_letter", MMLU), ("mc_index", JCQA), ("numeric", {}),
+                          ("bbh", {"subtask": "snarks"}), ("nli", {}), ("extractive", {}),
+                          ("json_label", {"strict": False})]:  # fmt: skip
+        result = parse_answer(name, text, **options)
+        assert result.status in ("strict", "fallback", "unparsed")
+        assert (result.prediction is None) == (result.status == "unparsed")
+
+
+def _frame(benchmark: str, outputs: list[str], golds: list[str]):
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            "benchmark": benchmark,
+            "example_id": [str(i) for i in range(len(outputs))],
+            "variant": "original",
+            "output": outputs,
+            "answer": golds,
+        }
+    )

@@ -1,0 +1,111 @@
+"""Comparing runs as a team, end to end: `dvc metrics diff` between two branches with different
+perturbation params, and a queued two-point sweep (`dvc exp run --queue` + `dvc queue start`)
+whose experiments report different metrics in `dvc exp show`."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import yaml
+
+if TYPE_CHECKING:
+    from conftest import Project
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
+
+TARGET = "perturb@gsm8k"
+METRICS = "metrics/perturbation/gsm8k.json"
+
+
+def _flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def _set_params(project: Project, **perturb: float) -> None:
+    """Edit the perturb section of params.yaml, as a user would on a branch."""
+    path = project.root / "params.yaml"
+    params = yaml.safe_load(path.read_text())
+    params["perturb"].update(perturb)
+    path.write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True))
+
+
+def test_metrics_diff_between_branches_shows_the_typo_count_change(project: Project) -> None:
+    project.dvc("repro", TARGET)
+    project.commit("default typo probabilities")
+    noisy = _flatten(json.loads((project.root / METRICS).read_text()))
+
+    project.git("checkout", "-q", "-b", "no-typos")
+    _set_params(project, replace_prob=0.0, insert_prob=0.0, delete_prob=0.0)
+    project.dvc("repro", TARGET)
+    project.commit("no typos at all")
+    clean = _flatten(json.loads((project.root / METRICS).read_text()))
+
+    diff = json.loads(project.dvc("metrics", "diff", "main", "no-typos", "--json").stdout)
+    assert METRICS in diff, diff
+    change = diff[METRICS]["perturbed_occurrences"]
+    assert (change["old"], change["new"]) == (
+        noisy["perturbed_occurrences"],
+        clean["perturbed_occurrences"],
+    )
+    assert noisy["perturbed_occurrences"] > 0 == clean["perturbed_occurrences"]
+
+    # The human-readable table names the file and the metric.
+    table = project.dvc("metrics", "diff", "main", "no-typos").stdout
+    assert METRICS in table and "perturbed_occurrences" in table
+
+
+def _experiments(project: Project) -> list[dict[str, Any]]:
+    shown = json.loads(project.dvc("exp", "show", "--json").stdout)
+    return [exp["revs"][0] for commit in shown for exp in commit.get("experiments") or []]
+
+
+def test_queued_sweep_runs_two_experiments_with_different_metrics(project: Project) -> None:
+    # Only Git-tracked files reach the queue's temporary workspaces: build the baseline and
+    # commit dvc.lock first, so the experiments reuse the cached words and benchmark.
+    project.dvc("repro", TARGET)
+    project.commit("baseline")
+
+    project.dvc(
+        "exp",
+        "run",
+        "--queue",
+        "-S",
+        "perturb.delete_prob=0.0,0.6",
+        "-S",
+        "perturb.replace_prob=0.0",
+        "-S",
+        "perturb.insert_prob=0.0",
+        TARGET,
+    )
+    try:
+        project.dvc("queue", "start", "-j", "1")
+        deadline = time.monotonic() + 420
+        while True:
+            status = project.dvc("queue", "status").stdout
+            if "Queued" not in status and "Running" not in status:
+                break
+            assert time.monotonic() < deadline, status
+            time.sleep(2)
+    finally:
+        project.dvc("queue", "stop", check=False)
+    assert status.count("Success") == 2, status
+
+    results = {}
+    for exp in _experiments(project):
+        params = exp["data"]["params"]["params.yaml"]["data"]["perturb"]
+        metrics = exp["data"]["metrics"][METRICS]["data"]
+        results[params["delete_prob"]] = _flatten(metrics)["perturbed_occurrences"]
+    assert set(results) == {0.0, 0.6}, results
+    assert results[0.0] == 0 < results[0.6]
+
+    table = project.dvc("exp", "show", "--only-changed", "--md").stdout
+    assert "perturb.delete_prob" in table
