@@ -12,6 +12,7 @@ ratings; a fresh connection then checks that every acknowledged rating is in the
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import sys
 import tempfile
@@ -80,35 +81,64 @@ def fmt_ms(values: list[float]) -> str:
 @click.option("--overlap", default=2, show_default=True)
 @click.option("--threads", default=8, show_default=True, help="waitress threads.")
 @click.option(
+    "--think-ms",
+    default=250.0,
+    show_default=True,
+    help="Mean pause per item between opening and submitting (a person reading). "
+    "Real annotators take seconds; 0 = closed loop at saturation.",
+)
+@click.option(
+    "--closed-loop/--no-closed-loop",
+    default=True,
+    show_default=True,
+    help="Also run the load once with no pauses (the server's saturation figures).",
+)
+@click.option(
     "--kill-after",
     default=600,
     show_default=True,
     help="Phase 2: SIGKILL the server after this many acknowledged ratings.",
 )
-def main(annotators: int, ratings: int, overlap: int, threads: int, kill_after: int) -> None:
+def main(
+    annotators: int,
+    ratings: int,
+    overlap: int,
+    threads: int,
+    think_ms: float,
+    closed_loop: bool,
+    kill_after: int,
+) -> None:
     per = -(-ratings // annotators)
     items = -(-per * annotators // overlap)
     secret = secrets.token_hex(32)
     extra = ["--overlap", str(overlap), "--threads", str(threads)]
     with tempfile.TemporaryDirectory(prefix="evalpipe-load-") as tmpdir:
         tmp = Path(tmpdir)
-        db, tasks, accounts = setup(tmp, "load", annotators, items)
-        with ServerProcess(db=db, tasks=tasks, cwd=REPO, secret=secret, extra_args=extra) as srv:
-            res = run_load(srv.base_url, accounts, per_annotator=per, seed=1)
-        a = audit(db, res.acks)
-        print(
-            f"load: {annotators} annotators x {per} ratings on {items} items (overlap "
-            f"{overlap}), waitress {threads} threads, {res.wall_s:.1f} s wall, "
-            f"{len(res.acks) / res.wall_s:.0f} ratings/s"
-        )
-        print(f"  submit (POST, commit + redirect): {fmt_ms(res.post_ms)}")
-        print(f"  item page (GET):                  {fmt_ms(res.get_ms)}")
-        print(
-            f"  acknowledged {a.acknowledged}, stored {a.stored}, lost {a.lost}, "
-            f"mismatched {a.mismatched}, duplicated {a.duplicated}, failed requests {res.errors}"
-        )
+        print(f"load average (1/5/15 min) at the start: {os.getloadavg()} on {os.cpu_count()} CPUs")
+        ok = True
+        for name, pause in [("paced", think_ms)] + ([("closed-loop", 0.0)] if closed_loop else []):
+            db, tasks, accounts = setup(tmp, f"load-{name}", annotators, items)
+            with ServerProcess(
+                db=db, tasks=tasks, cwd=REPO, secret=secret, extra_args=extra
+            ) as srv:
+                res = run_load(srv.base_url, accounts, per_annotator=per, seed=1, think_ms=pause)
+            a = audit(db, res.acks)
+            print(
+                f"load ({name}, think {pause:.0f} ms): {annotators} annotators x {per} ratings "
+                f"on {items} items (overlap {overlap}), waitress {threads} threads, "
+                f"{res.wall_s:.1f} s wall, {len(res.acks) / res.wall_s:.0f} ratings/s"
+            )
+            print(f"  submit (POST, commit + redirect): {fmt_ms(res.post_ms)}")
+            print(f"  item page (GET):                  {fmt_ms(res.get_ms)}")
+            print(
+                f"  acknowledged {a.acknowledged}, stored {a.stored}, lost {a.lost}, "
+                f"mismatched {a.mismatched}, duplicated {a.duplicated}, "
+                f"failed requests {res.errors}"
+            )
+            ok = ok and a.lost == a.duplicated == a.mismatched == 0
+            ok = ok and len(res.acks) == per * annotators
 
-        db2, _, accounts2 = setup(tmp, "kill", annotators, items)
+        db2, tasks, accounts2 = setup(tmp, "kill", annotators, items)
         srv2 = ServerProcess(db=db2, tasks=tasks, cwd=REPO, secret=secret, extra_args=extra)
         srv2.start()
         killed = threading.Event()
@@ -118,7 +148,14 @@ def main(annotators: int, ratings: int, overlap: int, threads: int, kill_after: 
                 killed.set()
                 srv2.kill()
 
-        res2 = run_load(srv2.base_url, accounts2, per_annotator=per, seed=2, on_ack=maybe_kill)
+        res2 = run_load(
+            srv2.base_url,
+            accounts2,
+            per_annotator=per,
+            seed=2,
+            think_ms=think_ms,
+            on_ack=maybe_kill,
+        )
         srv2.stop()
         b = audit(db2, res2.acks)
         print(
@@ -136,6 +173,10 @@ def main(annotators: int, ratings: int, overlap: int, threads: int, kill_after: 
             and b.lost == b.duplicated == 0
             and b.mismatched == 0
             and len(res.acks) == per * annotators
+        )
+        print(
+            f"load average (1/5/15 min) at the end: {os.getloadavg()} on {os.cpu_count()} CPUs "
+            f"(server and clients share them)"
         )
         print("result:", "OK" if ok else "FAILED")
         sys.exit(0 if ok else 1)

@@ -55,19 +55,21 @@ def _vocab(language: str, size: int) -> tuple[list[str], np.ndarray]:
 
 def _rows(name: str, language: str, fields: list[dict], choices: list | None) -> pd.DataFrame:
     n = len(fields)
-    return pd.DataFrame({
-        "benchmark": [name] * n,
-        "example_id": [f"{i:06d}" for i in range(n)],
-        "subtask": [None] * n,
-        "language": [language] * n,
-        "task_type": ["mc" if choices else "extractive_qa"] * n,
-        "fields": [json.dumps(f, ensure_ascii=False, sort_keys=True) for f in fields],
-        "perturbable": [sorted(k for k in f if k != "choices_text") for f in fields],
-        "choices": choices if choices else [None] * n,
-        "answer": ["A"] * n,
-        "answers": [["A"]] * n,
-        "labels": [["A", "B", "C", "D"]] * n if choices else [None] * n,
-    })
+    return pd.DataFrame(
+        {
+            "benchmark": [name] * n,
+            "example_id": [f"{i:06d}" for i in range(n)],
+            "subtask": [None] * n,
+            "language": [language] * n,
+            "task_type": ["mc" if choices else "extractive_qa"] * n,
+            "fields": [json.dumps(f, ensure_ascii=False, sort_keys=True) for f in fields],
+            "perturbable": [sorted(k for k in f if k != "choices_text") for f in fields],
+            "choices": choices if choices else [None] * n,
+            "answer": ["A"] * n,
+            "answers": [["A"]] * n,
+            "labels": [["A", "B", "C", "D"]] * n if choices else [None] * n,
+        }
+    )
 
 
 def english_input(n: int) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -78,7 +80,7 @@ def english_input(n: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     draws = rng.choice(len(words), size=int(lengths.sum()) + 20 * n, p=p)
     fields, choices, k = [], [], 0
     for length in lengths:
-        toks = [words[j] for j in draws[k:k + length]]
+        toks = [words[j] for j in draws[k : k + length]]
         k += length
         toks[0] = toks[0].capitalize()
         sentence = " ".join(toks)
@@ -87,7 +89,7 @@ def english_input(n: int) -> tuple[pd.DataFrame, pd.DataFrame]:
         fields.append({"question": sentence + "?"})
         opts = []
         for _ in range(4):
-            opts.append(" ".join(words[j] for j in draws[k:k + 5]))
+            opts.append(" ".join(words[j] for j in draws[k : k + 5]))
             k += 5
         choices.append(opts)
     bench = _rows("mmlu_synthetic", "english", fields, choices)
@@ -105,7 +107,7 @@ def japanese_input(n: int, kind: str) -> tuple[pd.DataFrame, pd.DataFrame]:
         nonlocal k
         out, size = [], 0
         while size < chars:
-            piece = "".join(words[j] for j in draws[k:k + 12]) + "。"
+            piece = "".join(words[j] for j in draws[k : k + 12]) + "。"
             k += 12
             out.append(piece)
             size += len(piece)
@@ -125,11 +127,17 @@ def japanese_input(n: int, kind: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     for f in fields[:500]:
         for t in tok.tokens(f["context"]):
             if t.lemma and len(t.lemma) >= 2:
-                counts[(t.lemma, "-".join(t.pos[:2]))] += 1
+                counts[(t.lemma, "-".join(t.pos.split("-")[:2]))] += 1
     top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:500]
-    wl = pd.DataFrame({"rank": range(1, len(top) + 1), "word": [k[0] for k, _ in top],
-                       "lemma": [k[0] for k, _ in top], "pos": [k[1] for k, _ in top],
-                       "score": [float(c) for _, c in top]})
+    wl = pd.DataFrame(
+        {
+            "rank": range(1, len(top) + 1),
+            "word": [k[0] for k, _ in top],
+            "lemma": [k[0] for k, _ in top],
+            "pos": [k[1] for k, _ in top],
+            "score": [float(c) for _, c in top],
+        }
+    )
     return bench, wl
 
 
@@ -141,7 +149,7 @@ def naive_english(bench: pd.DataFrame, words: pd.DataFrame) -> int:
     total = PROBS.total
     for word in words["word"]:
         pattern = re.compile(r"\b" + re.escape(word) + r"\b", re.IGNORECASE)
-        for example_id, text in zip(ids, texts):
+        for example_id, text in zip(ids, texts, strict=True):
             matches = list(pattern.finditer(text))
             if not matches:
                 continue
@@ -153,10 +161,15 @@ def naive_english(bench: pd.DataFrame, words: pd.DataFrame) -> int:
                     i = rng.randrange(len(w))
                     op = rng.choices(("replace", "insert", "delete"), (0.2, 0.2, 0.2))[0]
                     c = rng.choice("abcdefghijklmnopqrstuvwxyz")
-                    w = (w[:i] + c + w[i + 1:] if op == "replace" else
-                         w[:i] + c + w[i:] if op == "insert" else w[:i] + w[i + 1:])
+                    w = (
+                        w[:i] + c + w[i + 1 :]
+                        if op == "replace"
+                        else w[:i] + c + w[i:]
+                        if op == "insert"
+                        else w[:i] + w[i + 1 :]
+                    )
                     fired += 1
-                pieces.append(text[cursor:m.start()] + w)
+                pieces.append(text[cursor : m.start()] + w)
                 cursor = m.end()
             if fired:
                 rows += 1
@@ -181,10 +194,17 @@ def run_case(case: str, n: int, naive: bool) -> dict:
         size = out.stat().st_size
     s = result.summary
     report = {
-        "case": case, "examples": n, "chars": int(bench["fields"].str.len().sum()),
-        "target_words": s["target_words"], "occurrences": s["occurrences"],
-        "perturbed_occurrences": s["perturbed_occurrences"], "rows": s["rows"],
-        "perturb_s": t1 - t0, "write_s": t2 - t1, "total_s": t2 - t0, "bytes": size,
+        "case": case,
+        "examples": n,
+        "chars": int(bench["fields"].str.len().sum()),
+        "target_words": s["target_words"],
+        "occurrences": s["occurrences"],
+        "perturbed_occurrences": s["perturbed_occurrences"],
+        "rows": s["rows"],
+        "perturb_s": t1 - t0,
+        "write_s": t2 - t1,
+        "total_s": t2 - t0,
+        "bytes": size,
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "rss_after_input_mib": rss_input,
     }
@@ -197,18 +217,21 @@ def run_case(case: str, n: int, naive: bool) -> dict:
 
 def _child(case: str, n: int, naive: bool = False) -> dict:
     cmd = [sys.executable, __file__, "--child", case, str(n)] + (["--naive"] if naive else [])
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=True,
-                          env={**os.environ, "TQDM_DISABLE": "1"})
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, check=True, env={**os.environ, "TQDM_DISABLE": "1"}
+    )
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def _line(r: dict) -> str:
-    return (f"{r['case']:<17} {r['examples']:>6} ex {r['chars'] / 1e6:6.2f}M chars "
-            f"{r['occurrences']:>9,} occ {r['perturbed_occurrences']:>8,} pert {r['rows']:>8,} rows"
-            f" | perturb {r['perturb_s']:6.2f}s write {r['write_s']:5.2f}s total "
-            f"{r['total_s']:6.2f}s | {r['occurrences'] / r['perturb_s']:>9,.0f} occ/s "
-            f"{r['rows'] / r['total_s']:>8,.0f} rows/s | {r['bytes'] / 1e6:6.1f} MB | peak RSS "
-            f"{r['peak_rss_mib']:6.0f} MiB (input {r['rss_after_input_mib']:.0f})")
+    return (
+        f"{r['case']:<17} {r['examples']:>6} ex {r['chars'] / 1e6:6.2f}M chars "
+        f"{r['occurrences']:>9,} occ {r['perturbed_occurrences']:>8,} pert {r['rows']:>8,} rows"
+        f" | perturb {r['perturb_s']:6.2f}s write {r['write_s']:5.2f}s total "
+        f"{r['total_s']:6.2f}s | {r['occurrences'] / r['perturb_s']:>9,.0f} occ/s "
+        f"{r['rows'] / r['total_s']:>8,.0f} rows/s | {r['bytes'] / 1e6:6.1f} MB | peak RSS "
+        f"{r['peak_rss_mib']:6.0f} MiB (input {r['rss_after_input_mib']:.0f})"
+    )
 
 
 def main() -> None:
@@ -229,8 +252,10 @@ def main() -> None:
     for lang, case in (("english", "english"), ("japanese", "japanese-surface")):
         t, b = UPSTREAM[lang]
         r = full[case]
-        print(f"{case}: {t / r['total_s']:.1f}x faster than upstream's {t:.0f} s, "
-              f"{b / r['bytes']:.0f}x smaller than its {b / 1e6:.0f} MB of JSON")
+        print(
+            f"{case}: {t / r['total_s']:.1f}x faster than upstream's {t:.0f} s, "
+            f"{b / r['bytes']:.0f}x smaller than its {b / 1e6:.0f} MB of JSON"
+        )
     print("== scaling, english ==")
     scales = [500, 1000, 2000] if args.quick else [1000, 2000, 4000, 8000, 14042]
     for n in scales:
@@ -239,9 +264,11 @@ def main() -> None:
     print("== against a per-word regex loop, english (perturbation only) ==")
     n = 1000 if args.quick else 14042
     r = _child("english", n, naive=True)
-    print(f"{n} examples x {r['target_words']} words: per-word loop {r['naive_s']:.2f} s "
-          f"({r['naive_rows']:,} rows), evalpipe {r['perturb_s']:.2f} s ({r['rows']:,} rows "
-          f"incl. originals): {r['naive_s'] / r['perturb_s']:.1f}x")
+    print(
+        f"{n} examples x {r['target_words']} words: per-word loop {r['naive_s']:.2f} s "
+        f"({r['naive_rows']:,} rows), evalpipe {r['perturb_s']:.2f} s ({r['rows']:,} rows "
+        f"incl. originals): {r['naive_s'] / r['perturb_s']:.1f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import click
 from evalpipe import atomic
 from evalpipe.annotation.agreement import agreement_report, annotator_kappas
 from evalpipe.annotation.consensus import METHODS, build_consensus
-from evalpipe.annotation.schema import is_human, read_annotations, to_long_frame
+from evalpipe.annotation.schema import Annotation, is_human, read_annotations, to_long_frame
 from evalpipe.errors import InputError
 from stages._common import fail_cleanly
 
@@ -36,7 +36,7 @@ def _expand(inputs: tuple[str, ...], extra: tuple[str, ...]) -> list[Path]:
     return list(dict.fromkeys(paths))
 
 
-def _humans(paths: list[Path]):
+def _humans(paths: list[Path]) -> list[Annotation]:
     annotations = [a for a in read_annotations(paths) if is_human(a.annotator_id)]
     if not annotations:
         raise InputError(f"{', '.join(map(str, paths))}: no human annotations")

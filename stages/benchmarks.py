@@ -72,16 +72,19 @@ def main(name: str | None, list_: bool, params_path: str) -> None:
         raise click.UsageError("give --name NAME or --list")
     spec = get_spec(name, cfg.get("local"))
     source = cfg.get("source", "sample")
-    examples, fewshot = load_benchmark(spec, source=source, max_samples=cfg.get("max_samples"),
-                                       seed=int(params.get("seed", 42)))
+    examples, fewshot = load_benchmark(
+        spec, source=source, max_samples=cfg.get("max_samples"), seed=int(params.get("seed", 42))
+    )
     paths = ProjectPaths()
     out = paths.benchmark(name)
-    fewshot_out = out.with_name(f"{name}.fewshot.parquet")
+    fewshot_out = paths.benchmark_fewshot(name)
     atomic.write_parquet(out, to_arrow(examples))
     atomic.write_parquet(fewshot_out, to_arrow(fewshot))
     origin = "local file" if spec.kind == "local" else source
-    click.echo(f"benchmarks@{name}: {len(examples)} examples + {len(fewshot)} few-shot "
-               f"({spec.task_type}, {spec.language}, from {origin}) -> {out}")
+    click.echo(
+        f"benchmarks@{name}: {len(examples)} examples + {len(fewshot)} few-shot "
+        f"({spec.task_type}, {spec.language}, from {origin}) -> {out}"
+    )
 
 
 if __name__ == "__main__":

@@ -32,8 +32,7 @@ def _read_parquet(path: Path, hint: str) -> pd.DataFrame:
 def main(name: str, params_path: str) -> None:
     """Perturb the most frequent words of benchmark NAME with the probabilities of params.yaml."""
     params = load_params(params_path)
-    probs = validate_probabilities(section(params, "perturb", path=params_path),
-                                   source=params_path)
+    probs = validate_probabilities(section(params, "perturb", path=params_path), source=params_path)
     seed = section(params, "seed", path=params_path)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise InputError(f"{params_path}: seed must be an integer, found {seed!r}")
@@ -45,8 +44,15 @@ def main(name: str, params_path: str) -> None:
     language = str(bench["language"].iloc[0])
     words_path = paths.words(language)
     words = _read_parquet(words_path, f"run `dvc repro words@{language}`")
-    result = perturb_frame(bench, words, probabilities=probs, seed=seed, source=str(bench_path),
-                           words_source=str(words_path), progress=True)
+    result = perturb_frame(
+        bench,
+        words,
+        probabilities=probs,
+        seed=seed,
+        source=str(bench_path),
+        words_source=str(words_path),
+        progress=True,
+    )
     atomic.write_parquet(paths.perturbed(name), result.table)
     atomic.write_json(paths.perturbation_metrics(name), result.summary)
     s = result.summary

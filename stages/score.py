@@ -30,8 +30,13 @@ def read_outputs(path: Path) -> pd.DataFrame:
 
 @click.command()
 @params_option
-@click.option("--root", type=click.Path(file_okay=False), default=".", show_default=True,
-              help="Project root holding data/, metrics/ and plots/.")
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False),
+    default=".",
+    show_default=True,
+    help="Project root holding data/, metrics/ and plots/.",
+)
 @fail_cleanly
 def main(params_path: str, root: str) -> None:
     """Score data/outputs/*.parquet and write scored rows, metrics and plot data."""
@@ -70,8 +75,6 @@ def main(params_path: str, root: str) -> None:
             source=str(path),
             progress=True,
         )
-        atomic.write_parquet(paths.scored(name), frame)
-        atomic.write_jsonl(paths.errors_preview(name), error_preview(frame, limit=20))
         scored[name] = frame
         if spec.labels and spec.parser in CLASSIFICATION_PARSERS:
             classification[name] = ClassificationSetup(
@@ -79,8 +82,13 @@ def main(params_path: str, root: str) -> None:
                 explicit_invalid=spec.parser == "json_label" and not sentiment_strict,
             )
 
-    reports = build_reports(scored, classification=classification, seed=seed, samples=samples,
-                            level=level)
+    reports = build_reports(
+        scored, classification=classification, seed=seed, samples=samples, level=level
+    )
+    # Written only once every benchmark has scored: a bad file leaves no partial results behind.
+    for name, frame in scored.items():
+        atomic.write_parquet(paths.scored(name), frame)
+        atomic.write_jsonl(paths.errors_preview(name), error_preview(frame, limit=20))
     atomic.write_json(paths.metrics / "robustness.json", reports.robustness)
     atomic.write_json(paths.metrics / "classification.json", reports.classification)
     atomic.write_csv(paths.plots / "word_accuracy_drop.csv", reports.word_accuracy_drop)

@@ -35,7 +35,9 @@ def make_outputs(
     rows = []
     golds = {}
     for i in range(n_examples):
-        gold = labels[i % len(labels)] if labels else (str(10 + i) if name == "gsm8k" else f"東京{i}")
+        gold = (
+            labels[i % len(labels)] if labels else (str(10 + i) if name == "gsm8k" else f"東京{i}")
+        )
         golds[i] = gold
 
     def answer(gold: str, right: bool) -> str:

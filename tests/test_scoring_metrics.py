@@ -56,27 +56,42 @@ def test_extractive_score_is_the_best_over_accepted_answers():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(LABELS), st.sampled_from([*LABELS, None])), min_size=1, max_size=60))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(LABELS), st.sampled_from([*LABELS, None])),
+        min_size=1,
+        max_size=60,
+    )
+)
 def test_classification_report_matches_scikit_learn(pairs):
     y_true = [t for t, _ in pairs]
     y_pred = [p for _, p in pairs]
     report = classification_report(y_true, y_pred, labels=LABELS)
     filled = [p if p is not None else "invalid" for p in y_pred]
-    p, r, f, _ = precision_recall_fscore_support(y_true, filled, labels=LABELS, average="macro", zero_division=0)
+    p, r, f, _ = precision_recall_fscore_support(
+        y_true, filled, labels=LABELS, average="macro", zero_division=0
+    )
     assert report["accuracy"] == pytest.approx(sk_accuracy(y_true, filled))
-    assert (report["precision_macro"], report["recall_macro"], report["f1_macro"]) == pytest.approx((p, r, f))
+    assert (report["precision_macro"], report["recall_macro"], report["f1_macro"]) == pytest.approx(
+        (p, r, f)
+    )
     pc, rc, fc, sc = precision_recall_fscore_support(y_true, filled, labels=LABELS, zero_division=0)
     for i, label in enumerate(LABELS):
         cls = report["per_class"][label]
-        assert (cls["precision"], cls["recall"], cls["f1"], cls["support"]) == pytest.approx((pc[i], rc[i], fc[i], sc[i]))
+        assert (cls["precision"], cls["recall"], cls["f1"], cls["support"]) == pytest.approx(
+            (pc[i], rc[i], fc[i], sc[i])
+        )
     matrix = confusion_matrix(y_true, filled, labels=LABELS)
     assert [[report["confusion"][a][b] for b in LABELS] for a in LABELS] == matrix.tolist()
     assert report["invalid"] == sum(p is None for p in y_pred)
 
 
 def test_unparsed_predictions_count_as_wrong_not_dropped():
-    report = classification_report(["positive", "negative", "negative"], ["positive", None, None],
-                                   labels=["positive", "negative"])
+    report = classification_report(
+        ["positive", "negative", "negative"],
+        ["positive", None, None],
+        labels=["positive", "negative"],
+    )
     assert report["n"] == 3
     assert report["accuracy"] == pytest.approx(1 / 3)
     assert report["per_class"]["negative"]["recall"] == 0.0
@@ -84,8 +99,12 @@ def test_unparsed_predictions_count_as_wrong_not_dropped():
 
 
 def test_non_strict_mode_shows_an_explicit_invalid_class():
-    report = classification_report(["positive", "negative"], ["positive", "neutral"],
-                                   labels=["positive", "negative"], explicit_invalid=True)
+    report = classification_report(
+        ["positive", "negative"],
+        ["positive", "neutral"],
+        labels=["positive", "negative"],
+        explicit_invalid=True,
+    )
     assert report["confusion"]["negative"]["invalid"] == 1
     assert report["per_class"]["invalid"]["support"] == 0
     assert "invalid" not in report["confusion"]  # no gold is invalid
@@ -137,8 +156,14 @@ def test_bootstrap_ci_agrees_with_scipy_percentile_bootstrap():
     o = rng.random(400) < 0.7
     p = np.where(rng.random(400) < 0.25, ~o, o)
     low, high = bootstrap_delta_ci(o, p, samples=4000, level=0.95, seed=11)
-    ref = bootstrap((p.astype(float) - o.astype(float),), np.mean, n_resamples=4000,
-                    confidence_level=0.95, method="percentile", random_state=5).confidence_interval
+    ref = bootstrap(
+        (p.astype(float) - o.astype(float),),
+        np.mean,
+        n_resamples=4000,
+        confidence_level=0.95,
+        method="percentile",
+        random_state=5,
+    ).confidence_interval
     assert low == pytest.approx(ref.low, abs=0.01)
     assert high == pytest.approx(ref.high, abs=0.01)
     assert low < p.mean() - o.mean() < high
@@ -157,7 +182,9 @@ def test_bootstrap_is_deterministic_per_hashed_seed():
 
 
 def _scored(rows):
-    frame = pd.DataFrame(rows, columns=["example_id", "variant", "word_rank", "correct", "perturbed_occurrences"])
+    frame = pd.DataFrame(
+        rows, columns=["example_id", "variant", "word_rank", "correct", "perturbed_occurrences"]
+    )
     frame["benchmark"] = "toy"
     frame["parse_status"] = "strict"
     frame["score"] = frame["correct"].astype(float)
@@ -204,7 +231,9 @@ def test_benchmark_summary_pools_pairs_and_counts_unparsed_rows():
 
 
 def test_benchmark_without_perturbed_rows_has_null_statistics():
-    summary = benchmark_summary(_scored([("e1", "original", 0, False, 0)]), seed=1, samples=10, level=0.95)
+    summary = benchmark_summary(
+        _scored([("e1", "original", 0, False, 0)]), seed=1, samples=10, level=0.95
+    )
     assert summary["n"] == 0
     assert summary["pdr"] is None and summary["delta"] is None
     assert summary["mcnemar_p"] == 1.0
@@ -237,14 +266,35 @@ def test_accuracy_by_rate_bins_share_of_changed_characters():
 
 
 def test_reports_are_rounded_and_json_safe():
-    assert rounded({"x": float("nan"), "y": -0.00001, "z": np.float64(0.123456)}) == {"x": None, "y": 0.0, "z": 0.1235}
+    assert rounded({"x": float("nan"), "y": -0.00001, "z": np.float64(0.123456)}) == {
+        "x": None,
+        "y": 0.0,
+        "z": 0.1235,
+    }
     scored = _scored([("e1", "original", 0, True, 0), ("e1", "the", 1, False, 1)])
     scored["gold"], scored["prediction"] = "A", ["A", None]
     scored["prompt"] = "p" * 50
-    reports = build_reports({"toy": scored}, classification={"toy": ClassificationSetup(["A", "B"])},
-                            seed=1, samples=50, level=0.95)
+    reports = build_reports(
+        {"toy": scored},
+        classification={"toy": ClassificationSetup(["A", "B"])},
+        seed=1,
+        samples=50,
+        level=0.95,
+    )
     assert reports.robustness["toy"]["delta"] == -1.0
     assert reports.classification["toy"]["accuracy"] == 1.0
     assert reports.confusion[["actual", "predicted"]].values.tolist() == [["toy: A", "toy: A"]]
     assert reports.word_accuracy_drop["label"].tolist() == ["toy: the"]
     assert reports.word_accuracy_drop["accuracy_drop"].tolist() == [1.0]
+
+
+@pytest.mark.parametrize(
+    "module", ["metrics", "normalise", "parsers", "report", "robustness", "scorer"]
+)
+def test_docstring_examples_hold(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"evalpipe.scoring.{module}"))
+    assert result.attempted > 0
+    assert result.failed == 0

@@ -19,15 +19,15 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
 # The cheapest slice of the pipeline that still has DVC-cached outputs and a Git-kept metric.
-TARGETS = ("words@english",)
-OUTPUT = "data/words/english.parquet"
+TARGETS = ("perturb@gsm8k",)
+OUTPUT = "data/perturbed/gsm8k.parquet"
 
 
 def _built(project: Project) -> Project:
     """Run the targets, commit the lock file and push the outputs to the default remote."""
     project.dvc("repro", *TARGETS)
     project.commit("run the pipeline slice")
-    project.dvc("push", *TARGETS)
+    project.dvc("push", "--with-deps", *TARGETS)
     return project
 
 
@@ -50,7 +50,7 @@ def _object_md5(project: Project, path: str) -> str:
 
 
 def _assert_nothing_to_do(clone: Project) -> None:
-    status = clone.dvc("status", *TARGETS)
+    status = clone.dvc("status", "--with-deps", *TARGETS)
     assert "Data and pipelines are up to date" in status.stdout, status.stdout
     repro = clone.dvc("repro", *TARGETS)
     assert "Running stage" not in repro.stdout, repro.stdout
@@ -64,7 +64,7 @@ def test_fresh_clone_pulls_from_local_remote_and_has_nothing_to_rebuild(project:
 
     clone = _clone(project)
     assert not (clone.root / OUTPUT).exists()
-    clone.dvc("pull", *TARGETS)
+    clone.dvc("pull", "--with-deps", *TARGETS)
 
     assert (clone.root / OUTPUT).read_bytes() == (project.root / OUTPUT).read_bytes()
     _assert_nothing_to_do(clone)
@@ -77,7 +77,7 @@ def test_missing_remote_object_fails_the_pull_and_names_it(project: Project) -> 
     obj.unlink()
 
     clone = _clone(project)
-    pull = clone.dvc("pull", *TARGETS, check=False)
+    pull = clone.dvc("pull", "--with-deps", *TARGETS, check=False)
 
     assert pull.returncode != 0
     assert md5 in pull.stderr, pull.stderr
@@ -96,7 +96,7 @@ def test_corrupt_remote_object_is_never_checked_out(project: Project) -> None:
     os.chmod(obj, 0o444)
 
     clone = _clone(project)
-    pull = clone.dvc("pull", *TARGETS, check=False)
+    pull = clone.dvc("pull", "--with-deps", *TARGETS, check=False)
 
     assert pull.returncode != 0
     assert "Checkout failed" in pull.stderr and OUTPUT in pull.stderr, pull.stderr
@@ -151,7 +151,7 @@ def test_fresh_clone_pulls_through_s3_and_credentials_stay_uncommitted(
     _use_s3(project, s3_endpoint, define=True)
     project.dvc("repro", *TARGETS)
     project.commit("s3 remote and pipeline slice")
-    project.dvc("push", *TARGETS)
+    project.dvc("push", "--with-deps", *TARGETS)
 
     s3 = boto3.client(
         "s3",
@@ -168,7 +168,7 @@ def test_fresh_clone_pulls_through_s3_and_credentials_stay_uncommitted(
 
     clone = _clone(project)
     _use_s3(clone, s3_endpoint, define=False)
-    clone.dvc("pull", *TARGETS)
+    clone.dvc("pull", "--with-deps", *TARGETS)
     assert (clone.root / OUTPUT).read_bytes() == (project.root / OUTPUT).read_bytes()
     _assert_nothing_to_do(clone)
 
@@ -180,7 +180,7 @@ def test_fresh_clone_pulls_through_s3_and_credentials_stay_uncommitted(
     )
     other = _clone(project, "clone2")
     _use_s3(other, s3_endpoint, define=False)
-    pull = other.dvc("pull", *TARGETS, check=False)
+    pull = other.dvc("pull", "--with-deps", *TARGETS, check=False)
     assert pull.returncode != 0
     assert OUTPUT in pull.stderr, pull.stderr
     assert not (other.root / OUTPUT).exists(), "corrupt data was checked out"

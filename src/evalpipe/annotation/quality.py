@@ -8,7 +8,7 @@ not dropped.
 
 from __future__ import annotations
 
-import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,12 +31,23 @@ class ConsistencyRule:
     check: Callable[[dict[str, int], DialoguePair | None], bool]
 
 
+def _marker_pattern(phrase: str) -> re.Pattern[str]:
+    if not phrase.isascii():
+        return re.compile(re.escape(phrase))  # Japanese has no word boundaries: substring
+    # English phrases match whole words; "I" only as the capital pronoun.
+    flags = 0 if phrase == "I" else re.IGNORECASE
+    return re.compile(rf"(?<![A-Za-z]){re.escape(phrase)}(?![A-Za-z])", flags)
+
+
+_SELF_MARKERS = [
+    _marker_pattern(p) for group in AXIS_MARKERS["self"].values() for p in group if p.strip()
+]
+
+
 def _has_self_marker(task: DialoguePair | None) -> bool:
     if task is None:
         return True  # without the text the rule cannot judge, so it never fires
-    text = task.response.lower()
-    phrases = [p for group in AXIS_MARKERS["self"].values() for p in group]
-    return any(p.strip().lower() in text for p in phrases if p.strip())
+    return any(p.search(task.response) for p in _SELF_MARKERS)
 
 
 RULES: tuple[ConsistencyRule, ...] = (
@@ -206,23 +217,25 @@ def item_outliers(long: pd.DataFrame, *, max_item_range: int = 1) -> list[dict[s
     """
     order = {a: i for i, a in enumerate(AXES)}
     spread = long.groupby(["id", "axis"])["score"].agg(["min", "max"])
-    flagged = spread[(spread["max"] - spread["min"]) > max_item_range].index
-    if not len(flagged):
+    flagged = spread[(spread["max"] - spread["min"]) > max_item_range].index.to_frame(index=False)
+    if flagged.empty:
         return []
-    # Only the flagged (id, axis) groups need their full score lists.
-    keyed = long.set_index(["id", "axis"]).sort_index()
+    # Only the flagged (id, axis) groups need their full score lists: sort once, split at keys.
+    sub = long.merge(flagged, on=["id", "axis"]).sort_values(["id", "axis", "score"])
+    keys = sub["id"].astype(str) + "\x1f" + sub["axis"].astype(str)
+    starts = np.flatnonzero(np.r_[True, keys.to_numpy()[1:] != keys.to_numpy()[:-1]])
+    scores = sub["score"].to_numpy()
+    ids, axes = sub["id"].to_numpy(), sub["axis"].to_numpy()
     out = []
-    for item, axis in flagged:
-        values = sorted(int(v) for v in np.atleast_1d(keyed.loc[(item, axis), "score"]))
-        mean = sum(values) / len(values)
-        sd = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+    for start, stop in zip(starts, [*starts[1:], len(sub)], strict=True):
+        values = scores[start:stop].astype(float)
         out.append(
             {
-                "id": item,
-                "axis": axis,
-                "scores": values,
-                "range": values[-1] - values[0],
-                "sd": round(sd, 4),
+                "id": ids[start],
+                "axis": axes[start],
+                "scores": [int(v) for v in values],
+                "range": int(values[-1] - values[0]),
+                "sd": round(float(values.std()), 4),
             }
         )
     return sorted(out, key=lambda r: (r["id"], order[r["axis"]]))

@@ -383,6 +383,8 @@ def read_filled(
             row_problems.append(
                 f"{loc(row, 'id')}: duplicate id {item_id!r} (first at row {first_row[item_id]})"
             )
+        if item_id and item_id not in first_row:
+            first_row[item_id] = row
         scores: dict[str, int] = {}
         confidence: dict[str, float] = {}
         for axis in AXES:
@@ -406,7 +408,6 @@ def read_filled(
         if row_problems:
             problems.extend(row_problems)
             continue
-        first_row[item_id] = row
         record = {
             "id": item_id,
             "annotator_id": annotator_id,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tempfile
 from collections.abc import Iterable, Mapping
 from importlib import resources
 from pathlib import Path
@@ -77,8 +78,9 @@ def _load_dataset(*args: Any, what: str, **kwargs: Any) -> list[dict[str, Any]]:
     except InputError:
         raise
     except Exception as exc:  # datasets raises many types; the user needs the file and the cause
-        raise InputError(f"{what}: could not load with datasets.load_dataset: "
-                         f"{type(exc).__name__}: {exc}") from exc
+        raise InputError(
+            f"{what}: could not load with datasets.load_dataset: {type(exc).__name__}: {exc}"
+        ) from exc
     return ds.to_list()
 
 
@@ -89,7 +91,7 @@ def read_json_rows(path: str | Path, *, json_field: str | None = None) -> list[d
     Parameters
     ----------
     path : the file.
-    json_field : key of the list when the file is one JSON object.
+    json_field : key of the list when the file is one JSON object (ignored for ``.jsonl``).
 
     Returns
     -------
@@ -102,6 +104,8 @@ def read_json_rows(path: str | Path, *, json_field: str | None = None) -> list[d
     if not text.strip():
         return []
     kwargs: dict[str, Any] = {"data_files": {"train": str(path)}, "split": "train"}
+    if path.suffix == ".jsonl":
+        json_field = None  # one object per line: there is no enclosing object to look into
     if json_field:
         kwargs["field"] = json_field
     try:
@@ -122,8 +126,10 @@ def _explain_json(path: Path, text: str, json_field: str | None) -> None:
         if isinstance(obj, dict) and json_field and not isinstance(obj.get(json_field), list):
             raise InputError(f'{path}: field "{json_field}": expected a list of examples')
         if isinstance(obj, dict) and not json_field:
-            raise InputError(f"{path}: the file is one JSON object; set json_field to the key "
-                             f"that holds the list of examples (keys: {sorted(obj)})")
+            raise InputError(
+                f"{path}: the file is one JSON object; set json_field to the key "
+                f"that holds the list of examples (keys: {sorted(obj)})"
+            )
         return
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -136,17 +142,30 @@ def _explain_json(path: Path, text: str, json_field: str | None) -> None:
             raise InputError(f"{path}:{number}: expected a JSON object per line")
 
 
-def _hub_rows(dataset: str, config: str | None, split: str,
-              hub_dir: str | Path | None) -> tuple[list[dict[str, Any]], str]:
+def _hub_rows(
+    dataset: str, config: str | None, split: str, hub_dir: str | Path | None
+) -> tuple[list[dict[str, Any]], str]:
     path = str(Path(hub_dir) / dataset) if hub_dir else dataset
     what = f"{path} (config {config or 'default'}, split {split})"
     args = (path, config) if config else (path,)
-    return _load_dataset(*args, what=what, split=split), what
+    if not hub_dir:
+        return _load_dataset(*args, what=what, split=split), what
+    # datasets keys its cache for a local repository on the folder's base name and config only,
+    # so two directories laid out alike would share (stale) Arrow files: use a private cache.
+    with tempfile.TemporaryDirectory(prefix="evalpipe-hub-") as cache_dir:
+        return _load_dataset(*args, what=what, split=split, cache_dir=cache_dir), what
 
 
-def _map_rows(spec: BenchmarkSpec, rows: list[dict[str, Any]], *, split: str,
-              config: str | None, where: str, options: Mapping[str, Any] | None = None,
-              id_key: str | None = None) -> list[dict[str, Any]]:
+def _map_rows(
+    spec: BenchmarkSpec,
+    rows: list[dict[str, Any]],
+    *,
+    split: str,
+    config: str | None,
+    where: str,
+    options: Mapping[str, Any] | None = None,
+    id_key: str | None = None,
+) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     counters: dict[str | None, int] = {}
     seen: dict[str, int] = {}
@@ -166,7 +185,9 @@ def _map_rows(spec: BenchmarkSpec, rows: list[dict[str, Any]], *, split: str,
         else:
             example_id = f"{spec.name}/{split}/{n}"
         if example_id in seen:
-            raise InputError(f"{loc}: duplicate example id {example_id!r} (also row {seen[example_id]})")
+            raise InputError(
+                f"{loc}: duplicate example id {example_id!r} (also row {seen[example_id]})"
+            )
         seen[example_id] = i + 1
         out.append(
             {
@@ -220,16 +241,25 @@ def _fewshot_pool(df: pd.DataFrame, per_group: int) -> pd.DataFrame:
     """A deterministic few-shot pool: ``per_group`` examples per subtask, by hash of the id."""
     if df.empty:
         return df
-    ranked = df.assign(_key=df["example_id"].map(lambda eid: hash_key("fewshot", eid)),
-                       _group=df["subtask"].fillna(""), _pos=range(len(df)))
+    ranked = df.assign(
+        _key=df["example_id"].map(lambda eid: hash_key("fewshot", eid)),
+        _group=df["subtask"].fillna(""),
+        _pos=range(len(df)),
+    )
     ranked = ranked.sort_values(["_group", "_key"], kind="stable")
     kept = ranked.groupby("_group", sort=True).head(per_group).sort_values("_pos")
     return kept.drop(columns=["_key", "_group", "_pos"]).reset_index(drop=True)
 
 
-def load_benchmark(spec: BenchmarkSpec, *, source: str = "sample", max_samples: int | None = None,
-                   seed: int = 42, hub_dir: str | Path | None = None,
-                   fewshot_pool: int = FEWSHOT_POOL) -> tuple[pd.DataFrame, pd.DataFrame]:
+def load_benchmark(
+    spec: BenchmarkSpec,
+    *,
+    source: str = "sample",
+    max_samples: int | None = None,
+    seed: int = 42,
+    hub_dir: str | Path | None = None,
+    fewshot_pool: int = FEWSHOT_POOL,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The evaluated examples and the few-shot pool of one benchmark.
 
     Parameters
@@ -254,10 +284,13 @@ def load_benchmark(spec: BenchmarkSpec, *, source: str = "sample", max_samples: 
     InputError
         Unknown source, bad max_samples, malformed rows, or an empty selection.
     """
-    if max_samples is not None and (isinstance(max_samples, bool) or not isinstance(max_samples, int)
-                                    or max_samples < 1):
-        raise InputError(f"params.yaml: benchmarks.max_samples: expected a positive integer or null, "
-                         f"got {max_samples!r}")
+    if max_samples is not None and (
+        isinstance(max_samples, bool) or not isinstance(max_samples, int) or max_samples < 1
+    ):
+        raise InputError(
+            f"params.yaml: benchmarks.max_samples: expected a positive integer or null, "
+            f"got {max_samples!r}"
+        )
     if spec.kind == "local":
         examples, fewshot, origin = _load_local(spec)
     elif source == "sample":
@@ -266,12 +299,15 @@ def load_benchmark(spec: BenchmarkSpec, *, source: str = "sample", max_samples: 
         hub_dir = hub_dir or os.environ.get(HUB_DIR_ENV) or None
         examples, fewshot, origin = _load_hub(spec, hub_dir)
     else:
-        raise InputError(f"params.yaml: benchmarks.source: expected one of {', '.join(SOURCES)}, "
-                         f"got {source!r}")
+        raise InputError(
+            f"params.yaml: benchmarks.source: expected one of {', '.join(SOURCES)}, got {source!r}"
+        )
     examples = select_examples(_frame(examples), max_samples, seed=seed)
     if examples.empty:
-        raise InputError(f"{spec.name}: no examples selected from {origin} "
-                         f"(max_samples={max_samples}); expected at least one")
+        raise InputError(
+            f"{spec.name}: no examples selected from {origin} "
+            f"(max_samples={max_samples}); expected at least one"
+        )
     fewshot_df = _frame(fewshot)
     # Guard against a pool that shares text with evaluated items (duplicated rows across splits).
     evaluated = set(examples["fields"])
@@ -284,12 +320,18 @@ def _load_sample(spec: BenchmarkSpec) -> tuple[list, list, str]:
     split = spec.hub.split if spec.hub else "test"
     fs_split = (spec.hub.fewshot_split if spec.hub else None) or "fewshot"
     config = None
-    examples = _map_rows(spec, read_json_rows(test_path), split=split, config=config,
-                         where=str(test_path))
+    examples = _map_rows(
+        spec, read_json_rows(test_path), split=split, config=config, where=str(test_path)
+    )
     fewshot = []
     if fewshot_path.exists():
-        fewshot = _map_rows(spec, read_json_rows(fewshot_path), split=fs_split, config=config,
-                            where=str(fewshot_path))
+        fewshot = _map_rows(
+            spec,
+            read_json_rows(fewshot_path),
+            split=fs_split,
+            config=config,
+            where=str(fewshot_path),
+        )
     return examples, fewshot, f"bundled sample {test_path.name}"
 
 
@@ -302,14 +344,20 @@ def _load_hub(spec: BenchmarkSpec, hub_dir: str | Path | None) -> tuple[list, li
         rows, what = _hub_rows(hub.dataset, config, hub.split, hub_dir)
         mapped = _map_rows(spec, rows, split=hub.split, config=config, where=what)
         if hub.fewshot_split is None and hub.fewshot_holdout:
-            held = {r["example_id"] for r in sorted(mapped, key=lambda r: hash_key("holdout", r["example_id"]))[: hub.fewshot_holdout]}
+            held = {
+                r["example_id"]
+                for r in sorted(mapped, key=lambda r: hash_key("holdout", r["example_id"]))[
+                    : hub.fewshot_holdout
+                ]
+            }
             fewshot.extend(r for r in mapped if r["example_id"] in held)
             mapped = [r for r in mapped if r["example_id"] not in held]
         examples.extend(mapped)
         if hub.fewshot_split is not None:
             fs_rows, fs_what = _hub_rows(hub.dataset, config, hub.fewshot_split, hub_dir)
-            fewshot.extend(_map_rows(spec, fs_rows, split=hub.fewshot_split, config=config,
-                                     where=fs_what))
+            fewshot.extend(
+                _map_rows(spec, fs_rows, split=hub.fewshot_split, config=config, where=fs_what)
+            )
     return examples, fewshot, f"{hub.dataset} split {hub.split}"
 
 
@@ -326,16 +374,25 @@ def _load_local(spec: BenchmarkSpec) -> tuple[list, list, str]:
         elif isinstance(choices, list):
             missing.extend(c for c in choices if c not in rows[0])
         if missing:
-            raise InputError(f"{path}: mapped field(s) {missing} not found in any row; "
-                             f"the file has {sorted(rows[0])}")
-    examples = _map_rows(spec, rows, split="test", config=None, where=str(path), options=cfg,
-                         id_key=cfg.get("id"))
+            raise InputError(
+                f"{path}: mapped field(s) {missing} not found in any row; "
+                f"the file has {sorted(rows[0])}"
+            )
+    examples = _map_rows(
+        spec, rows, split="test", config=None, where=str(path), options=cfg, id_key=cfg.get("id")
+    )
     fewshot = []
     if cfg.get("fewshot_path"):
         fs_path = Path(cfg["fewshot_path"])
         # numbered ids ("<name>/fewshot/<n>") keep the pool apart from the evaluated ids
-        fewshot = _map_rows(spec, read_json_rows(fs_path, json_field=json_field), split="fewshot",
-                            config=None, where=str(fs_path), options=cfg)
+        fewshot = _map_rows(
+            spec,
+            read_json_rows(fs_path, json_field=json_field),
+            split="fewshot",
+            config=None,
+            where=str(fs_path),
+            options=cfg,
+        )
     return examples, fewshot, str(path)
 
 

@@ -29,10 +29,17 @@ def _text(row: Mapping[str, Any], key: str, where: str) -> str:
     return str(value)
 
 
-def _example(fields: dict[str, str], perturbable: list[str], answer: str, *,
-             choices: list[str] | None = None, answers: list[str] | None = None,
-             subtask: str | None = None, target: str | None = None,
-             protected: list[str] | None = None) -> dict[str, Any]:
+def _example(
+    fields: dict[str, str],
+    perturbable: list[str],
+    answer: str,
+    *,
+    choices: list[str] | None = None,
+    answers: list[str] | None = None,
+    subtask: str | None = None,
+    target: str | None = None,
+    protected: list[str] | None = None,
+) -> dict[str, Any]:
     return {
         "fields": fields,
         "perturbable": perturbable,
@@ -80,8 +87,7 @@ def bbh(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -> 
     if len(parts) == 2:
         text = parts[0]
         choices = [line.strip() for line in parts[1].splitlines() if line.strip()]
-    return _example({"question": text}, ["question"], target, choices=choices,
-                    subtask=str(subtask))
+    return _example({"question": text}, ["question"], target, choices=choices, subtask=str(subtask))
 
 
 MMLU_LETTERS = ("A", "B", "C", "D")
@@ -102,8 +108,13 @@ def mmlu(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) ->
     if not isinstance(answer, int) or not 0 <= answer < 4:
         raise InputError(f'{where}: field "answer": expected 0-3, got {answer!r}')
     letter = MMLU_LETTERS[answer]
-    return _example({"question": question}, ["question"], letter,
-                    choices=[str(c) for c in choices], subtask=str(subject))
+    return _example(
+        {"question": question},
+        ["question"],
+        letter,
+        choices=[str(c) for c in choices],
+        subtask=str(subject),
+    )
 
 
 def imdb(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -> dict[str, Any]:
@@ -111,7 +122,9 @@ def imdb(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) ->
     text = _text(row, "text", where)
     label = row.get("label")
     if label not in (0, 1):
-        raise InputError(f'{where}: field "label": expected 0 (negative) or 1 (positive), got {label!r}')
+        raise InputError(
+            f'{where}: field "label": expected 0 (negative) or 1 (positive), got {label!r}'
+        )
     answer = "positive" if label == 1 else "negative"
     return _example({"text": text}, ["text"], answer)
 
@@ -133,14 +146,19 @@ def _split_labelled(text: str, labels: tuple[str, ...], where: str) -> list[str]
 NLI_LABELS = ("entailment", "contradiction", "neutral")
 
 
-def llm_jp_nli(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -> dict[str, Any]:
+def llm_jp_nli(
+    row: Mapping[str, Any], *, config: str | None, where: str, **_: Any
+) -> dict[str, Any]:
     """llm-jp-eval NLI ``{input: "前提：..\\n仮説：..", output: label}`` (Jamp, JNLI)."""
     premise, hypothesis = _split_labelled(_text(row, "input", where), ("前提", "仮説"), where)
     answer = unicodedata.normalize("NFKC", _text(row, "output", where)).strip().lower()
     if answer not in NLI_LABELS:
-        raise InputError(f'{where}: field "output": expected one of {", ".join(NLI_LABELS)}, got {answer!r}')
-    return _example({"premise": premise, "hypothesis": hypothesis}, ["premise", "hypothesis"],
-                    answer)
+        raise InputError(
+            f'{where}: field "output": expected one of {", ".join(NLI_LABELS)}, got {answer!r}'
+        )
+    return _example(
+        {"premise": premise, "hypothesis": hypothesis}, ["premise", "hypothesis"], answer
+    )
 
 
 def jsquad(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -> dict[str, Any]:
@@ -151,8 +169,12 @@ def jsquad(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) 
     """
     context, question = _split_labelled(_text(row, "input", where), ("文章", "質問"), where)
     answer = _text(row, "output", where).strip()
-    return _example({"context": context, "question": question}, ["context", "question"], answer,
-                    protected=[answer])
+    return _example(
+        {"context": context, "question": question},
+        ["context", "question"],
+        answer,
+        protected=[answer],
+    )
 
 
 def niilc(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -> dict[str, Any]:
@@ -161,15 +183,17 @@ def niilc(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -
     question = re.sub(r"^\s*質問[：:]", "", text).strip()
     output = _text(row, "output", where).strip()
     answers = [a.strip() for a in re.split(r"[,、，]", output) if a.strip()]
-    return _example({"question": question}, ["question"], answers[0], answers=answers,
-                    target=output)
+    return _example(
+        {"question": question}, ["question"], answers[0], answers=answers, target=output
+    )
 
 
 _JCQA_CHOICE = re.compile(r"(?:^|,)\s*([0-4])\.")
 
 
-def jcommonsenseqa(row: Mapping[str, Any], *, config: str | None, where: str,
-                   **_: Any) -> dict[str, Any]:
+def jcommonsenseqa(
+    row: Mapping[str, Any], *, config: str | None, where: str, **_: Any
+) -> dict[str, Any]:
     """llm-jp-eval JCommonsenseQA ``{input: "質問：..\\n選択肢：0.a,1.b,2.c,3.d,4.e", output: "0"-"4"}``.
 
     The five choices go to ``choices`` (never perturbed); the upstream study's regex did not
@@ -178,19 +202,22 @@ def jcommonsenseqa(row: Mapping[str, Any], *, config: str | None, where: str,
     question, options = _split_labelled(_text(row, "input", where), ("質問", "選択肢"), where)
     marks = list(_JCQA_CHOICE.finditer(options))
     if [m.group(1) for m in marks] != ["0", "1", "2", "3", "4"]:
-        raise InputError(f'{where}: field "input": expected choices "0.…,1.…,2.…,3.…,4.…" after 選択肢：')
+        raise InputError(
+            f'{where}: field "input": expected choices "0.…,1.…,2.…,3.…,4.…" after 選択肢：'
+        )
     choices = []
     for i, m in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else len(options)
-        choices.append(options[m.end():end].strip())
+        choices.append(options[m.end() : end].strip())
     answer = unicodedata.normalize("NFKC", _text(row, "output", where)).strip()
     if answer not in {"0", "1", "2", "3", "4"}:
         raise InputError(f'{where}: field "output": expected "0"-"4", got {answer!r}')
     return _example({"question": question}, ["question"], answer, choices=choices)
 
 
-def local(row: Mapping[str, Any], *, config: str | None, where: str,
-          options: Mapping[str, Any], **_: Any) -> dict[str, Any]:
+def local(
+    row: Mapping[str, Any], *, config: str | None, where: str, options: Mapping[str, Any], **_: Any
+) -> dict[str, Any]:
     """A user's row mapped through ``benchmarks.local.<name>`` (fields, choices, answer, labels)."""
     fields = {name: _text(row, key, where) for name, key in options["fields"].items()}
     labels = [str(label) for label in options["labels"]]
@@ -205,13 +232,17 @@ def local(row: Mapping[str, Any], *, config: str | None, where: str,
         if isinstance(spec_choices, str):
             value = row.get(spec_choices)
             if not isinstance(value, list | tuple):
-                raise InputError(f'{where}: field "{spec_choices}": expected a list of answer choices')
+                raise InputError(
+                    f'{where}: field "{spec_choices}": expected a list of answer choices'
+                )
             choices = [str(c) for c in value]
         else:
             choices = [_text(row, key, where) for key in spec_choices]
         if len(choices) != len(labels):
-            raise InputError(f'{where}: field "{spec_choices}": expected {len(labels)} choices '
-                             f"(one per label {labels}), got {len(choices)}")
+            raise InputError(
+                f'{where}: field "{spec_choices}": expected {len(labels)} choices '
+                f"(one per label {labels}), got {len(choices)}"
+            )
         if answer not in labels:
             answer = str(digit_map.get(answer, answer))
         if answer not in labels and answer.lower() in labels:
@@ -219,6 +250,8 @@ def local(row: Mapping[str, Any], *, config: str | None, where: str,
         if answer not in labels and answer.upper() in labels:
             answer = answer.upper()
     if answer not in labels:
-        raise InputError(f'{where}: field "{options["answer"]}": answer {raw_answer!r} is not one of '
-                         f"the labels {labels}")
+        raise InputError(
+            f'{where}: field "{options["answer"]}": answer {raw_answer!r} is not one of '
+            f"the labels {labels}"
+        )
     return _example(fields, list(options["perturbable"]), answer, choices=choices)

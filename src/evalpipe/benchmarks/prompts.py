@@ -212,8 +212,9 @@ def _jcqa_body(ex: Example) -> str:
 FORMATS: dict[str, Format] = {
     "gsm8k": Format(_gsm8k_instruction, lambda ex: "Question: " + ex.fields["question"]),
     "mmlu": Format(_mmlu_instruction, lambda ex: _letters_body(ex, "ABCD")),
-    "bbh": Format(_bbh_instruction, _bbh_body, prefix="A:", cot_prefix="A: Let's think step by step.",
-                  cot=""),
+    "bbh": Format(
+        _bbh_instruction, _bbh_body, prefix="A:", cot_prefix="A: Let's think step by step.", cot=""
+    ),
     "imdb": Format(_imdb_instruction, _imdb_body, prefix="Sentiment:", cot=""),
     "jamp": Format(_ja_instruction("jamp"), _nli_body),
     "jnli": Format(_ja_instruction("jnli"), _nli_body),
@@ -251,10 +252,15 @@ def _local_format(spec: BenchmarkSpec) -> Format:
             return text if style == "cot" else text + " Answer with the label only."
 
     def body(ex: Example) -> str:
-        lines = [f"{name}{colon}{text}" for name, text in ex.fields.items()]
+        # the config's field order, not the sorted order of the stored JSON
+        order = [name for name in cfg.get("fields", {}) if name in ex.fields]
+        order += [name for name in ex.fields if name not in order]
+        lines = [f"{name}{colon}{ex.fields[name]}" for name in order]
         if ex.choices:
             lines.append("選択肢：" if ja else "Options:")
-            lines += [f"{label}. {choice}" for label, choice in zip(labels, ex.choices, strict=False)]
+            lines += [
+                f"{label}. {choice}" for label, choice in zip(labels, ex.choices, strict=False)
+            ]
         return "\n".join(lines)
 
     return Format(instruction, body)
@@ -345,8 +351,14 @@ def _examples(frame: pd.DataFrame, what: str) -> list[tuple[str, Example]]:
     return out
 
 
-def build_prompts(spec: BenchmarkSpec, rows: pd.DataFrame, fewshot: pd.DataFrame | None, *,
-                  style: str, n_shots: int) -> list[str]:
+def build_prompts(
+    spec: BenchmarkSpec,
+    rows: pd.DataFrame,
+    fewshot: pd.DataFrame | None,
+    *,
+    style: str,
+    n_shots: int,
+) -> list[str]:
     """One user-message text per row of a benchmark or perturbed frame.
 
     Few-shot demonstrations are chosen deterministically from ``fewshot`` (same subtask only;
@@ -378,15 +390,20 @@ def build_prompts(spec: BenchmarkSpec, rows: pd.DataFrame, fewshot: pd.DataFrame
     Answer:
     """
     if style not in STYLES:
-        raise InputError(f"params.yaml: prompt.style: expected one of {', '.join(STYLES)}, got {style!r}")
+        raise InputError(
+            f"params.yaml: prompt.style: expected one of {', '.join(STYLES)}, got {style!r}"
+        )
     if n_shots < 0:
         raise InputError(f"params.yaml: prompt.n_shots: expected >= 0, got {n_shots}")
     items = _examples(rows, f"{spec.name} rows")
     pool: list[tuple[str, Example]] = []
     if style == "few_shot" and fewshot is not None and len(fewshot) and n_shots:
         evaluated = {eid for eid, _ in items}
-        pool = [(eid, ex) for eid, ex in _examples(fewshot, f"{spec.name} few-shot pool")
-                if eid not in evaluated]
+        pool = [
+            (eid, ex)
+            for eid, ex in _examples(fewshot, f"{spec.name} few-shot pool")
+            if eid not in evaluated
+        ]
         pool.sort(key=lambda item: hash_key("shot", item[0]))
     by_subtask: dict[str | None, list[Example]] = {}
     prompts = []

@@ -371,7 +371,9 @@ def local_spec(name: str, config: Mapping[str, Any]) -> BenchmarkSpec:
             raise InputError(f"{where}: missing key {key!r}")
     language = config["language"]
     if language not in LANGUAGES:
-        raise InputError(f"{where}.language: expected one of {', '.join(LANGUAGES)}, got {language!r}")
+        raise InputError(
+            f"{where}.language: expected one of {', '.join(LANGUAGES)}, got {language!r}"
+        )
     task_type = config.get("task_type", "mc")
     if task_type not in LOCAL_TASK_TYPES:
         raise InputError(
@@ -420,6 +422,11 @@ def local_spec(name: str, config: Mapping[str, Any]) -> BenchmarkSpec:
         mapper=mapping.local,
         cot_max_new_tokens=int(config.get("cot_max_new_tokens", 512)),
         kind="local",
-        local={**dict(config), "perturbable": list(perturbable), "task_type": task,
-               "labels": labels, "digit_map": digit_map},
+        local={
+            **dict(config),
+            "perturbable": list(perturbable),
+            "task_type": task,
+            "labels": labels,
+            "digit_map": digit_map,
+        },
     )

@@ -34,6 +34,9 @@ class VLLMBackend:
 
     starts = 0
     """How many ``vllm.LLM`` objects this process has constructed (tests and metrics read it)."""
+    _live: dict[str, Any] = {}
+    # One engine per process per (model, settings): a second Engine for the same model (the
+    # judge after generate, or tests) reuses it instead of loading the weights again.
 
     def __init__(self, model: str, identity: ModelIdentity, settings: dict[str, Any]) -> None:
         self.model = model
@@ -70,12 +73,16 @@ class VLLMBackend:
         if s.get("enforce_eager"):
             kwargs["enforce_eager"] = True
         t0 = time.perf_counter()
-        log.info("starting vLLM engine for %s", self.identity.label)
-        try:
-            self._llm = LLM(**kwargs)
-        except Exception as exc:
-            raise EngineError(f"vLLM could not load model {self.model!r}: {exc}") from exc
-        VLLMBackend.starts += 1
+        pool_key = repr(sorted(kwargs.items()))
+        self._llm = VLLMBackend._live.get(pool_key)
+        if self._llm is None:
+            log.info("starting vLLM engine for %s", self.identity.label)
+            try:
+                self._llm = LLM(**kwargs)
+            except Exception as exc:
+                raise EngineError(f"vLLM could not load model {self.model!r}: {exc}") from exc
+            VLLMBackend.starts += 1
+            VLLMBackend._live[pool_key] = self._llm
         self._tokenizer = self._llm.get_tokenizer()
         self.start_seconds = time.perf_counter() - t0
         self.started = True
@@ -138,6 +145,11 @@ class VLLMBackend:
         return [r for r in results if r is not None]
 
     def close(self) -> None:
-        """Drop the engine (its worker processes exit with it)."""
+        """Detach from the engine (it stays live for reuse until :meth:`shutdown_all`)."""
         self._llm = None
         self.started = False
+
+    @classmethod
+    def shutdown_all(cls) -> None:
+        """Drop every live engine of this process (their worker processes exit)."""
+        cls._live.clear()

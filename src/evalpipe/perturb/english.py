@@ -54,8 +54,10 @@ class EnglishFinder:
                     f"{word!r}"
                 )
             if key in self.lookup:
-                raise InputError(f"{source}, row {i + 1}, column 'word': duplicate target word "
-                                 f"{word!r} (also row {self.lookup[key] + 1})")
+                raise InputError(
+                    f"{source}, row {i + 1}, column 'word': duplicate target word "
+                    f"{word!r} (also row {self.lookup[key] + 1})"
+                )
             self.lookup[key] = i
 
     def find(self, text: str) -> list[tuple[int, int, int]]:

@@ -9,6 +9,7 @@ stage writes the table as it is and ``PerturbResult.to_pandas()`` is there for i
 from __future__ import annotations
 
 import json
+import json.encoder
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,34 +21,76 @@ from tqdm import tqdm
 from evalpipe.errors import InputError
 from evalpipe.perturb.english import EnglishFinder
 from evalpipe.perturb.japanese import JapaneseFinder, Tokenizer
-from evalpipe.perturb.ops import OPS, Probabilities, decide, key_hasher, key_part, row_seed
+from evalpipe.perturb.ops import (
+    OPS,
+    Operation,
+    Probabilities,
+    decide,
+    fire_threshold,
+    key_hasher,
+    key_part,
+)
 from evalpipe.perturb.scripts import char_class
 
 LANGUAGES = ("english", "japanese")
 REQUIRED_COLUMNS = ("benchmark", "example_id", "language", "fields", "perturbable")
-CARRIED_COLUMNS = ("subtask", "language", "task_type", "perturbable", "choices", "answer",
-                   "answers", "labels")
+CARRIED_COLUMNS = (
+    "subtask",
+    "language",
+    "task_type",
+    "perturbable",
+    "choices",
+    "answer",
+    "answers",
+    "labels",
+)
 # Fixed types, so that every benchmark's file has the same schema (an all-null column would
 # otherwise be typed null).
 _TEXTS = pa.list_(pa.string())
-CARRIED_TYPES = {"subtask": pa.string(), "language": pa.string(), "task_type": pa.string(),
-                 "perturbable": _TEXTS, "choices": _TEXTS, "answer": pa.string(),
-                 "answers": _TEXTS, "labels": _TEXTS}
-OUTPUT_KEYS = ("benchmark", "example_id", "variant", "word_rank", "seed", "fields",
-               "perturbations", "occurrences", "perturbed_occurrences")
+CARRIED_TYPES = {
+    "subtask": pa.string(),
+    "language": pa.string(),
+    "task_type": pa.string(),
+    "perturbable": _TEXTS,
+    "choices": _TEXTS,
+    "answer": pa.string(),
+    "answers": _TEXTS,
+    "labels": _TEXTS,
+}
+OUTPUT_KEYS = (
+    "benchmark",
+    "example_id",
+    "variant",
+    "word_rank",
+    "seed",
+    "fields",
+    "perturbations",
+    "occurrences",
+    "perturbed_occurrences",
+)
 
-PERTURBATION_TYPE = pa.struct([
-    ("field", pa.string()),
-    ("occurrence", pa.int32()),
-    ("start", pa.int32()),
-    ("end", pa.int32()),
-    ("original", pa.string()),
-    ("perturbed", pa.string()),
-    ("op", pa.string()),
-    ("position", pa.int32()),
-    ("original_char", pa.string()),
-    ("new_char", pa.string()),
-])
+PERTURBATION_TYPE = pa.struct(
+    [
+        ("field", pa.string()),
+        ("occurrence", pa.int32()),
+        ("start", pa.int32()),
+        ("end", pa.int32()),
+        ("original", pa.string()),
+        ("perturbed", pa.string()),
+        ("op", pa.string()),
+        ("position", pa.int32()),
+        ("original_char", pa.string()),
+        ("new_char", pa.string()),
+    ]
+)
+
+
+_encode_text = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) uses
+
+
+def _dumps(value: Any) -> str:
+    """The contract's JSON form of a fields object or value (sorted keys, UTF-8 kept)."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
 @dataclass
@@ -100,30 +143,40 @@ def read_targets(words: pd.DataFrame, *, language: str, source: str = "word list
     """
     missing = [c for c in ("rank", "word") if c not in words.columns]
     if missing:
-        raise InputError(f"{source}: missing column(s) {missing}; expected a word list with "
-                         f"columns rank, word, lemma, pos, score (run `python -m stages.words "
-                         f"--language {language}`)")
+        raise InputError(
+            f"{source}: missing column(s) {missing}; expected a word list with "
+            f"columns rank, word, lemma, pos, score (run `python -m stages.words "
+            f"--language {language}`)"
+        )
     if len(words) == 0:
-        raise InputError(f"{source}: the word list is empty; expected at least one target word "
-                         "(check words.top_n in params.yaml)")
+        raise InputError(
+            f"{source}: the word list is empty; expected at least one target word "
+            "(check words.top_n in params.yaml)"
+        )
     frame = words.sort_values("rank", kind="mergesort").reset_index(drop=True)
     lemmas = frame["lemma"].tolist() if "lemma" in frame.columns else [None] * len(frame)
     poses = frame["pos"].tolist() if "pos" in frame.columns else [None] * len(frame)
     raw: list[tuple[int, str, str | None, str | None]] = []
-    for i, (rank, word) in enumerate(zip(frame["rank"].tolist(), frame["word"].tolist())):
+    for i, (rank, word) in enumerate(
+        zip(frame["rank"].tolist(), frame["word"].tolist(), strict=True)
+    ):
         if not isinstance(word, str) or not word.strip():
-            raise InputError(f"{source}, row {i + 1}, column 'word': expected a word, found "
-                             f"{word!r}")
+            raise InputError(
+                f"{source}, row {i + 1}, column 'word': expected a word, found {word!r}"
+            )
         try:
             rank_int = int(rank)
         except (TypeError, ValueError):
-            raise InputError(f"{source}, row {i + 1}, column 'rank': expected an integer, found "
-                             f"{rank!r}") from None
+            raise InputError(
+                f"{source}, row {i + 1}, column 'rank': expected an integer, found {rank!r}"
+            ) from None
         lemma = lemmas[i] if isinstance(lemmas[i], str) and lemmas[i] else None
         pos = poses[i] if isinstance(poses[i], str) and poses[i] else None
         raw.append((rank_int, word, lemma, pos))
     scripts = [_script_language(w) for _, w, _, _ in raw]
-    foreign = [w for (_, w, _, _), s in zip(raw, scripts) if s is not None and s != language]
+    foreign = [
+        w for (_, w, _, _), s in zip(raw, scripts, strict=True) if s is not None and s != language
+    ]
     if len(foreign) * 2 > len(raw):
         raise InputError(
             f"{source}: the target words are not {language} ({len(foreign)} of {len(raw)} are "
@@ -134,8 +187,7 @@ def read_targets(words: pd.DataFrame, *, language: str, source: str = "word list
     counts: dict[str, int] = {}
     for _, w, _, _ in raw:
         counts[w] = counts.get(w, 0) + 1
-    return [Target(r, w, f"{w}/{p}" if counts[w] > 1 and p else w, lem, p)
-            for r, w, lem, p in raw]
+    return [Target(r, w, f"{w}/{p}" if counts[w] > 1 and p else w, lem, p) for r, w, lem, p in raw]
 
 
 def _parse_fields(value: Any, *, source: str, row: int) -> dict[str, Any]:
@@ -143,42 +195,65 @@ def _parse_fields(value: Any, *, source: str, row: int) -> dict[str, Any]:
         try:
             parsed = json.loads(value)
         except json.JSONDecodeError as exc:
-            raise InputError(f"{source}, row {row}, column 'fields': expected a JSON object of "
-                             f"named texts, found invalid JSON ({exc.msg})") from None
+            raise InputError(
+                f"{source}, row {row}, column 'fields': expected a JSON object of "
+                f"named texts, found invalid JSON ({exc.msg})"
+            ) from None
     else:
         parsed = value
     if not isinstance(parsed, dict):
-        raise InputError(f"{source}, row {row}, column 'fields': expected a JSON object of named "
-                         f"texts, found {type(parsed).__name__}")
+        raise InputError(
+            f"{source}, row {row}, column 'fields': expected a JSON object of named "
+            f"texts, found {type(parsed).__name__}"
+        )
     return parsed
 
 
 def _perturbable(value: Any, fields: dict[str, Any], *, source: str, row: int) -> list[str]:
     if value is None or isinstance(value, str):
-        raise InputError(f"{source}, row {row}, column 'perturbable': expected a list of field "
-                         f"names, found {value!r}")
+        raise InputError(
+            f"{source}, row {row}, column 'perturbable': expected a list of field "
+            f"names, found {value!r}"
+        )
     names = [str(v) for v in list(value)]
     for name in names:
         if name not in fields:
-            raise InputError(f"{source}, row {row}, column 'perturbable': field {name!r} is not "
-                             f"in 'fields' (which has {sorted(fields)})")
+            raise InputError(
+                f"{source}, row {row}, column 'perturbable': field {name!r} is not "
+                f"in 'fields' (which has {sorted(fields)})"
+            )
         if not isinstance(fields[name], str):
-            raise InputError(f"{source}, row {row}, column 'fields': field {name!r} must be "
-                             f"text, found {type(fields[name]).__name__}")
+            raise InputError(
+                f"{source}, row {row}, column 'fields': field {name!r} must be "
+                f"text, found {type(fields[name]).__name__}"
+            )
     return sorted(set(names))  # order-independent: the seed key names the field
 
 
-def make_finder(targets: list[Target], language: str, *, source: str = "word list",
-                tokenizer: Tokenizer | None = None) -> Callable[[str], list[tuple[int, int, int]]]:
+def make_finder(
+    targets: list[Target],
+    language: str,
+    *,
+    source: str = "word list",
+    tokenizer: Tokenizer | None = None,
+) -> Callable[[str], list[tuple[int, int, int]]]:
     """The occurrence finder for ``language``: text -> [(target index, start, end)]."""
     if language == "english":
         return EnglishFinder([t.word for t in targets], source=source).find
     return JapaneseFinder([(t.word, t.lemma, t.pos) for t in targets], tokenizer=tokenizer).find
 
 
-def perturb_frame(benchmark: pd.DataFrame, words: pd.DataFrame, *, probabilities: Probabilities,
-                  seed: int, source: str = "benchmark", words_source: str = "word list",
-                  tokenizer: Tokenizer | None = None, progress: bool = False) -> PerturbResult:
+def perturb_frame(
+    benchmark: pd.DataFrame,
+    words: pd.DataFrame,
+    *,
+    probabilities: Probabilities,
+    seed: int,
+    source: str = "benchmark",
+    words_source: str = "word list",
+    tokenizer: Tokenizer | None = None,
+    progress: bool = False,
+) -> PerturbResult:
     """Perturb every occurrence of every target word in the benchmark's perturbable fields.
 
     Parameters
@@ -214,20 +289,23 @@ def perturb_frame(benchmark: pd.DataFrame, words: pd.DataFrame, *, probabilities
     """
     missing = [c for c in (*REQUIRED_COLUMNS, *CARRIED_COLUMNS) if c not in benchmark.columns]
     if missing:
-        raise InputError(f"{source}: missing column(s) {sorted(set(missing))}; expected the "
-                         "benchmark columns of docs/architecture.md")
+        raise InputError(
+            f"{source}: missing column(s) {sorted(set(missing))}; expected the "
+            "benchmark columns of docs/architecture.md"
+        )
     if benchmark.empty:
         raise InputError(f"{source}: no examples")
     languages = sorted({str(v) for v in benchmark["language"].tolist()})
     if len(languages) != 1 or languages[0] not in LANGUAGES:
-        raise InputError(f"{source}, column 'language': expected one of {list(LANGUAGES)} for "
-                         f"every row, found {languages}")
+        raise InputError(
+            f"{source}, column 'language': expected one of {list(LANGUAGES)} for "
+            f"every row, found {languages}"
+        )
     language = languages[0]
     ids = benchmark["example_id"].astype(str).tolist()
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if ids.count(i) > 1)
-        raise InputError(f"{source}, column 'example_id': duplicate id {dup!r}; ids must be "
-                         "unique")
+        raise InputError(f"{source}, column 'example_id': duplicate id {dup!r}; ids must be unique")
     targets = read_targets(words, language=language, source=words_source)
     find = make_finder(targets, language, source=words_source, tokenizer=tokenizer)
 
@@ -259,55 +337,77 @@ def perturb_frame(benchmark: pd.DataFrame, words: pd.DataFrame, *, probabilities
     total_pert = 0
     op_counts = dict.fromkeys(OPS, 0)
 
-    rows = range(len(benchmark))
-    for r in tqdm(rows, desc=f"perturb {names[0]}", unit="ex", disable=not progress):
+    # Key parts hashed once, not once per occurrence: the digest of (seed, benchmark, example,
+    # word, field, occurrence) is reached by extending copies of the shared prefixes.
+    variant_parts = [key_part(t.variant) for t in targets]
+    original_part = key_part("")
+    int_parts = [key_part(k) for k in range(256)]
+    fire_cut = fire_threshold(probabilities)
+    field_parts: dict[str, bytes] = {}
+
+    for r in tqdm(
+        range(len(benchmark)), desc=f"perturb {names[0]}", unit="ex", disable=not progress
+    ):
         fields = _parse_fields(fields_col[r], source=source, row=r + 1)
         perturbable = _perturbable(pert_col[r], fields, source=source, row=r + 1)
-        bench_name, example_id = names[r], ids[r]
+        example_hasher = key_hasher(seed, names[r], ids[r])
+        h = example_hasher.copy()
+        h.update(original_part)
         src_rows.append(r)
         variants.append("original")
         ranks.append(0)
-        seeds.append(row_seed(seed, bench_name, example_id, "original"))
-        fields_out.append(fields_col[r] if isinstance(fields_col[r], str)
-                          else json.dumps(fields, ensure_ascii=False, sort_keys=True))
+        seeds.append(int.from_bytes(h.digest()[:8], "big") >> 1)
+        fields_out.append(fields_col[r] if isinstance(fields_col[r], str) else _dumps(fields))
         n_occ.append(0)
         n_pert.append(0)
         list_offsets.append(len(p_field))
 
-        by_target: dict[int, list[tuple[str, int, int]]] = {}
+        # One pass over the example's occurrences: hash each, keep only those where a typo fires.
+        word_hashers: dict[int, Any] = {}
+        counts: dict[int, int] = {}
+        fired_by: dict[int, list[tuple[str, int, int, int, Operation]]] = {}
         for name in perturbable:
-            for t, start, end in find(fields[name]):
-                by_target.setdefault(t, []).append((name, start, end))
-        if not by_target:
-            continue
-        example_hasher = key_hasher(seed, bench_name, example_id)
-        for t in sorted(by_target):
-            target = targets[t]
-            occs = by_target[t]
-            found_targets.add(t)
-            total_occ += len(occs)
-            word_hasher = example_hasher.copy()
-            word_hasher.update(key_part(target.variant))
-            fired: list[tuple[str, int, int, int, Any]] = []
-            field_hasher = None
-            current_field = None
-            k = 0
-            for name, start, end in occs:
-                if name != current_field:
-                    current_field, k = name, 0
-                    field_hasher = word_hasher.copy()
-                    field_hasher.update(key_part(name))
-                h = field_hasher.copy()  # type: ignore[union-attr]
-                h.update(key_part(k))
-                text = fields[name]
-                op = decide_(text[start:end], h.digest(), probabilities)
+            text = fields[name]
+            part = field_parts.get(name)
+            if part is None:
+                part = field_parts[name] = key_part(name)
+            field_hashers: dict[int, Any] = {}
+            k_of: dict[int, int] = {}
+            for t, start, end in find(text):
+                fh = field_hashers.get(t)
+                if fh is None:
+                    wh = word_hashers.get(t)
+                    if wh is None:
+                        wh = word_hashers[t] = example_hasher.copy()
+                        wh.update(variant_parts[t])
+                    fh = field_hashers[t] = wh.copy()
+                    fh.update(part)
+                k = k_of.get(t, 0)
+                k_of[t] = k + 1
+                h = fh.copy()
+                h.update(int_parts[k] if k < 256 else key_part(k))
+                digest = h.digest()
+                if int.from_bytes(digest[:8], "big") >= fire_cut:
+                    continue  # the common case: no typo for this occurrence
+                op = decide_(text[start:end], digest, probabilities)
                 if op is not None:
-                    fired.append((name, k, start, end, op))
-                k += 1
-            if not fired:
-                continue
-            total_pert += len(fired)
-            new_fields = dict(fields)
+                    hit = fired_by.get(t)
+                    if hit is None:
+                        fired_by[t] = [(name, k, start, end, op)]
+                    else:
+                        hit.append((name, k, start, end, op))
+            for t, n in k_of.items():
+                counts[t] = counts.get(t, 0) + n
+        if not counts:
+            continue
+        found_targets.update(counts)
+        total_occ += sum(counts.values())
+        encoded: list[tuple[str, str, str]] | None = None  # (key, '"key": ', value JSON)
+        for t in sorted(fired_by):
+            fired = fired_by[t]
+            occurrences = counts[t]
+            word_hasher = word_hashers[t]
+            changed: dict[str, str] = {}
             for name in {f[0] for f in fired}:
                 text = fields[name]
                 pieces = []
@@ -318,7 +418,20 @@ def perturb_frame(benchmark: pd.DataFrame, words: pd.DataFrame, *, probabilities
                         pieces.append(op.perturbed)
                         cursor = end
                 pieces.append(text[cursor:])
-                new_fields[name] = "".join(pieces)
+                changed[name] = "".join(pieces)
+            if encoded is None:
+                encoded = [
+                    (key, _encode_text(key) + ": ", _dumps(value))
+                    for key, value in sorted(fields.items())
+                ]
+            fields_out.append(
+                "{"
+                + ", ".join(
+                    ek + (_encode_text(changed[key]) if key in changed else ev)
+                    for key, ek, ev in encoded
+                )
+                + "}"
+            )
             for name, k, start, end, op in fired:
                 p_field.append(name)
                 p_occ.append(k)
@@ -332,20 +445,26 @@ def perturb_frame(benchmark: pd.DataFrame, words: pd.DataFrame, *, probabilities
                 p_nchar.append(op.new_char)
                 op_counts[op.op] += 1
             src_rows.append(r)
-            variants.append(target.variant)
-            ranks.append(target.rank)
-            seeds.append(row_seed(seed, bench_name, example_id, target.variant))
-            fields_out.append(json.dumps(new_fields, ensure_ascii=False, sort_keys=True))
-            n_occ.append(len(occs))
+            variants.append(targets[t].variant)
+            ranks.append(targets[t].rank)
+            seeds.append(int.from_bytes(word_hasher.digest()[:8], "big") >> 1)
+            n_occ.append(occurrences)
             n_pert.append(len(fired))
             list_offsets.append(len(p_field))
 
     structs = pa.StructArray.from_arrays(
-        [pa.array(p_field, pa.string()), pa.array(p_occ, pa.int32()),
-         pa.array(p_start, pa.int32()), pa.array(p_end, pa.int32()),
-         pa.array(p_orig, pa.string()), pa.array(p_new, pa.string()),
-         pa.array(p_op, pa.string()), pa.array(p_pos, pa.int32()),
-         pa.array(p_ochar, pa.string()), pa.array(p_nchar, pa.string())],
+        [
+            pa.array(p_field, pa.string()),
+            pa.array(p_occ, pa.int32()),
+            pa.array(p_start, pa.int32()),
+            pa.array(p_end, pa.int32()),
+            pa.array(p_orig, pa.string()),
+            pa.array(p_new, pa.string()),
+            pa.array(p_op, pa.string()),
+            pa.array(p_pos, pa.int32()),
+            pa.array(p_ochar, pa.string()),
+            pa.array(p_nchar, pa.string()),
+        ],
         fields=list(PERTURBATION_TYPE),
     )
     perturbations = pa.ListArray.from_arrays(pa.array(list_offsets, pa.int32()), structs)
@@ -384,4 +503,3 @@ def perturb_frame(benchmark: pd.DataFrame, words: pd.DataFrame, *, probabilities
         "seed": seed,
     }
     return PerturbResult(table, summary)
-

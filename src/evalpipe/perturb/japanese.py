@@ -14,54 +14,80 @@ Two kinds of target entries:
 
 from __future__ import annotations
 
-import csv
+import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from evalpipe.errors import InputError
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
     start: int
     end: int
-    lemma: str | None
-    pos: tuple[str, ...]
+    lemma: str  # UniDic lemma; unknown words carry their surface
+    pos: str  # UniDic POS components joined by "-", e.g. "助詞-格助詞"
+
+
+_PROBE = ("見まして", ["見", "まし", "て"], ["見る", "ます", "て"])
 
 
 class Tokenizer:
-    """UniDic short-unit tokenisation with character offsets into the given text."""
+    """UniDic short-unit tokenisation with character offsets into the given text.
+
+    Always the unidic-lite dictionary (named explicitly, so a full UniDic installed beside it
+    cannot change the analysis), read through MeCab's ``unidic`` output format: one C call per
+    text, one line per token (surface, reading, lForm, lemma, POS, ...).
+    """
 
     def __init__(self) -> None:
         try:
             import fugashi
+            import unidic_lite
 
-            self._tagger = fugashi.Tagger()
-        except Exception as exc:  # fugashi raises RuntimeError when no dictionary is installed
+            dicdir = unidic_lite.DICDIR
+            rc = os.path.join(dicdir, "mecabrc")
+            self._tagger = fugashi.GenericTagger(f'-r "{rc}" -d "{dicdir}" -Ounidic')
+        except Exception as exc:  # ImportError, or RuntimeError from MeCab
             raise InputError(
                 f"Japanese tokenisation needs fugashi with the unidic-lite dictionary "
                 f"(pip install fugashi unidic-lite): {exc}"
             ) from exc
+        text, surfaces, lemmas = _PROBE
+        got = self.tokens(text)
+        if [text[t.start : t.end] for t in got] != surfaces or [t.lemma for t in got] != lemmas:
+            raise InputError(
+                f"unidic-lite at {dicdir} gave an unexpected analysis of {text!r}: "
+                f"{got}; expected surfaces {surfaces} and lemmas {lemmas}"
+            )
 
     def tokens(self, text: str) -> list[Token]:
         """Tokens of ``text`` with offsets such that ``text[t.start:t.end]`` is the surface."""
         out: list[Token] = []
+        if not text:
+            return out
+        lines = self._tagger.parse(text).split("\n")
         cursor = 0
-        for node in self._tagger(text):
-            surface = node.surface
+        startswith = text.startswith
+        for line in lines[:-1]:  # the last line is EOS
+            cols = line.split("\t")
+            surface = cols[0]
             if not surface:
                 continue
-            start = cursor + len(node.white_space)
-            if not text.startswith(surface, start):
-                start = text.find(surface, cursor)
-                if start < 0:  # MeCab never rewrites text; skip rather than mis-index
+            if not startswith(surface, cursor):  # whitespace, which MeCab skips
+                found = text.find(surface, cursor)
+                if found < 0:  # MeCab never rewrites text; skip rather than mis-index
                     continue
-            cursor = start + len(surface)
-            raw = node.feature_raw
-            fields = next(csv.reader([raw])) if '"' in raw else raw.split(",")
-            lemma = fields[7] if len(fields) > 7 and fields[7] not in ("", "*") else None
-            pos = tuple(f for f in fields[:4] if f not in ("", "*"))
-            out.append(Token(start, cursor, lemma, pos))
+                cursor = found
+            end = cursor + len(surface)
+            out.append(
+                Token(
+                    cursor,
+                    end,
+                    cols[3] if len(cols) > 4 else surface,
+                    cols[4] if len(cols) > 4 else "",
+                )
+            )
+            cursor = end
         return out
 
 
@@ -70,28 +96,36 @@ def _lemma_keys(lemma: str) -> tuple[str, ...]:
     return (lemma, lemma[:cut]) if cut > 0 else (lemma,)
 
 
+def _pos_matches(token_pos: str, wanted: str) -> bool:
+    """Component-wise prefix: "助詞-格助詞" matches "助詞" and "助詞-格助詞", not "助詞-格"."""
+    return not wanted or token_pos == wanted or token_pos.startswith(wanted + "-")
+
+
 class JapaneseFinder:
     """Find token-aligned occurrences of Japanese target entries.
 
     Parameters
     ----------
     entries : ``(word, lemma, pos)`` per target in rank order; lemma/pos None for surface entries.
-    tokenizer : a Tokenizer (one per process: building it loads the dictionary).
+    tokenizer : a Tokenizer (building one loads the dictionary; share it).
     """
 
-    def __init__(self, entries: Iterable[tuple[str, str | None, str | None]], *,
-                 tokenizer: Tokenizer | None = None) -> None:
+    def __init__(
+        self,
+        entries: Iterable[tuple[str, str | None, str | None]],
+        *,
+        tokenizer: Tokenizer | None = None,
+    ) -> None:
         self.tokenizer = tokenizer or Tokenizer()
-        self.by_lemma: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+        self.by_lemma: dict[str, list[tuple[int, str]]] = {}
         self.by_surface: dict[str, int] = {}
-        self.max_len = 0
         for i, (word, lemma, pos) in enumerate(entries):
             if lemma:
-                parts = tuple(p for p in (pos or "").split("-") if p and p != "*")
-                self.by_lemma.setdefault(lemma, []).append((i, parts))
+                wanted = "-".join(p for p in (pos or "").split("-") if p and p != "*")
+                self.by_lemma.setdefault(lemma, []).append((i, wanted))
             else:
                 self.by_surface.setdefault(word, i)
-                self.max_len = max(self.max_len, len(word))
+        self._lengths = sorted({len(w) for w in self.by_surface})
         self._cache: dict[str, list[tuple[int, int, int]]] = {}
 
     def find(self, text: str) -> list[tuple[int, int, int]]:
@@ -102,31 +136,30 @@ class JapaneseFinder:
         tokens = self.tokenizer.tokens(text)
         out: list[tuple[int, int, int]] = []
         if self.by_lemma:
+            get = self.by_lemma.get
             for tok in tokens:
-                if tok.lemma is None:
-                    continue
                 for key in _lemma_keys(tok.lemma):
-                    for t, pos in self.by_lemma.get(key, ()):
-                        if tok.pos[: len(pos)] == pos:
-                            out.append((t, tok.start, tok.end))
+                    entries = get(key)
+                    if entries:
+                        for t, wanted in entries:
+                            if _pos_matches(tok.pos, wanted):
+                                out.append((t, tok.start, tok.end))
         if self.by_surface:
+            ends = {tok.end for tok in tokens}
             get = self.by_surface.get
+            lengths = self._lengths
             last_end: dict[int, int] = {}
-            n = len(tokens)
-            for i in range(n):
-                start = tokens[i].start
-                for j in range(i, n):
-                    if j > i and tokens[j].start != tokens[j - 1].end:
-                        break  # whitespace between tokens: not one written word
-                    end = tokens[j].end
-                    if end - start > self.max_len:
-                        break
-                    t = get(text[start:end])
-                    if t is not None and last_end.get(t, -1) <= start:
-                        out.append((t, start, end))
-                        last_end[t] = end
+            for tok in tokens:
+                start = tok.start
+                for length in lengths:
+                    t = get(text[start : start + length])
+                    # Target words hold no whitespace, so a match that starts and ends on token
+                    # boundaries is exactly a run of adjacent tokens.
+                    if t is not None and start + length in ends and last_end.get(t, -1) <= start:
+                        out.append((t, start, start + length))
+                        last_end[t] = start + length
         out.sort(key=lambda o: (o[1], o[0]))
-        # JSQuAD-style sets repeat the same context across questions: tokenise it once.
+        # JSQuAD-style sets repeat a context across questions: tokenise it once.
         if len(self._cache) < 200_000:
             self._cache[text] = out
         return out

@@ -9,19 +9,19 @@ different keys collide only if BLAKE2b-256 does.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from evalpipe.errors import InputError
 from evalpipe.perturb.scripts import INVENTORIES, char_class, inventory_index
 
 OPS = ("replace", "insert", "delete")
+_SCALE = 2**53
 _PERSON_OCCURRENCE = b"evalpipe-occ"
-_PERSON_ROW = b"evalpipe-row"
-_TWO53 = float(2**53)
 
 
 @dataclass(frozen=True)
@@ -37,13 +37,35 @@ class Probabilities:
         """The chance that an occurrence is perturbed at all."""
         return self.replace + self.insert + self.delete
 
+    @functools.cached_property
+    def cut_points(self) -> tuple[int, int, int]:
+        """Integer thresholds on 53-bit draws ``int(8 bytes) >> 11``: an operation fires below
+        the first; it is a replacement below the second, an insertion below the third, else a
+        deletion. Integers keep the choice exact: no float rounding can pick a zero-probability
+        operation."""
+        total = self.total
+        if total == 0:
+            return (0, 0, 0)
+        fire = min(_SCALE, round(total * _SCALE))
+        replace = round(self.replace / total * _SCALE)
+        insert = round((self.replace + self.insert) / total * _SCALE)
+        if self.delete == 0:
+            insert = _SCALE
+            if self.insert == 0:
+                replace = _SCALE
+        return (fire, replace, insert)
+
     def as_dict(self) -> dict[str, float]:
-        return {"replace_prob": self.replace, "insert_prob": self.insert,
-                "delete_prob": self.delete}
+        return {
+            "replace_prob": self.replace,
+            "insert_prob": self.insert,
+            "delete_prob": self.delete,
+        }
 
 
-def validate_probabilities(cfg: Mapping[str, Any], *, source: str = "params.yaml",
-                           section: str = "perturb") -> Probabilities:
+def validate_probabilities(
+    cfg: Mapping[str, Any], *, source: str = "params.yaml", section: str = "perturb"
+) -> Probabilities:
     """Read and check ``replace_prob``, ``insert_prob``, ``delete_prob``.
 
     Parameters
@@ -66,16 +88,19 @@ def validate_probabilities(cfg: Mapping[str, Any], *, source: str = "params.yaml
     0.30000000000000004
     """
     if not isinstance(cfg, Mapping):
-        raise InputError(f"{source}: {section} must be a mapping with replace_prob, insert_prob, "
-                         f"delete_prob; found {cfg!r}")
+        raise InputError(
+            f"{source}: {section} must be a mapping with replace_prob, insert_prob, "
+            f"delete_prob; found {cfg!r}"
+        )
     values: dict[str, float] = {}
     for key in ("replace_prob", "insert_prob", "delete_prob"):
         if key not in cfg:
             raise InputError(f"{source}: missing key '{section}.{key}' (a probability in [0, 1])")
         value = cfg[key]
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise InputError(f"{source}: {section}.{key} must be a number in [0, 1], "
-                             f"found {value!r}")
+            raise InputError(
+                f"{source}: {section}.{key} must be a number in [0, 1], found {value!r}"
+            )
         value = float(value)
         if math.isnan(value) or not 0.0 <= value <= 1.0:
             raise InputError(f"{source}: {section}.{key} must be in [0, 1], found {value}")
@@ -104,8 +129,9 @@ def key_hasher(*parts: object, person: bytes = _PERSON_OCCURRENCE) -> Any:
     return h
 
 
-def occurrence_digest(seed: int, benchmark: str, example_id: str, word: str, field: str,
-                      occurrence: int) -> bytes:
+def occurrence_digest(
+    seed: int, benchmark: str, example_id: str, word: str, field: str, occurrence: int
+) -> bytes:
     """The 32-byte random stream of one occurrence (see the module docstring).
 
     The frame-level code reaches the same digest by extending copied hasher states, so it hashes
@@ -117,13 +143,14 @@ def occurrence_digest(seed: int, benchmark: str, example_id: str, word: str, fie
 
 
 def row_seed(seed: int, benchmark: str, example_id: str, variant: str) -> int:
-    """A non-negative int64 identifying a perturbed row's randomness (provenance only)."""
-    h = key_hasher(seed, benchmark, example_id, variant, person=_PERSON_ROW)
-    return int.from_bytes(h.digest()[:8], "big") >> 1
+    """A non-negative int64 naming a row's randomness: the first 8 bytes of the digest of
+    ``(seed, benchmark, example_id, variant)``, the prefix that all its occurrence keys share.
+    The original row uses the variant ``""`` (no target word is empty)."""
+    digest = key_hasher(seed, benchmark, example_id, variant).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
 
 
-@dataclass(frozen=True)
-class Operation:
+class Operation(NamedTuple):
     """One typo applied to one occurrence of a word."""
 
     op: str  # replace | insert | delete
@@ -133,10 +160,6 @@ class Operation:
     perturbed: str  # the word after the operation
 
 
-def _uniform(chunk: bytes) -> float:
-    return (int.from_bytes(chunk, "big") >> 11) / _TWO53  # 53 bits: strictly below 1
-
-
 def _replacement(ch: str, r: int) -> str:
     cls, index = inventory_index(ch)
     inv = INVENTORIES[cls]  # type: ignore[index]
@@ -144,6 +167,11 @@ def _replacement(ch: str, r: int) -> str:
         return inv[r % len(inv)]
     k = r % (len(inv) - 1)
     return inv[k + 1] if k >= index else inv[k]  # skip the original: never a no-op
+
+
+def fire_threshold(probs: Probabilities) -> int:
+    """An occurrence whose digest's first 8 bytes (big-endian) are below this gets a typo."""
+    return probs.cut_points[0] << 11
 
 
 def decide(word: str, digest: bytes, probs: Probabilities) -> Operation | None:
@@ -174,30 +202,31 @@ def decide(word: str, digest: bytes, probs: Probabilities) -> Operation | None:
     >>> op.op, op.original_char.isupper() == op.new_char.isupper(), op.new_char != op.original_char
     ('replace', True, True)
     """
-    total = probs.total
-    if total <= 0.0 or not word or _uniform(digest[0:8]) >= total:
+    fire, cut_replace, cut_insert = probs.cut_points
+    if not word or (int.from_bytes(digest[0:8], "big") >> 11) >= fire:
         return None
-    x = _uniform(digest[8:16]) * total
-    if probs.replace > 0 and x < probs.replace:
-        op = "replace"
-    elif probs.insert > 0 and (x < probs.replace + probs.insert or probs.delete == 0):
-        op = "insert"
-    elif probs.delete > 0:
-        op = "delete"
-    else:  # rounding at the very top of the range with delete_prob == 0
-        op = "insert" if probs.insert > 0 else "replace"
+    x = int.from_bytes(digest[8:16], "big") >> 11
+    op = "replace" if x < cut_replace else "insert" if x < cut_insert else "delete"
     r_pos = int.from_bytes(digest[16:24], "big")
     r_char = int.from_bytes(digest[24:32], "big")
     n = len(word)
     if op == "replace":
-        eligible = [i for i, c in enumerate(word) if char_class(c) is not None]
+        eligible = (
+            range(n)
+            if word.isascii() and word.isalnum()
+            else [i for i, c in enumerate(word) if char_class(c) is not None]
+        )
         if eligible:
             i = eligible[r_pos % len(eligible)]
             new = _replacement(word[i], r_char)
-            return Operation("replace", i, word[i], new, word[:i] + new + word[i + 1:])
+            return Operation("replace", i, word[i], new, word[:i] + new + word[i + 1 :])
         op = "delete"
     elif op == "insert":
-        eligible = [s for s in range(n + 1) if char_class(word[min(s, n - 1)]) is not None]
+        eligible = (
+            range(n + 1)
+            if word.isascii() and word.isalnum()
+            else [s for s in range(n + 1) if char_class(word[min(s, n - 1)]) is not None]
+        )
         if eligible:
             s = eligible[r_pos % len(eligible)]
             inv = INVENTORIES[char_class(word[min(s, n - 1)])]  # type: ignore[index]
@@ -205,4 +234,4 @@ def decide(word: str, digest: bytes, probs: Probabilities) -> Operation | None:
             return Operation("insert", s, None, new, word[:s] + new + word[s:])
         op = "delete"
     i = r_pos % n
-    return Operation("delete", i, word[i], None, word[:i] + word[i + 1:])
+    return Operation("delete", i, word[i], None, word[:i] + word[i + 1 :])

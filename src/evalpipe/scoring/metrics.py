@@ -130,8 +130,14 @@ def classification_report(
     shown = [*labels, INVALID] if explicit_invalid else labels
     report: dict[str, Any] = {"n": n, "invalid": sum(p == INVALID for p in pred)}
     if n == 0:
-        report.update(accuracy=None, precision_macro=None, recall_macro=None, f1_macro=None,
-                      per_class={}, confusion={})
+        report.update(
+            accuracy=None,
+            precision_macro=None,
+            recall_macro=None,
+            f1_macro=None,
+            per_class={},
+            confusion={},
+        )
         return report
     p_macro, r_macro, f_macro, _ = precision_recall_fscore_support(
         true, pred, labels=labels, average="macro", zero_division=0

@@ -17,6 +17,7 @@ choices with digits (``digit_map``, or ``mc_index``), never as a substring of a 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -290,7 +291,7 @@ _BBH_INT = re.compile(r"-?[0-9]+")
 
 
 def bbh_family(subtask: str | None) -> str:
-    """"mc" | "binary" | "numeric" | "dyck" | "words" | "generic" for a BBH subtask name."""
+    """ "mc" | "binary" | "numeric" | "dyck" | "words" | "generic" for a BBH subtask name."""
     if subtask in BBH_MC:
         return "mc"
     if subtask in BBH_BINARY:
@@ -306,11 +307,8 @@ def bbh_family(subtask: str | None) -> str:
 
 def _bbh_free(text: str, family: str) -> str | None:
     text = strip_edges(text).rstrip(".").strip()
-    if family == "dyck":
-        # Closing brackets are single characters: spacing carries no meaning.
-        text = re.sub(r"\s+", "", text)
-    else:
-        text = " ".join(text.split())
+    # Closing brackets are single characters: in dyck_languages spacing carries no meaning.
+    text = re.sub(r"\s+", "", text) if family == "dyck" else " ".join(text.split())
     return text or None
 
 
@@ -402,6 +400,11 @@ def _word_aliases(labels: Sequence[str], aliases: Mapping[str, Sequence[str]]) -
 
 
 def _word_pattern(words: Iterable[str]) -> re.Pattern[str]:
+    return _compiled_words(tuple(sorted(words)))
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled_words(words: tuple[str, ...]) -> re.Pattern[str]:
     parts = []
     for word in sorted(words, key=lambda w: (-len(w), w)):
         escaped = re.escape(word)
@@ -672,7 +675,9 @@ def normalise_gold(parser_name: str, gold: str | None, **options: Any) -> str | 
         return None
     g = nfkc(str(gold)).strip()
     if parser_name in ("mc_letter", "mc_index"):
-        canon = _label_map(options.get("labels") or ["0", "1", "2", "3", "4"], options.get("digit_map"))
+        canon = _label_map(
+            options.get("labels") or ["0", "1", "2", "3", "4"], options.get("digit_map")
+        )
         return canon.get(g.lower(), g)
     if parser_name == "numeric":
         return normalise_number(g)

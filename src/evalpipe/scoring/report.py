@@ -106,8 +106,9 @@ def build_reports(
         source = f"data/scored/{name}.parquet"
         table = word_table(frame, seed=seed, samples=samples, level=level, source=source)
         robustness[name] = rounded(
-            benchmark_summary(frame, seed=seed, samples=samples, level=level, words=table,
-                              source=source)
+            benchmark_summary(
+                frame, seed=seed, samples=samples, level=level, words=table, source=source
+            )
         )
         if len(table):
             words.append(table.assign(label=name + ": " + table["word"]))

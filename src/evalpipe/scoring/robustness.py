@@ -24,6 +24,7 @@ Definitions (REFERENCE.md §2):
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -53,8 +54,8 @@ def hashed_seed(*parts: object) -> int:
 def pdr(accuracy_original: float | None, accuracy_perturbed: float | None) -> float | None:
     """Performance Drop Rate ``1 - acc_perturbed / acc_original``; None when undefined.
 
-    >>> pdr(0.8, 0.6)
-    0.25
+    >>> pdr(0.8, 0.4)
+    0.5
     >>> pdr(0.0, 0.5) is None
     True
     """
@@ -301,7 +302,9 @@ def word_table(
         merged.loc[group["example_id"].to_numpy()] = group["correct_perturbed"].to_numpy()
         acc_merged = float(merged.mean())
         occurrences = int(group["perturbed_occurrences"].sum())
-        impact = (acc_base - acc_merged) / occurrences if occurrences and acc_base is not None else None
+        impact = (
+            (acc_base - acc_merged) / occurrences if occurrences and acc_base is not None else None
+        )
         rows.append(
             {
                 "benchmark": benchmark,
@@ -368,7 +371,9 @@ def benchmark_summary(
         "n_examples": len(originals),
         "n_words": int(pairs["variant"].nunique()),
         **asdict(stats),
-        "accuracy_base": float(originals["correct"].astype(bool).mean()) if len(originals) else None,
+        "accuracy_base": float(originals["correct"].astype(bool).mean())
+        if len(originals)
+        else None,
         "mean_score_original": (
             float(score_by_example.loc[pairs["example_id"]].mean())
             if score_by_example is not None and len(pairs)
@@ -403,14 +408,16 @@ def accuracy_by_rate(scored: pd.DataFrame, *, bins: Sequence[float] = RATE_BINS)
         One row per non-empty bin: ``perturbation_rate`` (mean rate in the bin, percent),
         ``bin`` (its label), ``n``, ``accuracy``.
     """
-    check_columns(scored, ("variant", "prompt", "perturbed_occurrences", "correct"), source="scored")
+    check_columns(
+        scored, ("variant", "prompt", "perturbed_occurrences", "correct"), source="scored"
+    )
     lengths = scored["prompt"].fillna("").astype(str).str.len().clip(lower=1)
     fired = scored["perturbed_occurrences"].fillna(0).astype(float)
     rate = np.where(scored["variant"] == ORIGINAL, 0.0, 100.0 * fired / lengths)
     frame = pd.DataFrame({"rate": rate, "correct": scored["correct"].astype(bool).to_numpy()})
     edges = list(bins)
     labels = []
-    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+    for lo, hi in itertools.pairwise(edges):
         labels.append(f"({lo:g}, {hi:g}]" if np.isfinite(hi) else f">{lo:g}")
     frame["bin"] = "0"
     positive = frame["rate"] > 0
@@ -420,7 +427,9 @@ def accuracy_by_rate(scored: pd.DataFrame, *, bins: Sequence[float] = RATE_BINS)
     order = {label: i for i, label in enumerate(["0", *labels])}
     table = (
         frame.groupby("bin", sort=False)
-        .agg(perturbation_rate=("rate", "mean"), n=("correct", "size"), accuracy=("correct", "mean"))
+        .agg(
+            perturbation_rate=("rate", "mean"), n=("correct", "size"), accuracy=("correct", "mean")
+        )
         .reset_index()
     )
     table["_order"] = table["bin"].map(order)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -87,7 +87,9 @@ def score_frame(
     """
     check_columns(outputs, REQUIRED_COLUMNS, source=source)
     if metric not in METRICS:
-        raise InputError(f"{source}: unknown metric {metric!r}; expected one of {', '.join(METRICS)}")
+        raise InputError(
+            f"{source}: unknown metric {metric!r}; expected one of {', '.join(METRICS)}"
+        )
     base = dict(parser_options or {})
 
     def default_options(subtask: str | None) -> dict[str, Any]:
@@ -105,7 +107,9 @@ def score_frame(
         tqdm(rows, total=len(outputs), desc=f"score {Path(source).stem}", disable=not progress)
     ):
         if text is not None and not isinstance(text, str):
-            raise InputError(f"{source}, row {i}: column 'output' must be text, got {type(text).__name__}")
+            raise InputError(
+                f"{source}, row {i}: column 'output' must be text, got {type(text).__name__}"
+            )
         sub = subtask if isinstance(subtask, str) and subtask else None
         options = options_of(sub)
         golds = [normalise_gold(parser, g, **options) for g in _golds(answer, accepted)]

@@ -127,7 +127,7 @@ AXIS_MARKERS: dict[str, dict[str, list[str]]] = {
         "meta": ["ご質問ありがとうございます", "thank you for your question"],
     },
     "self": {
-        "self_reference": ["私", "当AI", "このシステム", "I ", "this system"],
+        "self_reference": ["私", "当AI", "このシステム", "I", "this system"],
         "ability": ["できます", "可能です", "対応しています", "I can", "I am able to"],
         "comparison": ["他のAIと違って", "最先端の", "unlike other AIs", "state-of-the-art"],
     },

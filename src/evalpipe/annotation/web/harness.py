@@ -240,6 +240,7 @@ def run_load(
     *,
     per_annotator: int,
     seed: int = 0,
+    think_ms: float = 0.0,
     stop_after_acks: int | None = None,
     on_ack: Callable[[int], None] | None = None,
 ) -> LoadResult:
@@ -255,6 +256,9 @@ def run_load(
         Ratings each annotator submits (positions 1..per_annotator of their queue).
     seed:
         Makes the submitted scores reproducible.
+    think_ms:
+        Mean pause between opening an item and submitting it (uniform 0.5x-1.5x); 0 is a
+        closed loop that measures the server at saturation.
     stop_after_acks, on_ack:
         Stop early / get a callback with the running ack count (the kill test kills the server
         from the callback; requests in flight then fail and are not acknowledged).
@@ -270,6 +274,7 @@ def run_load(
 
     def worker(annotator_id: str, token: str) -> None:
         client = AnnotatorClient(base_url, annotator_id, token, timeout=10.0)
+        pause = random.Random(f"think:{seed}:{annotator_id}")
         try:
             if client.login().status_code != 303:
                 with lock:
@@ -282,18 +287,21 @@ def run_load(
                 try:
                     t0 = time.perf_counter()
                     page = client.page(position)
+                    get_ms = (time.perf_counter() - t0) * 1000
+                    if think_ms > 0:
+                        time.sleep(think_ms * pause.uniform(0.5, 1.5) / 1000)
                     t1 = time.perf_counter()
                     resp = client.submit(position, scores, conf, active_ms=1500)
-                    t2 = time.perf_counter()
+                    post_ms = (time.perf_counter() - t1) * 1000
                 except httpx.HTTPError:
                     with lock:
                         result.errors += 1
                     return
                 with lock:
                     if page.status_code == 200:
-                        result.get_ms.append((t1 - t0) * 1000)
+                        result.get_ms.append(get_ms)
                     if resp.status_code == 303:
-                        result.post_ms.append((t2 - t1) * 1000)
+                        result.post_ms.append(post_ms)
                         result.acks.append(Ack(annotator_id, position, scores, conf))
                         n = len(result.acks)
                         if stop_after_acks is not None and n >= stop_after_acks:

@@ -1,0 +1,538 @@
+"""The benchmark registry: sample sets, schema mapping, selection, few-shot pools, local files,
+the hub loading path (against a local directory laid out like the Hub) and bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evalpipe.benchmarks import (
+    BBH_SUBTASKS,
+    EXAMPLE_COLUMNS,
+    MMLU_SUBJECTS,
+    REGISTRY,
+    build_prompts,
+    get_spec,
+    list_specs,
+    load_benchmark,
+    local_spec,
+    sample_files,
+    select_examples,
+    to_arrow,
+)
+from evalpipe.errors import InputError
+
+BUILTIN = list(REGISTRY)
+
+
+def _jsonl(path: Path) -> list[dict]:
+    return [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+    )
+    return path
+
+
+@pytest.fixture(scope="module")
+def loaded() -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
+    return {
+        name: load_benchmark(get_spec(name), source="sample", max_samples=None, seed=42)
+        for name in BUILTIN
+    }
+
+
+def test_registry_has_the_nine_benchmarks_with_their_parsers() -> None:
+    assert BUILTIN == [
+        "gsm8k",
+        "bbh",
+        "mmlu",
+        "imdb",
+        "jamp",
+        "jnli",
+        "niilc",
+        "jsquad",
+        "jcommonsenseqa",
+    ]
+    assert len(BBH_SUBTASKS) == 27 and len(MMLU_SUBJECTS) == 57
+    parsers = {s.name: (s.parser, s.parser_options) for s in list_specs()}
+    assert parsers["mmlu"] == ("mc_letter", {"labels": ["A", "B", "C", "D"], "digit_map": None})
+    assert parsers["jcommonsenseqa"] == ("mc_index", {"labels": ["0", "1", "2", "3", "4"]})
+    assert parsers["imdb"][0] == "json_label" and parsers["imdb"][1]["labels"] == [
+        "positive",
+        "negative",
+    ]
+    assert parsers["gsm8k"][0] == "numeric" and parsers["bbh"][0] == "bbh"
+    assert get_spec("bbh").parser_kwargs("navigate") == {"subtask": "navigate"}
+    assert get_spec("jcommonsenseqa").max_new_tokens == 1
+    assert get_spec("jsquad").max_tokens("cot") > get_spec("jsquad").max_tokens("zero_shot") == 25
+    schema = get_spec("imdb").json_schema
+    assert schema["properties"]["label"]["enum"] == ["positive", "negative"]
+    assert schema["properties"]["confidence"]["type"] == "number"
+    assert schema["properties"]["reason"]["type"] == "string"
+
+
+@pytest.mark.parametrize("name", BUILTIN)
+def test_every_sample_set_loads_and_maps_to_the_schema(name, loaded) -> None:
+    spec = get_spec(name)
+    examples, fewshot = loaded[name]
+    test_file, fewshot_file = sample_files(name)
+    assert 15 <= len(_jsonl(test_file)) <= 30
+    assert len(_jsonl(fewshot_file)) >= 2
+    assert len(examples) == len(_jsonl(test_file))
+    for frame in (examples, fewshot):
+        assert list(frame.columns) == EXAMPLE_COLUMNS
+    assert examples["example_id"].is_unique
+    assert examples["example_id"].str.startswith(f"{name}/test/").all()
+    assert set(examples["benchmark"]) == {name}
+    assert set(examples["language"]) == {spec.language}
+    assert set(examples["task_type"]) == {spec.task_type}
+    for rec in examples.to_dict("records"):
+        fields = json.loads(rec["fields"])
+        assert fields and all(isinstance(v, str) and v for v in fields.values())
+        assert rec["perturbable"] and set(rec["perturbable"]) <= set(fields)
+        assert rec["answer"] in rec["answers"]
+        if spec.labels is not None:
+            assert rec["labels"] == spec.labels
+            assert rec["answer"] in spec.labels
+        if rec["choices"] is not None and spec.labels is not None:
+            assert len(rec["choices"]) == len(spec.labels)
+    # Arrow conversion keeps the fixed schema even where a column is null in every row.
+    table = to_arrow(examples)
+    assert table.schema.field("choices").type.value_type.equals(
+        table.schema.field("answers").type.value_type
+    )
+
+
+@pytest.mark.parametrize("name", BUILTIN)
+def test_perturbable_fields_never_hold_answer_choices(name, loaded) -> None:
+    examples, _ = loaded[name]
+    for rec in examples.to_dict("records"):
+        fields = json.loads(rec["fields"])
+        text = "\n".join(fields.values())
+        assert "Options:" not in text and "選択肢" not in text
+        if rec["choices"] is not None:
+            for choice in rec["choices"]:
+                # a field may mention a word that is also an option, but never the options block
+                assert "\n".join(rec["choices"]) not in text or len(rec["choices"]) == 1, choice
+
+
+def test_bbh_options_block_moves_to_choices_and_round_trips(loaded) -> None:
+    examples, _ = loaded["bbh"]
+    raw = {(r["subtask"], i): r for i, r in enumerate(_jsonl(sample_files("bbh")[0]))}
+    by_input = {r["input"]: r for r in raw.values()}
+    with_options = 0
+    for rec in examples.to_dict("records"):
+        question = json.loads(rec["fields"])["question"]
+        if rec["choices"] is None:
+            assert question in by_input
+            continue
+        with_options += 1
+        rebuilt = question + "\nOptions:\n" + "\n".join(rec["choices"])
+        assert rebuilt in by_input
+        assert rec["answer"] == by_input[rebuilt]["target"]
+    assert with_options >= 10
+    assert examples["subtask"].isin(BBH_SUBTASKS).all()
+    assert examples["example_id"].str.fullmatch(r"bbh/test/[a-z_]+/\d+").all()
+
+
+def test_mmlu_gold_is_a_letter_and_subject_is_the_subtask(loaded) -> None:
+    examples, fewshot = loaded["mmlu"]
+    first = examples.iloc[0]
+    assert first["example_id"] == "mmlu/test/elementary_mathematics/0"
+    assert first["answer"] == "B" and list(first["choices"]) == ["4/12", "7/8", "1/2", "5/8"]
+    assert examples["subtask"].isin(MMLU_SUBJECTS).all()
+    assert fewshot["example_id"].str.startswith("mmlu/dev/").all()
+
+
+def test_japanese_inputs_are_split_at_their_llm_jp_eval_labels(loaded) -> None:
+    jnli = loaded["jnli"][0].iloc[0]
+    assert json.loads(jnli["fields"]) == {
+        "premise": "男性がスケートボードに乗って坂道を下っている。",
+        "hypothesis": "人がスケートボードに乗っている。",
+    }
+    jcqa = loaded["jcommonsenseqa"][0].iloc[0]
+    assert json.loads(jcqa["fields"]) == {"question": "雨が降っているときに差すものは？"}
+    assert list(jcqa["choices"]) == ["傘", "帽子", "手袋", "靴", "眼鏡"] and jcqa["answer"] == "0"
+    niilc = loaded["niilc"][0]
+    colours = niilc[niilc["answer"] == "赤"].iloc[0]
+    assert list(colours["answers"]) == ["赤", "緑", "青"]
+    jsquad = loaded["jsquad"][0].iloc[0]
+    fields = json.loads(jsquad["fields"])
+    assert (
+        fields["context"].startswith("富士山 [SEP] ")
+        and fields["question"] == "富士山の標高は何メートルか。"
+    )
+    assert list(jsquad["protected"]) == ["3776メートル"]
+    gsm8k = loaded["gsm8k"][0]
+    assert gsm8k.loc[gsm8k["example_id"] == "gsm8k/test/7", "answer"].item() == "2520"
+
+
+@pytest.mark.parametrize("name", BUILTIN)
+def test_fewshot_pool_never_shares_items_with_the_evaluated_set(name, loaded) -> None:
+    examples, fewshot = loaded[name]
+    assert not fewshot.empty
+    assert not set(examples["example_id"]) & set(fewshot["example_id"])
+    assert not set(examples["fields"]) & set(fewshot["fields"])
+    assert not fewshot["example_id"].str.contains("/test/").any()
+
+
+def test_build_prompts_never_takes_a_demonstration_from_the_evaluated_rows(loaded) -> None:
+    spec = get_spec("jnli")
+    examples, fewshot = loaded["jnli"]
+    leaky_pool = pd.concat([examples.iloc[:5], fewshot], ignore_index=True)
+    prompts = build_prompts(spec, examples.iloc[:5], leaky_pool, style="few_shot", n_shots=3)
+    for i, prompt in enumerate(prompts):
+        for j in range(5):
+            premise = json.loads(examples.iloc[j]["fields"])["premise"]
+            assert prompt.count(premise) == (1 if i == j else 0)
+        assert prompt.count("### 入力:") == 4  # three shots + the question
+
+
+def test_selection_is_deterministic_and_independent_of_row_order() -> None:
+    df = pd.DataFrame({"example_id": [f"x/test/{i}" for i in range(100)], "v": range(100)})
+    first = select_examples(df, 10, seed=42)
+    again = select_examples(df.sample(frac=1.0, random_state=3), 10, seed=42)
+    assert sorted(first["example_id"]) == sorted(again["example_id"])
+    assert list(first["v"]) == sorted(first["v"])  # original order kept
+    assert set(select_examples(df, 10, seed=7)["example_id"]) != set(first["example_id"])
+    assert len(select_examples(df, None, seed=42)) == 100
+
+
+def test_max_samples_picks_the_same_examples_on_every_load() -> None:
+    spec = get_spec("bbh")
+    a, _ = load_benchmark(spec, source="sample", max_samples=7, seed=42)
+    b, _ = load_benchmark(spec, source="sample", max_samples=7, seed=42)
+    assert len(a) == 7 and a.equals(b)
+    assert to_arrow(a).equals(to_arrow(b))
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, "ten", True])
+def test_bad_max_samples_is_rejected(bad) -> None:
+    with pytest.raises(InputError, match="max_samples"):
+        load_benchmark(get_spec("gsm8k"), source="sample", max_samples=bad, seed=42)
+
+
+def test_unknown_source_is_rejected() -> None:
+    with pytest.raises(InputError, match=r"benchmarks\.source.*sample, hub"):
+        load_benchmark(get_spec("gsm8k"), source="s3", seed=42)
+
+
+def test_unknown_benchmark_name_lists_the_known_ones() -> None:
+    with pytest.raises(InputError) as info:
+        get_spec("gsm9k", {"lawqa": {}})
+    message = str(info.value)
+    assert "'gsm9k'" in message
+    for name in [*BUILTIN, "lawqa"]:
+        assert name in message
+
+
+# --- local datasets ------------------------------------------------------------------------
+
+LAW_ROWS = [
+    {
+        "id": "q1",
+        "question": "衆議院議員の任期は何年か。",
+        "choices": ["2年", "4年", "6年", "3年"],
+        "answer": "b",
+    },
+    {
+        "id": "q2",
+        "question": "参議院議員の任期は何年か。",
+        "choices": ["3年", "4年", "5年", "6年"],
+        "answer": "4",
+    },
+    {
+        "id": "q3",
+        "question": "内閣総理大臣を指名するのは？",
+        "choices": ["天皇", "国会", "最高裁判所", "内閣"],
+        "answer": "Ｂ",
+    },
+]
+
+
+def _law_config(path: Path, **extra) -> dict:
+    return {
+        "path": str(path),
+        "language": "japanese",
+        "task_type": "mc",
+        "id": "id",
+        "fields": {"問題": "question"},
+        "choices": "choices",
+        "answer": "answer",
+        "labels": ["a", "b", "c", "d"],
+        **extra,
+    }
+
+
+def test_local_jsonl_maps_fields_choices_and_normalises_answers(tmp_path) -> None:
+    path = _write_jsonl(tmp_path / "law.jsonl", LAW_ROWS)
+    spec = get_spec("lawqa", {"lawqa": _law_config(path)})
+    assert spec.kind == "local" and spec.parser == "mc_letter"
+    assert spec.parser_options == {
+        "labels": ["a", "b", "c", "d"],
+        "digit_map": {"1": "a", "2": "b", "3": "c", "4": "d"},
+    }
+    examples, fewshot = load_benchmark(spec, source="hub", max_samples=None, seed=42)
+    assert list(examples["example_id"]) == ["lawqa/q1", "lawqa/q2", "lawqa/q3"]
+    assert list(examples["answer"]) == ["b", "d", "b"]  # "4" -> d, full-width "Ｂ" -> b
+    assert json.loads(examples.iloc[0]["fields"]) == {"問題": "衆議院議員の任期は何年か。"}
+    assert list(examples.iloc[0]["perturbable"]) == ["問題"]
+    assert list(examples.iloc[0]["choices"]) == ["2年", "4年", "6年", "3年"]
+    assert fewshot.empty and list(fewshot.columns) == EXAMPLE_COLUMNS
+    prompt = build_prompts(spec, examples.iloc[:1], fewshot, style="zero_shot", n_shots=3)[0]
+    assert "問題：衆議院議員の任期は何年か。\n選択肢：\na. 2年\nb. 4年\nc. 6年\nd. 3年" in prompt
+
+
+def test_local_json_file_with_choices_in_separate_keys_and_a_fewshot_file(tmp_path) -> None:
+    rows = [
+        {
+            "text": r["question"],
+            "A": r["choices"][0],
+            "B": r["choices"][1],
+            "C": r["choices"][2],
+            "D": r["choices"][3],
+            "gold": r["answer"].upper() if r["answer"] == "b" else "D",
+        }
+        for r in LAW_ROWS[:2]
+    ]
+    path = tmp_path / "law.json"
+    path.write_text(
+        json.dumps({"version": 1, "samples": rows}, ensure_ascii=False), encoding="utf-8"
+    )
+    shots = _write_jsonl(tmp_path / "shots.jsonl", [dict(rows[0], text="日本の首都は？")])
+    config = {
+        "path": str(path),
+        "json_field": "samples",
+        "fewshot_path": str(shots),
+        "language": "english",
+        "fields": {"Question": "text"},
+        "choices": ["A", "B", "C", "D"],
+        "answer": "gold",
+        "labels": ["A", "B", "C", "D"],
+    }
+    spec = local_spec("mylaw", config)
+    examples, fewshot = load_benchmark(spec, max_samples=None, seed=1)
+    assert list(examples["answer"]) == ["B", "D"]
+    assert list(examples["example_id"]) == ["mylaw/test/0", "mylaw/test/1"]
+    assert list(fewshot["example_id"]) == ["mylaw/fewshot/0"]
+    prompt = build_prompts(spec, examples.iloc[:1], fewshot, style="few_shot", n_shots=2)[0]
+    assert prompt.count("Question: ") == 2 and "Answer: B\n\nQuestion: 衆議院" in prompt
+
+
+def test_local_prompt_shows_fields_in_the_configured_order(tmp_path) -> None:
+    path = _write_jsonl(
+        tmp_path / "c.jsonl", [{"q": "Which one?", "ctx": "Some context.", "y": "yes"}]
+    )
+    spec = local_spec(
+        "ordered",
+        {
+            "path": str(path),
+            "language": "english",
+            "task_type": "classification",
+            "fields": {"Passage": "ctx", "Question": "q"},
+            "answer": "y",
+            "labels": ["yes", "no"],
+        },
+    )
+    examples, _ = load_benchmark(spec, seed=42)
+    prompt = build_prompts(spec, examples, None, style="zero_shot", n_shots=0)[0]
+    assert "Passage: Some context.\nQuestion: Which one?\nAnswer:" in prompt
+    assert prompt.startswith("Classify the following input as one of: yes, no.")
+
+
+def test_local_classification_dataset_uses_its_label_space(tmp_path) -> None:
+    path = _write_jsonl(
+        tmp_path / "c.jsonl",
+        [{"t": "最高の映画だった", "y": "pos"}, {"t": "二度と見ない", "y": "neg"}],
+    )
+    spec = local_spec(
+        "reviews",
+        {
+            "path": str(path),
+            "language": "japanese",
+            "task_type": "classification",
+            "fields": {"文章": "t"},
+            "answer": "y",
+            "labels": ["pos", "neg"],
+        },
+    )
+    examples, _ = load_benchmark(spec, seed=42)
+    assert list(examples["answer"]) == ["pos", "neg"] and examples["choices"].isna().all()
+    assert spec.parser == "nli" and spec.parser_options == {"labels": ["pos", "neg"]}
+
+
+def test_local_file_missing_a_mapped_field_names_the_file_and_field(tmp_path) -> None:
+    path = _write_jsonl(
+        tmp_path / "law.jsonl", [{k: v for k, v in r.items() if k != "question"} for r in LAW_ROWS]
+    )
+    with pytest.raises(InputError, match=r"law\.jsonl: mapped field\(s\) \['question'\] not found"):
+        load_benchmark(get_spec("lawqa", {"lawqa": _law_config(path)}), seed=42)
+
+
+def test_local_row_missing_a_mapped_field_names_the_row(tmp_path) -> None:
+    rows = [dict(r) for r in LAW_ROWS]
+    del rows[2]["question"]
+    path = _write_jsonl(tmp_path / "law.jsonl", rows)
+    with pytest.raises(InputError, match=r'law\.jsonl, row 3: field "question" is missing'):
+        load_benchmark(get_spec("lawqa", {"lawqa": _law_config(path)}), seed=42)
+
+
+def test_local_answer_outside_the_choices_names_the_row(tmp_path) -> None:
+    rows = [dict(r) for r in LAW_ROWS]
+    rows[1]["answer"] = "e"
+    path = _write_jsonl(tmp_path / "law.jsonl", rows)
+    with pytest.raises(
+        InputError, match=r"law\.jsonl, row 2: field \"answer\": answer 'e' is not one of"
+    ):
+        load_benchmark(get_spec("lawqa", {"lawqa": _law_config(path)}), seed=42)
+
+
+def test_local_row_with_the_wrong_number_of_choices_names_the_row(tmp_path) -> None:
+    rows = [dict(r) for r in LAW_ROWS]
+    rows[0]["choices"] = ["2年", "4年", "6年"]
+    path = _write_jsonl(tmp_path / "law.jsonl", rows)
+    with pytest.raises(InputError, match=r"row 1: .*expected 4 choices"):
+        load_benchmark(get_spec("lawqa", {"lawqa": _law_config(path)}), seed=42)
+
+
+def test_local_empty_file_is_an_empty_selection_error(tmp_path) -> None:
+    path = tmp_path / "law.jsonl"
+    path.write_text("\n", encoding="utf-8")
+    with pytest.raises(InputError, match="lawqa: no examples selected"):
+        load_benchmark(get_spec("lawqa", {"lawqa": _law_config(path)}), seed=42)
+
+
+def test_local_broken_json_line_is_named(tmp_path) -> None:
+    path = tmp_path / "law.jsonl"
+    path.write_text(
+        json.dumps(LAW_ROWS[0], ensure_ascii=False) + '\n{"id": "q2", \n', encoding="utf-8"
+    )
+    with pytest.raises(InputError, match=r"law\.jsonl:2: not valid JSON"):
+        load_benchmark(get_spec("lawqa", {"lawqa": _law_config(path)}), seed=42)
+
+
+def test_local_duplicate_ids_are_rejected(tmp_path) -> None:
+    path = _write_jsonl(tmp_path / "law.jsonl", [LAW_ROWS[0], LAW_ROWS[0]])
+    with pytest.raises(InputError, match="row 2: duplicate example id 'lawqa/q1'"):
+        load_benchmark(get_spec("lawqa", {"lawqa": _law_config(path)}), seed=42)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"path": None}, "missing key 'path'"),
+        ({"language": "french"}, "language: expected one of english, japanese"),
+        ({"task_type": "regression"}, "task_type: expected one of mc, classification"),
+        ({"choices": None}, None),
+        ({"perturbable": ["answer"]}, r"perturbable: \['answer'\] are not among fields"),
+    ],
+)
+def test_local_config_errors_name_the_params_key(tmp_path, change, message) -> None:
+    config = _law_config(tmp_path / "x.jsonl")
+    config.update(change)
+    if change == {"choices": None}:
+        del config["choices"]
+        message = "missing key 'choices'"
+    with pytest.raises(InputError, match=message):
+        local_spec("lawqa", config)
+    with pytest.raises(InputError, match="clashes with the built-in"):
+        local_spec("gsm8k", _law_config(tmp_path / "x.jsonl"))
+
+
+# --- hub path --------------------------------------------------------------------------------
+
+
+def _hub_repo(root: Path, dataset: str, splits: dict[str | None, dict[str, list[dict]]]) -> None:
+    """Write ``<root>/<dataset>/`` like a Hub dataset repository: README.md with ``configs:``
+    metadata and one Parquet file per config and split."""
+    repo = root / dataset
+    lines = ["---", "configs:"]
+    for config, by_split in splits.items():
+        name = config or "default"
+        lines += [f"- config_name: {name}", "  data_files:"]
+        for split, rows in by_split.items():
+            folder = repo / name
+            folder.mkdir(parents=True, exist_ok=True)
+            pd.DataFrame(rows).to_parquet(folder / f"{split}-00000-of-00001.parquet", index=False)
+            lines += [f"  - split: {split}", f"    path: {name}/{split}-*"]
+    (repo / "README.md").parent.mkdir(parents=True, exist_ok=True)
+    (repo / "README.md").write_text(
+        "\n".join([*lines, "---", f"# {dataset}", ""]), encoding="utf-8"
+    )
+
+
+@pytest.fixture(scope="module")
+def hub_dir(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("hub")
+    test, shots = (_jsonl(p) for p in sample_files("gsm8k"))
+    _hub_repo(root, "openai/gsm8k", {"main": {"test": test, "train": shots}})
+    bbh_rows = _jsonl(sample_files("bbh")[0]) + _jsonl(sample_files("bbh")[1])
+    configs = {}
+    for subtask in BBH_SUBTASKS:
+        rows = [
+            {"input": r["input"], "target": r["target"]}
+            for r in bbh_rows
+            if r["subtask"] == subtask
+        ]
+        # each config needs more rows than the 3 held out for few-shot: pad with distinct items
+        pad = [
+            {
+                "input": f"{subtask} {k}: True and " + "not " * k + "False is",
+                "target": str(k % 2 == 1),
+            }
+            for k in range(5 - len(rows))
+        ]
+        configs[subtask] = {"test": rows + pad}
+    _hub_repo(root, "SaylorTwift/bbh", configs)
+    test, dev = (_jsonl(p) for p in sample_files("mmlu"))
+    _hub_repo(root, "cais/mmlu", {"all": {"test": test, "dev": dev}})
+    test, train = (_jsonl(p) for p in sample_files("imdb"))
+    _hub_repo(root, "stanfordnlp/imdb", {"plain_text": {"test": test, "train": train}})
+    ja = {}
+    for name in ("jamp", "jnli", "niilc", "jsquad", "jcommonsenseqa"):
+        test, train = (_jsonl(p) for p in sample_files(name))
+        ja[name] = {"test": test, "train": train, "validation": train[:1]}
+    _hub_repo(root, "zenless-lab/llm-jp-eval", ja)
+    return root
+
+
+@pytest.mark.parametrize("name", BUILTIN)
+def test_hub_loader_reads_a_directory_laid_out_like_the_hub(name, hub_dir) -> None:
+    spec = get_spec(name)
+    examples, fewshot = load_benchmark(
+        spec, source="hub", max_samples=None, seed=42, hub_dir=hub_dir
+    )
+    sample, sample_shots = load_benchmark(spec, source="sample", max_samples=None, seed=42)
+    assert list(examples.columns) == EXAMPLE_COLUMNS
+    assert not set(examples["example_id"]) & set(fewshot["example_id"])
+    if name == "bbh":
+        # no train split on the Hub: three items per subtask are held out as the few-shot pool
+        assert examples["subtask"].nunique() == 27 and fewshot["subtask"].nunique() == 27
+        assert (fewshot.groupby("subtask").size() <= 3).all()
+        assert fewshot["example_id"].str.startswith("bbh/test/").all()
+    else:
+        # the same raw rows give the same examples whichever way they were loaded
+        pd.testing.assert_frame_equal(examples, sample)
+        assert sorted(fewshot["fields"]) == sorted(sample_shots["fields"])
+
+
+def test_hub_loader_honours_max_samples_and_the_env_override(hub_dir, monkeypatch) -> None:
+    monkeypatch.setenv("EVALPIPE_HUB_DIR", str(hub_dir))
+    examples, _ = load_benchmark(get_spec("mmlu"), source="hub", max_samples=5, seed=42)
+    again, _ = load_benchmark(get_spec("mmlu"), source="hub", max_samples=5, seed=42)
+    assert len(examples) == 5 and examples.equals(again)
+
+
+def test_hub_loader_failure_names_the_dataset(tmp_path) -> None:
+    with pytest.raises(
+        InputError, match=r"openai/gsm8k \(config main, split test\): could not load"
+    ):
+        load_benchmark(get_spec("gsm8k"), source="hub", seed=42, hub_dir=tmp_path)

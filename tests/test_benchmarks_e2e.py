@@ -1,0 +1,124 @@
+"""The benchmarks stage end to end: `dvc repro benchmarks@...` in a temporary Git + DVC copy,
+byte-identical re-runs, `--list`, a local law-QA dataset through the stage, the hub source via
+EVALPIPE_HUB_DIR, and bad input leaving nothing behind."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from evalpipe.benchmarks import EXAMPLE_COLUMNS, REGISTRY, sample_files
+
+# the hub-directory writer lives with the unit tests; tests/ is not a package, so load it by path
+_spec = importlib.util.spec_from_file_location(
+    "_benchmark_unit_tests", Path(__file__).with_name("test_benchmarks.py")
+)
+_unit = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_unit)
+_hub_repo, _jsonl = _unit._hub_repo, _unit._jsonl
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+
+def _digest(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_dvc_repro_builds_benchmarks_offline_and_byte_identically(project) -> None:
+    project.dvc("repro", "--glob", "benchmarks@*")
+    data = project.root / "data" / "benchmarks"
+    for name in REGISTRY:
+        assert len(pd.read_parquet(data / f"{name}.parquet")) == 20
+    digests = {}
+    for name in ("gsm8k", "jcommonsenseqa"):
+        examples = pd.read_parquet(data / f"{name}.parquet")
+        fewshot = pd.read_parquet(data / f"{name}.fewshot.parquet")
+        assert list(examples.columns) == EXAMPLE_COLUMNS == list(fewshot.columns)
+        assert len(examples) == 20 and len(fewshot) > 0
+        assert not set(examples["example_id"]) & set(fewshot["example_id"])
+        digests[name] = (
+            _digest(data / f"{name}.parquet"),
+            _digest(data / f"{name}.fewshot.parquet"),
+        )
+    jcqa = pd.read_parquet(data / "jcommonsenseqa.parquet")
+    assert set(jcqa["answer"]) <= {"0", "1", "2", "3", "4"} and jcqa["choices"].map(len).eq(5).all()
+    status = project.dvc("status", "benchmarks@gsm8k", "benchmarks@jcommonsenseqa")
+    assert "changed" not in status.stdout
+    project.dvc("repro", "-f", "benchmarks@gsm8k", "benchmarks@jcommonsenseqa")
+    for name, digest in digests.items():
+        assert (
+            _digest(data / f"{name}.parquet"),
+            _digest(data / f"{name}.fewshot.parquet"),
+        ) == digest
+
+
+def test_list_shows_every_benchmark_with_type_language_source_and_size(project) -> None:
+    out = project.run("python", "-m", "stages.benchmarks", "--list").stdout
+    lines = {line.split()[0]: line.split() for line in out.splitlines() if line.strip()}
+    for name in REGISTRY:
+        size = len(_jsonl(sample_files(name)[0]))
+        assert lines[name][3:] == ["sample", str(size)], lines[name]
+    assert lines["jcommonsenseqa"][1:3] == ["mc", "japanese"]
+    assert lines["lawqa"][1:] == ["mc", "japanese", "local", "8"]
+
+
+def test_local_lawqa_dataset_runs_through_dvc_when_added_to_the_suites(project) -> None:
+    dvc_yaml = project.root / "dvc.yaml"
+    text = dvc_yaml.read_text(encoding="utf-8")
+    dvc_yaml.write_text(
+        text.replace(
+            "      jcommonsenseqa: japanese\n",
+            "      jcommonsenseqa: japanese\n      lawqa: japanese\n",
+            1,
+        ),
+        encoding="utf-8",
+    )
+    out = project.dvc("repro", "benchmarks@lawqa").stdout
+    assert "benchmarks@lawqa: 8 examples" in out
+    examples = pd.read_parquet(project.root / "data" / "benchmarks" / "lawqa.parquet")
+    assert list(examples["example_id"])[:2] == ["lawqa/q001", "lawqa/q002"]
+    assert list(examples["answer"]) == ["a", "b", "b", "c", "b", "d", "b", "b"]
+    assert all(list(p) == ["問題"] for p in examples["perturbable"])
+    assert json.loads(examples.iloc[0]["fields"]) == {"問題": "民法上、成年に達する年齢は何歳か。"}
+
+
+def test_stage_rejects_a_bad_local_file_naming_the_row_and_writes_nothing(project) -> None:
+    bad = project.root / "data" / "raw" / "benchmarks" / "bad.jsonl"
+    rows = _jsonl(project.root / "data" / "raw" / "benchmarks" / "lawqa_example.jsonl")
+    rows[4]["answer"] = "e"
+    bad.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+    )
+    params = yaml.safe_load((project.root / "params.yaml").read_text(encoding="utf-8"))
+    params["benchmarks"]["local"]["lawqa"]["path"] = "data/raw/benchmarks/bad.jsonl"
+    (project.root / "params.yaml").write_text(
+        yaml.safe_dump(params, allow_unicode=True), encoding="utf-8"
+    )
+    proc = project.run("python", "-m", "stages.benchmarks", "--name", "lawqa", check=False)
+    assert proc.returncode == 2
+    assert "bad.jsonl, row 5: field \"answer\": answer 'e' is not one of the labels" in proc.stderr
+    assert not (project.root / "data" / "benchmarks" / "lawqa.parquet").exists()
+    proc = project.run("python", "-m", "stages.benchmarks", "--name", "gsm9k", check=False)
+    assert proc.returncode == 2 and "known benchmarks: gsm8k, bbh, mmlu" in proc.stderr
+
+
+def test_switching_to_the_hub_source_needs_no_code_change(project, tmp_path) -> None:
+    test, train = (_jsonl(p) for p in sample_files("gsm8k"))
+    _hub_repo(tmp_path, "openai/gsm8k", {"main": {"test": test + test[:5], "train": train}})
+    params = yaml.safe_load((project.root / "params.yaml").read_text(encoding="utf-8"))
+    params["benchmarks"]["source"] = "hub"
+    params["benchmarks"]["max_samples"] = 10
+    (project.root / "params.yaml").write_text(
+        yaml.safe_dump(params, allow_unicode=True), encoding="utf-8"
+    )
+    env = dict(project.env, EVALPIPE_HUB_DIR=str(tmp_path))
+    out = project.run("python", "-m", "stages.benchmarks", "--name", "gsm8k", env=env).stdout
+    assert "benchmarks@gsm8k: 10 examples + 4 few-shot" in out and "from hub" in out
+    examples = pd.read_parquet(project.root / "data" / "benchmarks" / "gsm8k.parquet")
+    assert examples["example_id"].str.startswith("gsm8k/test/").all() and len(examples) == 10

@@ -1,0 +1,191 @@
+"""The generation cache, the tiny-random build, the generate stage's pure helpers and bad input.
+No engine starts here."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evalpipe.errors import InputError
+from evalpipe.inference import (
+    EngineError,
+    Generation,
+    GenerationCache,
+    GenerationRequest,
+    ModelIdentity,
+    build_tiny_random,
+    cache_key,
+    make_backend,
+    make_engine,
+)
+from evalpipe.inference.cache import CacheEntry
+from evalpipe.inference.generate import (
+    OUTPUT_COLUMNS,
+    answer_budget,
+    outputs_frame,
+    sampling_settings,
+    validate_perturbed,
+)
+from evalpipe.inference.tiny import default_model_cache, describe
+
+REPO = Path(__file__).resolve().parents[1]
+MODEL = ModelIdentity("m@1", {"backend": "vllm", "name": "m", "weights_sha256": "1",
+                              "dtype": "auto", "chat_template_sha256": "t"})
+
+
+def _entry(i: int, identity: ModelIdentity = MODEL) -> CacheEntry:
+    req = GenerationRequest(f"p{i}", max_tokens=4)
+    return CacheEntry(cache_key(identity, req), identity.label, req,
+                      Generation(f"out{i}", "stop", 3, 2))
+
+
+def test_key_changes_with_model_sampling_schema_system_and_prompt() -> None:
+    base = GenerationRequest("2+2=", max_tokens=8)
+    keys = {
+        cache_key(MODEL, base),
+        cache_key(ModelIdentity("m@2", {**MODEL.fields, "weights_sha256": "2"}), base),
+        cache_key(ModelIdentity("m", {**MODEL.fields, "chat_template_sha256": "u"}), base),
+        cache_key(ModelIdentity("m", {**MODEL.fields, "dtype": "float32"}), base),
+        cache_key(MODEL, GenerationRequest("2+2=", max_tokens=9)),
+        cache_key(MODEL, GenerationRequest("2+2=", max_tokens=8, temperature=0.5)),
+        cache_key(MODEL, GenerationRequest("2+2=", max_tokens=8, json_schema={"type": "object"})),
+        cache_key(MODEL, GenerationRequest("2+2=", max_tokens=8, system="be brief")),
+        cache_key(MODEL, GenerationRequest("2+2= ", max_tokens=8)),
+    }
+    assert len(keys) == 9
+    # The label is for people; only the identity fields address the cache.
+    assert cache_key(ModelIdentity("other label", MODEL.fields), base) == cache_key(MODEL, base)
+
+
+def test_checkpoints_are_merged_into_one_segment_at_the_end_of_a_run(tmp_path: Path) -> None:
+    cache = GenerationCache(tmp_path)
+    cache.add([_entry(i) for i in range(3)])
+    cache.add([_entry(i) for i in range(3, 5)])
+    assert len(cache.segments()) == 2
+    cache.finish()
+    assert len(cache.segments()) == 1
+    found = GenerationCache(tmp_path).lookup([_entry(i).key for i in range(6)])
+    assert sorted(g.output for g in found.values()) == [f"out{i}" for i in range(5)]
+    assert all(g.from_cache for g in found.values())
+
+
+def test_same_entries_give_byte_identical_segments(tmp_path: Path) -> None:
+    for name, order in (("a", range(4)), ("b", reversed(range(4)))):
+        cache = GenerationCache(tmp_path / name)
+        cache.add([_entry(i) for i in order])
+        cache.finish()
+    (a,), (b,) = GenerationCache(tmp_path / "a").segments(), GenerationCache(tmp_path / "b").segments()
+    assert a.name == b.name and a.read_bytes() == b.read_bytes()
+
+
+def test_many_runs_are_compacted_to_a_few_files(tmp_path: Path) -> None:
+    for run in range(5):
+        cache = GenerationCache(tmp_path, max_segments=3)
+        cache.add([_entry(10 * run + i) for i in range(2)])
+        cache.finish()
+    assert len(GenerationCache(tmp_path).segments()) <= 3
+    assert len(GenerationCache(tmp_path)) == 10
+
+
+def test_known_keys_are_not_written_again(tmp_path: Path) -> None:
+    cache = GenerationCache(tmp_path)
+    cache.add([_entry(0)])
+    assert cache.add([_entry(0)]) is None
+
+
+def test_damaged_segment_is_an_input_error_naming_the_file(tmp_path: Path) -> None:
+    (tmp_path / "seg-broken.parquet").write_bytes(b"not parquet")
+    with pytest.raises(InputError, match="seg-broken.parquet: not a readable"):
+        GenerationCache(tmp_path).lookup(["x"])
+
+
+def test_tiny_random_build_is_deterministic_and_labelled(tmp_path: Path) -> None:
+    shared_dir, shared_hash = build_tiny_random(default_model_cache(REPO))
+    fresh_dir, fresh_hash = build_tiny_random(tmp_path)
+    assert fresh_hash == shared_hash
+    assert describe(fresh_dir) == {"num_hidden_layers": 2, "hidden_size": 128,
+                                   "num_attention_heads": 2, "head_dim": 64, "vocab_size": 1024}
+    assert "chance" in (fresh_dir / "README.md").read_text()
+    assert build_tiny_random(tmp_path) == (fresh_dir, fresh_hash)  # second call: no rebuild
+
+
+def test_tiny_random_identity_carries_weights_hash_and_chat_template() -> None:
+    backend = make_backend({"name": "tiny-random", "backend": "vllm"},
+                           model_cache=default_model_cache(REPO))
+    fields = backend.identity.fields
+    assert fields["name"] == "tiny-random" and len(fields["weights_sha256"]) == 64
+    assert len(fields["chat_template_sha256"]) == 64 and backend.started is False
+    assert backend.identity.label.startswith("tiny-random@")
+
+
+def test_unknown_backend_is_rejected() -> None:
+    with pytest.raises(InputError, match="model.backend: unknown backend 'tgi'"):
+        make_engine({"name": "tiny-random", "backend": "tgi"}, cache_dir=None)
+
+
+def test_missing_local_model_directory_explains_offline_use() -> None:
+    with pytest.raises(EngineError, match="HF_HUB_OFFLINE=1") as info:
+        make_engine({"name": "./models/does-not-exist", "backend": "vllm"}, cache_dir=None)
+    assert "looks like a path" in str(info.value)
+
+
+def test_unreachable_hub_model_explains_offline_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", os.devnull + "-nonexistent")
+    with pytest.raises(EngineError, match="neither a local directory nor") as info:
+        make_engine({"name": "Qwen/Qwen2.5-0.5B-Instruct", "backend": "vllm"}, cache_dir=None)
+    assert "huggingface-cli download Qwen/Qwen2.5-0.5B-Instruct" in str(info.value)
+
+
+def test_directory_without_config_is_rejected(tmp_path: Path) -> None:
+    with pytest.raises(EngineError, match="without config.json"):
+        make_engine({"name": str(tmp_path), "backend": "vllm"}, cache_dir=None)
+
+
+def test_openai_backend_needs_a_url() -> None:
+    with pytest.raises(EngineError, match="model.base_urls: expected at least one"):
+        make_engine({"name": "m", "backend": "openai", "base_urls": []}, cache_dir=None)
+    with pytest.raises(EngineError, match="not an http"):
+        make_engine({"name": "m", "backend": "openai", "base_urls": ["127.0.0.1:8000"]},
+                    cache_dir=None)
+
+
+@pytest.mark.parametrize("bad", [0, -5, "64", None, True])
+def test_max_tokens_must_be_a_positive_integer(bad: object) -> None:
+    with pytest.raises(InputError, match="sampling.max_tokens: expected an integer > 0"):
+        sampling_settings({"temperature": 0.0, "max_tokens": bad})
+
+
+def test_request_with_max_tokens_zero_is_rejected_before_any_engine_starts(tmp_path: Path) -> None:
+    engine = make_engine({"name": "m", "backend": "openai", "base_urls": ["http://127.0.0.1:9/v1"]},
+                         cache_dir=tmp_path)
+    with pytest.raises(InputError, match='request 1: field "max_tokens"'):
+        engine.generate([GenerationRequest("a", 4), GenerationRequest("b", 0)])
+    assert engine.backend.started is False
+
+
+def test_answer_budget_caps_short_answers_but_not_chain_of_thought() -> None:
+    assert answer_budget(1, style="zero_shot", cap=64) == 1
+    assert answer_budget(256, style="few_shot", cap=64) == 64
+    assert answer_budget(512, style="cot", cap=64) == 512
+
+
+def test_perturbed_frame_without_fields_names_file_and_columns() -> None:
+    df = pd.DataFrame({"benchmark": ["x"], "example_id": ["1"], "variant": ["original"]})
+    with pytest.raises(InputError, match=r"x.parquet: missing columns \['word_rank', 'fields'\]"):
+        validate_perturbed(df, source="x.parquet")
+
+
+def test_outputs_carry_keys_generation_and_gold_columns() -> None:
+    rows = pd.DataFrame({"benchmark": ["b", "b"], "example_id": ["1", "1"],
+                         "variant": ["original", "the"], "word_rank": [0, 1],
+                         "fields": ["{}", "{}"], "answer": ["A", "A"], "task_type": ["mc", "mc"]})
+    gens = [Generation("A", "stop", 5, 1, True), Generation("B", "length", 5, 2, False)]
+    out = outputs_frame(rows, ["p0", "p1"], gens, model="m@1")
+    assert tuple(out.columns) == OUTPUT_COLUMNS
+    assert out["output"].tolist() == ["A", "B"] and out["from_cache"].tolist() == [True, False]
+    assert out["answer"].tolist() == ["A", "A"] and out["labels"].isna().all()
+    assert out["prompt_hash"].str.len().tolist() == [16, 16]

@@ -1,0 +1,180 @@
+"""The OpenAI backend against real HTTP servers on 127.0.0.1 (canned servers that fail, throttle
+or die; the real vLLM API server is in test_inference_vllm.py), and the generate stage killed
+mid-run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from tests.inference_servers import CANNED_JSON, CannedServer, canned_answer, free_port
+
+from evalpipe.inference import EngineError, GenerationCache, GenerationRequest, make_engine
+
+REPO = Path(__file__).resolve().parents[1]
+SCHEMA = {"type": "object", "properties": {"label": {"enum": ["positive", "negative"]}},
+          "required": ["label"]}
+
+
+def _cfg(*urls: str, **extra: object) -> dict:
+    cfg = {"name": "canned", "backend": "openai", "base_urls": list(urls),
+           "api_key_env": "EVALPIPE_TEST_KEY", "max_concurrency": 4, "max_retries": 4,
+           "retry_backoff_s": 0.01, "request_timeout_s": 10}
+    cfg.update(extra)
+    return cfg
+
+
+def _requests(n: int, **kw: object) -> list[GenerationRequest]:
+    return [GenerationRequest(f"prompt number {i}", max_tokens=8, **kw) for i in range(n)]
+
+
+def test_answers_come_back_in_request_order_and_duplicates_are_sent_once(tmp_path: Path) -> None:
+    with CannedServer(tmp_path / "log.jsonl") as server:
+        engine = make_engine(_cfg(server.url), cache_dir=tmp_path / "cache")
+        reqs = [*_requests(5), GenerationRequest("prompt number 2", max_tokens=8)]
+        out = engine.generate(reqs, progress=False)
+        assert [g.output for g in out] == [canned_answer(r.prompt) for r in reqs]
+        assert len(server.requests()) == 5
+        stats = engine.last_stats
+        assert (stats.prompts, stats.unique_prompts, stats.misses) == (6, 5, 5)
+        assert all(g.finish_reason == "stop" and g.output_tokens == 2 for g in out)
+
+
+def test_schema_is_sent_as_response_format_json_schema(tmp_path: Path) -> None:
+    with CannedServer(tmp_path / "log.jsonl") as server:
+        engine = make_engine(_cfg(server.url), cache_dir=None)
+        out = engine.generate(_requests(2, json_schema=SCHEMA), progress=False)
+        assert json.loads(out[0].output) == CANNED_JSON
+        fmt = server.requests()[0]["body"]["response_format"]
+        assert fmt["type"] == "json_schema" and fmt["json_schema"]["schema"] == SCHEMA
+
+
+def test_server_answering_500_for_a_while_is_retried_until_it_answers(tmp_path: Path) -> None:
+    with CannedServer(tmp_path / "log.jsonl", fail_first=5) as server:
+        engine = make_engine(_cfg(server.url, max_concurrency=1, max_retries=6), cache_dir=None)
+        out = engine.generate(_requests(3), progress=False)
+        assert [g.output for g in out] == [canned_answer(f"prompt number {i}") for i in range(3)]
+        assert engine.backend.retries == 5
+
+
+def test_429_with_retry_after_is_retried(tmp_path: Path) -> None:
+    with CannedServer(tmp_path / "log.jsonl", fail_first=2, status=429) as server:
+        engine = make_engine(_cfg(server.url, max_concurrency=1), cache_dir=None)
+        assert len(engine.generate(_requests(2), progress=False)) == 2
+        assert engine.backend.retries == 2
+
+
+def test_server_dying_mid_run_keeps_finished_chunks_and_rerun_sends_only_the_rest(
+        tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cache"
+    reqs = _requests(12)
+    with CannedServer(tmp_path / "a.jsonl", die_after=7) as dying:
+        engine = make_engine(_cfg(dying.url, max_concurrency=1, max_retries=2,
+                                  checkpoint_every=3), cache_dir=cache_dir)
+        with pytest.raises(EngineError, match="no answer after 3 attempts"):
+            engine.generate(reqs, progress=False)
+    kept = len(GenerationCache(cache_dir))
+    assert kept == 6  # two full chunks of 3 were checkpointed; the third died half-way
+    with CannedServer(tmp_path / "b.jsonl") as healthy:
+        engine = make_engine(_cfg(healthy.url, checkpoint_every=3), cache_dir=cache_dir)
+        out = engine.generate(reqs, progress=False)
+        assert len(healthy.requests()) == 12 - kept
+        assert engine.last_stats.cache_hits == kept
+    assert [g.output for g in out] == [canned_answer(r.prompt) for r in reqs]
+    assert sum(g.from_cache for g in out) == kept
+
+
+def test_fleet_routes_around_a_server_that_dies(tmp_path: Path) -> None:
+    with CannedServer(tmp_path / "a.jsonl", die_after=2) as dying, \
+            CannedServer(tmp_path / "b.jsonl") as healthy:
+        engine = make_engine(_cfg(dying.url, healthy.url, max_concurrency=2), cache_dir=None)
+        out = engine.generate(_requests(10), progress=False)
+        assert [g.output for g in out] == [canned_answer(f"prompt number {i}") for i in range(10)]
+        assert dying.proc.wait(timeout=5) != 0
+        assert len(dying.requests()) == 2 and len(healthy.requests()) == 8
+
+
+def test_refused_connection_is_a_clear_error(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    engine = make_engine(_cfg(url, max_retries=1), cache_dir=tmp_path / "cache")
+    with pytest.raises(EngineError, match="nothing listens") as info:
+        engine.generate(_requests(1), progress=False)
+    assert url in str(info.value) and "ConnectError" in str(info.value)
+
+
+def test_api_key_comes_from_the_environment_and_is_never_stored(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVALPIPE_TEST_KEY", "sk-secret-123")
+    with CannedServer(tmp_path / "log.jsonl") as server:
+        engine = make_engine(_cfg(server.url), cache_dir=tmp_path / "cache")
+        engine.generate(_requests(2), progress=False)
+        assert {r["authorization"] for r in server.requests()} == {"Bearer sk-secret-123"}
+    stored = b"".join(p.read_bytes() for p in (tmp_path / "cache").iterdir())
+    assert b"sk-secret" not in stored
+
+
+def test_client_error_is_not_retried(tmp_path: Path) -> None:
+    with CannedServer(tmp_path / "log.jsonl", fail_first=1, status=400) as server:
+        engine = make_engine(_cfg(server.url), cache_dir=None)
+        with pytest.raises(EngineError, match="HTTP 400"):
+            engine.generate(_requests(1), progress=False)
+        assert engine.backend.retries == 0
+
+
+def _stage_project(root: Path, url: str) -> Path:
+    """A working directory with perturbed sets built from the bundled imdb and gsm8k samples."""
+    from evalpipe import atomic
+    from evalpipe.benchmarks import get_spec, load_benchmark
+
+    for name in ("imdb", "gsm8k"):
+        examples, fewshot = load_benchmark(get_spec(name), source="sample", max_samples=10)
+        rows = examples.assign(variant="original", word_rank=0, seed=0,
+                               perturbations=[[] for _ in range(len(examples))],
+                               occurrences=0, perturbed_occurrences=0)
+        atomic.write_parquet(root / "data" / "perturbed" / f"{name}.parquet", rows)
+        atomic.write_parquet(root / "data" / "benchmarks" / f"{name}.fewshot.parquet", fewshot)
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    params["model"] = _cfg(url, name="canned", max_concurrency=1, checkpoint_every=4)
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
+    return root
+
+
+def _run_stage(root: Path, **kw: object) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.Popen([sys.executable, "-m", "stages.generate", "--no-progress"],
+                            cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, **kw)
+
+
+def test_generate_stage_killed_mid_run_resumes_without_regenerating(tmp_path: Path) -> None:
+    cache_dir = tmp_path / "data" / "cache" / "generations"
+    with CannedServer(tmp_path / "slow.jsonl", delay=0.15) as slow:
+        root = _stage_project(tmp_path, slow.url)
+        proc = _run_stage(root)
+        deadline = time.time() + 60
+        while time.time() < deadline and len(list(cache_dir.glob("seg-*.parquet"))) < 2:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    kept = len(GenerationCache(cache_dir))
+    assert kept >= 8 and not (tmp_path / "data" / "outputs").exists()
+    with CannedServer(tmp_path / "fast.jsonl") as fast:
+        _stage_project(tmp_path, fast.url)
+        proc = _run_stage(root)
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        metrics = json.loads((root / "metrics" / "generation.json").read_text())
+        assert metrics["cache_hits"] == kept
+        assert len(fast.requests()) == metrics["misses"] == metrics["unique_prompts"] - kept
+    outputs = pd.read_parquet(root / "data" / "outputs" / "imdb.parquet")
+    assert len(outputs) == 10 and outputs["output"].map(json.loads).tolist() == [CANNED_JSON] * 10
+    assert outputs["from_cache"].sum() + len(outputs[~outputs["from_cache"]]) == 10
+    assert "generate: 20 prompts" in out

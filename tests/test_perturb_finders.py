@@ -1,0 +1,103 @@
+"""Finding occurrences: English whole words, Japanese UniDic tokens."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from evalpipe.errors import InputError
+from evalpipe.perturb import EnglishFinder, JapaneseFinder, Tokenizer
+
+
+def _english(words: list[str], text: str) -> list[tuple[str, str]]:
+    finder = EnglishFinder(words)
+    return [(words[t], text[s:e]) for t, s, e in finder.find(text)]
+
+
+@functools.cache
+def _tokenizer() -> Tokenizer:
+    return Tokenizer()
+
+
+def _japanese(entries: list[tuple[str, str | None, str | None]], text: str) -> list[tuple]:
+    finder = JapaneseFinder(entries, tokenizer=_tokenizer())
+    return [(entries[t][0], s, e, text[s:e]) for t, s, e in finder.find(text)]
+
+
+def test_english_matches_whole_words_in_any_case():
+    found = _english(["the", "cat"], "The cat sat on THE mat; theme cats tHe.")
+    assert found == [("the", "The"), ("cat", "cat"), ("the", "THE"), ("the", "tHe")]
+
+
+def test_english_apostrophes_join_a_word_and_typographic_ones_count():
+    text = "It's don’t it don't o'clock 'it'"
+    assert _english(["it"], text) == [("it", "it"), ("it", "it")]  # not inside it's
+    assert _english(["don't"], text) == [("don't", "don’t"), ("don't", "don't")]
+    assert _english(["o'clock"], text) == [("o'clock", "o'clock")]
+
+
+def test_english_hyphens_and_slashes_separate_words():
+    found = _english(["well", "known", "and"], "well-known and/or well‐known")
+    assert [w for w, _ in found] == ["well", "known", "and", "well", "known"]
+
+
+def test_english_does_not_normalise_unicode_look_alikes():
+    text = "ｔｈｅ ﬁnd thé the\u0301 \u212aind kind"  # full width, ligature, accents, Kelvin sign
+    assert _english(["the", "find", "kind"], text) == [("kind", "kind")]
+
+
+def test_english_offsets_index_the_stored_text_around_emoji():
+    text = "😀the🙂 cat\u200bthe"
+    finder = EnglishFinder(["the", "cat"])
+    spans = finder.find(text)
+    assert [text[s:e] for _, s, e in spans] == ["the", "cat", "the"]
+    assert spans[0][1:] == (1, 4)  # code-point offsets: the emoji is one character
+
+
+def test_english_target_words_must_be_single_words():
+    with pytest.raises(InputError, match="row 2, column 'word'.*'t-shirt'"):
+        EnglishFinder(["the", "t-shirt"], source="data/words/english.parquet")
+    with pytest.raises(InputError, match="duplicate target word"):
+        EnglishFinder(["The", "the"])
+
+
+def test_japanese_lemma_is_not_found_inside_a_longer_token():
+    # ますます is one adverb token (lemma 益々), not ます + ます
+    entries = [("ます", "ます", "助動詞"), ("ます", None, None)]
+    assert _japanese(entries, "ますます便利だ。") == []
+
+
+def test_japanese_inflected_surfaces_are_found_by_lemma():
+    text = "便利になりました。彼は走ります。"
+    found = _japanese([("ます", "ます", "助動詞")], text)
+    assert [f[3] for f in found] == ["まし", "ます"]
+    assert all(text[s:e] == surface for _, s, e, surface in found)
+
+
+def test_japanese_part_of_speech_must_match_component_wise():
+    text = "東京の本を読んだのは私だ。"
+    case_marker = _japanese([("の", "の", "助詞-格助詞")], text)
+    any_particle = _japanese([("の", "の", "助詞")], text)
+    wrong = _japanese([("の", "の", "名詞")], text)
+    assert len(case_marker) == 1 and case_marker[0][1:3] == (2, 3)
+    assert len(any_particle) == 2
+    assert wrong == []
+
+
+def test_japanese_surface_entries_match_runs_of_whole_tokens():
+    text = "本を読んでいます。ますます元気です。"
+    found = _japanese([("います", None, None), ("ます", None, None)], text)
+    # います = い + ます (two tokens) is found; ます is found after い but not in ますます
+    assert [(w, s) for w, s, _, _ in found] == [("います", 5), ("ます", 6)]
+
+
+def test_japanese_offsets_survive_whitespace_and_newlines():
+    text = "彼は  走り\nました 。 そして ます"
+    found = _japanese([("ます", "ます", "助動詞")], text)
+    assert [text[s:e] for _, s, e, _ in found] == ["まし", "ます"]
+
+
+def test_japanese_loanword_glosses_do_not_block_lemma_matches():
+    found = _japanese([("テレビ", "テレビ", None)], "テレビを見た。")
+    assert [f[3] for f in found] == ["テレビ"]

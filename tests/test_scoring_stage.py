@@ -1,0 +1,219 @@
+"""The score stage on hand-made outputs (the generate stage's contract), and end to end in a
+temporary Git + DVC repository: metrics and plots diff across commits."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from stages.score import main as score_main
+from tests.scoring_fixtures import make_outputs
+
+REPO = Path(__file__).resolve().parents[1]
+NAMES = ("mmlu", "jcommonsenseqa", "jnli", "imdb", "gsm8k", "jsquad")
+
+
+def _setup(root: Path, *, p_flip: float = 0.3, strict: bool = True, names=NAMES) -> Path:
+    (root / "data" / "outputs").mkdir(parents=True, exist_ok=True)
+    for k, name in enumerate(names):
+        make_outputs(name, seed=k, p_flip=p_flip).to_parquet(
+            root / "data" / "outputs" / f"{name}.parquet"
+        )
+    params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+    params["scoring"]["sentiment_strict"] = strict
+    params["scoring"]["bootstrap_samples"] = 200
+    (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    return root
+
+
+def _run(root: Path):
+    return CliRunner().invoke(
+        score_main, ["--root", str(root), "--params", str(root / "params.yaml")]
+    )
+
+
+def test_stage_scores_every_row_and_counts_every_unparsed_output(tmp_path):
+    root = _setup(tmp_path)
+    result = _run(root)
+    assert result.exit_code == 0, result.output
+    assert "6 benchmarks" in result.output
+    robustness = json.loads((root / "metrics" / "robustness.json").read_text())
+    classification = json.loads((root / "metrics" / "classification.json").read_text())
+    assert sorted(robustness) == sorted(NAMES)
+    assert sorted(classification) == ["imdb", "jcommonsenseqa", "jnli", "mmlu"]
+    for name in NAMES:
+        outputs = pd.read_parquet(root / "data" / "outputs" / f"{name}.parquet")
+        scored = pd.read_parquet(root / "data" / "scored" / f"{name}.parquet")
+        assert len(scored) == len(outputs)
+        assert {"prediction", "parse_status", "correct", "score"} <= set(scored.columns)
+        unparsed = int((scored["parse_status"] == "unparsed").sum())
+        assert robustness[name]["unparsed"] == unparsed
+        assert not scored.loc[scored["parse_status"] == "unparsed", "correct"].any()
+        originals = scored[scored["variant"] == "original"]
+        assert robustness[name]["accuracy_base"] == pytest.approx(
+            originals["correct"].mean(), abs=1e-4
+        )
+        errors = (root / "data" / "scored" / "errors" / f"{name}.jsonl").read_text().splitlines()
+        wrong = int((~scored["correct"]).sum())
+        assert len(errors) == min(20, wrong)
+        assert {"output", "parse_status", "prediction"} <= set(json.loads(errors[0]))
+    assert classification["mmlu"]["n"] == 12
+    confusion = pd.read_csv(root / "plots" / "confusion.csv")
+    assert list(confusion.columns[-2:]) == ["actual", "predicted"]
+    assert len(confusion) == 4 * 12
+    words = pd.read_csv(root / "plots" / "word_accuracy_drop.csv")
+    assert len(words) == 6 * 3
+    assert (
+        words["accuracy_drop"]
+        == (words["accuracy_original"] - words["accuracy_perturbed"]).round(4)
+    ).all()
+    rate = pd.read_csv(root / "plots" / "accuracy_by_rate.csv")
+    assert rate["n"].sum() == sum(len(make_outputs(n)) for n in NAMES)
+
+
+def test_stage_rerun_is_byte_identical(tmp_path):
+    root = _setup(tmp_path)
+    assert _run(root).exit_code == 0
+    files = sorted(
+        p for d in ("metrics", "plots", "data/scored") for p in (root / d).rglob("*") if p.is_file()
+    )
+    before = {p: p.read_bytes() for p in files}
+    assert _run(root).exit_code == 0
+    assert {p: p.read_bytes() for p in files} == before
+
+
+def test_non_strict_sentiment_reports_an_invalid_class(tmp_path):
+    root = _setup(tmp_path, strict=False, names=("imdb",))
+    assert _run(root).exit_code == 0
+    report = json.loads((root / "metrics" / "classification.json").read_text())["imdb"]
+    assert "invalid" in report["per_class"]
+    assert report["invalid"] == sum(row["invalid"] for row in report["confusion"].values())
+
+
+def test_missing_column_names_file_and_column(tmp_path):
+    root = _setup(tmp_path, names=("mmlu",))
+    path = root / "data" / "outputs" / "mmlu.parquet"
+    pd.read_parquet(path).drop(columns=["output"]).to_parquet(path)
+    result = _run(root)
+    assert result.exit_code == 2
+    assert "mmlu.parquet" in result.output and "'output'" not in result.output
+    assert "missing column(s) output" in result.output
+    assert not (root / "metrics" / "robustness.json").exists()
+
+
+def test_unknown_benchmark_file_is_an_input_error(tmp_path):
+    root = _setup(tmp_path, names=("mmlu",))
+    shutil.copy(
+        root / "data" / "outputs" / "mmlu.parquet", root / "data" / "outputs" / "nosuch.parquet"
+    )
+    result = _run(root)
+    assert result.exit_code == 2
+    assert "nosuch.parquet" in result.output and "known benchmarks" in result.output
+
+
+def test_no_outputs_is_an_input_error(tmp_path):
+    root = _setup(tmp_path, names=())
+    result = _run(root)
+    assert result.exit_code == 2
+    assert "no *.parquet outputs" in result.output
+
+
+@pytest.mark.e2e
+def test_metrics_and_plots_diff_across_commits(project):
+    """Commit a scored run, change the outputs and a scoring param on a branch, re-run the stage
+    with `dvc repro`, and see the change in `dvc metrics diff main` and `dvc plots diff main`."""
+    root = project.root
+    for name in ("plots", "metrics"):
+        for stale in (root / name).glob("*"):
+            stale.unlink()
+    _setup(root, names=("mmlu", "imdb", "jsquad"))
+    project.dvc("repro", "--single-item", "score")
+    assert (root / "dvc.lock").exists()
+    project.commit("score a run")
+
+    project.git("checkout", "-q", "-b", "more-typos")
+    _setup(root, p_flip=0.8, strict=False, names=("mmlu", "imdb", "jsquad"))
+    status = project.dvc("status", "score").stdout
+    assert "changed deps" in status or "modified" in status
+    project.dvc("repro", "--single-item", "score")
+
+    diff = json.loads(project.dvc("metrics", "diff", "main", "--json").stdout)
+    robustness = diff["metrics/robustness.json"]
+    for bench in ("mmlu", "imdb", "jsquad"):
+        assert f"{bench}.accuracy_perturbed" in robustness
+        assert f"{bench}.flip_c2i" in robustness or f"{bench}.flip_i2c" in robustness
+    assert any(key.startswith("imdb.") for key in diff["metrics/classification.json"])
+    text = project.dvc("metrics", "diff", "main").stdout
+    assert "mmlu.accuracy_perturbed" in text
+
+    plots = json.loads(project.dvc("plots", "diff", "main", "--json").stdout)
+    data = plots["data"]
+    assert {"word_accuracy_drop", "confusion", "accuracy_by_rate"} <= set(data)
+    for name in ("word_accuracy_drop", "confusion", "accuracy_by_rate"):
+        revisions = set(data[name][0]["revisions"])
+        assert revisions == {"main", "workspace"}, (name, revisions)
+    values = data["word_accuracy_drop"][0]["content"]["data"]["values"]
+    by_rev = {rev: sorted((v["label"], v["accuracy_drop"]) for v in values if v["rev"] == rev)
+              for rev in ("main", "workspace")}  # fmt: skip
+    assert by_rev["main"] != by_rev["workspace"]
+
+
+@pytest.mark.e2e
+@pytest.mark.vllm
+@pytest.mark.slow
+def test_replace_prob_change_shows_in_metrics_and_plots_diff(project):
+    """The full pipeline with the tiny local model: commit a `dvc repro`, raise
+    perturb.replace_prob on a branch, `dvc repro` again and diff against main."""
+    root = project.root
+    params_path = root / "params.yaml"
+
+    def set_params(**changes: object) -> None:
+        params = yaml.safe_load(params_path.read_text(encoding="utf-8"))
+        for dotted, value in changes.items():
+            node = params
+            *parents, leaf = dotted.split(".")
+            for key in parents:
+                node = node[key]
+            node[leaf] = value
+        params_path.write_text(
+            yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8"
+        )
+
+    # Small enough for two engine runs on a CPU: 2 examples per benchmark, 2 target words.
+    set_params(**{"benchmarks.max_samples": 2, "words.top_n": 2, "sampling.max_tokens": 8,
+                  "scoring.bootstrap_samples": 200})  # fmt: skip
+    project.dvc("repro", "score", timeout=1500)
+    project.commit("baseline run")
+    before = json.loads((root / "metrics" / "robustness.json").read_text())
+
+    project.git("checkout", "-q", "-b", "more-typos")
+    set_params(**{"perturb.replace_prob": 0.6})
+    project.dvc("repro", "score", timeout=1500)
+    after = json.loads((root / "metrics" / "robustness.json").read_text())
+    assert sorted(after) == sorted(before)
+    # Every output is counted: the tiny model's unparseable answers included.
+    for name, summary in after.items():
+        scored = pd.read_parquet(root / "data" / "scored" / f"{name}.parquet")
+        assert summary["unparsed"] == int((scored["parse_status"] == "unparsed").sum())
+
+    diff = json.loads(project.dvc("metrics", "diff", "main", "--json").stdout)
+    changed = diff.get("metrics/robustness.json", {})
+    assert changed, diff
+    assert any(key.split(".", 1)[1] in {"n", "n_words", "unparsed"} for key in changed), changed
+    plots = json.loads(project.dvc("plots", "diff", "main", "--json").stdout)["data"]
+    assert set(plots["accuracy_by_rate"][0]["revisions"]) == {"main", "workspace"}
+    rates = {
+        rev: sorted(
+            (v["bin"], v["n"])
+            for v in plots["accuracy_by_rate"][0]["content"]["data"]["values"]
+            if v["rev"] == rev
+        )
+        for rev in ("main", "workspace")
+    }
+    assert rates["main"] != rates["workspace"]
