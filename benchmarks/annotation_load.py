@@ -81,6 +81,13 @@ def fmt_ms(values: list[float]) -> str:
 @click.option("--overlap", default=2, show_default=True)
 @click.option("--threads", default=8, show_default=True, help="waitress threads.")
 @click.option(
+    "--synchronous",
+    type=click.Choice(["full", "normal"]),
+    default="full",
+    show_default=True,
+    help="SQLite durability setting of the server.",
+)
+@click.option(
     "--think-ms",
     default=250.0,
     show_default=True,
@@ -104,6 +111,7 @@ def main(
     ratings: int,
     overlap: int,
     threads: int,
+    synchronous: str,
     think_ms: float,
     closed_loop: bool,
     kill_after: int,
@@ -111,7 +119,7 @@ def main(
     per = -(-ratings // annotators)
     items = -(-per * annotators // overlap)
     secret = secrets.token_hex(32)
-    extra = ["--overlap", str(overlap), "--threads", str(threads)]
+    extra = ["--overlap", str(overlap), "--threads", str(threads), "--synchronous", synchronous]
     with tempfile.TemporaryDirectory(prefix="evalpipe-load-") as tmpdir:
         tmp = Path(tmpdir)
         print(f"load average (1/5/15 min) at the start: {os.getloadavg()} on {os.cpu_count()} CPUs")
@@ -126,6 +134,7 @@ def main(
             print(
                 f"load ({name}, think {pause:.0f} ms): {annotators} annotators x {per} ratings "
                 f"on {items} items (overlap {overlap}), waitress {threads} threads, "
+                f"synchronous={synchronous}, "
                 f"{res.wall_s:.1f} s wall, {len(res.acks) / res.wall_s:.0f} ratings/s"
             )
             print(f"  submit (POST, commit + redirect): {fmt_ms(res.post_ms)}")

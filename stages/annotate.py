@@ -45,7 +45,7 @@ def _annotation_params(params_path: str) -> dict[str, Any]:
     return cfg
 
 
-def _open_store(db_path: str, *, must_exist: bool = False) -> Any:
+def _open_store(db_path: str, *, must_exist: bool = False, synchronous: str = "full") -> Any:
     from evalpipe.annotation.web.store import Store
 
     if must_exist and not Path(db_path).exists():
@@ -53,7 +53,7 @@ def _open_store(db_path: str, *, must_exist: bool = False) -> Any:
             f"{db_path}: no annotation database here (start with `serve` or "
             f"`add-annotator`, or pass --db)"
         )
-    return Store(db_path)
+    return Store(db_path, synchronous=synchronous)
 
 
 def _existing_pairs(directory: Path, *, exclude: Path | None = None) -> dict[tuple[str, str], str]:
@@ -122,6 +122,14 @@ def main() -> None:
 )
 @click.option("--threads", default=8, show_default=True, type=int, help="waitress worker threads.")
 @click.option(
+    "--synchronous",
+    type=click.Choice(["full", "normal"]),
+    default="full",
+    show_default=True,
+    help="SQLite durability: full fsyncs every rating before the "
+    "response (survives power loss); normal survives a killed server, not a power cut.",
+)
+@click.option(
     "--overlap",
     type=int,
     default=None,
@@ -142,6 +150,7 @@ def serve(
     db_path: str,
     secret_file: str | None,
     threads: int,
+    synchronous: str,
     overlap: int | None,
     secure_cookies: bool,
     params_path: str,
@@ -156,7 +165,7 @@ def serve(
     cfg = _annotation_params(params_path)
     secret = load_secret_key(secret_file)
     tasks = read_tasks(tasks_path)
-    store = _open_store(db_path)
+    store = _open_store(db_path, synchronous=synchronous)
     added, _known = store.load_tasks(tasks)
     overlap = int(overlap if overlap is not None else cfg.get("overlap", 2))
     assigned = store.rebalance(overlap=overlap, seed=cfg["seed"])

@@ -39,27 +39,40 @@ def _read_parquet(path: Path, hint: str) -> pd.DataFrame:
 
 
 @click.command()
-@click.option("--name", "names", multiple=True,
-              help="Benchmarks to generate for (repeatable); default: every data/perturbed/*.parquet.")
-@click.option("--progress/--no-progress", default=True, show_default=True,
-              help="Show a progress bar over the prompts sent to the engine.")
+@click.option(
+    "--name",
+    "names",
+    multiple=True,
+    help="Benchmarks to generate for (repeatable); default: every data/perturbed/*.parquet.",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=True,
+    show_default=True,
+    help="Show a progress bar over the prompts sent to the engine.",
+)
 @params_option
 @fail_cleanly
 def main(names: tuple[str, ...], progress: bool, params_path: str) -> None:
     """Generate answers for every perturbed prompt; only prompts the cache lacks reach the model."""
     params = load_params(params_path)
     model_cfg = section(params, "model", path=params_path)
-    temperature, cap, seed = sampling_settings(section(params, "sampling", path=params_path),
-                                               source=params_path)
+    temperature, cap, seed = sampling_settings(
+        section(params, "sampling", path=params_path), source=params_path
+    )
     style = str(section(params, "prompt", "style", path=params_path))
     n_shots = int(params["prompt"].get("n_shots", 0) or 0)
     local = (params.get("benchmarks") or {}).get("local")
     paths = ProjectPaths()
-    files = ([paths.perturbed(n) for n in names] if names
-             else sorted((paths.data / "perturbed").glob("*.parquet")))
+    files = (
+        [paths.perturbed(n) for n in names]
+        if names
+        else sorted((paths.data / "perturbed").glob("*.parquet"))
+    )
     if not files:
-        raise InputError(f"{paths.data / 'perturbed'}: no perturbed sets found "
-                         "(run `dvc repro perturb` first)")
+        raise InputError(
+            f"{paths.data / 'perturbed'}: no perturbed sets found (run `dvc repro perturb` first)"
+        )
 
     # Build every prompt first so the engine gets all benchmarks' misses in one batch.
     plans = []
@@ -69,16 +82,25 @@ def main(names: tuple[str, ...], progress: bool, params_path: str) -> None:
         validate_perturbed(rows, source=str(path))
         spec = get_spec(name, local)
         fewshot_path = paths.benchmark_fewshot(name)
-        fewshot = _read_parquet(fewshot_path, f"run `dvc repro benchmarks@{name}`") \
-            if style == "few_shot" else None
+        fewshot = (
+            _read_parquet(fewshot_path, f"run `dvc repro benchmarks@{name}`")
+            if style == "few_shot"
+            else None
+        )
         prompts = build_prompts(spec, rows, fewshot, style=style, n_shots=n_shots)
         budget = answer_budget(spec.max_tokens(style), style=style, cap=cap)
-        requests = make_requests(prompts, max_tokens=budget, temperature=temperature,
-                                 json_schema=spec.json_schema, seed=seed)
+        requests = make_requests(
+            prompts,
+            max_tokens=budget,
+            temperature=temperature,
+            json_schema=spec.json_schema,
+            seed=seed,
+        )
         plans.append((name, rows, prompts, requests))
 
-    engine = make_engine(model_cfg, cache_dir=paths.generation_cache,
-                         model_cache=default_model_cache(paths.root))
+    engine = make_engine(
+        model_cfg, cache_dir=paths.generation_cache, model_cache=default_model_cache(paths.root)
+    )
     all_requests = [r for _, _, _, reqs in plans for r in reqs]
     generations = engine.generate(all_requests, progress=progress)
     stats = engine.last_stats
@@ -86,14 +108,16 @@ def main(names: tuple[str, ...], progress: bool, params_path: str) -> None:
     per_benchmark = {}
     offset = 0
     for name, rows, prompts, requests in plans:
-        gens = generations[offset:offset + len(requests)]
+        gens = generations[offset : offset + len(requests)]
         offset += len(requests)
         frame = outputs_frame(rows, prompts, gens, model=engine.identity.label)
         atomic.write_parquet(paths.outputs(name), frame)
-        per_benchmark[name] = {"prompts": len(requests),
-                               "from_cache": int(sum(g.from_cache for g in gens)),
-                               "max_tokens": requests[0].max_tokens if requests else 0,
-                               "structured_output": bool(requests and requests[0].json_schema)}
+        per_benchmark[name] = {
+            "prompts": len(requests),
+            "from_cache": int(sum(g.from_cache for g in gens)),
+            "max_tokens": requests[0].max_tokens if requests else 0,
+            "structured_output": bool(requests and requests[0].json_schema),
+        }
     smoke = engine.is_smoke_test_model
     metrics = {
         **stats.to_dict(),

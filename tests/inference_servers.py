@@ -35,16 +35,37 @@ def free_port() -> int:
 class CannedServer:
     """A canned server process; ``requests()`` reads what it received."""
 
-    def __init__(self, log: Path, *, fail_first: int = 0, status: int = 500,
-                 die_after: int = 0, delay: float = 0.0) -> None:
+    def __init__(
+        self,
+        log: Path,
+        *,
+        fail_first: int = 0,
+        status: int = 500,
+        die_after: int = 0,
+        delay: float = 0.0,
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self.log = log
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--port", str(self.port), "--log", str(log),
-             "--fail-first", str(fail_first), "--status", str(status),
-             "--die-after", str(die_after), "--delay", str(delay)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                sys.executable,
+                __file__,
+                "--port",
+                str(self.port),
+                "--log",
+                str(log),
+                "--fail-first",
+                str(fail_first),
+                "--status",
+                str(status),
+                "--die-after",
+                str(die_after),
+                "--delay",
+                str(delay),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         deadline = time.time() + 20
         while time.time() < deadline:
@@ -105,8 +126,9 @@ def _serve(args: argparse.Namespace) -> None:
             if args.delay:
                 time.sleep(args.delay)
             prompt = body["messages"][-1]["content"]
-            content = (json.dumps(CANNED_JSON) if "response_format" in body
-                       else canned_answer(prompt))
+            content = (
+                json.dumps(CANNED_JSON) if "response_format" in body else canned_answer(prompt)
+            )
             record = {"body": body, "authorization": self.headers.get("Authorization")}
             with lock:
                 if args.die_after and counts["answered"] >= args.die_after:
@@ -114,13 +136,25 @@ def _serve(args: argparse.Namespace) -> None:
                 counts["answered"] += 1
                 with open(args.log, "a", encoding="utf-8") as fh:
                     fh.write(json.dumps(record) + "\n")
-            self._send(200, {
-                "id": "c", "object": "chat.completion", "model": body["model"],
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": content}}],
-                "usage": {"prompt_tokens": len(prompt.split()),
-                          "completion_tokens": len(content.split())},
-            })
+            self._send(
+                200,
+                {
+                    "id": "c",
+                    "object": "chat.completion",
+                    "model": body["model"],
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": content},
+                        }
+                    ],
+                    "usage": {
+                        "prompt_tokens": len(prompt.split()),
+                        "completion_tokens": len(content.split()),
+                    },
+                },
+            )
 
     ThreadingHTTPServer(("127.0.0.1", args.port), Handler).serve_forever()
 

@@ -134,7 +134,9 @@ def test_keyboard_annotation_edit_and_export_match(app_server, browser, tmp_path
         page.goto(f"{base}/item/{b1}")
         for key in "3424":
             page.keyboard.press(key)
-        page.keyboard.press("m")
+        page.wait_for_timeout(700)  # let the smooth scroll to the next axis settle
+        page.evaluate("window.scrollTo(0, 0)")
+        page.wait_for_timeout(300)
         page.screenshot(path=os.environ["EVALPIPE_SCREENSHOT"])
         page.goto(base + "/")
 

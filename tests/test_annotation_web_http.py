@@ -399,3 +399,27 @@ def test_add_annotator_prints_a_working_token_and_rejects_duplicates(tmp_path):
     assert again.returncode == 2 and "already exists" in again.stderr
     bad = _cli("add-annotator", "llm:judge", "--db", str(db))
     assert bad.returncode == 2 and "annotator id" in bad.stderr
+
+
+def test_resetting_a_token_ends_existing_sessions(server):
+    c = client(server, "ann_c")
+    assert c.http.get("/done").status_code == 200
+    new_token = Store(server.db).reset_token("ann_c")
+    server.tokens["ann_c"] = new_token
+    resp = c.http.get("/done")
+    assert resp.status_code == 302 and "/login" in resp.headers["location"]
+    assert AnnotatorClient(server.base_url, "ann_c", new_token).login().status_code == 303
+
+
+def test_guidelines_are_one_click_away_with_every_anchor(server):
+    from evalpipe.annotation.guidelines import AXIS_ANCHORS_EN, AXIS_ANCHORS_JA
+
+    c = client(server, "ann_a")
+    item = c.page(1).text
+    assert 'href="/guidelines" target="_blank"' in item
+    page = c.http.get("/guidelines")
+    assert page.status_code == 200
+    for axis in AXES:
+        for level in range(1, 6):
+            assert AXIS_ANCHORS_JA[axis][level] in page.text
+            assert AXIS_ANCHORS_EN[axis][level].replace("'", "&#39;") in page.text

@@ -32,14 +32,23 @@ from evalpipe.inference.generate import (
 from evalpipe.inference.tiny import default_model_cache, describe
 
 REPO = Path(__file__).resolve().parents[1]
-MODEL = ModelIdentity("m@1", {"backend": "vllm", "name": "m", "weights_sha256": "1",
-                              "dtype": "auto", "chat_template_sha256": "t"})
+MODEL = ModelIdentity(
+    "m@1",
+    {
+        "backend": "vllm",
+        "name": "m",
+        "weights_sha256": "1",
+        "dtype": "auto",
+        "chat_template_sha256": "t",
+    },
+)
 
 
 def _entry(i: int, identity: ModelIdentity = MODEL) -> CacheEntry:
     req = GenerationRequest(f"p{i}", max_tokens=4)
-    return CacheEntry(cache_key(identity, req), identity.label, req,
-                      Generation(f"out{i}", "stop", 3, 2))
+    return CacheEntry(
+        cache_key(identity, req), identity.label, req, Generation(f"out{i}", "stop", 3, 2)
+    )
 
 
 def test_key_changes_with_model_sampling_schema_system_and_prompt() -> None:
@@ -77,7 +86,10 @@ def test_same_entries_give_byte_identical_segments(tmp_path: Path) -> None:
         cache = GenerationCache(tmp_path / name)
         cache.add([_entry(i) for i in order])
         cache.finish()
-    (a,), (b,) = GenerationCache(tmp_path / "a").segments(), GenerationCache(tmp_path / "b").segments()
+    (a,), (b,) = (
+        GenerationCache(tmp_path / "a").segments(),
+        GenerationCache(tmp_path / "b").segments(),
+    )
     assert a.name == b.name and a.read_bytes() == b.read_bytes()
 
 
@@ -98,23 +110,29 @@ def test_known_keys_are_not_written_again(tmp_path: Path) -> None:
 
 def test_damaged_segment_is_an_input_error_naming_the_file(tmp_path: Path) -> None:
     (tmp_path / "seg-broken.parquet").write_bytes(b"not parquet")
-    with pytest.raises(InputError, match="seg-broken.parquet: not a readable"):
+    with pytest.raises(InputError, match=r"seg-broken\.parquet: not a readable"):
         GenerationCache(tmp_path).lookup(["x"])
 
 
 def test_tiny_random_build_is_deterministic_and_labelled(tmp_path: Path) -> None:
-    shared_dir, shared_hash = build_tiny_random(default_model_cache(REPO))
+    _, shared_hash = build_tiny_random(default_model_cache(REPO))
     fresh_dir, fresh_hash = build_tiny_random(tmp_path)
     assert fresh_hash == shared_hash
-    assert describe(fresh_dir) == {"num_hidden_layers": 2, "hidden_size": 128,
-                                   "num_attention_heads": 2, "head_dim": 64, "vocab_size": 1024}
+    assert describe(fresh_dir) == {
+        "num_hidden_layers": 2,
+        "hidden_size": 128,
+        "num_attention_heads": 2,
+        "head_dim": 64,
+        "vocab_size": 1024,
+    }
     assert "chance" in (fresh_dir / "README.md").read_text()
     assert build_tiny_random(tmp_path) == (fresh_dir, fresh_hash)  # second call: no rebuild
 
 
 def test_tiny_random_identity_carries_weights_hash_and_chat_template() -> None:
-    backend = make_backend({"name": "tiny-random", "backend": "vllm"},
-                           model_cache=default_model_cache(REPO))
+    backend = make_backend(
+        {"name": "tiny-random", "backend": "vllm"}, model_cache=default_model_cache(REPO)
+    )
     fields = backend.identity.fields
     assert fields["name"] == "tiny-random" and len(fields["weights_sha256"]) == 64
     assert len(fields["chat_template_sha256"]) == 64 and backend.started is False
@@ -122,7 +140,7 @@ def test_tiny_random_identity_carries_weights_hash_and_chat_template() -> None:
 
 
 def test_unknown_backend_is_rejected() -> None:
-    with pytest.raises(InputError, match="model.backend: unknown backend 'tgi'"):
+    with pytest.raises(InputError, match=r"model\.backend: unknown backend 'tgi'"):
         make_engine({"name": "tiny-random", "backend": "tgi"}, cache_dir=None)
 
 
@@ -141,27 +159,30 @@ def test_unreachable_hub_model_explains_offline_use(monkeypatch: pytest.MonkeyPa
 
 
 def test_directory_without_config_is_rejected(tmp_path: Path) -> None:
-    with pytest.raises(EngineError, match="without config.json"):
+    with pytest.raises(EngineError, match=r"without config\.json"):
         make_engine({"name": str(tmp_path), "backend": "vllm"}, cache_dir=None)
 
 
 def test_openai_backend_needs_a_url() -> None:
-    with pytest.raises(EngineError, match="model.base_urls: expected at least one"):
+    with pytest.raises(EngineError, match=r"model\.base_urls: expected at least one"):
         make_engine({"name": "m", "backend": "openai", "base_urls": []}, cache_dir=None)
     with pytest.raises(EngineError, match="not an http"):
-        make_engine({"name": "m", "backend": "openai", "base_urls": ["127.0.0.1:8000"]},
-                    cache_dir=None)
+        make_engine(
+            {"name": "m", "backend": "openai", "base_urls": ["127.0.0.1:8000"]}, cache_dir=None
+        )
 
 
 @pytest.mark.parametrize("bad", [0, -5, "64", None, True])
 def test_max_tokens_must_be_a_positive_integer(bad: object) -> None:
-    with pytest.raises(InputError, match="sampling.max_tokens: expected an integer > 0"):
+    with pytest.raises(InputError, match=r"sampling\.max_tokens: expected an integer > 0"):
         sampling_settings({"temperature": 0.0, "max_tokens": bad})
 
 
 def test_request_with_max_tokens_zero_is_rejected_before_any_engine_starts(tmp_path: Path) -> None:
-    engine = make_engine({"name": "m", "backend": "openai", "base_urls": ["http://127.0.0.1:9/v1"]},
-                         cache_dir=tmp_path)
+    engine = make_engine(
+        {"name": "m", "backend": "openai", "base_urls": ["http://127.0.0.1:9/v1"]},
+        cache_dir=tmp_path,
+    )
     with pytest.raises(InputError, match='request 1: field "max_tokens"'):
         engine.generate([GenerationRequest("a", 4), GenerationRequest("b", 0)])
     assert engine.backend.started is False
@@ -180,9 +201,17 @@ def test_perturbed_frame_without_fields_names_file_and_columns() -> None:
 
 
 def test_outputs_carry_keys_generation_and_gold_columns() -> None:
-    rows = pd.DataFrame({"benchmark": ["b", "b"], "example_id": ["1", "1"],
-                         "variant": ["original", "the"], "word_rank": [0, 1],
-                         "fields": ["{}", "{}"], "answer": ["A", "A"], "task_type": ["mc", "mc"]})
+    rows = pd.DataFrame(
+        {
+            "benchmark": ["b", "b"],
+            "example_id": ["1", "1"],
+            "variant": ["original", "the"],
+            "word_rank": [0, 1],
+            "fields": ["{}", "{}"],
+            "answer": ["A", "A"],
+            "task_type": ["mc", "mc"],
+        }
+    )
     gens = [Generation("A", "stop", 5, 1, True), Generation("B", "length", 5, 2, False)]
     out = outputs_frame(rows, ["p0", "p1"], gens, model="m@1")
     assert tuple(out.columns) == OUTPUT_COLUMNS

@@ -15,19 +15,29 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from tests.inference_servers import CANNED_JSON, CannedServer, canned_answer, free_port
 
 from evalpipe.inference import EngineError, GenerationCache, GenerationRequest, make_engine
+from tests.inference_servers import CANNED_JSON, CannedServer, canned_answer, free_port
 
 REPO = Path(__file__).resolve().parents[1]
-SCHEMA = {"type": "object", "properties": {"label": {"enum": ["positive", "negative"]}},
-          "required": ["label"]}
+SCHEMA = {
+    "type": "object",
+    "properties": {"label": {"enum": ["positive", "negative"]}},
+    "required": ["label"],
+}
 
 
 def _cfg(*urls: str, **extra: object) -> dict:
-    cfg = {"name": "canned", "backend": "openai", "base_urls": list(urls),
-           "api_key_env": "EVALPIPE_TEST_KEY", "max_concurrency": 4, "max_retries": 4,
-           "retry_backoff_s": 0.01, "request_timeout_s": 10}
+    cfg = {
+        "name": "canned",
+        "backend": "openai",
+        "base_urls": list(urls),
+        "api_key_env": "EVALPIPE_TEST_KEY",
+        "max_concurrency": 4,
+        "max_retries": 4,
+        "retry_backoff_s": 0.01,
+        "request_timeout_s": 10,
+    }
     cfg.update(extra)
     return cfg
 
@@ -73,12 +83,15 @@ def test_429_with_retry_after_is_retried(tmp_path: Path) -> None:
 
 
 def test_server_dying_mid_run_keeps_finished_chunks_and_rerun_sends_only_the_rest(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     cache_dir = tmp_path / "cache"
     reqs = _requests(12)
     with CannedServer(tmp_path / "a.jsonl", die_after=7) as dying:
-        engine = make_engine(_cfg(dying.url, max_concurrency=1, max_retries=2,
-                                  checkpoint_every=3), cache_dir=cache_dir)
+        engine = make_engine(
+            _cfg(dying.url, max_concurrency=1, max_retries=2, checkpoint_every=3),
+            cache_dir=cache_dir,
+        )
         with pytest.raises(EngineError, match="no answer after 3 attempts"):
             engine.generate(reqs, progress=False)
     kept = len(GenerationCache(cache_dir))
@@ -93,8 +106,10 @@ def test_server_dying_mid_run_keeps_finished_chunks_and_rerun_sends_only_the_res
 
 
 def test_fleet_routes_around_a_server_that_dies(tmp_path: Path) -> None:
-    with CannedServer(tmp_path / "a.jsonl", die_after=2) as dying, \
-            CannedServer(tmp_path / "b.jsonl") as healthy:
+    with (
+        CannedServer(tmp_path / "a.jsonl", die_after=2) as dying,
+        CannedServer(tmp_path / "b.jsonl") as healthy,
+    ):
         engine = make_engine(_cfg(dying.url, healthy.url, max_concurrency=2), cache_dir=None)
         out = engine.generate(_requests(10), progress=False)
         assert [g.output for g in out] == [canned_answer(f"prompt number {i}") for i in range(10)]
@@ -111,7 +126,8 @@ def test_refused_connection_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_api_key_comes_from_the_environment_and_is_never_stored(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("EVALPIPE_TEST_KEY", "sk-secret-123")
     with CannedServer(tmp_path / "log.jsonl") as server:
         engine = make_engine(_cfg(server.url), cache_dir=tmp_path / "cache")
@@ -136,9 +152,14 @@ def _stage_project(root: Path, url: str) -> Path:
 
     for name in ("imdb", "gsm8k"):
         examples, fewshot = load_benchmark(get_spec(name), source="sample", max_samples=10)
-        rows = examples.assign(variant="original", word_rank=0, seed=0,
-                               perturbations=[[] for _ in range(len(examples))],
-                               occurrences=0, perturbed_occurrences=0)
+        rows = examples.assign(
+            variant="original",
+            word_rank=0,
+            seed=0,
+            perturbations=[[] for _ in range(len(examples))],
+            occurrences=0,
+            perturbed_occurrences=0,
+        )
         atomic.write_parquet(root / "data" / "perturbed" / f"{name}.parquet", rows)
         atomic.write_parquet(root / "data" / "benchmarks" / f"{name}.fewshot.parquet", fewshot)
     params = yaml.safe_load((REPO / "params.yaml").read_text())
@@ -149,9 +170,15 @@ def _stage_project(root: Path, url: str) -> Path:
 
 def _run_stage(root: Path, **kw: object) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.Popen([sys.executable, "-m", "stages.generate", "--no-progress"],
-                            cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, **kw)
+    return subprocess.Popen(
+        [sys.executable, "-m", "stages.generate", "--no-progress"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )
 
 
 def test_generate_stage_killed_mid_run_resumes_without_regenerating(tmp_path: Path) -> None:

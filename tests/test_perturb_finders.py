@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalpipe.errors import InputError
 from evalpipe.perturb import EnglishFinder, JapaneseFinder, Tokenizer
@@ -56,7 +58,7 @@ def test_english_offsets_index_the_stored_text_around_emoji():
 
 
 def test_english_target_words_must_be_single_words():
-    with pytest.raises(InputError, match="row 2, column 'word'.*'t-shirt'"):
+    with pytest.raises(InputError, match=r"row 2, column 'word'.*'t-shirt'"):
         EnglishFinder(["the", "t-shirt"], source="data/words/english.parquet")
     with pytest.raises(InputError, match="duplicate target word"):
         EnglishFinder(["The", "the"])
@@ -101,3 +103,14 @@ def test_japanese_offsets_survive_whitespace_and_newlines():
 def test_japanese_loanword_glosses_do_not_block_lemma_matches():
     found = _japanese([("テレビ", "テレビ", None)], "テレビを見た。")
     assert [f[3] for f in found] == ["テレビ"]
+
+
+@given(text=st.text(alphabet="あいうますです本を読東京テレビ  \n\u3000、。ABc1😀", max_size=40))
+@settings(max_examples=150, deadline=None)
+def test_fast_surface_boundaries_agree_with_full_tokens(text: str):
+    tokenizer = _tokenizer()
+    starts, ends = tokenizer.boundaries(text)
+    # Whitespace tokens (U+3000 is one for UniDic) can never be part of a target word.
+    words = [t for t in tokenizer.tokens(text) if text[t.start : t.end].strip()]
+    assert [s for s in starts if text[s].strip()] == [t.start for t in words]
+    assert {t.end for t in words} <= ends

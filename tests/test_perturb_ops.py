@@ -134,21 +134,27 @@ def test_fraction_perturbed_and_op_mix_follow_the_probabilities(probs, expected)
 
 def test_zero_probabilities_never_perturb():
     none = Probabilities(0, 0, 0)
-    assert all(decide("the", occurrence_digest(1, "b", str(k), "the", "q", 0), none) is None
-               for k in range(500))
+    assert all(
+        decide("the", occurrence_digest(1, "b", str(k), "the", "q", 0), none) is None
+        for k in range(500)
+    )
 
 
 def test_seeds_are_hashes_of_the_full_key_without_collisions():
     # the upstream scheme base*10000 + example*100 + word collided from word index 100 on
-    digests = {occurrence_digest(42, "gsm8k", str(e), f"w{w}", "question", 0)
-               for e in range(200) for w in range(150)}
+    digests = {
+        occurrence_digest(42, "gsm8k", str(e), f"w{w}", "question", 0)
+        for e in range(200)
+        for w in range(150)
+    }
     assert len(digests) == 200 * 150
     seeds = {row_seed(42, "gsm8k", str(e), f"w{w}") for e in range(200) for w in range(150)}
     assert len(seeds) == 200 * 150
     assert all(0 <= s < 2**63 for s in seeds)
     # length-prefixed parts: moving a character between parts changes the key
-    assert occurrence_digest(1, "ab", "c", "w", "f", 0) != occurrence_digest(1, "a", "bc", "w",
-                                                                            "f", 0)
+    assert occurrence_digest(1, "ab", "c", "w", "f", 0) != occurrence_digest(
+        1, "a", "bc", "w", "f", 0
+    )
 
 
 def test_the_same_key_always_gives_the_same_operation():

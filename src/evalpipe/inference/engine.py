@@ -67,8 +67,9 @@ class Engine:
         before the next starts, so a killed run loses at most one chunk.
     """
 
-    def __init__(self, backend: Backend, cache: GenerationCache | None, *,
-                 checkpoint_every: int = 256) -> None:
+    def __init__(
+        self, backend: Backend, cache: GenerationCache | None, *, checkpoint_every: int = 256
+    ) -> None:
         self.backend = backend
         self.cache = cache
         self.checkpoint_every = max(1, int(checkpoint_every))
@@ -82,8 +83,9 @@ class Engine:
     def is_smoke_test_model(self) -> bool:
         return self.identity.fields.get("name") == TINY_RANDOM
 
-    def generate(self, requests: list[GenerationRequest], *, progress: bool = True
-                 ) -> list[Generation]:
+    def generate(
+        self, requests: list[GenerationRequest], *, progress: bool = True
+    ) -> list[Generation]:
         """Generate (or fetch from the cache) one result per request, in request order.
 
         Identical requests are generated once. Misses are sent in prompt order (so prompts that
@@ -103,8 +105,9 @@ class Engine:
         """
         for i, req in enumerate(requests):
             if not isinstance(req, GenerationRequest):
-                raise InputError(f"request {i}: expected a GenerationRequest, "
-                                 f"got {type(req).__name__}")
+                raise InputError(
+                    f"request {i}: expected a GenerationRequest, got {type(req).__name__}"
+                )
             req.validate(i)
         stats = RunStats(prompts=len(requests))
         keys = [cache_key(self.identity, r) for r in requests]
@@ -114,8 +117,10 @@ class Engine:
         stats.unique_prompts = len(unique)
         found = self.cache.lookup(unique) if self.cache is not None else {}
         stats.cache_hits = len(found)
-        pending = sorted((k for k in unique if k not in found),
-                         key=lambda k: (unique[k].system or "", unique[k].prompt, k))
+        pending = sorted(
+            (k for k in unique if k not in found),
+            key=lambda k: (unique[k].system or "", unique[k].prompt, k),
+        )
         stats.misses = len(pending)
         generated: dict[str, Generation] = {}
         if pending:
@@ -126,11 +131,15 @@ class Engine:
             bar = tqdm(total=len(pending), desc="generate", unit="prompt", disable=not progress)
             try:
                 for start in range(0, len(pending), self.checkpoint_every):
-                    chunk = pending[start:start + self.checkpoint_every]
+                    chunk = pending[start : start + self.checkpoint_every]
                     outs = self.backend.generate([unique[k] for k in chunk])
                     if self.cache is not None:
-                        self.cache.add([CacheEntry(k, self.identity.label, unique[k], g)
-                                        for k, g in zip(chunk, outs, strict=True)])
+                        self.cache.add(
+                            [
+                                CacheEntry(k, self.identity.label, unique[k], g)
+                                for k, g in zip(chunk, outs, strict=True)
+                            ]
+                        )
                     for k, g in zip(chunk, outs, strict=True):
                         generated[k] = g
                         stats.prompt_tokens += g.prompt_tokens
@@ -144,7 +153,8 @@ class Engine:
             if not was_started:
                 stats.engine_start_seconds = float(getattr(self.backend, "start_seconds", 0.0))
             stats.generation_seconds = max(
-                0.0, time.perf_counter() - t0 - stats.engine_start_seconds)
+                0.0, time.perf_counter() - t0 - stats.engine_start_seconds
+            )
         self.last_stats = stats
         return [found[k] if k in found else generated[k] for k in keys]
 
@@ -162,8 +172,9 @@ def _opt_int(cfg: dict[str, Any], key: str, default: int) -> int:
         raise InputError(f"params.yaml: model.{key}: expected an integer, got {value!r}") from exc
 
 
-def make_backend(model_cfg: dict[str, Any], *,
-                 model_cache: str | os.PathLike[str] | None = None) -> Backend:
+def make_backend(
+    model_cfg: dict[str, Any], *, model_cache: str | os.PathLike[str] | None = None
+) -> Backend:
     """The backend named by ``model_cfg['backend']`` (not started).
 
     Parameters
@@ -182,8 +193,10 @@ def make_backend(model_cfg: dict[str, Any], *,
         raise InputError("params.yaml: model: expected a mapping")
     backend = model_cfg.get("backend", "vllm")
     if backend not in BACKENDS:
-        raise InputError(f"params.yaml: model.backend: unknown backend {backend!r}; expected one "
-                         f"of {', '.join(BACKENDS)}")
+        raise InputError(
+            f"params.yaml: model.backend: unknown backend {backend!r}; expected one "
+            f"of {', '.join(BACKENDS)}"
+        )
     if backend == "vllm":
         for key in ("max_model_len", "tensor_parallel_size"):
             if _opt_int(model_cfg, key, 1) < 1:
@@ -197,8 +210,9 @@ def make_backend(model_cfg: dict[str, Any], *,
     if not name:
         raise InputError("params.yaml: model.name: expected the served model name")
     fields = {"backend": "openai", "name": name, "revision": model_cfg.get("revision")}
-    identity = ModelIdentity(name if not fields["revision"] else f"{name}@{fields['revision']}",
-                             fields)
+    identity = ModelIdentity(
+        name if not fields["revision"] else f"{name}@{fields['revision']}", fields
+    )
     return OpenAIBackend(
         list(model_cfg.get("base_urls") or []),
         name,
@@ -212,8 +226,12 @@ def make_backend(model_cfg: dict[str, Any], *,
     )
 
 
-def make_engine(model_cfg: dict[str, Any], *, cache_dir: str | os.PathLike[str] | None,
-                model_cache: str | os.PathLike[str] | None = None) -> Engine:
+def make_engine(
+    model_cfg: dict[str, Any],
+    *,
+    cache_dir: str | os.PathLike[str] | None,
+    model_cache: str | os.PathLike[str] | None = None,
+) -> Engine:
     """An engine for ``model_cfg`` with the generation cache at ``cache_dir`` in front.
 
     Parameters

@@ -13,10 +13,27 @@ from evalpipe.inference.types import Generation, GenerationRequest
 
 KEY_COLUMNS = ("benchmark", "example_id", "variant", "word_rank")
 REQUIRED_COLUMNS = (*KEY_COLUMNS, "fields")
-GOLD_COLUMNS = ("subtask", "task_type", "answer", "answers", "labels", "occurrences",
-                "perturbed_occurrences")
-OUTPUT_COLUMNS = (*KEY_COLUMNS, "prompt_hash", "prompt", "output", "finish_reason",
-                  "prompt_tokens", "output_tokens", "model", "from_cache", *GOLD_COLUMNS)
+GOLD_COLUMNS = (
+    "subtask",
+    "task_type",
+    "answer",
+    "answers",
+    "labels",
+    "occurrences",
+    "perturbed_occurrences",
+)
+OUTPUT_COLUMNS = (
+    *KEY_COLUMNS,
+    "prompt_hash",
+    "prompt",
+    "output",
+    "finish_reason",
+    "prompt_tokens",
+    "output_tokens",
+    "model",
+    "from_cache",
+    *GOLD_COLUMNS,
+)
 
 
 def validate_perturbed(df: pd.DataFrame, *, source: str) -> None:
@@ -36,26 +53,36 @@ def validate_perturbed(df: pd.DataFrame, *, source: str) -> None:
     """
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
-        raise InputError(f"{source}: missing columns {missing}; expected the perturbed-set "
-                         f"columns {list(REQUIRED_COLUMNS)} (docs/architecture.md)")
+        raise InputError(
+            f"{source}: missing columns {missing}; expected the perturbed-set "
+            f"columns {list(REQUIRED_COLUMNS)} (docs/architecture.md)"
+        )
     for i, value in enumerate(df["fields"].tolist()):
         if not isinstance(value, str | dict):
-            raise InputError(f"{source}, row {i}, column 'fields': expected a JSON object "
-                             f"string, got {type(value).__name__}")
+            raise InputError(
+                f"{source}, row {i}, column 'fields': expected a JSON object "
+                f"string, got {type(value).__name__}"
+            )
 
 
-def sampling_settings(sampling: dict[str, Any], *, source: str = "params.yaml"
-                      ) -> tuple[float, int, int | None]:
+def sampling_settings(
+    sampling: dict[str, Any], *, source: str = "params.yaml"
+) -> tuple[float, int, int | None]:
     """``(temperature, max_tokens, seed)`` from the ``sampling`` params section, validated."""
     max_tokens = sampling.get("max_tokens")
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
-        raise InputError(f"{source}: sampling.max_tokens: expected an integer > 0, "
-                         f"got {max_tokens!r}")
+        raise InputError(
+            f"{source}: sampling.max_tokens: expected an integer > 0, got {max_tokens!r}"
+        )
     temperature = sampling.get("temperature", 0.0)
-    if isinstance(temperature, bool) or not isinstance(temperature, int | float) \
-            or not 0.0 <= float(temperature) <= 5.0:
-        raise InputError(f"{source}: sampling.temperature: expected a number in 0..5, "
-                         f"got {temperature!r}")
+    if (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, int | float)
+        or not 0.0 <= float(temperature) <= 5.0
+    ):
+        raise InputError(
+            f"{source}: sampling.temperature: expected a number in 0..5, got {temperature!r}"
+        )
     seed = sampling.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise InputError(f"{source}: sampling.seed: expected an integer or null, got {seed!r}")
@@ -73,12 +100,25 @@ def answer_budget(spec_max_tokens: int, *, style: str, cap: int) -> int:
     return max(1, min(int(cap), int(spec_max_tokens)))
 
 
-def make_requests(prompts: Sequence[str], *, max_tokens: int, temperature: float,
-                  json_schema: dict[str, Any] | None, seed: int | None
-                  ) -> list[GenerationRequest]:
+def make_requests(
+    prompts: Sequence[str],
+    *,
+    max_tokens: int,
+    temperature: float,
+    json_schema: dict[str, Any] | None,
+    seed: int | None,
+) -> list[GenerationRequest]:
     """One request per prompt with the benchmark's budget and schema."""
-    return [GenerationRequest(prompt=p, max_tokens=max_tokens, temperature=temperature,
-                              json_schema=json_schema, seed=seed) for p in prompts]
+    return [
+        GenerationRequest(
+            prompt=p,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            json_schema=json_schema,
+            seed=seed,
+        )
+        for p in prompts
+    ]
 
 
 def prompt_hash(prompt: str) -> str:
@@ -86,8 +126,9 @@ def prompt_hash(prompt: str) -> str:
     return hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:16]
 
 
-def outputs_frame(rows: pd.DataFrame, prompts: Sequence[str],
-                  generations: Sequence[Generation], *, model: str) -> pd.DataFrame:
+def outputs_frame(
+    rows: pd.DataFrame, prompts: Sequence[str], generations: Sequence[Generation], *, model: str
+) -> pd.DataFrame:
     """The ``data/outputs/{name}.parquet`` rows: keys, prompt, generation, carried gold columns.
 
     Parameters

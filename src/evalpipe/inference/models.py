@@ -16,8 +16,14 @@ from evalpipe.inference.tiny import TINY_RANDOM, build_tiny_random
 from evalpipe.inference.types import EngineError, ModelIdentity
 
 _CHUNK = 8 << 20
-_TOKENIZER_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json",
-                    "chat_template.jinja", "chat_template.json", "generation_config.json")
+_TOKENIZER_FILES = (
+    "config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "chat_template.jinja",
+    "chat_template.json",
+    "generation_config.json",
+)
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".gguf")
 
 
@@ -79,21 +85,24 @@ def _resolve_hub(name: str, revision: str | None) -> tuple[Path, str]:
         raise EngineError(_offline_hint(name)) from exc
     offline = os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes"}
     try:
-        snapshot = Path(snapshot_download(
-            repo_id=name,
-            revision=revision,
-            allow_patterns=list(_TOKENIZER_FILES),
-            local_files_only=offline,
-            etag_timeout=10,
-        ))
+        snapshot = Path(
+            snapshot_download(
+                repo_id=name,
+                revision=revision,
+                allow_patterns=list(_TOKENIZER_FILES),
+                local_files_only=offline,
+                etag_timeout=10,
+            )
+        )
     except Exception as exc:
         raise EngineError(f"{_offline_hint(name)}. Hub error: {type(exc).__name__}: {exc}") from exc
     # The snapshot folder is named after the resolved commit, the revision we identify with.
     return snapshot, snapshot.name
 
 
-def resolve_model(model_cfg: dict[str, Any], *, model_cache: str | os.PathLike[str] | None
-                  ) -> tuple[str, ModelIdentity]:
+def resolve_model(
+    model_cfg: dict[str, Any], *, model_cache: str | os.PathLike[str] | None
+) -> tuple[str, ModelIdentity]:
     """Find the model to load and its identity for the vLLM backend.
 
     Parameters
@@ -115,27 +124,44 @@ def resolve_model(model_cfg: dict[str, Any], *, model_cache: str | os.PathLike[s
         "backend": "vllm",
         "dtype": str(model_cfg.get("dtype") or "auto"),
         "max_model_len": int(model_cfg.get("max_model_len") or 2048),
+        "compact_json": bool(model_cfg.get("compact_json", True)),
     }
     if name == TINY_RANDOM:
         model_dir, weights = build_tiny_random(model_cache)
-        fields = {"name": name, "weights_sha256": weights,
-                  "chat_template_sha256": _sha(chat_template_of(model_dir)), **common}
+        fields = {
+            "name": name,
+            "weights_sha256": weights,
+            "chat_template_sha256": _sha(chat_template_of(model_dir)),
+            **common,
+        }
         return str(model_dir), ModelIdentity(f"{name}@{weights[:12]}", fields)
     path = Path(name).expanduser()
     if path.is_dir():
         if not (path / "config.json").exists():
-            raise EngineError(f"{path}: model.name is a directory without config.json; expected "
-                              "a Hugging Face model folder (config.json, tokenizer, weights)")
+            raise EngineError(
+                f"{path}: model.name is a directory without config.json; expected "
+                "a Hugging Face model folder (config.json, tokenizer, weights)"
+            )
         weights = directory_fingerprint(path)
-        fields = {"name": path.name, "weights_fingerprint": weights,
-                  "chat_template_sha256": _sha(chat_template_of(path)), **common}
+        fields = {
+            "name": path.name,
+            "weights_fingerprint": weights,
+            "chat_template_sha256": _sha(chat_template_of(path)),
+            **common,
+        }
         return str(path), ModelIdentity(f"{path.name}@{weights[:12]}", fields)
     if name.startswith((".", "/", "~")) or os.sep in name.strip("/").replace("/", "", 1):
-        raise EngineError(f"{name}: model.name looks like a path but no such directory exists. "
-                          + _offline_hint(name))
+        raise EngineError(
+            f"{name}: model.name looks like a path but no such directory exists. "
+            + _offline_hint(name)
+        )
     snapshot, commit = _resolve_hub(name, model_cfg.get("revision"))
-    fields = {"name": name, "revision": commit,
-              "chat_template_sha256": _sha(chat_template_of(snapshot)), **common}
+    fields = {
+        "name": name,
+        "revision": commit,
+        "chat_template_sha256": _sha(chat_template_of(snapshot)),
+        **common,
+    }
     return name, ModelIdentity(f"{name}@{commit[:12]}", fields)
 
 

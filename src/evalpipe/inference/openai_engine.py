@@ -51,19 +51,32 @@ class OpenAIBackend:
 
     starts = 0
 
-    def __init__(self, base_urls: list[str], model: str, identity: ModelIdentity, *,
-                 api_key_env: str | None = "OPENAI_API_KEY", max_concurrency: int = 8,
-                 max_retries: int = 5, timeout_s: float = 120.0, backoff_s: float = 0.5,
-                 structured_outputs: bool = True) -> None:
+    def __init__(
+        self,
+        base_urls: list[str],
+        model: str,
+        identity: ModelIdentity,
+        *,
+        api_key_env: str | None = "OPENAI_API_KEY",
+        max_concurrency: int = 8,
+        max_retries: int = 5,
+        timeout_s: float = 120.0,
+        backoff_s: float = 0.5,
+        structured_outputs: bool = True,
+    ) -> None:
         if not base_urls:
-            raise EngineError("params.yaml: model.base_urls: expected at least one server URL "
-                              "(e.g. http://127.0.0.1:8000/v1) for model.backend: openai")
+            raise EngineError(
+                "params.yaml: model.base_urls: expected at least one server URL "
+                "(e.g. http://127.0.0.1:8000/v1) for model.backend: openai"
+            )
         for url in base_urls:
             if not str(url).startswith(("http://", "https://")):
                 raise EngineError(f"params.yaml: model.base_urls: {url!r} is not an http(s) URL")
         if int(max_concurrency) < 1:
-            raise EngineError("params.yaml: model.max_concurrency: expected an integer >= 1, "
-                              f"got {max_concurrency!r}")
+            raise EngineError(
+                "params.yaml: model.max_concurrency: expected an integer >= 1, "
+                f"got {max_concurrency!r}"
+            )
         self.base_urls = [str(u).rstrip("/") for u in base_urls]
         self.model = model
         self.identity = identity
@@ -105,8 +118,9 @@ class OpenAIBackend:
             }
         return body
 
-    async def _one(self, client: httpx.AsyncClient, sem: asyncio.Semaphore,
-                   req: GenerationRequest) -> Generation:
+    async def _one(
+        self, client: httpx.AsyncClient, sem: asyncio.Semaphore, req: GenerationRequest
+    ) -> Generation:
         body = self._payload(req)
         last = ""
         async with sem:
@@ -149,8 +163,9 @@ class OpenAIBackend:
                 await asyncio.gather(*tasks, return_exceptions=True)
                 raise
 
-    def generate(self, requests: list[GenerationRequest], *, progress: bool = False
-                 ) -> list[Generation]:
+    def generate(
+        self, requests: list[GenerationRequest], *, progress: bool = False
+    ) -> list[Generation]:
         """Send every request; results come back in request order."""
         if not requests:
             return []
@@ -179,5 +194,7 @@ def _parse(resp: httpx.Response, url: str) -> Generation:
             output_tokens=int(usage.get("completion_tokens") or 0),
         )
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-        raise EngineError(f"{url}: response is not an OpenAI chat completion "
-                          f"({type(exc).__name__}: {exc}): {resp.text[:300]}") from exc
+        raise EngineError(
+            f"{url}: response is not an OpenAI chat completion "
+            f"({type(exc).__name__}: {exc}): {resp.text[:300]}"
+        ) from exc

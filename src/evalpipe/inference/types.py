@@ -44,17 +44,24 @@ class GenerationRequest:
     def validate(self, index: int = 0) -> None:
         """Raise InputError naming the request and field when a value is out of range."""
         if not isinstance(self.prompt, str):
-            raise InputError(f"request {index}: field \"prompt\": expected a string, "
-                             f"got {type(self.prompt).__name__}")
+            raise InputError(
+                f'request {index}: field "prompt": expected a string, '
+                f"got {type(self.prompt).__name__}"
+            )
         if not isinstance(self.max_tokens, int) or self.max_tokens <= 0:
-            raise InputError(f"request {index}: field \"max_tokens\": expected an integer > 0, "
-                             f"got {self.max_tokens!r} (check sampling.max_tokens in params.yaml)")
+            raise InputError(
+                f'request {index}: field "max_tokens": expected an integer > 0, '
+                f"got {self.max_tokens!r} (check sampling.max_tokens in params.yaml)"
+            )
         if not (0.0 <= float(self.temperature) <= 5.0):
-            raise InputError(f"request {index}: field \"temperature\": expected 0..5, "
-                             f"got {self.temperature!r}")
+            raise InputError(
+                f'request {index}: field "temperature": expected 0..5, got {self.temperature!r}'
+            )
         if self.json_schema is not None and not isinstance(self.json_schema, dict):
-            raise InputError(f"request {index}: field \"json_schema\": expected a JSON object "
-                             f"(dict) or null, got {type(self.json_schema).__name__}")
+            raise InputError(
+                f'request {index}: field "json_schema": expected a JSON object '
+                f"(dict) or null, got {type(self.json_schema).__name__}"
+            )
 
     def sampling_key(self) -> dict[str, Any]:
         """Everything besides the prompt and model that changes the output."""
@@ -105,7 +112,8 @@ class Backend(Protocol):
     identity: ModelIdentity
     started: bool
 
-    def generate(self, requests: list[GenerationRequest], *, progress: bool = True
-                 ) -> list[Generation]: ...
+    def generate(
+        self, requests: list[GenerationRequest], *, progress: bool = True
+    ) -> list[Generation]: ...
 
     def close(self) -> None: ...

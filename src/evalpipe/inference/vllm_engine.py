@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from evalpipe.inference.types import EngineError, Generation, GenerationRequest, ModelIdentity
 
@@ -29,12 +29,12 @@ class VLLMBackend:
         The model identity (hashed into cache keys).
     settings:
         ``dtype, max_model_len, tensor_parallel_size, gpu_memory_utilization, revision,
-        enforce_eager``; unknown keys are ignored.
+        enforce_eager, compact_json``; unknown keys are ignored.
     """
 
     starts = 0
     """How many ``vllm.LLM`` objects this process has constructed (tests and metrics read it)."""
-    _live: dict[str, Any] = {}
+    _live: ClassVar[dict[str, Any]] = {}
     # One engine per process per (model, settings): a second Engine for the same model (the
     # judge after generate, or tests) reuses it instead of loading the weights again.
 
@@ -72,6 +72,13 @@ class VLLMBackend:
             kwargs["revision"] = s["revision"]
         if s.get("enforce_eager"):
             kwargs["enforce_eager"] = True
+        if s.get("compact_json", True):
+            # Compact JSON for structured outputs (an engine-wide setting in vLLM): with free
+            # whitespace a weak model can pad with tabs until max_tokens, never closing the object.
+            kwargs["structured_outputs_config"] = {
+                "backend": "xgrammar",
+                "disable_any_whitespace": True,
+            }
         t0 = time.perf_counter()
         pool_key = repr(sorted(kwargs.items()))
         self._llm = VLLMBackend._live.get(pool_key)
@@ -99,8 +106,9 @@ class VLLMBackend:
         text = request.prompt if request.system is None else f"{request.system}\n\n{request.prompt}"
         return list(tok.encode(text))
 
-    def generate(self, requests: list[GenerationRequest], *, progress: bool = False
-                 ) -> list[Generation]:
+    def generate(
+        self, requests: list[GenerationRequest], *, progress: bool = False
+    ) -> list[Generation]:
         """Generate every request in one ``LLM.generate`` call.
 
         Prompts longer than ``max_model_len`` are not sent; they come back with finish_reason
@@ -122,14 +130,17 @@ class VLLMBackend:
             if len(ids) >= max_len:
                 results[i] = Generation("", PROMPT_TOO_LONG, len(ids), 0)
                 continue
-            structured = (StructuredOutputsParams(json=req.json_schema)
-                          if req.json_schema is not None else None)
-            params.append(SamplingParams(
-                max_tokens=min(req.max_tokens, max_len - len(ids)),
-                temperature=float(req.temperature),
-                seed=req.seed,
-                structured_outputs=structured,
-            ))
+            structured = None
+            if req.json_schema is not None:
+                structured = StructuredOutputsParams(json=req.json_schema)
+            params.append(
+                SamplingParams(
+                    max_tokens=min(req.max_tokens, max_len - len(ids)),
+                    temperature=float(req.temperature),
+                    seed=req.seed,
+                    structured_outputs=structured,
+                )
+            )
             prompts.append({"prompt_token_ids": ids})
             sent.append(i)
         if prompts:

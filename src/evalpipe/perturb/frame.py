@@ -57,6 +57,9 @@ CARRIED_TYPES = {
     "answers": _TEXTS,
     "labels": _TEXTS,
 }
+OPTIONAL_CARRIED = ("target", "protected")  # benchmark extras, carried when present
+CARRIED_TYPES["target"] = pa.string()
+CARRIED_TYPES["protected"] = _TEXTS
 OUTPUT_KEYS = (
     "benchmark",
     "example_id",
@@ -230,6 +233,27 @@ def _perturbable(value: Any, fields: dict[str, Any], *, source: str, row: int) -
     return sorted(set(names))  # order-independent: the seed key names the field
 
 
+def _protected(value: Any, *, source: str, row: int) -> list[str]:
+    if value is None or (isinstance(value, float) and value != value):
+        return []
+    if isinstance(value, str):
+        raise InputError(
+            f"{source}, row {row}, column 'protected': expected a list of strings, found {value!r}"
+        )
+    return [str(v) for v in list(value) if v]
+
+
+def _protected_spans(text: str, protected: list[str]) -> list[tuple[int, int]]:
+    """Every place in ``text`` where a protected string occurs (overlaps included)."""
+    spans = []
+    for needle in protected:
+        at = text.find(needle)
+        while at >= 0:
+            spans.append((at, at + len(needle)))
+            at = text.find(needle, at + 1)
+    return spans
+
+
 def make_finder(
     targets: list[Target],
     language: str,
@@ -260,7 +284,9 @@ def perturb_frame(
     ----------
     benchmark : benchmark rows (docs/architecture.md): ``benchmark, example_id, language,
         fields`` (JSON object string), ``perturbable`` (list of field names) and the carried
-        columns ``subtask, task_type, choices, answer, answers, labels``.
+        columns ``subtask, task_type, choices, answer, answers, labels`` (``target`` and
+        ``protected`` are carried too when present). Occurrences overlapping a ``protected``
+        string (e.g. the JSQuAD answer span) are never perturbed nor counted.
     words : the target word list for the benchmark's language (``rank, word, lemma, pos``).
     probabilities : validated replace / insert / delete probabilities.
     seed : the global seed; every operation's randomness is hashed from (seed, benchmark,
@@ -304,7 +330,8 @@ def perturb_frame(
     language = languages[0]
     ids = benchmark["example_id"].astype(str).tolist()
     if len(set(ids)) != len(ids):
-        dup = next(i for i in ids if ids.count(i) > 1)
+        seen: set[str] = set()
+        dup = next(i for i in ids if i in seen or seen.add(i))  # type: ignore[func-returns-value]
         raise InputError(f"{source}, column 'example_id': duplicate id {dup!r}; ids must be unique")
     targets = read_targets(words, language=language, source=words_source)
     find = make_finder(targets, language, source=words_source, tokenizer=tokenizer)
@@ -312,6 +339,11 @@ def perturb_frame(
     names = benchmark["benchmark"].astype(str).tolist()
     fields_col = benchmark["fields"].tolist()
     pert_col = benchmark["perturbable"].tolist()
+    prot_col = (
+        benchmark["protected"].tolist()
+        if "protected" in benchmark.columns
+        else [None] * len(benchmark)
+    )
     decide_ = decide
 
     src_rows: list[int] = []
@@ -335,6 +367,7 @@ def perturb_frame(
     found_targets: set[int] = set()
     total_occ = 0
     total_pert = 0
+    total_protected = 0
     op_counts = dict.fromkeys(OPS, 0)
 
     # Key parts hashed once, not once per occurrence: the digest of (seed, benchmark, example,
@@ -350,6 +383,7 @@ def perturb_frame(
     ):
         fields = _parse_fields(fields_col[r], source=source, row=r + 1)
         perturbable = _perturbable(pert_col[r], fields, source=source, row=r + 1)
+        protected = _protected(prot_col[r], source=source, row=r + 1)
         example_hasher = key_hasher(seed, names[r], ids[r])
         h = example_hasher.copy()
         h.update(original_part)
@@ -373,7 +407,14 @@ def perturb_frame(
                 part = field_parts[name] = key_part(name)
             field_hashers: dict[int, Any] = {}
             k_of: dict[int, int] = {}
+            shielded = _protected_spans(text, protected) if protected else ()
+            skipped: dict[int, int] = {}
             for t, start, end in find(text):
+                k = k_of.get(t, 0)
+                k_of[t] = k + 1
+                if shielded and any(ps < end and start < pe for ps, pe in shielded):
+                    skipped[t] = skipped.get(t, 0) + 1  # e.g. inside the JSQuAD answer span
+                    continue
                 fh = field_hashers.get(t)
                 if fh is None:
                     wh = word_hashers.get(t)
@@ -382,8 +423,6 @@ def perturb_frame(
                         wh.update(variant_parts[t])
                     fh = field_hashers[t] = wh.copy()
                     fh.update(part)
-                k = k_of.get(t, 0)
-                k_of[t] = k + 1
                 h = fh.copy()
                 h.update(int_parts[k] if k < 256 else key_part(k))
                 digest = h.digest()
@@ -397,7 +436,9 @@ def perturb_frame(
                     else:
                         hit.append((name, k, start, end, op))
             for t, n in k_of.items():
-                counts[t] = counts.get(t, 0) + n
+                if n > skipped.get(t, 0):
+                    counts[t] = counts.get(t, 0) + n - skipped.get(t, 0)
+            total_protected += sum(skipped.values())
         if not counts:
             continue
         found_targets.update(counts)
@@ -407,6 +448,7 @@ def perturb_frame(
             fired = fired_by[t]
             occurrences = counts[t]
             word_hasher = word_hashers[t]
+            total_pert += len(fired)
             changed: dict[str, str] = {}
             for name in {f[0] for f in fired}:
                 text = fields[name]
@@ -469,8 +511,9 @@ def perturb_frame(
     )
     perturbations = pa.ListArray.from_arrays(pa.array(list_offsets, pa.int32()), structs)
     take = pa.array(src_rows, pa.int64())
+    extra = [c for c in OPTIONAL_CARRIED if c in benchmark.columns]
     carried = pa.Table.from_pandas(
-        benchmark[["benchmark", "example_id", *CARRIED_COLUMNS]].reset_index(drop=True),
+        benchmark[["benchmark", "example_id", *CARRIED_COLUMNS, *extra]].reset_index(drop=True),
         preserve_index=False,
     ).take(take)
     columns: dict[str, pa.Array | pa.ChunkedArray] = {
@@ -484,7 +527,7 @@ def perturb_frame(
         "occurrences": pa.array(n_occ, pa.int64()),
         "perturbed_occurrences": pa.array(n_pert, pa.int64()),
     }
-    for name in CARRIED_COLUMNS:
+    for name in (*CARRIED_COLUMNS, *extra):
         columns[name] = carried.column(name).cast(CARRIED_TYPES[name])
     table = pa.table(columns).replace_schema_metadata(None)
     summary = {
@@ -498,6 +541,7 @@ def perturb_frame(
         "perturbed_fraction": round(total_pert / total_occ, 6) if total_occ else 0.0,
         "rows": table.num_rows,
         "perturbed_rows": table.num_rows - len(benchmark),
+        "protected_occurrences": total_protected,
         "operations": op_counts,
         **probabilities.as_dict(),
         "seed": seed,

@@ -8,7 +8,6 @@ access: an annotator can reach only the items assigned to them and sees only the
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from flask import (
 )
 from flask_wtf.csrf import CSRFError, CSRFProtect
 
+from evalpipe.annotation import guidelines as gl
 from evalpipe.annotation.schema import AXES, LABEL_NAMES
 from evalpipe.annotation.web import export as export_mod
 from evalpipe.annotation.web import store as store_mod
@@ -154,7 +154,7 @@ def create_app(store: Store, config: AppConfig) -> Flask:
         if uid:
             user = store.annotator(uid)
             # The fingerprint ties the session to the current token: resetting it logs out.
-            if user is not None and session.get("fp") == _fingerprint(store, uid):
+            if user is not None and session.get("fp") == store.session_fingerprint(uid):
                 g.user = user
             else:
                 session.clear()
@@ -190,7 +190,7 @@ def create_app(store: Store, config: AppConfig) -> Flask:
                 session.clear()
                 session.permanent = True
                 session["uid"] = user.id
-                session["fp"] = _fingerprint(store, user.id)
+                session["fp"] = store.session_fingerprint(user.id)
                 target = request.args.get("next", "")
                 # Only same-site paths: no open redirect through ?next=.
                 if not target.startswith("/") or target.startswith("//"):
@@ -239,7 +239,7 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             action = request.form.get("action", "save")
             if action == "skip":
                 store.skip(g.user.id, item_id, active_ms=active_ms)
-                return _go_next(store, position)
+                return _go_next(store, g.user.id, position)
             scores, confidence, errors = parse_rating_form(request.form)
             if not errors:
                 try:
@@ -250,7 +250,7 @@ def create_app(store: Store, config: AppConfig) -> Flask:
                     if action == "save_stay":
                         flash("Saved.")
                         return redirect(url_for("item", position=position), code=303)
-                    return _go_next(store, position)
+                    return _go_next(store, g.user.id, position)
             values = {
                 **{f"score_{a}": request.form.get(f"score_{a}") for a in AXES},
                 **{f"conf_{a}": request.form.get(f"conf_{a}") for a in AXES},
@@ -266,8 +266,6 @@ def create_app(store: Store, config: AppConfig) -> Flask:
         queue = store.queue(g.user.id)
         positions = [s.position for s in queue]
         idx = positions.index(position)
-        from evalpipe.annotation import guidelines as gl
-
         window = max(0, int(config.context_window))
         context = task.context[-window:] if window else []
         html = render_template(
@@ -299,7 +297,6 @@ def create_app(store: Store, config: AppConfig) -> Flask:
     def guidelines() -> Any:
         if (resp := require_login()) is not None:
             return resp
-        from evalpipe.annotation import guidelines as gl
 
         def text(name: str) -> str:
             try:
@@ -440,18 +437,11 @@ def current_agreement(
     return rows, None
 
 
-def _go_next(store: Store, position: int) -> Any:
-    from flask import g as _g
-
-    pos = store.next_position(store.queue(_g.user.id), after=position)
+def _go_next(store: Store, annotator_id: str, position: int) -> Any:
+    pos = store.next_position(store.queue(annotator_id), after=position)
     if pos is None:
         return redirect(url_for("done"), code=303)
     return redirect(url_for("item", position=pos), code=303)
-
-
-def _fingerprint(store: Store, uid: str) -> str:
-    row = store._conn().execute("SELECT token_hash FROM annotators WHERE id = ?", (uid,)).fetchone()
-    return "" if row is None else hashlib.sha256(row[0].encode()).hexdigest()[:16]
 
 
 def _conf_key(value: float) -> str:

@@ -8,6 +8,7 @@ Backups go through SQLite's online backup API (a file copy of a live WAL databas
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sqlite3
@@ -124,9 +125,16 @@ class Store:
     ----------
     path:
         The SQLite file (created with its folder if missing).
+    synchronous:
+        ``"FULL"`` (default): each commit is fsynced before the response, so an acknowledged
+        rating survives a power cut. ``"NORMAL"``: commits reach the OS before the response and
+        are fsynced at checkpoints; still nothing lost if the server process is killed.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
+        if synchronous.upper() not in {"FULL", "NORMAL"}:
+            raise InputError(f"synchronous: expected FULL or NORMAL, got {synchronous!r}")
+        self.synchronous = synchronous.upper()
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # One connection per thread: waitress serves from a fixed pool of threads.
@@ -143,9 +151,8 @@ class Store:
             )
             con.row_factory = sqlite3.Row
             con.execute("PRAGMA journal_mode=WAL")
-            # FULL: the commit is fsynced before we answer, so an acknowledged rating survives
-            # a crash of the process or the machine.
-            con.execute("PRAGMA synchronous=FULL")
+            # The commit precedes the response either way; FULL also fsyncs it.
+            con.execute(f"PRAGMA synchronous={self.synchronous}")
             con.execute("PRAGMA foreign_keys=ON")
             con.execute("PRAGMA busy_timeout=30000")
             self._local.con = con
@@ -283,6 +290,15 @@ class Store:
             return None
         return Annotator(id=row["id"], is_admin=bool(row["is_admin"]))
 
+    def session_fingerprint(self, annotator_id: str) -> str | None:
+        """A digest of the current token hash; sessions carry it, so a token reset ends them."""
+        row = (
+            self._conn()
+            .execute("SELECT token_hash FROM annotators WHERE id = ?", (annotator_id,))
+            .fetchone()
+        )
+        return None if row is None else hashlib.sha256(row[0].encode()).hexdigest()[:16]
+
     def annotator(self, annotator_id: str) -> Annotator | None:
         row = (
             self._conn()
@@ -389,7 +405,7 @@ class Store:
         confidence: dict[str, float],
         *,
         active_ms: int = 0,
-    ) -> Rating:
+    ) -> None:
         """Insert or edit one rating and commit before returning.
 
         Raises
@@ -417,6 +433,12 @@ class Store:
                 (annotator_id, item_id),
             ).fetchone():
                 raise InputError(f"item {item_id!r} is not assigned to {annotator_id!r}")
+            # Time spent on the item before skipping it counts towards its rating.
+            skipped = con.execute(
+                "DELETE FROM skips WHERE annotator_id = ? AND item_id = ? RETURNING active_ms",
+                (annotator_id, item_id),
+            ).fetchone()
+            active_ms += int(skipped[0]) if skipped else 0
             con.execute(
                 f"INSERT INTO ratings(annotator_id, item_id, {cols}, created_at, updated_at, "
                 f"active_ms, revisions) VALUES (?, ?, {marks}, ?, ?, ?, 1) "
@@ -425,12 +447,6 @@ class Store:
                 f"revisions = revisions + 1",
                 [annotator_id, item_id, *values, now, now, active_ms],
             )
-            con.execute(
-                "DELETE FROM skips WHERE annotator_id = ? AND item_id = ?", (annotator_id, item_id)
-            )
-        rating = self.rating(annotator_id, item_id)
-        assert rating is not None
-        return rating
 
     def skip(self, annotator_id: str, item_id: str, *, active_ms: int = 0) -> None:
         """Mark an item skipped (it comes back after the fresh ones); a no-op if already rated."""

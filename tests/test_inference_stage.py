@@ -1,0 +1,69 @@
+"""`dvc repro` of the generate stage in a temporary Git + DVC repository, offline, with
+tiny-random on the vLLM CPU build (one engine start, in the stage's own process)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pandas as pd
+import pytest
+import yaml
+
+from evalpipe import atomic
+from evalpipe.benchmarks import get_spec, load_benchmark
+
+pytestmark = [pytest.mark.vllm, pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(900)]
+
+SUITES = ("gsm8k", "bbh", "mmlu", "imdb", "jamp", "jnli", "niilc", "jsquad", "jcommonsenseqa")
+
+
+def _write_inputs(root, n: int = 2) -> int:
+    """Original-only perturbed sets from the bundled samples (the perturb stage is tested
+    elsewhere; generate only needs its columns)."""
+    total = 0
+    for name in SUITES:
+        examples, fewshot = load_benchmark(get_spec(name), source="sample", max_samples=n)
+        rows = examples.assign(
+            variant="original",
+            word_rank=0,
+            seed=0,
+            perturbations=[[] for _ in range(len(examples))],
+            occurrences=0,
+            perturbed_occurrences=0,
+        )
+        atomic.write_parquet(root / "data" / "perturbed" / f"{name}.parquet", rows)
+        atomic.write_parquet(root / "data" / "benchmarks" / f"{name}.fewshot.parquet", fewshot)
+        total += len(rows)
+    return total
+
+
+def test_dvc_repro_generates_offline_and_a_rerun_never_starts_the_engine(project) -> None:
+    root = project.root
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    params["model"].update(max_model_len=1024, gpu_memory_utilization=0.1)
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    total = _write_inputs(root)
+    project.commit("small generate run")
+
+    project.dvc("repro", "--single-item", "generate")
+    metrics = json.loads((root / "metrics" / "generation.json").read_text())
+    assert metrics["prompts"] == total and metrics["misses"] == metrics["unique_prompts"]
+    assert metrics["engine_started"] is True and metrics["smoke_test_model"] is True
+    assert "chance" in metrics["note"] and metrics["model"].startswith("tiny-random@")
+    imdb = pd.read_parquet(root / "data" / "outputs" / "imdb.parquet")
+    assert metrics["benchmarks"]["imdb"]["structured_output"] is True
+    assert {"prompt_hash", "output", "answer", "labels", "from_cache"} <= set(imdb.columns)
+    assert len(list((root / "data" / "cache" / "generations").glob("seg-*.parquet"))) == 1
+
+    second = project.dvc("repro", "--single-item", "generate")
+    assert "didn't change" in second.stdout
+
+    started = time.perf_counter()
+    forced = project.dvc("repro", "--single-item", "--force", "generate")
+    elapsed = time.perf_counter() - started
+    metrics = json.loads((root / "metrics" / "generation.json").read_text())
+    assert metrics["engine_started"] is False and metrics["cache_hits"] == metrics["unique_prompts"]
+    assert "engine not started" in forced.stdout
+    assert pd.read_parquet(root / "data" / "outputs" / "imdb.parquet")["from_cache"].all()
+    assert elapsed < 60, f"all-cached rerun took {elapsed:.1f}s"

@@ -1,0 +1,365 @@
+"""perturb_frame on small benchmark frames: rows, provenance, protection, determinism, errors."""
+
+from __future__ import annotations
+
+import functools
+import io
+import json
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalpipe import atomic
+from evalpipe.errors import InputError
+from evalpipe.perturb import Probabilities, Tokenizer, perturb_frame
+
+PROBS = Probabilities(0.2, 0.2, 0.2)
+ALWAYS = Probabilities(0.4, 0.3, 0.3)
+EN_WORDS = pd.DataFrame(
+    {
+        "rank": [1, 2, 3, 4],
+        "word": ["the", "of", "and", "a"],
+        "lemma": [None] * 4,
+        "pos": [None] * 4,
+        "score": [4.0, 3, 2, 1],
+    }
+)
+JA_WORDS = pd.DataFrame(
+    {
+        "rank": [1, 2, 3],
+        "word": ["ます", "の", "です"],
+        "lemma": ["ます", "の", None],
+        "pos": ["助動詞", "助詞-格助詞", None],
+        "score": [3.0, 2, 1],
+    }
+)
+
+
+def bench_frame(
+    name: str, language: str, examples: list[dict], *, perturbable=None, choices=None
+) -> pd.DataFrame:
+    """Benchmark rows with the contract's columns (docs/architecture.md)."""
+    n = len(examples)
+    return pd.DataFrame(
+        {
+            "benchmark": [name] * n,
+            "example_id": [str(i) for i in range(n)],
+            "subtask": [None] * n,
+            "language": [language] * n,
+            "task_type": ["mc"] * n,
+            "fields": [json.dumps(f, ensure_ascii=False, sort_keys=True) for f in examples],
+            "perturbable": perturbable or [sorted(f) for f in examples],
+            "choices": choices or [None] * n,
+            "answer": ["A"] * n,
+            "answers": [["A"]] * n,
+            "labels": [["A", "B", "C", "D"]] * n,
+        }
+    )
+
+
+@functools.cache
+def _tokenizer() -> Tokenizer:
+    return Tokenizer()
+
+
+def _rows(result) -> list[dict]:
+    return result.table.to_pylist()
+
+
+def _apply(original: str, perturbations: list[dict], field: str) -> str:
+    out, cursor = [], 0
+    for p in sorted((p for p in perturbations if p["field"] == field), key=lambda p: p["start"]):
+        out.append(original[cursor : p["start"]] + p["perturbed"])
+        cursor = p["end"]
+    return "".join(out) + original[cursor:]
+
+
+def _check_provenance(bench: pd.DataFrame, result) -> None:
+    originals = {
+        r["example_id"]: json.loads(r["fields"])
+        for r in _rows(result)
+        if r["variant"] == "original"
+    }
+    for row in _rows(result):
+        if row["variant"] == "original":
+            assert row["perturbations"] == [] and row["word_rank"] == 0
+            continue
+        before, after = originals[row["example_id"]], json.loads(row["fields"])
+        assert row["perturbed_occurrences"] == len(row["perturbations"]) >= 1
+        assert row["occurrences"] >= row["perturbed_occurrences"]
+        for p in row["perturbations"]:
+            assert before[p["field"]][p["start"] : p["end"]] == p["original"]  # offsets
+            assert p["original"] != p["perturbed"]
+        for field in before:
+            assert after[field] == _apply(before[field], row["perturbations"], field)
+
+
+def test_one_original_row_per_example_and_one_row_per_perturbed_word():
+    bench = bench_frame(
+        "demo",
+        "english",
+        [
+            {"question": "The cat and the dog of the house."},
+            {"question": "Nothing to see here."},
+        ],
+    )
+    result = perturb_frame(bench, EN_WORDS, probabilities=Probabilities(1, 0, 0), seed=3)
+    rows = _rows(result)
+    assert [(r["example_id"], r["variant"], r["word_rank"]) for r in rows] == [
+        ("0", "original", 0),
+        ("0", "the", 1),
+        ("0", "of", 2),
+        ("0", "and", 3),
+        ("1", "original", 0),
+    ]
+    the = rows[1]
+    assert the["occurrences"] == the["perturbed_occurrences"] == 3
+    assert [p["occurrence"] for p in the["perturbations"]] == [0, 1, 2]
+    assert [p["original"] for p in the["perturbations"]] == ["The", "the", "the"]
+    assert all(p["op"] == "replace" for p in the["perturbations"])
+    assert result.summary["occurrences"] == 5 and result.summary["perturbed_occurrences"] == 5
+    assert result.summary["target_words_found"] == 3 and result.summary["rows"] == 5
+    _check_provenance(bench, result)
+
+
+def test_rows_without_any_fired_operation_are_not_written():
+    bench = bench_frame("demo", "english", [{"q": "the " * 3}])
+    result = perturb_frame(bench, EN_WORDS, probabilities=Probabilities(0, 0, 0), seed=1)
+    assert [r["variant"] for r in _rows(result)] == ["original"]
+    assert result.summary["occurrences"] == 3 and result.summary["perturbed_occurrences"] == 0
+
+
+def test_choices_labels_and_unlisted_fields_are_never_perturbed():
+    examples = [
+        {
+            "question": "Which of the following is the answer?",
+            "choice0": "the first",
+            "choice1": "the second",
+        }
+    ]
+    choices = [["the first", "the second", "all of the above", "a and the"]]
+    bench = bench_frame(
+        "jcqa_like", "english", examples, perturbable=[["question"]], choices=choices
+    )
+    result = perturb_frame(bench, EN_WORDS, probabilities=ALWAYS, seed=5)
+    rows = _rows(result)
+    assert len(rows) > 1
+    for row in rows:
+        fields = json.loads(row["fields"])
+        assert fields["choice0"] == "the first" and fields["choice1"] == "the second"
+        assert row["choices"] == choices[0]
+        assert row["labels"] == ["A", "B", "C", "D"] and row["answer"] == "A"
+        assert all(p["field"] == "question" for p in row["perturbations"])
+
+
+def test_carried_columns_and_schema_follow_the_contract():
+    bench = bench_frame("demo", "english", [{"q": "the of"}])
+    table = perturb_frame(bench, EN_WORDS, probabilities=ALWAYS, seed=1).table
+    assert table.column_names == [
+        "benchmark",
+        "example_id",
+        "variant",
+        "word_rank",
+        "seed",
+        "fields",
+        "perturbations",
+        "occurrences",
+        "perturbed_occurrences",
+        "subtask",
+        "language",
+        "task_type",
+        "perturbable",
+        "choices",
+        "answer",
+        "answers",
+        "labels",
+    ]
+    assert str(table.schema.field("seed").type) == "int64"
+    struct = table.schema.field("perturbations").type.value_type
+    assert [f.name for f in struct] == [
+        "field",
+        "occurrence",
+        "start",
+        "end",
+        "original",
+        "perturbed",
+        "op",
+        "position",
+        "original_char",
+        "new_char",
+    ]
+
+
+def test_perturbed_fields_are_the_same_json_as_json_dumps():
+    examples = [{"b": 'quote " and \\ back\nslash the', "a": "the \u2028 of 漢字 😀", "n": 3}]
+    bench = bench_frame("demo", "english", examples, perturbable=[["a", "b"]])
+    for row in _rows(perturb_frame(bench, EN_WORDS, probabilities=ALWAYS, seed=2)):
+        assert row["fields"] == json.dumps(
+            json.loads(row["fields"]), ensure_ascii=False, sort_keys=True
+        )
+
+
+def test_japanese_rows_perturb_token_surfaces():
+    bench = bench_frame(
+        "jsquad_like",
+        "japanese",
+        [
+            {"context": "東京の本を読みました。ますます元気です。", "question": "何を読みますか。"},
+        ],
+    )
+    result = perturb_frame(bench, JA_WORDS, probabilities=ALWAYS, seed=11, tokenizer=_tokenizer())
+    rows = {r["variant"]: r for r in _rows(result)}
+    assert set(rows) == {"original", "ます", "の", "です"}
+    assert sorted(p["original"] for p in rows["ます"]["perturbations"]) == ["まし", "ます"]
+    _check_provenance(bench, result)
+
+
+def test_a_lemma_listed_with_two_parts_of_speech_gets_two_variants():
+    words = pd.DataFrame(
+        {
+            "rank": [1, 2],
+            "word": ["の", "の"],
+            "lemma": ["の", "の"],
+            "pos": ["助詞-格助詞", "助詞-準体助詞"],
+        }
+    )
+    bench = bench_frame("x", "japanese", [{"q": "東京の本を読んだのは私だ。"}])
+    result = perturb_frame(bench, words, probabilities=ALWAYS, seed=1, tokenizer=_tokenizer())
+    assert [r["variant"] for r in _rows(result)] == [
+        "original",
+        "の/助詞-格助詞",
+        "の/助詞-準体助詞",
+    ]
+
+
+PIECES = [
+    "the ",
+    "The ",
+    "of ",
+    "and ",
+    "a ",
+    "cat ",
+    "-",
+    "'",
+    "’",
+    "\n",
+    "😀",
+    "é",
+    "ｔｈｅ ",
+    "THE,",
+    "dog.",
+]
+texts = st.lists(
+    st.lists(st.sampled_from(PIECES), max_size=25).map("".join), min_size=1, max_size=6
+)
+
+
+@given(questions=texts, seed=st.integers(0, 2**31), perm=st.randoms(use_true_random=False))
+@settings(max_examples=60, deadline=None)
+def test_properties_offsets_determinism_and_order_independence(questions, seed, perm):
+    examples = [{"question": q, "context": q[::-1]} for q in questions]
+    bench = bench_frame("prop", "english", examples)
+    result = perturb_frame(bench, EN_WORDS, probabilities=ALWAYS, seed=seed)
+    _check_provenance(bench, result)
+    again = perturb_frame(bench, EN_WORDS, probabilities=ALWAYS, seed=seed)
+    assert again.table.equals(result.table)
+    # Shuffled examples, shuffled word list and reversed perturbable lists: the same rows.
+    order = list(range(len(bench)))
+    perm.shuffle(order)
+    shuffled = bench.iloc[order].reset_index(drop=True)
+    shuffled["perturbable"] = [list(reversed(p)) for p in shuffled["perturbable"]]
+    words = EN_WORDS.sample(frac=1, random_state=perm.randint(0, 999))
+    other = perturb_frame(shuffled, words, probabilities=ALWAYS, seed=seed)
+
+    def key(rows):  # perturbable is carried over as given, so leave it out
+        rows = [{k: v for k, v in r.items() if k != "perturbable"} for r in rows]
+        return sorted(rows, key=lambda r: (r["example_id"], r["word_rank"]))
+
+    assert key(_rows(other)) == key(_rows(result))
+
+
+def test_parquet_bytes_are_identical_across_runs(tmp_path):
+    bench = bench_frame(
+        "demo",
+        "english",
+        [{"q": "the cat of the hat and a bat"}] * 1 + [{"q": "and the rest of it"}],
+    )
+    paths = []
+    for i in range(2):
+        result = perturb_frame(bench, EN_WORDS, probabilities=PROBS, seed=9)
+        paths.append(tmp_path / f"{i}.parquet")
+        atomic.write_parquet(paths[-1], result.table)
+    assert paths[0].read_bytes() == paths[1].read_bytes()
+    back = pq.read_table(io.BytesIO(paths[0].read_bytes()))
+    assert back.equals(result.table)
+
+
+def test_an_empty_word_list_is_an_input_error():
+    bench = bench_frame("demo", "english", [{"q": "the"}])
+    with pytest.raises(InputError, match=r"data/words/english\.parquet: the word list is empty"):
+        perturb_frame(
+            bench,
+            EN_WORDS.head(0),
+            probabilities=PROBS,
+            seed=1,
+            words_source="data/words/english.parquet",
+        )
+
+
+def test_a_word_list_in_the_wrong_language_is_an_input_error():
+    bench = bench_frame("jnli", "japanese", [{"q": "東京の本"}])
+    with pytest.raises(
+        InputError, match=r"not japanese.*python -m stages\.words --language japanese"
+    ):
+        perturb_frame(bench, EN_WORDS, probabilities=PROBS, seed=1, tokenizer=_tokenizer())
+    bench = bench_frame("gsm8k", "english", [{"q": "the"}])
+    with pytest.raises(InputError, match="not english"):
+        perturb_frame(bench, JA_WORDS, probabilities=PROBS, seed=1)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda b: b.drop(columns=["answers"]), r"missing column\(s\) \['answers'\]"),
+        (lambda b: b.assign(fields=["{not json"]), "row 1, column 'fields': expected a JSON"),
+        (lambda b: b.assign(fields=['["a list"]']), "row 1, column 'fields'"),
+        (lambda b: b.assign(perturbable=[["nope"]]), "row 1, column 'perturbable': field 'nope'"),
+        (lambda b: b.assign(language=["klingon"]), "column 'language'"),
+        (lambda b: pd.concat([b, b]), "duplicate id '0'"),
+    ],
+)
+def test_bad_benchmark_rows_name_the_file_row_and_column(change, message):
+    bench = change(bench_frame("demo", "english", [{"q": "the"}]))
+    with pytest.raises(InputError, match=message) as err:
+        perturb_frame(
+            bench, EN_WORDS, probabilities=PROBS, seed=1, source="data/benchmarks/demo.parquet"
+        )
+    assert "data/benchmarks/demo.parquet" in str(err.value)
+
+
+def test_protected_spans_such_as_the_answer_are_left_intact():
+    bench = bench_frame(
+        "jsquad_like",
+        "english",
+        [
+            {
+                "context": "The answer is the red house of the king.",
+                "question": "Where is the king?",
+            },
+        ],
+    )
+    bench["protected"] = [["the red house"]]
+    result = perturb_frame(bench, EN_WORDS, probabilities=ALWAYS, seed=4)
+    context = json.loads(bench["fields"][0])["context"]
+    shielded = range(context.index("the red house"), context.index("the red house") + 13)
+    the = next(r for r in _rows(result) if r["variant"] == "the")
+    assert the["occurrences"] == 3  # "The", "the king" twice; not the one in the answer
+    for p in the["perturbations"]:
+        if p["field"] == "context":
+            assert p["start"] not in shielded
+        assert json.loads(the["fields"])["context"].count("the red house") == 1
+    assert result.summary["protected_occurrences"] == 1
+    assert the["protected"] == ["the red house"]  # carried over for downstream stages
