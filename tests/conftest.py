@@ -39,7 +39,11 @@ def copy_project(dest: Path) -> Path:
     for item in REPO.iterdir():
         if item.name in _SKIP_DIRS:
             continue
-        if item.is_dir():
+        if item.name == ".dvc":
+            # never a developer's credentials or remote overrides, cache or lock files
+            shutil.copytree(item, dest / item.name,
+                            ignore=shutil.ignore_patterns("config.local", "cache", "tmp"))
+        elif item.is_dir():
             shutil.copytree(item, dest / item.name,
                             ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         else:
