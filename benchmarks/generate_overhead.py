@@ -166,7 +166,12 @@ def main() -> None:
     for _ in range(args.repeats):
         llm.reset_prefix_cache()
         t0 = time.perf_counter()
-        llm.generate(text_prompts, sampling, use_tqdm=False)
+        llm.generate(
+            text_prompts,
+            sampling,
+            use_tqdm=False,
+            tokenization_kwargs={"add_special_tokens": False},
+        )
         bare_times.append(time.perf_counter() - t0)
         shutil.rmtree(cache_dir, ignore_errors=True)
         llm.reset_prefix_cache()

@@ -218,3 +218,13 @@ def test_outputs_carry_keys_generation_and_gold_columns() -> None:
     assert out["output"].tolist() == ["A", "B"] and out["from_cache"].tolist() == [True, False]
     assert out["answer"].tolist() == ["A", "A"] and out["labels"].isna().all()
     assert out["prompt_hash"].str.len().tolist() == [16, 16]
+
+
+def test_temporary_files_of_a_killed_writer_are_removed_at_the_end_of_a_run(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".seg-abc.parquet.x1y2.tmp").write_bytes(b"half a segment")
+    cache = GenerationCache(tmp_path)
+    cache.add([_entry(1)])
+    cache.finish()
+    assert [p.name.startswith("seg-") for p in tmp_path.iterdir()] == [True]

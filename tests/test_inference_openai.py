@@ -201,6 +201,7 @@ def test_generate_stage_killed_mid_run_resumes_without_regenerating(tmp_path: Pa
         metrics = json.loads((root / "metrics" / "generation.json").read_text())
         assert metrics["cache_hits"] == kept
         assert len(fast.requests()) == metrics["misses"] == metrics["unique_prompts"] - kept
+    assert all(p.name.startswith("seg-") for p in cache_dir.iterdir())
     outputs = pd.read_parquet(root / "data" / "outputs" / "imdb.parquet")
     assert len(outputs) == 10 and outputs["output"].map(json.loads).tolist() == [CANNED_JSON] * 10
     assert outputs["from_cache"].sum() + len(outputs[~outputs["from_cache"]]) == 10

@@ -363,3 +363,38 @@ def test_protected_spans_such_as_the_answer_are_left_intact():
         assert json.loads(the["fields"])["context"].count("the red house") == 1
     assert result.summary["protected_occurrences"] == 1
     assert the["protected"] == ["the red house"]  # carried over for downstream stages
+
+
+JA_PIECES = ["ます", "まし", "た", "です", "の", "東京", "本", "を", "読み", "ｱｲｳ", "ＡＢＣ", "😀",
+             "e\u0301", " ", "\u3000", "\n", "。", "ますます", "𠮷"]  # fmt: skip
+ja_texts = st.lists(
+    st.lists(st.sampled_from(JA_PIECES), max_size=20).map("".join), min_size=1, max_size=4
+)
+
+
+@given(contexts=ja_texts, seed=st.integers(0, 2**31))
+@settings(max_examples=40, deadline=None)
+def test_japanese_offsets_index_the_stored_text_whatever_the_unicode(contexts, seed):
+    bench = bench_frame(
+        "ja_prop", "japanese", [{"context": c, "question": c[:5]} for c in contexts]
+    )
+    result = perturb_frame(bench, JA_WORDS, probabilities=ALWAYS, seed=seed, tokenizer=_tokenizer())
+    _check_provenance(bench, result)
+    for row in _rows(result):
+        for p in row["perturbations"]:
+            assert "ます" not in p["original"] or p["original"] == "ます"
+    again = perturb_frame(bench, JA_WORDS, probabilities=ALWAYS, seed=seed, tokenizer=_tokenizer())
+    assert again.table.equals(result.table)
+
+
+def test_rows_flushed_to_arrow_in_chunks_equal_rows_built_at_once(monkeypatch):
+    import evalpipe.perturb.frame as frame_module
+
+    examples = [{"q": f"the cat {i} and the dog of a man"} for i in range(12)]
+    bench = bench_frame("demo", "english", examples)
+    whole = perturb_frame(bench, EN_WORDS, probabilities=ALWAYS, seed=8)
+    monkeypatch.setattr(frame_module, "FLUSH_ROWS", 3)
+    chunked = perturb_frame(bench, EN_WORDS, probabilities=ALWAYS, seed=8)
+    assert chunked.table.column("fields").num_chunks > 3
+    assert chunked.table.to_pylist() == whole.table.to_pylist()
+    _check_provenance(bench, chunked)

@@ -188,9 +188,14 @@ class GenerationCache:
                     path.unlink()
 
     def finish(self) -> None:
-        """End of a run: merge this run's checkpoints, then everything if too many remain."""
+        """End of a run: merge this run's checkpoints, then everything if too many remain, and
+        remove temporary files a killed writer left behind (one writer at a time is assumed)."""
         self._merge(self._run_segments)
         self._run_segments = []
+        if self.directory.exists():
+            for stale in self.directory.glob(".seg-*.tmp"):
+                with contextlib.suppress(FileNotFoundError):
+                    stale.unlink()
         segments = self.segments()
         if len(segments) > self.max_segments:
             self._merge(segments)

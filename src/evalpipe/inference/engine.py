@@ -22,7 +22,7 @@ from evalpipe.inference.vllm_engine import VLLMBackend
 log = logging.getLogger(__name__)
 
 BACKENDS = ("vllm", "openai")
-DEFAULT_CHECKPOINT_EVERY = {"vllm": 256, "openai": 64}
+DEFAULT_CHECKPOINT_EVERY = {"vllm": 1024, "openai": 64}
 
 
 @dataclass

@@ -16,6 +16,7 @@ from evalpipe.inference.types import EngineError, Generation, GenerationRequest,
 log = logging.getLogger(__name__)
 
 PROMPT_TOO_LONG = "prompt_too_long"
+_SPECIALS_MARGIN = 8  # tokens a tokenizer may add to the rendered text (BOS and the like)
 
 
 class VLLMBackend:
@@ -94,17 +95,16 @@ class VLLMBackend:
         self.start_seconds = time.perf_counter() - t0
         self.started = True
 
-    def _encode(self, request: GenerationRequest) -> list[int]:
+    def _render(self, request: GenerationRequest) -> str:
+        """The prompt text the model sees: the chat template applied when the model has one."""
         tok = self._tokenizer
         if getattr(tok, "chat_template", None):
             messages = []
             if request.system is not None:
                 messages.append({"role": "system", "content": request.system})
             messages.append({"role": "user", "content": request.prompt})
-            text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-            return list(tok.encode(text, add_special_tokens=False))
-        text = request.prompt if request.system is None else f"{request.system}\n\n{request.prompt}"
-        return list(tok.encode(text))
+            return tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return request.prompt if request.system is None else f"{request.system}\n\n{request.prompt}"
 
     def generate(
         self, requests: list[GenerationRequest], *, progress: bool = False
@@ -122,29 +122,43 @@ class VLLMBackend:
 
         max_len = int(self.settings.get("max_model_len") or 2048)
         results: list[Generation | None] = [None] * len(requests)
-        prompts: list[dict[str, Any]] = []
+        prompts: list[str] = []
         params: list[Any] = []
         sent: list[int] = []
         for i, req in enumerate(requests):
-            ids = self._encode(req)
-            if len(ids) >= max_len:
-                results[i] = Generation("", PROMPT_TOO_LONG, len(ids), 0)
-                continue
+            text = self._render(req)
+            max_tokens = req.max_tokens
+            # A token covers at least one byte, so only prompts whose UTF-8 length (plus room
+            # for special tokens) could overflow the context are tokenized here; vLLM
+            # tokenizes the rest inside generate, as a bare call would.
+            if len(text.encode("utf-8")) + _SPECIALS_MARGIN + max_tokens > max_len:
+                n_ids = len(self._tokenizer.encode(text, add_special_tokens=False))
+                if n_ids + _SPECIALS_MARGIN >= max_len:
+                    results[i] = Generation("", PROMPT_TOO_LONG, n_ids, 0)
+                    continue
+                max_tokens = min(max_tokens, max_len - n_ids - _SPECIALS_MARGIN)
             structured = None
             if req.json_schema is not None:
                 structured = StructuredOutputsParams(json=req.json_schema)
             params.append(
                 SamplingParams(
-                    max_tokens=min(req.max_tokens, max_len - len(ids)),
+                    max_tokens=max_tokens,
                     temperature=float(req.temperature),
                     seed=req.seed,
                     structured_outputs=structured,
                 )
             )
-            prompts.append({"prompt_token_ids": ids})
+            prompts.append(text)
             sent.append(i)
         if prompts:
-            outputs = self._llm.generate(prompts, params, use_tqdm=progress)
+            # A rendered chat template already holds its special tokens (BOS included).
+            chat = bool(getattr(self._tokenizer, "chat_template", None))
+            outputs = self._llm.generate(
+                prompts,
+                params,
+                use_tqdm=progress,
+                tokenization_kwargs={"add_special_tokens": False} if chat else None,
+            )
             for i, out in zip(sent, outputs, strict=True):
                 comp = out.outputs[0]
                 results[i] = Generation(

@@ -8,6 +8,7 @@ stage writes the table as it is and ``PerturbResult.to_pandas()`` is there for i
 
 from __future__ import annotations
 
+import gc
 import json
 import json.encoder
 from collections.abc import Callable
@@ -56,10 +57,11 @@ CARRIED_TYPES = {
     "answer": pa.string(),
     "answers": _TEXTS,
     "labels": _TEXTS,
+    "target": pa.string(),
+    "protected": _TEXTS,
 }
 OPTIONAL_CARRIED = ("target", "protected")  # benchmark extras, carried when present
-CARRIED_TYPES["target"] = pa.string()
-CARRIED_TYPES["protected"] = _TEXTS
+FLUSH_ROWS = 16_384
 OUTPUT_KEYS = (
     "benchmark",
     "example_id",
@@ -378,138 +380,172 @@ def perturb_frame(
     fire_cut = fire_threshold(probabilities)
     field_parts: dict[str, bytes] = {}
 
-    for r in tqdm(
-        range(len(benchmark)), desc=f"perturb {names[0]}", unit="ex", disable=not progress
-    ):
-        fields = _parse_fields(fields_col[r], source=source, row=r + 1)
-        perturbable = _perturbable(pert_col[r], fields, source=source, row=r + 1)
-        protected = _protected(prot_col[r], source=source, row=r + 1)
-        example_hasher = key_hasher(seed, names[r], ids[r])
-        h = example_hasher.copy()
-        h.update(original_part)
-        src_rows.append(r)
-        variants.append("original")
-        ranks.append(0)
-        seeds.append(int.from_bytes(h.digest()[:8], "big") >> 1)
-        fields_out.append(fields_col[r] if isinstance(fields_col[r], str) else _dumps(fields))
-        n_occ.append(0)
-        n_pert.append(0)
-        list_offsets.append(len(p_field))
+    # Rows go to Arrow every FLUSH_ROWS rows: the Python strings are freed as we go, which keeps
+    # the working set (and the time per example) flat as the benchmark grows.
+    field_chunks: list[pa.Array] = []
+    pert_chunks: list[pa.Array] = []
 
-        # One pass over the example's occurrences: hash each, keep only those where a typo fires.
-        word_hashers: dict[int, Any] = {}
-        counts: dict[int, int] = {}
-        fired_by: dict[int, list[tuple[str, int, int, int, Operation]]] = {}
-        for name in perturbable:
-            text = fields[name]
-            part = field_parts.get(name)
-            if part is None:
-                part = field_parts[name] = key_part(name)
-            field_hashers: dict[int, Any] = {}
-            k_of: dict[int, int] = {}
-            shielded = _protected_spans(text, protected) if protected else ()
-            skipped: dict[int, int] = {}
-            for t, start, end in find(text):
-                k = k_of.get(t, 0)
-                k_of[t] = k + 1
-                if shielded and any(ps < end and start < pe for ps, pe in shielded):
-                    skipped[t] = skipped.get(t, 0) + 1  # e.g. inside the JSQuAD answer span
-                    continue
-                fh = field_hashers.get(t)
-                if fh is None:
-                    wh = word_hashers.get(t)
-                    if wh is None:
-                        wh = word_hashers[t] = example_hasher.copy()
-                        wh.update(variant_parts[t])
-                    fh = field_hashers[t] = wh.copy()
-                    fh.update(part)
-                h = fh.copy()
-                h.update(int_parts[k] if k < 256 else key_part(k))
-                digest = h.digest()
-                if int.from_bytes(digest[:8], "big") >= fire_cut:
-                    continue  # the common case: no typo for this occurrence
-                op = decide_(text[start:end], digest, probabilities)
-                if op is not None:
-                    hit = fired_by.get(t)
-                    if hit is None:
-                        fired_by[t] = [(name, k, start, end, op)]
-                    else:
-                        hit.append((name, k, start, end, op))
-            for t, n in k_of.items():
-                if n > skipped.get(t, 0):
-                    counts[t] = counts.get(t, 0) + n - skipped.get(t, 0)
-            total_protected += sum(skipped.values())
-        if not counts:
-            continue
-        found_targets.update(counts)
-        total_occ += sum(counts.values())
-        encoded: list[tuple[str, str, str]] | None = None  # (key, '"key": ', value JSON)
-        for t in sorted(fired_by):
-            fired = fired_by[t]
-            occurrences = counts[t]
-            word_hasher = word_hashers[t]
-            total_pert += len(fired)
-            changed: dict[str, str] = {}
-            for name in {f[0] for f in fired}:
-                text = fields[name]
-                pieces = []
-                cursor = 0
-                for fname, _, start, end, op in fired:
-                    if fname == name:
-                        pieces.append(text[cursor:start])
-                        pieces.append(op.perturbed)
-                        cursor = end
-                pieces.append(text[cursor:])
-                changed[name] = "".join(pieces)
-            if encoded is None:
-                encoded = [
-                    (key, _encode_text(key) + ": ", _dumps(value))
-                    for key, value in sorted(fields.items())
-                ]
-            fields_out.append(
-                "{"
-                + ", ".join(
-                    ek + (_encode_text(changed[key]) if key in changed else ev)
-                    for key, ek, ev in encoded
-                )
-                + "}"
-            )
-            for name, k, start, end, op in fired:
-                p_field.append(name)
-                p_occ.append(k)
-                p_start.append(start)
-                p_end.append(end)
-                p_orig.append(fields[name][start:end])
-                p_new.append(op.perturbed)
-                p_op.append(op.op)
-                p_pos.append(op.position)
-                p_ochar.append(op.original_char)
-                p_nchar.append(op.new_char)
-                op_counts[op.op] += 1
+    def flush() -> None:
+        field_chunks.append(pa.array(fields_out, pa.string()))
+        structs = pa.StructArray.from_arrays(
+            [
+                pa.array(p_field, pa.string()),
+                pa.array(p_occ, pa.int32()),
+                pa.array(p_start, pa.int32()),
+                pa.array(p_end, pa.int32()),
+                pa.array(p_orig, pa.string()),
+                pa.array(p_new, pa.string()),
+                pa.array(p_op, pa.string()),
+                pa.array(p_pos, pa.int32()),
+                pa.array(p_ochar, pa.string()),
+                pa.array(p_nchar, pa.string()),
+            ],
+            fields=list(PERTURBATION_TYPE),
+        )
+        pert_chunks.append(pa.ListArray.from_arrays(pa.array(list_offsets, pa.int32()), structs))
+        for column in (
+            fields_out,
+            p_field,
+            p_occ,
+            p_start,
+            p_end,
+            p_orig,
+            p_new,
+            p_op,
+            p_pos,
+            p_ochar,
+            p_nchar,
+        ):
+            column.clear()
+        list_offsets[:] = [0]
+
+    # The loop makes millions of small acyclic objects; the cyclic collector would only rescan
+    # them, so it is paused (and restored) for the loop.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for r in tqdm(
+            range(len(benchmark)), desc=f"perturb {names[0]}", unit="ex", disable=not progress
+        ):
+            fields = _parse_fields(fields_col[r], source=source, row=r + 1)
+            perturbable = _perturbable(pert_col[r], fields, source=source, row=r + 1)
+            protected = _protected(prot_col[r], source=source, row=r + 1)
+            example_hasher = key_hasher(seed, names[r], ids[r])
+            h = example_hasher.copy()
+            h.update(original_part)
             src_rows.append(r)
-            variants.append(targets[t].variant)
-            ranks.append(targets[t].rank)
-            seeds.append(int.from_bytes(word_hasher.digest()[:8], "big") >> 1)
-            n_occ.append(occurrences)
-            n_pert.append(len(fired))
+            variants.append("original")
+            ranks.append(0)
+            seeds.append(int.from_bytes(h.digest()[:8], "big") >> 1)
+            fields_out.append(fields_col[r] if isinstance(fields_col[r], str) else _dumps(fields))
+            n_occ.append(0)
+            n_pert.append(0)
             list_offsets.append(len(p_field))
 
-    structs = pa.StructArray.from_arrays(
-        [
-            pa.array(p_field, pa.string()),
-            pa.array(p_occ, pa.int32()),
-            pa.array(p_start, pa.int32()),
-            pa.array(p_end, pa.int32()),
-            pa.array(p_orig, pa.string()),
-            pa.array(p_new, pa.string()),
-            pa.array(p_op, pa.string()),
-            pa.array(p_pos, pa.int32()),
-            pa.array(p_ochar, pa.string()),
-            pa.array(p_nchar, pa.string()),
-        ],
-        fields=list(PERTURBATION_TYPE),
-    )
-    perturbations = pa.ListArray.from_arrays(pa.array(list_offsets, pa.int32()), structs)
+            # One pass over the example's occurrences: hash each, keep only those where a typo fires.
+            word_hashers: dict[int, Any] = {}
+            counts: dict[int, int] = {}
+            fired_by: dict[int, list[tuple[str, int, int, int, Operation]]] = {}
+            for name in perturbable:
+                text = fields[name]
+                part = field_parts.get(name)
+                if part is None:
+                    part = field_parts[name] = key_part(name)
+                field_hashers: dict[int, Any] = {}
+                k_of: dict[int, int] = {}
+                shielded = _protected_spans(text, protected) if protected else ()
+                skipped: dict[int, int] = {}
+                for t, start, end in find(text):
+                    k = k_of.get(t, 0)
+                    k_of[t] = k + 1
+                    if shielded and any(ps < end and start < pe for ps, pe in shielded):
+                        skipped[t] = skipped.get(t, 0) + 1  # e.g. inside the JSQuAD answer span
+                        continue
+                    fh = field_hashers.get(t)
+                    if fh is None:
+                        wh = word_hashers.get(t)
+                        if wh is None:
+                            wh = word_hashers[t] = example_hasher.copy()
+                            wh.update(variant_parts[t])
+                        fh = field_hashers[t] = wh.copy()
+                        fh.update(part)
+                    h = fh.copy()
+                    h.update(int_parts[k] if k < 256 else key_part(k))
+                    digest = h.digest()
+                    if int.from_bytes(digest[:8], "big") >= fire_cut:
+                        continue  # the common case: no typo for this occurrence
+                    op = decide_(text[start:end], digest, probabilities)
+                    if op is not None:
+                        hit = fired_by.get(t)
+                        if hit is None:
+                            fired_by[t] = [(name, k, start, end, op)]
+                        else:
+                            hit.append((name, k, start, end, op))
+                for t, n in k_of.items():
+                    if n > skipped.get(t, 0):
+                        counts[t] = counts.get(t, 0) + n - skipped.get(t, 0)
+                total_protected += sum(skipped.values())
+            if len(fields_out) >= FLUSH_ROWS:
+                flush()
+            if not counts:
+                continue
+            found_targets.update(counts)
+            total_occ += sum(counts.values())
+            encoded: list[tuple[str, str, str]] | None = None  # (key, '"key": ', value JSON)
+            for t in sorted(fired_by):
+                fired = fired_by[t]
+                occurrences = counts[t]
+                word_hasher = word_hashers[t]
+                total_pert += len(fired)
+                changed: dict[str, str] = {}
+                for name in {f[0] for f in fired}:
+                    text = fields[name]
+                    pieces = []
+                    cursor = 0
+                    for fname, _, start, end, op in fired:
+                        if fname == name:
+                            pieces.append(text[cursor:start])
+                            pieces.append(op.perturbed)
+                            cursor = end
+                    pieces.append(text[cursor:])
+                    changed[name] = "".join(pieces)
+                if encoded is None:
+                    encoded = [
+                        (key, _encode_text(key) + ": ", _dumps(value))
+                        for key, value in sorted(fields.items())
+                    ]
+                fields_out.append(
+                    "{"
+                    + ", ".join(
+                        ek + (_encode_text(changed[key]) if key in changed else ev)
+                        for key, ek, ev in encoded
+                    )
+                    + "}"
+                )
+                for name, k, start, end, op in fired:
+                    p_field.append(name)
+                    p_occ.append(k)
+                    p_start.append(start)
+                    p_end.append(end)
+                    p_orig.append(fields[name][start:end])
+                    p_new.append(op.perturbed)
+                    p_op.append(op.op)
+                    p_pos.append(op.position)
+                    p_ochar.append(op.original_char)
+                    p_nchar.append(op.new_char)
+                    op_counts[op.op] += 1
+                src_rows.append(r)
+                variants.append(targets[t].variant)
+                ranks.append(targets[t].rank)
+                seeds.append(int.from_bytes(word_hasher.digest()[:8], "big") >> 1)
+                n_occ.append(occurrences)
+                n_pert.append(len(fired))
+                list_offsets.append(len(p_field))
+
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    flush()
     take = pa.array(src_rows, pa.int64())
     extra = [c for c in OPTIONAL_CARRIED if c in benchmark.columns]
     carried = pa.Table.from_pandas(
@@ -522,8 +558,8 @@ def perturb_frame(
         "variant": pa.array(variants, pa.string()),
         "word_rank": pa.array(ranks, pa.int64()),
         "seed": pa.array(seeds, pa.int64()),
-        "fields": pa.array(fields_out, pa.string()),
-        "perturbations": perturbations,
+        "fields": pa.chunked_array(field_chunks, pa.string()),
+        "perturbations": pa.chunked_array(pert_chunks, pa.list_(PERTURBATION_TYPE)),
         "occurrences": pa.array(n_occ, pa.int64()),
         "perturbed_occurrences": pa.array(n_pert, pa.int64()),
     }

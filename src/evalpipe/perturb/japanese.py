@@ -153,6 +153,9 @@ class JapaneseFinder:
             else:
                 self.by_surface.setdefault(word, i)
         self._lengths = sorted({len(w) for w in self.by_surface})
+        # Most token starts begin no target word: one set lookup on the shortest prefix skips them.
+        self._prefix_len = self._lengths[0] if self._lengths else 0
+        self._prefixes = {w[: self._prefix_len] for w in self.by_surface}
         self._cache: dict[str, list[tuple[int, int, int]]] = {}
 
     def find(self, text: str) -> list[tuple[int, int, int]]:
@@ -180,7 +183,11 @@ class JapaneseFinder:
             get = self.by_surface.get
             lengths = self._lengths
             last_end: dict[int, int] = {}
+            plen = self._prefix_len
+            prefixes = self._prefixes
             for start in starts:
+                if text[start : start + plen] not in prefixes:
+                    continue
                 for length in lengths:
                     t = get(text[start : start + length])
                     # Target words hold no whitespace, so a match that starts and ends on token
