@@ -21,12 +21,19 @@ def main(language: str, params_path: str) -> None:
     cfg = section(params, "words")
     source = section(params, "words", language, "source")
     paths = ProjectPaths()
-    words = word_list(language, source, raw_dir=paths.raw_words(language),
-                      top_n=int(cfg.get("top_n", 10)), min_length=int(cfg.get("min_length", 2)))
+    words = word_list(
+        language,
+        source,
+        raw_dir=paths.raw_words(language),
+        top_n=int(cfg.get("top_n", 10)),
+        min_length=int(cfg.get("min_length", 2)),
+    )
     atomic.write_parquet(paths.words(language), words)
     head = ", ".join(words["word"].head(5).tolist())
-    click.echo(f"words@{language}: {len(words)} words from {source} -> {paths.words(language)} "
-               f"(top: {head})")
+    click.echo(
+        f"words@{language}: {len(words)} words from {source} -> {paths.words(language)} "
+        f"(top: {head})"
+    )
 
 
 if __name__ == "__main__":

@@ -15,8 +15,19 @@ REPO = Path(__file__).resolve().parents[1]
 VENV_BIN = str(Path(sys.executable).parent)
 
 # Only what a fresh clone has: no data outputs, no caches, no venv.
-_SKIP_DIRS = {".venv", ".git", ".cache", "__pycache__", ".pytest_cache", ".ruff_cache",
-              ".hypothesis", "data", "metrics", "plots", "node_modules"}
+_SKIP_DIRS = {
+    ".venv",
+    ".git",
+    ".cache",
+    "__pycache__",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    "data",
+    "metrics",
+    "plots",
+    "node_modules",
+}
 
 
 def project_env(**extra: str) -> dict[str, str]:
@@ -41,17 +52,24 @@ def copy_project(dest: Path) -> Path:
             continue
         if item.name == ".dvc":
             # never a developer's credentials or remote overrides, cache or lock files
-            shutil.copytree(item, dest / item.name,
-                            ignore=shutil.ignore_patterns("config.local", "cache", "tmp"))
+            shutil.copytree(
+                item,
+                dest / item.name,
+                ignore=shutil.ignore_patterns("config.local", "cache", "tmp"),
+            )
         elif item.is_dir():
-            shutil.copytree(item, dest / item.name,
-                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            shutil.copytree(
+                item, dest / item.name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+            )
         else:
             shutil.copy2(item, dest / item.name)
     # data/raw holds inputs (README placeholders, sample annotation batches): keep it.
     if (REPO / "data" / "raw").exists():
-        shutil.copytree(REPO / "data" / "raw", dest / "data" / "raw",
-                        ignore=shutil.ignore_patterns("*.xlsx", "*.tsv"))
+        shutil.copytree(
+            REPO / "data" / "raw",
+            dest / "data" / "raw",
+            ignore=shutil.ignore_patterns("*.xlsx", "*.tsv"),
+        )
     for name in ("metrics", "plots"):
         (dest / name).mkdir(exist_ok=True)
     return dest
@@ -64,10 +82,21 @@ class Project:
         self.root = root
         self.env = project_env()
 
-    def run(self, *args: str, check: bool = True, timeout: float = 1800,
-            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run(list(args), cwd=self.root, env=env or self.env, text=True,
-                              capture_output=True, timeout=timeout)
+    def run(
+        self,
+        *args: str,
+        check: bool = True,
+        timeout: float = 1800,
+        env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            list(args),
+            cwd=self.root,
+            env=env or self.env,
+            text=True,
+            capture_output=True,
+            timeout=timeout,
+        )
         if check and proc.returncode != 0:
             raise AssertionError(
                 f"{' '.join(args)} exited {proc.returncode}\n--- stdout\n{proc.stdout}\n"

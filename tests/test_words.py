@@ -28,8 +28,7 @@ BCCWJ_HEADER = "rank\tlForm\tlemma\tpos\tsubLemma\twType\tfrequency\tpmw\n"
 
 
 def write_bccwj(path, rows, header=BCCWJ_HEADER):
-    path.write_text(header + "".join("\t".join(map(str, r)) + "\n" for r in rows),
-                    encoding="utf-8")
+    path.write_text(header + "".join("\t".join(map(str, r)) + "\n" for r in rows), encoding="utf-8")
     return path
 
 
@@ -37,13 +36,16 @@ def write_bccwj(path, rows, header=BCCWJ_HEADER):
 def subtlex(tmp_path):
     raw = tmp_path / "english"
     raw.mkdir()
-    write_subtlex(raw / "SUBTLEX-US.xlsx", [
-        ("the", 1501908, 8388, 29449.18),
-        ("you", 2134713, 8381, 41857.12),
-        ("a", 1041179, 8382, 20415.27),   # one character: dropped by min_length=2
-        ("Zebra", 10, 5, 0.2),
-        ("once", 1, 1, 0.0),              # ln(1) = 0
-    ])
+    write_subtlex(
+        raw / "SUBTLEX-US.xlsx",
+        [
+            ("the", 1501908, 8388, 29449.18),
+            ("you", 2134713, 8381, 41857.12),
+            ("a", 1041179, 8382, 20415.27),  # one character: dropped by min_length=2
+            ("Zebra", 10, 5, 0.2),
+            ("once", 1, 1, 0.0),  # ln(1) = 0
+        ],
+    )
     return raw
 
 
@@ -71,8 +73,15 @@ def test_zero_counts_score_zero_not_error(tmp_path):
 
 
 def test_ties_are_broken_by_word_regardless_of_input_order():
-    rows = {"word": ["beta", "alpha", "gamma"], "lemma": None, "pos": None,
-            "score": [1.0, 1.0, 1.0], "freq_count": None, "cd_count": None, "source": "x"}
+    rows = {
+        "word": ["beta", "alpha", "gamma"],
+        "lemma": None,
+        "pos": None,
+        "score": [1.0, 1.0, 1.0],
+        "freq_count": None,
+        "cd_count": None,
+        "source": "x",
+    }
     a = rank_words(pd.DataFrame(rows), top_n=3)
     b = rank_words(pd.DataFrame(rows).iloc[::-1], top_n=3)
     assert a["word"].tolist() == ["alpha", "beta", "gamma"]
@@ -80,13 +89,16 @@ def test_ties_are_broken_by_word_regardless_of_input_order():
 
 
 def test_bccwj_keeps_lemma_and_pos_and_scores_by_pmw(tmp_path):
-    write_bccwj(tmp_path / "BCCWJ_frequencylist_suw_ver1_0.tsv", [
-        (1, "ノ", "の", "助詞-格助詞", "", "和", 5061558, 48383.9),
-        (2, "ニ", "に", "助詞-格助詞", "", "和", 3576558, 34188.7),
-        (3, "マス", "ます", "助動詞", "", "和", 1113054, 10639.09),
-        (4, "スル", "為る", "動詞-非自立可能", "", "和", 3000000, 28675.3),
-        (5, "コト", "事", "名詞-普通名詞-一般", "", "和", 1000000, 9558.4),
-    ])
+    write_bccwj(
+        tmp_path / "BCCWJ_frequencylist_suw_ver1_0.tsv",
+        [
+            (1, "ノ", "の", "助詞-格助詞", "", "和", 5061558, 48383.9),
+            (2, "ニ", "に", "助詞-格助詞", "", "和", 3576558, 34188.7),
+            (3, "マス", "ます", "助動詞", "", "和", 1113054, 10639.09),
+            (4, "スル", "為る", "動詞-非自立可能", "", "和", 3000000, 28675.3),
+            (5, "コト", "事", "名詞-普通名詞-一般", "", "和", 1000000, 9558.4),
+        ],
+    )
     words = word_list("japanese", "bccwj", raw_dir=tmp_path, top_n=10)
     # single-character lemmas (の, に, 事) are below min_length=2
     assert words["word"].tolist() == ["為る", "ます"]
@@ -97,12 +109,18 @@ def test_bccwj_keeps_lemma_and_pos_and_scores_by_pmw(tmp_path):
 
 
 def test_same_lemma_with_two_parts_of_speech_stays_two_entries(tmp_path):
-    write_bccwj(tmp_path / "BCCWJ_frequencylist_suw_ver1_0.tsv", [
-        (1, "ナイ", "ない", "助動詞", "", "和", 10, 100.0),
-        (2, "ナイ", "ない", "形容詞-非自立可能", "", "和", 5, 50.0),
-    ])
+    write_bccwj(
+        tmp_path / "BCCWJ_frequencylist_suw_ver1_0.tsv",
+        [
+            (1, "ナイ", "ない", "助動詞", "", "和", 10, 100.0),
+            (2, "ナイ", "ない", "形容詞-非自立可能", "", "和", 5, 50.0),
+        ],
+    )
     words = word_list("japanese", "bccwj", raw_dir=tmp_path, top_n=10)
-    assert words[["word", "pos"]].values.tolist() == [["ない", "助動詞"], ["ない", "形容詞-非自立可能"]]
+    assert words[["word", "pos"]].values.tolist() == [
+        ["ない", "助動詞"],
+        ["ない", "形容詞-非自立可能"],
+    ]
 
 
 def test_wordfreq_default_english_is_alphabetic_and_ranked():
@@ -153,7 +171,7 @@ def test_empty_sheet_is_reported(tmp_path):
 def test_not_an_xlsx_is_reported(tmp_path):
     path = tmp_path / "SUBTLEX-US.xlsx"
     path.write_text("Word,FREQcount\n")
-    with pytest.raises(InputError, match="not a readable .xlsx"):
+    with pytest.raises(InputError, match=r"not a readable \.xlsx"):
         read_subtlex(path)
 
 
@@ -165,8 +183,9 @@ def test_comma_separated_bccwj_is_reported(tmp_path):
 
 
 def test_bccwj_missing_column_and_bad_pmw(tmp_path):
-    path = write_bccwj(tmp_path / "b.tsv", [(1, "マス", "ます", "1.0")],
-                       header="rank\tlForm\tlemma\tpmw\n")
+    path = write_bccwj(
+        tmp_path / "b.tsv", [(1, "マス", "ます", "1.0")], header="rank\tlForm\tlemma\tpmw\n"
+    )
     with pytest.raises(InputError, match=r"missing column.*'pos'"):
         read_bccwj(path)
     path = write_bccwj(tmp_path / "c.tsv", [(1, "マス", "ます", "助動詞", "", "和", 3, "n/a")])

@@ -30,18 +30,24 @@ def test_dvc_repro_words_builds_both_languages_and_is_then_up_to_date(project):
 
 def test_switching_to_licensed_source_reruns_and_bad_file_leaves_no_output(project):
     project.dvc("repro", "words@english")
-    write_subtlex(project.root / "data/raw/english/SUBTLEX-US.xlsx",
-                  [("hello", 100, 10), ("world", 50, 10), ("bad", "x", 1)])
+    write_subtlex(
+        project.root / "data/raw/english/SUBTLEX-US.xlsx",
+        [("hello", 100, 10), ("world", 50, 10), ("bad", "x", 1)],
+    )
     params = project.root / "params.yaml"
-    params.write_text(params.read_text().replace(
-        "english:\n    source: wordfreq", "english:\n    source: subtlex"))
+    params.write_text(
+        params.read_text().replace(
+            "english:\n    source: wordfreq", "english:\n    source: subtlex"
+        )
+    )
     out = project.root / "data/words/english.parquet"
     failed = project.dvc("repro", "words@english", check=False)
     assert failed.returncode != 0
     assert "row 4, column 'FREQcount'" in failed.stderr + failed.stdout
     assert not out.exists()
 
-    write_subtlex(project.root / "data/raw/english/SUBTLEX-US.xlsx",
-                  [("hello", 100, 10), ("world", 50, 10)])
+    write_subtlex(
+        project.root / "data/raw/english/SUBTLEX-US.xlsx", [("hello", 100, 10), ("world", 50, 10)]
+    )
     project.dvc("repro", "words@english")
     assert pd.read_parquet(out)["word"].tolist() == ["hello", "world"]

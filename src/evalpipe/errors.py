@@ -11,8 +11,14 @@ class InputError(ValueError):
     """Bad input: a missing file, a malformed row, a value out of range, an unknown name."""
 
 
-def where(path: object, *, line: int | None = None, row: int | None = None,
-          column: str | None = None, field: str | None = None) -> str:
+def where(
+    path: object,
+    *,
+    line: int | None = None,
+    row: int | None = None,
+    column: str | None = None,
+    field: str | None = None,
+) -> str:
     """Format a location as ``file:line`` / ``file, row N, column C``.
 
     >>> where("a.jsonl", line=3, field="score")

@@ -28,8 +28,9 @@ _JAPANESE_WORD = re.compile(r"^[\u3041-\u309f\u30a0-\u30ff\u4e00-\u9fff\u3400-\u
 
 
 def _candidates(rows: dict[str, list]) -> pd.DataFrame:
-    return pd.DataFrame(rows, columns=["word", "lemma", "pos", "score", "freq_count", "cd_count",
-                                       "source"])
+    return pd.DataFrame(
+        rows, columns=["word", "lemma", "pos", "score", "freq_count", "cd_count", "source"]
+    )
 
 
 def _count(value: object, path: Path, row: int, column: str) -> int:
@@ -82,8 +83,9 @@ def read_subtlex(path: str | Path) -> pd.DataFrame:
                 continue
             word = values[iw]
             if word is None or str(word).strip() == "":
-                raise InputError(f"{path}, row {excel_row}, column 'Word': expected a word, found "
-                                 "an empty cell")
+                raise InputError(
+                    f"{path}, row {excel_row}, column 'Word': expected a word, found an empty cell"
+                )
             freq = _count(values[ifreq], path, excel_row, "FREQcount")
             cd = _count(values[icd], path, excel_row, "CDcount")
             words.append(str(word).strip().lower())
@@ -95,8 +97,17 @@ def read_subtlex(path: str | Path) -> pd.DataFrame:
     if not words:
         raise InputError(f"{path}: the sheet has a header but no data rows")
     n = len(words)
-    return _candidates({"word": words, "lemma": [None] * n, "pos": [None] * n, "score": scores,
-                        "freq_count": freqs, "cd_count": cds, "source": ["subtlex-us"] * n})
+    return _candidates(
+        {
+            "word": words,
+            "lemma": [None] * n,
+            "pos": [None] * n,
+            "score": scores,
+            "freq_count": freqs,
+            "cd_count": cds,
+            "source": ["subtlex-us"] * n,
+        }
+    )
 
 
 def read_bccwj(path: str | Path) -> pd.DataFrame:
@@ -108,11 +119,13 @@ def read_bccwj(path: str | Path) -> pd.DataFrame:
             "place BCCWJ_frequencylist_suw_ver1_0.tsv there or set words.japanese.source: wordfreq"
         )
     try:
-        table = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False, quoting=3,
-                            encoding="utf-8")
+        table = pd.read_csv(
+            path, sep="\t", dtype=str, keep_default_na=False, quoting=3, encoding="utf-8"
+        )
     except pd.errors.EmptyDataError:
-        raise InputError(f"{path}: the file is empty; expected a tab-separated header "
-                         f"with {list(BCCWJ_COLUMNS)}") from None
+        raise InputError(
+            f"{path}: the file is empty; expected a tab-separated header with {list(BCCWJ_COLUMNS)}"
+        ) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text ({exc})") from exc
     if len(table.columns) == 1:
@@ -124,36 +137,51 @@ def read_bccwj(path: str | Path) -> pd.DataFrame:
         )
     missing = [c for c in ("lemma", "pos", "pmw") if c not in table.columns]
     if missing:
-        raise InputError(f"{path}, row 1: missing column(s) {missing}; expected "
-                         f"{list(BCCWJ_COLUMNS)}, found {list(table.columns)}")
+        raise InputError(
+            f"{path}, row 1: missing column(s) {missing}; expected "
+            f"{list(BCCWJ_COLUMNS)}, found {list(table.columns)}"
+        )
     if table.empty:
         raise InputError(f"{path}: the file has a header but no data rows")
     pmw = pd.to_numeric(table["pmw"], errors="coerce")
     bad = pmw.isna() | (pmw < 0)
     if bad.any():
         i = int(bad.to_numpy().nonzero()[0][0])
-        raise InputError(f"{path}, row {i + 2}, column 'pmw': expected a non-negative number, "
-                         f"found {table['pmw'].iloc[i]!r}")
+        raise InputError(
+            f"{path}, row {i + 2}, column 'pmw': expected a non-negative number, "
+            f"found {table['pmw'].iloc[i]!r}"
+        )
     if "frequency" in table.columns:
         freq = pd.to_numeric(table["frequency"], errors="coerce")
         badf = freq.isna() | (freq < 0)
         if badf.any():
             i = int(badf.to_numpy().nonzero()[0][0])
-            raise InputError(f"{path}, row {i + 2}, column 'frequency': expected a non-negative "
-                             f"count, found {table['frequency'].iloc[i]!r}")
+            raise InputError(
+                f"{path}, row {i + 2}, column 'frequency': expected a non-negative "
+                f"count, found {table['frequency'].iloc[i]!r}"
+            )
         freq_count = freq.astype("int64").tolist()
     else:
         freq_count = [None] * len(table)
     empty = table["lemma"].str.strip() == ""
     if empty.any():
         i = int(empty.to_numpy().nonzero()[0][0])
-        raise InputError(f"{path}, row {i + 2}, column 'lemma': expected a lemma, found an empty "
-                         "cell")
+        raise InputError(
+            f"{path}, row {i + 2}, column 'lemma': expected a lemma, found an empty cell"
+        )
     n = len(table)
     lemma = table["lemma"].str.strip().tolist()
-    return _candidates({"word": lemma, "lemma": lemma, "pos": table["pos"].str.strip().tolist(),
-                        "score": pmw.astype("float64").tolist(), "freq_count": freq_count,
-                        "cd_count": [None] * n, "source": ["bccwj-suw"] * n})
+    return _candidates(
+        {
+            "word": lemma,
+            "lemma": lemma,
+            "pos": table["pos"].str.strip().tolist(),
+            "score": pmw.astype("float64").tolist(),
+            "freq_count": freq_count,
+            "cd_count": [None] * n,
+            "source": ["bccwj-suw"] * n,
+        }
+    )
 
 
 def read_wordfreq(language: str) -> pd.DataFrame:
@@ -165,9 +193,17 @@ def read_wordfreq(language: str) -> pd.DataFrame:
     words = [w for w in freqs if pattern.match(w)]
     n = len(words)
     version = getattr(wordfreq, "__version__", None) or _wordfreq_version()
-    return _candidates({"word": words, "lemma": [None] * n, "pos": [None] * n,
-                        "score": [freqs[w] * 1e6 for w in words], "freq_count": [None] * n,
-                        "cd_count": [None] * n, "source": [f"wordfreq-{version}"] * n})
+    return _candidates(
+        {
+            "word": words,
+            "lemma": [None] * n,
+            "pos": [None] * n,
+            "score": [freqs[w] * 1e6 for w in words],
+            "freq_count": [None] * n,
+            "cd_count": [None] * n,
+            "source": [f"wordfreq-{version}"] * n,
+        }
+    )
 
 
 def _wordfreq_version() -> str:
@@ -176,16 +212,19 @@ def _wordfreq_version() -> str:
     return version("wordfreq")
 
 
-def word_list(language: str, source: str, *, raw_dir: str | Path, top_n: int,
-              min_length: int = 2) -> pd.DataFrame:
+def word_list(
+    language: str, source: str, *, raw_dir: str | Path, top_n: int, min_length: int = 2
+) -> pd.DataFrame:
     """The ranked word list for ``language`` from ``source`` (files looked up in ``raw_dir``)."""
     from evalpipe.words.rank import rank_words
 
     if language not in SOURCES:
         raise InputError(f"unknown language {language!r}; expected one of {list(SOURCES)}")
     if source not in SOURCES[language]:
-        raise InputError(f"params.yaml: words.{language}.source is {source!r}; expected one of "
-                         f"{list(SOURCES[language])}")
+        raise InputError(
+            f"params.yaml: words.{language}.source is {source!r}; expected one of "
+            f"{list(SOURCES[language])}"
+        )
     raw_dir = Path(raw_dir)
     if source == "subtlex":
         candidates = read_subtlex(raw_dir / "SUBTLEX-US.xlsx")
