@@ -138,7 +138,7 @@ def outputs_frame(
     prompts, generations:
         Aligned with ``rows``.
     model:
-        The model identity label (e.g. ``tiny-random@16b324701f95``).
+        The model identity label (e.g. ``tiny-random@ae468db6d094``).
 
     Returns
     -------
