@@ -125,3 +125,14 @@ def test_repair_prompt_repeats_the_task_and_lists_the_problems() -> None:
     assert prompt.startswith(render_prompt(GOLDEN_TASK))
     assert "- scores.social: 6 is not one of" in prompt
     assert "x" * 800 + "..." in prompt and "x" * 801 not in prompt
+
+
+def test_reply_with_raw_control_characters_in_reasoning_is_still_valid():
+    reply = (
+        '{"reasoning": "liantin\x03 solve\x15", "scores": {"social": 1, "avoidant": 1, '
+        '"mechanical": 1, "self": 2}, "confidence": {"social": 1.0, "avoidant": 1.0, '
+        '"mechanical": 1.0, "self": 0.5}}'
+    )
+    parsed = parse_judgement(reply)
+    assert parsed.valid
+    assert parsed.scores == {"social": 1, "avoidant": 1, "mechanical": 1, "self": 2}

@@ -377,3 +377,13 @@ def _frame(benchmark: str, outputs: list[str], golds: list[str]):
             "answer": golds,
         }
     )
+
+
+def test_json_label_with_raw_control_character_in_reason_parses():
+    result = parse_answer(
+        "json_label",
+        '{"label": "neg", "confidence": 0.4, "reason": "bad\x03film"}',
+        labels=["positive", "negative"],
+        strict=True,
+    )
+    assert (result.prediction, result.status) == ("negative", "strict")

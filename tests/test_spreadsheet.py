@@ -277,3 +277,15 @@ def test_import_command_writes_a_batch_only_when_every_cell_is_good(tmp_path: Pa
     )
     assert again.returncode == 2 and "already in batch_002.jsonl" in again.stderr
     assert not (out / "batch_003.jsonl").exists()
+
+
+def test_control_characters_in_model_output_are_shown_escaped_and_round_trip(tmp_path: Path):
+    garbled = DialoguePair(id="g1", user="hi\x00", response="えて\x15ナ\x08u\tok\n", context=[])
+    path = write_template([garbled], tmp_path / "template.xlsx", context_window=7)
+    ws = load_workbook(path)[SHEET]
+    assert ws.cell(row=2, column=col("response")).value == "えて\\x15ナ\\x08u\tok\n"
+    assert ws.cell(row=2, column=col("user")).value == "hi\\x00"
+    filled = fill(path, {2: full()}, tmp_path / "filled.xlsx")
+    result = read_filled(filled, annotator_id="ann_009", task_ids={"g1"})
+    assert [r["id"] for r in result.records] == ["g1"]
+    assert result.records[0]["annotations"] == dict.fromkeys(AXES, 3)

@@ -27,6 +27,7 @@ import jsonschema
 
 from evalpipe.annotation.guidelines import AXIS_ANCHORS, AXIS_DEFINITIONS, AXIS_NAMES
 from evalpipe.annotation.schema import AXES, JUDGE_PREFIX, LABEL_NAMES, Annotation, DialoguePair
+from evalpipe.scoring.parsers import first_json_object
 
 TEMPLATE_VERSION = "judge-v1"
 """Bump by hand when the wording of the template changes meaning; the hash suffix of
@@ -174,23 +175,10 @@ class JudgeReply:
 
 def _extract_json(text: str) -> Any:
     """The first JSON object in ``text`` (models wrap JSON in prose or code fences)."""
-    stripped = text.strip()
-    try:
-        return json.loads(stripped)
-    except json.JSONDecodeError:
-        pass
-    decoder = json.JSONDecoder()
-    start = stripped.find("{")
-    while start != -1:
-        try:
-            obj, _ = decoder.raw_decode(stripped, start)
-        except json.JSONDecodeError:
-            start = stripped.find("{", start + 1)
-            continue
-        if isinstance(obj, dict):
-            return obj
-        start = stripped.find("{", start + 1)
-    raise ValueError("no JSON object found")
+    obj = first_json_object(text)
+    if obj is None:
+        raise ValueError("no JSON object found")
+    return obj
 
 
 def parse_judgement(text: str, *, finish_reason: str | None = None) -> JudgeReply:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from openpyxl import Workbook, load_workbook
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.comments import Comment
 from openpyxl.styles import Alignment, Font, PatternFill
 from openpyxl.utils import get_column_letter
@@ -56,8 +57,18 @@ def context_text(task: DialoguePair, *, context_window: int) -> str:
     )
 
 
+def xlsx_safe(text: str) -> str:
+    """Show control characters that the xlsx format cannot store as visible escapes (``\\x15``).
+
+    Model output can contain any code point; openpyxl refuses C0 controls other than tab and
+    newline. The spreadsheet only displays the text (ratings are keyed by id), so an escape loses
+    nothing the round trip needs.
+    """
+    return ILLEGAL_CHARACTERS_RE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def _text_cell(ws: Any, row: int, col: int, value: str) -> None:
-    cell = ws.cell(row=row, column=col, value=value)
+    cell = ws.cell(row=row, column=col, value=xlsx_safe(value) if isinstance(value, str) else value)
     # Assigning a str beginning with "=" makes openpyxl store a formula; force a string cell.
     cell.data_type = "s"
     cell.alignment = Alignment(wrap_text=True, vertical="top")

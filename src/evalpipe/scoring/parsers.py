@@ -502,7 +502,9 @@ SENTIMENT_ALIASES: dict[str, tuple[str, ...]] = {
 }
 INVALID = "invalid"
 
-_DECODER = json.JSONDecoder()
+# strict=False: models emit raw control characters inside strings (tiny-random does, under a
+# JSON grammar too); the object is still the answer, so accept them rather than call it unparsed.
+_DECODER = json.JSONDecoder(strict=False)
 
 
 def first_json_object(text: str) -> dict[str, Any] | None:
