@@ -626,8 +626,8 @@ def top_words(table: pd.DataFrame, *, language: str, top_n: int) -> pd.DataFrame
     -------
     DataFrame
         ``label`` ("word (#rank)", prefixed "model: " when there are several models), ``model,
-        source, word, rank, n, delta, ci_low, ci_high, mcnemar_p, p_holm, p_bh,
-        per_occurrence_impact, impact_rank``.
+        source, word, variant, rank, n, delta, ci_low, ci_high, mcnemar_p, p_holm, p_bh,
+        per_occurrence_impact, impact_rank``; floats rounded to 4 decimals.
     """
     columns = ["label", "model", "source", "word", "variant", "rank", "n", "delta", "ci_low",
                "ci_high", "mcnemar_p", "p_holm", "p_bh", "per_occurrence_impact",
@@ -643,4 +643,9 @@ def top_words(table: pd.DataFrame, *, language: str, top_n: int) -> pd.DataFrame
     if chosen["model"].nunique() > 1:
         label = chosen["model"].astype(str) + ": " + label
     chosen["label"] = label
-    return chosen[columns].reset_index(drop=True)
+    chosen = chosen[columns].reset_index(drop=True)
+    for column in ("delta", "ci_low", "ci_high", "mcnemar_p", "p_holm", "p_bh",
+                   "per_occurrence_impact"):  # fmt: skip
+        # 4 decimals keep the Git-tracked CSV small and its diffs readable; + 0.0 drops "-0.0".
+        chosen[column] = chosen[column].astype(float).round(4) + 0.0
+    return chosen
