@@ -218,6 +218,23 @@ SCHEMA = Section(
                 "sentiment_strict": boolean("out-of-label sentiment answers count as wrong"),
             }
         ),
+        "impact": Section(
+            {
+                "small_n": integer(
+                    "rows with fewer paired examples are flagged small_n", minimum=1
+                ),
+                "top_n_plot": integer("words per language in the top-N plots", minimum=1),
+                "bootstrap_samples": integer("bootstrap resamples of each delta", minimum=1),
+            }
+        ),
+        "report": Section(
+            {
+                "top_words": integer("words per language in the forest plot", minimum=1),
+                "examples_per_benchmark": integer(
+                    "wrong answers on perturbed prompts shown per benchmark", minimum=0
+                ),
+            }
+        ),
         "annotation": Section(
             {
                 "min_kappa": number("agreement below this fails", minimum=-1.0, maximum=1.0),
