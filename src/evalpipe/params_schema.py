@@ -249,6 +249,15 @@ SCHEMA = Section(
                 "max_item_range": integer("largest score span on an axis", minimum=0),
                 "min_annotators": integer("fewest human annotators per item", minimum=1),
                 "outlier_bias": number("mean offset that flags an annotator", minimum=0.0),
+                "min_pair_overlap": integer(
+                    "pairs sharing fewer items stay out of the headline kappa", minimum=1
+                ),
+                "max_consistency_rate": probability(
+                    "quality gate: largest share of annotations breaking a consistency rule"
+                ),
+                "monitor_window_days": integer(
+                    "agreement-over-time window in days (7 = ISO weeks)", minimum=1
+                ),
                 "tasks_per_benchmark": integer(
                     "model outputs per benchmark turned into tasks", minimum=1, nullable=True
                 ),
