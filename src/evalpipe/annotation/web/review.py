@@ -128,9 +128,7 @@ def register(app: Flask, store: Store, config: Any, require_login: Callable[[], 
         if (resp := staff("admin")) is not None:
             return resp
         people = [p for p in store.annotators() if p["role"] == "annotator"]
-        timings: dict[str, list[float]] = {}
-        for r in store.ratings():
-            timings.setdefault(r.annotator_id, []).append(r.active_ms / 1000)
+        medians = cache.get("median_seconds", lambda: _median_seconds(store))
         attempts: dict[str, list[dict[str, Any]]] = {}
         for a in store.qual_attempts():
             attempts.setdefault(a["annotator_id"], []).append(a)
@@ -139,8 +137,7 @@ def register(app: Flask, store: Store, config: Any, require_login: Callable[[], 
             if n["flag"]:
                 flags[n["annotator_id"]] = flags.get(n["annotator_id"], 0) + 1
         for p in people:
-            times = sorted(timings.get(p["id"], []))
-            p["median_seconds"] = round(times[len(times) // 2], 1) if times else None
+            p["median_seconds"] = medians.get(p["id"])
             p["attempts"] = attempts.get(p["id"], [])
             p["flags"] = flags.get(p["id"], 0)
         agreement, agreement_error = cache.get(
@@ -307,6 +304,14 @@ def register(app: Flask, store: Store, config: Any, require_login: Callable[[], 
             mimetype="application/x-ndjson",
             headers={"Content-Disposition": 'attachment; filename="annotations.jsonl"'},
         )
+
+
+def _median_seconds(store: Store) -> dict[str, float]:
+    """Median active seconds per rated item, per annotator."""
+    timings: dict[str, list[float]] = {}
+    for r in store.ratings():
+        timings.setdefault(r.annotator_id, []).append(r.active_ms / 1000)
+    return {who: round(sorted(t)[len(t) // 2], 1) for who, t in timings.items()}
 
 
 def _annotator_kappas(store: Store) -> dict[str, dict[str, float | None]]:

@@ -38,6 +38,7 @@
   form.addEventListener("submit", function () { tick(); submitting = true; });
 
   // ---- drafts: half-entered ratings survive moving away --------------------------------------
+  // (form.action would be the submit buttons named "action", hence getAttribute.)
   var submitting = false;
   var dirty = false;
   form.addEventListener("change", function (e) { if (e.target.id !== "anchors-toggle") { dirty = true; } });
@@ -53,7 +54,7 @@
     if (!dirty) { window.location.href = url; return; }
     dirty = false;
     var done = function () { window.location.href = url; };
-    fetch(form.action, { method: "POST", body: draftData(), credentials: "same-origin", keepalive: true })
+    fetch(form.getAttribute("action"), { method: "POST", body: draftData(), credentials: "same-origin", keepalive: true })
       .then(done, done);
   }
   // Links that leave the item (prev/next, the queue squares) save the draft first.
@@ -68,7 +69,7 @@
   window.addEventListener("pagehide", function () {
     if (dirty && !submitting && navigator.sendBeacon) {
       dirty = false;
-      navigator.sendBeacon(form.action, draftData());
+      navigator.sendBeacon(form.getAttribute("action"), draftData());
     }
   });
 
