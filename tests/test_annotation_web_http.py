@@ -219,7 +219,10 @@ def test_admin_sees_progress_agreement_and_can_download_the_export(server):
     for name in ("ann_a", "ann_b", "ann_c"):
         assert name in page.text
     assert "Agreement per axis" in page.text
-    assert boss.http.get("/item/1").status_code == 403
+    # An admin who opens an item link sees the item read-only with every rating, not an error.
+    opened = boss.http.get("/item/1", follow_redirects=True)
+    assert opened.status_code == 200 and "Read-only" in opened.text
+    assert "t01" in opened.text and "<form" not in opened.text.split("</header>")[1]
     export = boss.http.get("/admin/export.jsonl")
     assert export.status_code == 200
     assert "attachment" in export.headers["content-disposition"]
