@@ -18,6 +18,7 @@ from evalpipe.benchmarks import (
     to_arrow,
 )
 from evalpipe.benchmarks.loading import dataset_metadata, read_json_rows, resolve_source
+from evalpipe.benchmarks.readers import RAW_HUB
 from evalpipe.errors import InputError
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
@@ -41,6 +42,8 @@ def _size(spec: BenchmarkSpec, source: str) -> str:
     if source == "hub":
         size = spec.hub.size if spec.hub else None
         return str(size) if size is not None else "? (counted when loaded)"
+    if source == "hub_raw" and spec.name in RAW_HUB:
+        return str(RAW_HUB[spec.name].hub.size)
     if source in ("files", "hub_raw"):
         return "? (counted when loaded)"
     return str(_count_lines(sample_files(spec.name)[0]))
