@@ -67,14 +67,44 @@ def test_gsm8k_files_match_the_hub_rows_and_ids() -> None:
     assert fewshot["example_id"].str.startswith("gsm8k/train/").all()
 
 
+BBH_FIXTURE = {"boolean_expressions", "date_understanding", "hyperbaton", "web_of_lies"}
+
+
 def test_bbh_options_go_to_choices_and_three_per_subtask_are_held_out() -> None:
     examples, fewshot = _files("bbh")
-    assert set(examples["subtask"]) == {"boolean_expressions", "date_understanding", "web_of_lies"}
-    assert (fewshot.groupby("subtask").size() == 3).all()
-    assert len(examples) + len(fewshot) == 15
+    assert set(examples["subtask"]) == BBH_FIXTURE
+    # hyperbaton asks every question with the same text; only the options differ, so the
+    # held-out items are not duplicates of evaluated ones and stay in the pool
+    assert (fewshot.groupby("subtask").size() == 3).all() and set(fewshot["subtask"]) == BBH_FIXTURE
+    assert len(examples) + len(fewshot) == 20
     date = examples[examples["subtask"] == "date_understanding"].iloc[0]
     assert date["choices"][0].startswith("(A) ") and "Options:" not in date["fields"]
     assert date["answer"].startswith("(")
+
+
+def test_bbh_cot_prompts_are_the_pool_and_every_example_is_evaluated(tmp_path) -> None:
+    folder = _copy(tmp_path, "bbh")
+    shutil.copytree(FIXTURES / "bbh-cot-prompts", folder / "cot-prompts")
+    examples, fewshot = _files("bbh", tmp_path)
+    assert len(examples) == 20  # nothing held out
+    assert fewshot["example_id"].str.startswith("bbh/cot/").all()
+    assert fewshot.groupby("subtask").size().to_dict() == {
+        "boolean_expressions": 3,
+        "date_understanding": 3,
+        "web_of_lies": 3,
+    }
+    date = fewshot[fewshot["subtask"] == "date_understanding"].iloc[0]
+    assert json.loads(date["fields"])["question"].startswith("Today is Christmas Eve of 1937.")
+    assert list(date["choices"])[3] == "(D) 12/14/1937" and date["answer"] == "(D)"
+    missing = examples.attrs["evalpipe"]["fewshot_missing"]
+    assert missing[-1] == "cot-prompts/hyperbaton.txt" and len(missing) == 27 - 4 + 1
+    bad = folder / "cot-prompts" / "web_of_lies.txt"
+    _write(bad, bad.read_text(encoding="utf-8").replace("So the answer is", "Hence", 1))
+    with pytest.raises(InputError, match=r"web_of_lies\.txt:5: exemplar without"):
+        _files("bbh", tmp_path)
+    _write(bad, "Q: x\nA: y. So the answer is Yes.")
+    with pytest.raises(InputError, match=r'web_of_lies\.txt: no "-----" line'):
+        _files("bbh", tmp_path)
 
 
 def test_mmlu_csv_rows_give_letters_subjects_and_dev_shots() -> None:

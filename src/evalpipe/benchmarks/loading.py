@@ -343,9 +343,11 @@ def load_benchmark(
             f"(max_samples={max_samples}); expected at least one"
         )
     fewshot_df = _frame(fewshot)
-    # Guard against a pool that shares text with evaluated items (duplicated rows across splits).
-    evaluated = set(examples["fields"])
-    fewshot_df = fewshot_df[~fewshot_df["fields"].isin(evaluated)]
+    # Guard against a pool that shares items with the evaluated set (duplicated rows across
+    # splits). An item is its text and its options: BBH hyperbaton asks every question with the
+    # same text and differs only in the options, so text alone would empty the pool.
+    evaluated = set(_item_keys(examples))
+    fewshot_df = fewshot_df[~_item_keys(fewshot_df).isin(evaluated)]
     pool = _fewshot_pool(fewshot_df.reset_index(drop=True), fewshot_pool)
     examples.attrs["evalpipe"] = {
         "source": source,
@@ -353,6 +355,15 @@ def load_benchmark(
         "fewshot_missing": list(missing),
     }
     return examples, pool
+
+
+def _item_keys(df: pd.DataFrame) -> pd.Series:
+    """One key per row: the fields JSON plus the options (never perturbed, part of the item)."""
+    return df["fields"] + "\x1f" + df["choices"].map(lambda c: json.dumps(_as_list(c)))
+
+
+def _as_list(value: Any) -> list[str] | None:
+    return None if value is None else [str(v) for v in value]
 
 
 def resolve_source(source: str | Mapping[str, str], name: str) -> str:

@@ -1,15 +1,17 @@
 """BIG-Bench Hard as suzgunmirac/BIG-Bench-Hard distributes it: ``bbh/<subtask>.json``, each one
 JSON object ``{"canary": ..., "examples": [{"input", "target"}, ...]}``.
 
-There is no train split, so, as on the Hub path, three examples per subtask are held out of the
-evaluated set as the few-shot pool (chosen by a hash of the example id). Options stay inside
-``input`` as the publisher wrote them; the Hub mapper moves the ``Options:`` block to
-``choices``.
+There is no train split. When the publisher's ``cot-prompts/<subtask>.txt`` files are there too,
+their three exemplars per subtask are the few-shot pool and all 6,511 examples are evaluated;
+otherwise, as on the Hub path, three examples per subtask are held out of the evaluated set as
+the pool (chosen by a hash of the example id). Options stay inside ``input`` as the publisher
+wrote them; the Hub mapper moves the ``Options:`` block to ``choices``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from evalpipe.benchmarks import mapping
@@ -18,6 +20,11 @@ from evalpipe.errors import InputError
 
 EXPECTED = '{"canary": ..., "examples": [{"input": ..., "target": ...}, ...]}'
 HOLDOUT = 3
+COT_EXPECTED = (
+    'the canary, a "-----" line, the task description, then blocks "Q: <input>\\nA: Let\'s think '
+    'step by step. ... So the answer is <answer>." separated by blank lines'
+)
+_ANSWER = re.compile(r"So the answer is (.+?)\.?\s*$", re.S)
 
 
 def _subtasks() -> tuple[str, ...]:
@@ -43,6 +50,47 @@ def _read_subtask(path: Path, subtask: str) -> tuple[list[dict], list[str]]:
             raise InputError(f'{where}: expected an object {{"input": ..., "target": ...}}')
         rows.append({"input": example["input"], "target": example["target"], "subtask": subtask})
         locations.append(where)
+    return rows, locations
+
+
+def read_cot_prompts(path: Path, subtask: str) -> tuple[list[dict], list[str]]:
+    """The exemplars of one ``cot-prompts/<subtask>.txt`` as ``{input, target, subtask}`` rows.
+
+    ``target`` is the exemplar's final answer (``So the answer is (D).`` -> ``(D)``): the
+    answer-only demonstration, as the BBH paper's answer-only prompts use the same exemplars.
+
+    Parameters
+    ----------
+    path : the file.
+    subtask : its subtask.
+
+    Returns
+    -------
+    (rows, locations)
+    """
+    text = read_text(path)
+    _, sep, body = text.partition("\n-----\n")
+    if not sep:
+        raise InputError(f'{path}: no "-----" line after the canary; expected {COT_EXPECTED}')
+    start = text.count("\n", 0, len(text) - len(body)) + 1
+    rows, locations = [], []
+    offset = 0
+    for block in re.split(r"\n\n(?=Q: )", body):
+        line = start + body.count("\n", 0, body.find(block, offset))
+        offset = body.find(block, offset) + len(block)
+        if not block.startswith("Q: "):
+            continue  # the task description
+        question, sep, reasoning = block[3:].partition("\nA: ")
+        match = _ANSWER.search(reasoning.strip())
+        if not sep or not match:
+            raise InputError(
+                f'{path}:{line}: exemplar without "A: ... So the answer is <answer>."; '
+                f"expected {COT_EXPECTED}"
+            )
+        rows.append({"input": question, "target": match.group(1).strip(), "subtask": subtask})
+        locations.append(f"{path}:{line}")
+    if not rows:
+        raise InputError(f'{path}: no "Q: " exemplars; expected {COT_EXPECTED}')
     return rows, locations
 
 
@@ -81,12 +129,28 @@ def read(folder: Path) -> PublisherFiles:
         rows += sub_rows
         locations += sub_locations
     files = [folder / f"{s}.json" for s in present]
+    missing = [f"{s}.json" for s in known if s not in present]
+    fewshot = None
+    cot = folder / "cot-prompts"
+    if cot.is_dir():
+        shot_rows: list[dict] = []
+        shot_locations: list[str] = []
+        for subtask in present:
+            path = cot / f"{subtask}.txt"
+            if not path.is_file():
+                missing.append(f"cot-prompts/{subtask}.txt")
+                continue
+            sub_rows, sub_locations = read_cot_prompts(path, subtask)
+            shot_rows += sub_rows
+            shot_locations += sub_locations
+            files.append(path)
+        fewshot = RawSplit("cot", shot_rows, shot_locations)
     return PublisherFiles(
         evaluated=RawSplit("test", rows, locations),
-        fewshot=None,
+        fewshot=fewshot,
         version=f"suzgunmirac/BIG-Bench-Hard ({digest(files)})",
-        missing=tuple(f"{s}.json" for s in known if s not in present),
-        holdout=HOLDOUT,
+        missing=tuple(missing),
+        holdout=0 if fewshot is not None else HOLDOUT,
     )
 
 
@@ -94,6 +158,9 @@ READER = Reader(
     name="bbh",
     read=read,
     mapper=mapping.bbh,
-    layout=("<subtask>.json for each of the 27 subtasks",),
+    layout=(
+        "<subtask>.json for each of the 27 subtasks",
+        "cot-prompts/<subtask>.txt (optional: the publisher's few-shot exemplars)",
+    ),
     origin="github.com/suzgunmirac/BIG-Bench-Hard, bbh/",
 )
