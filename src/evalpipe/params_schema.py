@@ -172,7 +172,9 @@ SCHEMA = Section(
         ),
         "benchmarks": Section(
             {
-                "source": text("where benchmark rows come from", choices=("sample", "hub")),
+                # sample | hub | files | hub_raw, or {default: ..., <benchmark>: ...}; the
+                # benchmark loader checks the values against its SOURCES
+                "source": anything("where benchmark rows come from"),
                 "max_samples": integer("examples per benchmark", minimum=1, nullable=True),
                 # not read by any stage (dvc.yaml vars.suites decides what runs); kept until the
                 # benchmark declaration is redone
