@@ -27,7 +27,6 @@ from evalpipe.perturb.ops import (
     Operation,
     Probabilities,
     decide,
-    fire_threshold,
     key_hasher,
     key_part,
 )
@@ -377,7 +376,8 @@ def perturb_frame(
     variant_parts = [key_part(t.variant) for t in targets]
     original_part = key_part("")
     int_parts = [key_part(k) for k in range(256)]
-    fire_cut = fire_threshold(probabilities)
+    # the draw's two no-typo gaps (ops.decide): [replace_end, insert_start), [insert_end, delete_start)
+    gap1_lo, gap1_hi, gap2_lo, gap2_hi = probabilities.regions
     field_parts: dict[str, bytes] = {}
 
     # Rows go to Arrow every FLUSH_ROWS rows: the Python strings are freed as we go, which keeps
@@ -472,7 +472,8 @@ def perturb_frame(
                     h = fh.copy()
                     h.update(int_parts[k] if k < 256 else key_part(k))
                     digest = h.digest()
-                    if int.from_bytes(digest[:8], "big") >= fire_cut:
+                    u = int.from_bytes(digest[:8], "big")
+                    if gap1_lo <= u < gap1_hi or gap2_lo <= u < gap2_hi:
                         continue  # the common case: no typo for this occurrence
                     op = decide_(text[start:end], digest, probabilities)
                     if op is not None:
