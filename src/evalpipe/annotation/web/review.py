@@ -82,20 +82,28 @@ def agreement_rows(
         return [], f"agreement not available: {exc}"
     rows = []
     for axis, e in report["axes"].items():
-        reason = e.get("kappa_reason") or e.get("undefined_reason") or e.get("note")
-        if reason is None and e.get("kappa") is None:
-            reason = "too few items rated by two annotators"
+
+        def why(stat: str, e: dict[str, Any] = e) -> str | None:
+            # ``undefined_reason`` is {statistic: why} (agreement_report); older reports and
+            # special cases carry a single ``note``.
+            reasons = e.get("undefined_reason")
+            if isinstance(reasons, dict) and reasons.get(stat):
+                return str(reasons[stat])
+            if isinstance(reasons, str) and reasons:
+                return reasons
+            return e.get("note") or "too few items rated by two annotators"
+
         ci = e.get("kappa_ci") or [None, None]
         rows.append(
             {
                 "axis": axis,
                 "items with 2+ ratings": e["n_items"],
-                "kappa (quadratic)": fmt_stat(e["kappa"], reason),
+                "kappa (quadratic)": fmt_stat(e["kappa"], why("kappa")),
                 "95% CI": "n/a" if ci[0] is None else f"{fmt_stat(ci[0])} – {fmt_stat(ci[1])}",
-                "alpha (ordinal)": fmt_stat(e["alpha"], None if e["alpha"] is not None else reason),
-                "AC2": fmt_stat(e["ac2"]),
-                "exact": fmt_stat(e["raw_agreement"]),
-                "within ±1": fmt_stat(e["within_one_agreement"]),
+                "alpha (ordinal)": fmt_stat(e["alpha"], why("alpha")),
+                "AC2": fmt_stat(e["ac2"], why("ac2")),
+                "exact": fmt_stat(e["raw_agreement"], why("raw_agreement")),
+                "within ±1": fmt_stat(e["within_one_agreement"], why("within_one_agreement")),
                 "status": e["status"],
             }
         )
