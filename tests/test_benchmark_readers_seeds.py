@@ -101,7 +101,7 @@ def test_lawqa_wrong_layout_is_explained(tmp_path: Path) -> None:
     (tmp_path / "selection.json").write_text("[]", encoding="utf-8")
     with pytest.raises(InputError, match='top-level object with a "samples" list'):
         lawqa.read(tmp_path)
-    with pytest.raises(InputError, match="selection_randomized.json: file not found"):
+    with pytest.raises(InputError, match=r"selection_randomized\.json: file not found"):
         lawqa.read_orders(tmp_path)
 
 
