@@ -70,7 +70,7 @@ class VLLMBackend:
         s = self.settings
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "dtype": s.get("dtype") or "auto",
+            "dtype": self.identity.fields.get("dtype") or s.get("dtype") or "auto",
             "max_model_len": int(s.get("max_model_len") or 2048),
             "tensor_parallel_size": int(s.get("tensor_parallel_size") or 1),
             "gpu_memory_utilization": float(s.get("gpu_memory_utilization") or 0.3),
@@ -79,7 +79,9 @@ class VLLMBackend:
         }
         if s.get("revision"):
             kwargs["revision"] = s["revision"]
-        if s.get("enforce_eager"):
+        # resolved by resolve_model ("auto" -> eager for small models on the CPU build)
+        eager = self.identity.fields.get("enforce_eager", s.get("enforce_eager"))
+        if eager is True:
             kwargs["enforce_eager"] = True
         if s.get("compact_json", True):
             # Compact JSON for structured outputs (an engine-wide setting in vLLM): with free
