@@ -85,7 +85,7 @@ def test_a_batch_below_threshold_fails_every_axis_with_its_interval():
         assert f["kappa"] < 0.6
         lo, hi = f["kappa_ci"]
         assert lo <= f["kappa"] <= hi
-        assert f"(95% CI {lo:.3f}-{hi:.3f}) below min_kappa 0.60" in f["message"]
+        assert f"(95% CI {lo:.3f} to {hi:.3f}) below min_kappa 0.60" in f["message"]
     assert result.metrics["gate"]["kappa"] == "fail"
     assert result.metrics["gate"]["failures"] == gate["n_failures"]
 

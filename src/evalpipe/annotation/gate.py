@@ -86,7 +86,7 @@ def quality_gate(
             continue
         kappa = entry["kappa"]
         lo, hi = entry.get("kappa_ci") or [None, None]
-        ci = f" (95% CI {_fmt(lo)}-{_fmt(hi)})" if lo is not None else ""
+        ci = f" (95% CI {_fmt(lo)} to {_fmt(hi)})" if lo is not None else ""
         if kappa is None:
             reason = entry.get("kappa_note") or "not defined"
             fail("kappa", f"{axis}: weighted kappa n/a ({reason}); need >= {min_kappa:.2f}")
@@ -124,12 +124,11 @@ def quality_gate(
             )
 
     for f in outlier_report.get("annotators", []):
-        what = "bias" if f["kind"] == "bias" else "low agreement"
-        fail(
-            "outliers",
-            f"{f['annotator_id']}: {what} on {f['axis']} ({f['value']:+.3f}, n={f['n']})",
-            annotator_id=f["annotator_id"],
-        )
+        if f["kind"] == "bias":
+            what = f"bias on {f['axis']} ({f['value']:+.3f} points, n={f['n']})"
+        else:
+            what = f"low agreement (kappa {f['value']:.3f} < {min_kappa:.2f}, n={f['n']})"
+        fail("outliers", f"{f['annotator_id']}: {what}", annotator_id=f["annotator_id"])
 
     order = {c: i for i, c in enumerate(CHECKS)}
     failures.sort(key=lambda f: order[f["check"]])  # stable: keeps file/axis order within
