@@ -19,6 +19,7 @@ from evalpipe.benchmarks import EXAMPLE_COLUMNS, get_spec, load_benchmark, to_ar
 from evalpipe.benchmarks.loading import dataset_metadata, resolve_source
 from evalpipe.benchmarks.readers import RAW_HUB, READERS, jglue
 from evalpipe.errors import InputError
+from evalpipe.params_schema import validate_params
 from tests.test_benchmarks import _hub_repo
 
 FIXTURES = Path(__file__).parent / "fixtures" / "publisher"
@@ -295,6 +296,26 @@ def test_source_may_be_chosen_per_benchmark() -> None:
     assert resolve_source("files", "gsm8k") == "files"
     with pytest.raises(InputError, match="no entry for 'gsm8k' and no 'default'"):
         resolve_source({"jnli": "files"}, "gsm8k")
+
+
+@pytest.mark.parametrize(
+    "value", ["files", "hub_raw", {"default": "hub", "jnli": "hub_raw", "gsm8k": "files"}]
+)
+def test_params_accept_the_new_sources(value) -> None:
+    validate_params({"benchmarks": {"source": value}})
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("hubb", r"benchmarks\.source: expected one of sample, hub, files, hub_raw or a mapping"),
+        ({"default": "hub", "jnli": "raw"}, r"benchmarks\.source\.jnli: expected one of sample"),
+        (3, r"benchmarks\.source: expected one of .*got 3"),
+    ],
+)
+def test_params_reject_an_unknown_source_naming_the_key(value, message) -> None:
+    with pytest.raises(InputError, match=message):
+        validate_params({"benchmarks": {"source": value}})
 
 
 def test_mmlu_hub_load_never_builds_the_auxiliary_train_split(tmp_path) -> None:

@@ -426,3 +426,11 @@ def test_a_delete_prob_sweep_keeps_every_replacement_and_insertion(language, wor
     assert all(high[k] == p for k, p in low.items())  # deletions stay too
     added = [p["op"] for k, p in high.items() if k not in low]
     assert added and set(added) == {"delete"}
+
+
+def test_summary_counts_and_names_target_words_that_never_occur():
+    bench = bench_frame("demo", "english", [{"q": "The cat and the dog."}])
+    summary = perturb_frame(bench, EN_WORDS, probabilities=PROBS, seed=1).summary
+    assert summary["target_words_found"] == 2
+    assert summary["targets_not_found"] == 2
+    assert summary["targets_not_found_top"] == ["of", "a"]  # by rank

@@ -97,6 +97,9 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
+NOT_FOUND_SHOWN = 20  # target words named in targets_not_found_top
+
+
 @dataclass
 class PerturbResult:
     """The perturbed table (columns per docs/architecture.md) and the benchmark's summary."""
@@ -573,6 +576,16 @@ def perturb_frame(
         "examples": len(benchmark),
         "target_words": len(targets),
         "target_words_found": len(found_targets),
+        # target words with no (unprotected) occurrence here: the count, and the best-ranked
+        # few by name (the full list would repeat most of the word list on a small benchmark)
+        "targets_not_found": len(targets) - len(found_targets),
+        "targets_not_found_top": [
+            t.variant
+            for t in sorted(
+                (t for i, t in enumerate(targets) if i not in found_targets),
+                key=lambda t: (t.rank, t.variant),
+            )[:NOT_FOUND_SHOWN]
+        ],
         "occurrences": total_occ,
         "perturbed_occurrences": total_pert,
         "perturbed_fraction": round(total_pert / total_occ, 6) if total_occ else 0.0,
