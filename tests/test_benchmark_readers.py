@@ -39,7 +39,8 @@ def _copy(tmp_path: Path, name: str) -> Path:
 
 
 def test_every_builtin_benchmark_has_a_reader() -> None:
-    assert set(READERS) == set(ALL)
+    # lawqa_orders and wrime read the seeds' own data (tests/test_benchmark_readers_seeds.py)
+    assert set(ALL) <= set(READERS)
     assert all(r.layout and r.origin for r in READERS.values())
 
 

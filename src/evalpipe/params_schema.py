@@ -264,6 +264,9 @@ SCHEMA = Section(
                 "max_consistency_rate": probability(
                     "quality gate: largest share of annotations breaking a consistency rule"
                 ),
+                "require_qualification": boolean(
+                    "web app: annotators pass the qualification test before the real queue"
+                ),
                 "monitor_window_days": integer(
                     "agreement-over-time window in days (7 = ISO weeks)", minimum=1
                 ),

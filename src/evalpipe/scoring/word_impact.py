@@ -112,6 +112,13 @@ class ImpactSettings:
 # ----------------------------------------------------------------------------- bootstrap
 
 
+def _codes(values: Sequence[Any] | np.ndarray) -> np.ndarray:
+    array = np.asarray(values)
+    if array.dtype.kind in "iu":
+        return array.astype(np.int64)
+    return np.unique(array.astype(str), return_inverse=True)[1].astype(np.int64)
+
+
 def cluster_bootstrap_ci(
     diff: Sequence[float] | np.ndarray,
     *,
@@ -153,27 +160,25 @@ def cluster_bootstrap_ci(
         return None, None
     if not 0 < level < 1:
         raise InputError(f"scoring.confidence_level: expected a value in (0, 1), got {level}")
-    frame = pd.DataFrame(
-        {
-            "d": d,
-            "cluster": np.arange(n) if clusters is None else np.asarray(clusters, dtype=object),
-            "stratum": 0 if strata is None else np.asarray(strata, dtype=object),
-        }
-    )
-    per_cluster = frame.groupby(["stratum", "cluster"], sort=True).agg(
-        total=("d", "sum"), size=("d", "size")
+    # Sorted codes (np.unique), so the result does not depend on the order of the rows.
+    cluster = np.arange(n) if clusters is None else _codes(clusters)
+    stratum = np.zeros(n, dtype=np.int64) if strata is None else _codes(strata)
+    width = int(cluster.max()) + 1
+    keys, inverse = np.unique(stratum * width + cluster, return_inverse=True)
+    totals = np.bincount(inverse, weights=d)
+    lengths = np.bincount(inverse).astype(float)
+    types, counts = np.unique(
+        np.column_stack([keys // width, totals, lengths]), axis=0, return_counts=True
     )
     rng = np.random.default_rng(seed)
     sums = np.zeros(int(samples))
     sizes = np.zeros(int(samples))
-    for _, stratum in per_cluster.groupby(level="stratum", sort=True):
-        types = stratum.groupby(["total", "size"], sort=True).size()
-        totals = np.array([t for t, _ in types.index], dtype=float)
-        lengths = np.array([s for _, s in types.index], dtype=float)
-        counts = types.to_numpy(dtype=float)
-        draws = rng.multinomial(int(counts.sum()), counts / counts.sum(), size=int(samples))
-        sums += draws @ totals
-        sizes += draws @ lengths
+    for code in np.unique(types[:, 0]):
+        mask = types[:, 0] == code
+        weights = counts[mask].astype(float)
+        draws = rng.multinomial(int(weights.sum()), weights / weights.sum(), size=int(samples))
+        sums += draws @ types[mask, 1]
+        sizes += draws @ types[mask, 2]
     deltas = sums / sizes
     alpha = (1.0 - level) / 2.0
     low, high = np.quantile(deltas, [alpha, 1.0 - alpha])
@@ -335,7 +340,8 @@ def paired_effect(
 
     Parameters
     ----------
-    group : pairs (:func:`impact_pairs` columns), possibly of several benchmarks.
+    group : pairs (:func:`impact_pairs` columns plus integer ``_cluster`` (example) and
+        ``_stratum`` (benchmark) codes), possibly of several benchmarks.
     n_base : original rows in the scope (for the per-occurrence impact).
     settings : bootstrap settings and the small-n threshold.
     seed_key : hashed with ``settings.seed`` into the bootstrap seed.
@@ -353,8 +359,8 @@ def paired_effect(
     acc_p = float(p.mean()) if n else None
     low, high = cluster_bootstrap_ci(
         p.astype(float) - o.astype(float),
-        clusters=(group["benchmark"] + "\x1f" + group["example_id"].astype(str)).to_numpy(),
-        strata=group["benchmark"].to_numpy(),
+        clusters=group["_cluster"].to_numpy(),
+        strata=group["_stratum"].to_numpy(),
         samples=settings.samples,
         level=settings.level,
         seed=hashed_seed(settings.seed, *seed_key),
@@ -425,6 +431,11 @@ def _grouped_table(
     rows: list[dict[str, Any]] = []
     if pairs.empty:
         return rows
+    # Integer cluster (example) and stratum (benchmark) codes, computed once for all groups.
+    pairs = pairs.assign(
+        _cluster=_codes((pairs["benchmark"] + "\x1f" + pairs["example_id"].astype(str)).to_numpy()),
+        _stratum=_codes(pairs["benchmark"].to_numpy()),
+    )
     for (model, language), lang_pairs in pairs.groupby(["model", "language"], sort=True):
         scopes = [(POOLED, lang_pairs)] + [
             (str(name), bench_pairs)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalpipe.benchmarks.readers import bbh, gsm8k, imdb, jamp, jglue, mmlu, niilc
+from evalpipe.benchmarks.readers import bbh, gsm8k, imdb, jamp, jglue, lawqa, mmlu, niilc, wrime
 from evalpipe.benchmarks.readers.base import Mapper, PublisherFiles, RawSplit, Reader
 from evalpipe.benchmarks.spec import BenchmarkSpec, HubSource
 from evalpipe.errors import InputError
@@ -31,6 +31,9 @@ READERS: dict[str, Reader] = {
         niilc.READER,
         jglue.JSQUAD,
         jglue.JCOMMONSENSEQA,
+        lawqa.READER,
+        lawqa.ORDERS_READER,
+        wrime.READER,
     )
 }
 
