@@ -386,6 +386,30 @@ def validate_source(source: Any, *, where: str = "params.yaml: benchmarks.source
             )
 
 
+def recorded_metadata(path: str | Path) -> dict[str, Any]:
+    """What ``dataset_metadata`` recorded in a benchmark Parquet file (empty when nothing was).
+
+    Parameters
+    ----------
+    path : ``data/benchmarks/{name}.parquet`` or its ``.fewshot.parquet``.
+
+    Returns
+    -------
+    dict
+        ``{"source", "dataset_version", "fewshot_missing": list}`` as far as recorded.
+    """
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(path).metadata or {}
+    out: dict[str, Any] = {}
+    for key in ("source", "dataset_version", "fewshot_missing"):
+        raw = meta.get(f"evalpipe.{key}".encode())
+        if raw is not None:
+            text = raw.decode("utf-8")
+            out[key] = json.loads(text) if key == "fewshot_missing" else text
+    return out
+
+
 def resolve_source(source: str | Mapping[str, str], name: str) -> str:
     """The source of benchmark ``name``: ``source`` itself, or from a per-benchmark mapping.
 
