@@ -226,14 +226,19 @@ def test_metrics_and_plots_diff_across_commits(project):
 
     plots = json.loads(project.dvc("plots", "diff", "main", "--json").stdout)
     data = plots["data"]
-    assert {"word_accuracy_drop", "confusion", "accuracy_by_rate"} <= set(data)
-    for name in ("word_accuracy_drop", "confusion", "accuracy_by_rate"):
+    assert {"confusion", "accuracy_by_rate"} <= set(data)
+    for name in ("confusion", "accuracy_by_rate"):
         revisions = set(data[name][0]["revisions"])
         assert revisions == {"main", "workspace"}, (name, revisions)
-    values = data["word_accuracy_drop"][0]["content"]["data"]["values"]
-    by_rev = {rev: sorted((v["label"], v["accuracy_drop"]) for v in values if v["rev"] == rev)
+    values = data["accuracy_by_rate"][0]["content"]["data"]["values"]
+    by_rev = {rev: sorted((v["bin"], v["delta"]) for v in values if v["rev"] == rev)
               for rev in ("main", "workspace")}  # fmt: skip
     assert by_rev["main"] != by_rev["workspace"]
+    # The per-benchmark word table (with Holm / BH) stays a Git-tracked CSV; the impact stage's
+    # top-N forest plots draw the words.
+    committed = project.git("show", "main:plots/word_accuracy_drop.csv").stdout
+    assert "p_holm" in committed.splitlines()[0]
+    assert committed != (root / "plots" / "word_accuracy_drop.csv").read_text()
 
 
 @pytest.mark.e2e
@@ -291,3 +296,15 @@ def test_replace_prob_change_shows_in_metrics_and_plots_diff(project):
         for rev in ("main", "workspace")
     }
     assert rates["main"] != rates["workspace"]
+
+
+def test_report_stage_reads_every_figure_from_the_details_files(tmp_path):
+    from evalpipe.paths import ProjectPaths
+    from stages.report import load_report_data, workspace_reader
+
+    root = _setup(tmp_path, names=("mmlu", "gsm8k"))
+    assert _run(root).exit_code == 0
+    data = load_report_data(*workspace_reader(root), ProjectPaths(root))
+    assert "confusion" in data.classification["mmlu"]
+    assert {"mcnemar_p", "accuracy_strict", "truncated_rate"} <= set(data.robustness["gsm8k"])
+    assert "data/scored/classification_details.json" in data.provenance["inputs"]
