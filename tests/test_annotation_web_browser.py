@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from evalpipe.annotation.schema import read_annotations
-from evalpipe.annotation.web.harness import ServerProcess
 from evalpipe.annotation.web.store import Store
+from tests.annotation_harness import ServerProcess
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -179,7 +179,7 @@ def test_keyboard_annotation_edit_and_export_match(app_server, browser, tmp_path
         [
             sys.executable,
             "-m",
-            "stages.annotate",
+            "stages.annotation_app",
             "export",
             "--db",
             str(app_server.db),

@@ -141,6 +141,26 @@ class ProjectPaths:
         """The annotation web app's SQLite database (live data, not a pipeline artifact)."""
         return self.root / "annotation_db" / "annotations.sqlite"
 
+    def impact_table(self, kind: str) -> Path:
+        """Per-word / per-operation / per-script impact statistics (``kind``: words,
+        operations, scripts)."""
+        return self.data / "impact" / f"{kind}.parquet"
+
+    @property
+    def report_html(self) -> Path:
+        """The self-contained HTML report (a cached DVC output)."""
+        return self.root / "reports" / "report.html"
+
+    @property
+    def report_compare_html(self) -> Path:
+        """`python -m stages.report compare` output (not a pipeline artifact; Git-ignored)."""
+        return self.root / "reports" / "compare.html"
+
+    @property
+    def report_figures(self) -> Path:
+        """The report's main figures as SVG image plots (in Git, drawn by `dvc plots`)."""
+        return self.plots / "report"
+
     @property
     def model_cache(self) -> Path:
         """Where locally built models (tiny-random) live; outside data/ so DVC never tracks it."""

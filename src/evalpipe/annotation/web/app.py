@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import (
     Flask,
@@ -27,11 +28,13 @@ from flask import (
     url_for,
 )
 from flask_wtf.csrf import CSRFError, CSRFProtect
+from werkzeug.exceptions import TooManyRequests
 
 from evalpipe.annotation import guidelines as gl
 from evalpipe.annotation.schema import AXES, LABEL_NAMES
 from evalpipe.annotation.web import export as export_mod
 from evalpipe.annotation.web import store as store_mod
+from evalpipe.annotation.web.ratelimit import LoginLimiter
 from evalpipe.annotation.web.store import Store
 from evalpipe.errors import InputError
 
@@ -72,6 +75,9 @@ class AppConfig:
         Thresholds for the admin view's agreement status.
     secure_cookies:
         Send the session cookie only over HTTPS (set when served behind TLS).
+    login_attempts_per_address, login_attempts_overall, login_window_s:
+        Failed logins allowed per client address and in total within the window; beyond them
+        the login answers 429 without checking the token (see ``ratelimit``).
     """
 
     secret_key: str
@@ -80,6 +86,10 @@ class AppConfig:
     min_kappa: float = 0.60
     target_kappa: float = 0.80
     secure_cookies: bool = False
+    login_attempts_per_address: int = 10
+    login_attempts_overall: int = 100
+    login_window_s: float = 300.0
+    require_qualification: bool = True
 
 
 def create_app(store: Store, config: AppConfig) -> Flask:
@@ -95,7 +105,7 @@ def create_app(store: Store, config: AppConfig) -> Flask:
     Returns
     -------
     Flask
-        A WSGI app; serve it with waitress (``stages.annotate serve``).
+        A WSGI app; serve it with waitress (``stages.annotation_app serve``).
     """
     app = Flask(__name__)
     app.config.update(
@@ -113,6 +123,11 @@ def create_app(store: Store, config: AppConfig) -> Flask:
     CSRFProtect(app)
     app.extensions["evalpipe_store"] = store
     app.extensions["evalpipe_config"] = config
+    limiter = LoginLimiter(
+        per_address=config.login_attempts_per_address,
+        overall=config.login_attempts_overall,
+        window_s=config.login_window_s,
+    )
 
     @app.after_request
     def security_headers(resp: Response) -> Response:
@@ -141,6 +156,33 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             message="There is no such page, or it is not yours to see.",
         ), 404
 
+    @app.errorhandler(500)
+    def server_error(exc: Exception) -> tuple[str, int]:
+        log.exception("unhandled error on %s", request.path)
+        try:
+            return render_template(
+                "error.html",
+                title="Something went wrong",
+                message="The server could not handle this request. Your saved ratings are safe; "
+                "go back and try again, and tell the coordinator if it happens again.",
+            ), 500
+        except Exception:  # the page must not fail the same way as the request did
+            return "Internal server error", 500
+
+    @app.errorhandler(429)
+    def too_many(exc: Exception) -> Any:
+        resp = Response(
+            render_template(
+                "error.html",
+                title="Too many attempts",
+                message="Too many failed sign-ins. Wait a few minutes and try again.",
+            ),
+            status=429,
+            mimetype="text/html",
+        )
+        resp.headers["Retry-After"] = str(int(getattr(exc, "retry_after", 60)))
+        return resp
+
     @app.errorhandler(403)
     def forbidden(exc: Exception) -> tuple[str, int]:
         return render_template(
@@ -150,11 +192,19 @@ def create_app(store: Store, config: AppConfig) -> Flask:
     @app.before_request
     def load_user() -> Any:
         g.user = None
-        uid = session.get("uid")
+        if request.endpoint in {"static", "healthz", "favicon"}:
+            return None
+        uid, sid = session.get("uid"), session.get("sid")
         if uid:
             user = store.annotator(uid)
-            # The fingerprint ties the session to the current token: resetting it logs out.
-            if user is not None and session.get("fp") == store.session_fingerprint(uid):
+            # A session is valid only while the server holds it (logout deletes it), and the
+            # fingerprint ties it to the current token (resetting the token logs out).
+            if (
+                user is not None
+                and isinstance(sid, str)
+                and store.session_user(sid) == uid
+                and session.get("fp") == store.session_fingerprint(uid)
+            ):
                 g.user = user
             else:
                 session.clear()
@@ -181,25 +231,36 @@ def create_app(store: Store, config: AppConfig) -> Flask:
     def login() -> Any:
         error = None
         if request.method == "POST":
+            address = request.remote_addr or "?"
+            slot, retry_after = limiter.acquire(address)
+            if slot is None:
+                exc = TooManyRequests()
+                exc.retry_after = retry_after  # type: ignore[attr-defined]
+                raise exc
             uid = request.form.get("annotator_id", "").strip()
             token = request.form.get("token", "").strip()
             user = store.authenticate(uid, token) if uid and token else None
             if user is None:
                 error = "Unknown annotator ID or wrong token."
             else:
+                limiter.release(address, slot)
+                old = session.get("sid")
+                if isinstance(old, str):
+                    store.end_session(old)
                 session.clear()
                 session.permanent = True
                 session["uid"] = user.id
+                session["sid"] = store.create_session(user.id)
                 session["fp"] = store.session_fingerprint(user.id)
-                target = request.args.get("next", "")
-                # Only same-site paths: no open redirect through ?next=.
-                if not target.startswith("/") or target.startswith("//"):
-                    target = url_for("home")
+                target = safe_next(request.args.get("next", "")) or url_for("home")
                 return redirect(target, code=303)
         return render_template("login.html", error=error), (401 if error else 200)
 
     @app.post("/logout")
     def logout() -> Any:
+        sid = session.get("sid")
+        if isinstance(sid, str):
+            store.end_session(sid)
         session.clear()
         return redirect(url_for("login"), code=303)
 
@@ -328,7 +389,7 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             return resp
         if not g.user.is_admin:
             abort(403)
-        people = [p for p in store.annotators() if not p["is_admin"]]
+        people = [p for p in store.annotators() if p["role"] == "annotator"]
         for p in people:
             p["median_seconds"] = None
         timings: dict[str, list[float]] = {}
@@ -366,11 +427,42 @@ def create_app(store: Store, config: AppConfig) -> Flask:
     return app
 
 
+def safe_next(target: str) -> str | None:
+    """``target`` if it is a path on this site, else None (no open redirect through ``?next=``).
+
+    Browsers drop tabs and newlines from URLs and treat ``\\`` like ``/``, so ``/\t/evil.example``
+    would become ``//evil.example``, another host; any control character, space or backslash
+    disqualifies a target, as does anything with a scheme or host.
+
+    >>> safe_next("/item/3"), safe_next("/\t/evil.example"), safe_next("//evil.example")
+    ('/item/3', None, None)
+    """
+    if not target or not target.startswith("/") or target.startswith("//"):
+        return None
+    if any(ord(ch) <= 0x20 or ord(ch) == 0x7F for ch in target) or "\\" in target:
+        return None
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc:
+        return None
+    return target
+
+
 def parse_rating_form(form: Any) -> tuple[dict[str, int], dict[str, float], list[str]]:
-    """Scores and confidences from a submitted form, with a message per missing/bad field."""
+    """Scores and confidences from a submitted form, with a message per missing/bad field.
+
+    A ``score_<name>`` or ``conf_<name>`` field for an axis that does not exist is an error (a
+    stale or tampered form must not lose a rating silently).
+    """
     scores: dict[str, int] = {}
     confidence: dict[str, float] = {}
     errors: list[str] = []
+    for key in form:
+        for prefix in ("score_", "conf_"):
+            if key.startswith(prefix) and key[len(prefix) :] not in AXES:
+                errors.append(
+                    f"field {key!r}: unknown axis {key[len(prefix) :]!r} "
+                    f"(expected one of {', '.join(AXES)})"
+                )
     for axis in AXES:
         raw = (form.get(f"score_{axis}") or "").strip()
         if raw in {"1", "2", "3", "4", "5"}:

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,10 @@ ANNOTATOR_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 RESERVED_IDS = {"consensus", "markers"}
 # A single visit longer than this is a forgotten tab, not annotation time.
 MAX_ACTIVE_MS_PER_VISIT = 60 * 60 * 1000
+# The browser reports active time; whatever it claims, one item never counts for more than this.
+MAX_ACTIVE_MS_PER_ITEM = 30 * 60 * 1000
+SESSION_HOURS = 12
+ROLES = ("annotator", "adjudicator", "admin")
 
 _SCORE_COLS = ", ".join(f"s_{a} INTEGER NOT NULL CHECK (s_{a} BETWEEN 1 AND 5)" for a in AXES)
 _CONF_COLS = ", ".join(f"c_{a} REAL NOT NULL CHECK (c_{a} BETWEEN 0 AND 1)" for a in AXES)
@@ -66,6 +70,61 @@ CREATE TABLE IF NOT EXISTS ratings (
     PRIMARY KEY (annotator_id, item_id),
     FOREIGN KEY (annotator_id, item_id) REFERENCES assignments(annotator_id, item_id)
 );
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    annotator_id TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS notes (
+    annotator_id TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    comment TEXT NOT NULL DEFAULT '',
+    flag INTEGER NOT NULL DEFAULT 0,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (annotator_id, item_id)
+);
+CREATE TABLE IF NOT EXISTS drafts (
+    annotator_id TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (annotator_id, item_id)
+);
+CREATE TABLE IF NOT EXISTS adjudications (
+    item_id TEXT PRIMARY KEY REFERENCES items(id),
+    adjudicator_id TEXT NOT NULL,
+    {_SCORE_COLS},
+    {_CONF_COLS},
+    note TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS training (
+    annotator_id TEXT NOT NULL,
+    round INTEGER NOT NULL,
+    example_id TEXT NOT NULL,
+    {_SCORE_COLS},
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (annotator_id, round, example_id)
+);
+CREATE TABLE IF NOT EXISTS qual_answers (
+    annotator_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    item_id TEXT NOT NULL,
+    {_SCORE_COLS},
+    {_CONF_COLS},
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (annotator_id, attempt, item_id)
+);
+CREATE TABLE IF NOT EXISTS qual_attempts (
+    annotator_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    finished_at TEXT NOT NULL,
+    passed INTEGER NOT NULL,
+    result TEXT NOT NULL,
+    PRIMARY KEY (annotator_id, attempt)
+);
 CREATE TABLE IF NOT EXISTS skips (
     annotator_id TEXT NOT NULL,
     item_id TEXT NOT NULL,
@@ -95,6 +154,15 @@ def check_annotator_id(annotator_id: str) -> str:
 class Annotator:
     id: str
     is_admin: bool
+    role: str = "annotator"
+
+    @property
+    def can_adjudicate(self) -> bool:
+        return self.role in {"admin", "adjudicator"}
+
+    @property
+    def rates_items(self) -> bool:
+        return self.role == "annotator"
 
 
 @dataclass(frozen=True)
@@ -141,6 +209,13 @@ class Store:
         self._local = threading.local()
         # executescript manages its own transaction; CREATE ... IF NOT EXISTS is idempotent.
         self._conn().executescript(SCHEMA)
+        cols = {r[1] for r in self._conn().execute("PRAGMA table_info(annotators)")}
+        if "role" not in cols:  # databases made before roles existed
+            with self._write() as con:
+                con.execute(
+                    "ALTER TABLE annotators ADD COLUMN role TEXT NOT NULL DEFAULT 'annotator'"
+                )
+                con.execute("UPDATE annotators SET role = 'admin' WHERE is_admin = 1")
 
     # -- connections ----------------------------------------------------------------------------
     def _conn(self) -> sqlite3.Connection:
@@ -239,16 +314,36 @@ class Store:
 
     # -- annotators -----------------------------------------------------------------------------
     def add_annotator(
-        self, annotator_id: str, *, admin: bool = False, token: str | None = None
+        self,
+        annotator_id: str,
+        *,
+        admin: bool = False,
+        role: str | None = None,
+        token: str | None = None,
     ) -> str:
-        """Create an annotator (or admin) and return their login token (shown once, stored hashed).
+        """Create an account and return its login token (shown once, stored hashed).
+
+        Parameters
+        ----------
+        annotator_id:
+            The login id (and the ``annotator_id`` of exported ratings).
+        admin:
+            Shorthand for ``role="admin"``.
+        role:
+            ``annotator`` (rates items), ``adjudicator`` (settles disagreements, rates nothing)
+            or ``admin`` (sees everything, adjudicates, rates nothing).
+        token:
+            A fixed token (tests); default a fresh random one.
 
         Raises
         ------
         InputError
-            If the id is malformed or already taken.
+            If the id is malformed or already taken, or the role unknown.
         """
         check_annotator_id(annotator_id)
+        role = role or ("admin" if admin else "annotator")
+        if role not in ROLES:
+            raise InputError(f"role {role!r}: expected one of {', '.join(ROLES)}")
         token = token or auth.new_token()
         hashed = auth.hash_token(token)
         with self._write() as con:
@@ -258,8 +353,9 @@ class Store:
                     f"(use --reset-token to issue a new token)"
                 )
             con.execute(
-                "INSERT INTO annotators(id, token_hash, is_admin, created_at) VALUES (?, ?, ?, ?)",
-                (annotator_id, hashed, int(admin), utc_now()),
+                "INSERT INTO annotators(id, token_hash, is_admin, role, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (annotator_id, hashed, int(role == "admin"), role, utc_now()),
             )
         return token
 
@@ -273,13 +369,46 @@ class Store:
             )
             if cur.rowcount == 0:
                 raise InputError(f"annotator {annotator_id!r} does not exist")
+            con.execute("DELETE FROM sessions WHERE annotator_id = ?", (annotator_id,))
         return token
+
+    # -- server-side sessions -------------------------------------------------------------------
+    # The cookie carries a random session id; only its hash is stored, and a session is valid
+    # only while its row exists, so logging out (row deleted) ends it even for a copied cookie.
+    def create_session(self, annotator_id: str, *, hours: int = SESSION_HOURS) -> str:
+        """Start a session and return its secret id (goes into the signed cookie)."""
+        sid = auth.new_token()
+        now = datetime.now(UTC)
+        with self._write() as con:
+            con.execute("DELETE FROM sessions WHERE expires_at < ?", (_iso(now),))
+            con.execute(
+                "INSERT INTO sessions(id, annotator_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+                (_sid_hash(sid), annotator_id, _iso(now), _iso(now + timedelta(hours=hours))),
+            )
+        return sid
+
+    def session_user(self, sid: str) -> str | None:
+        """The annotator of a live, unexpired session, else None."""
+        row = (
+            self._conn()
+            .execute(
+                "SELECT annotator_id FROM sessions WHERE id = ? AND expires_at >= ?",
+                (_sid_hash(sid), utc_now()),
+            )
+            .fetchone()
+        )
+        return None if row is None else str(row[0])
+
+    def end_session(self, sid: str) -> None:
+        with self._write() as con:
+            con.execute("DELETE FROM sessions WHERE id = ?", (_sid_hash(sid),))
 
     def authenticate(self, annotator_id: str, token: str) -> Annotator | None:
         row = (
             self._conn()
             .execute(
-                "SELECT id, token_hash, is_admin FROM annotators WHERE id = ?", (annotator_id,)
+                "SELECT id, token_hash, is_admin, role FROM annotators WHERE id = ?",
+                (annotator_id,),
             )
             .fetchone()
         )
@@ -288,7 +417,7 @@ class Store:
             return None
         if not auth.check_token(row["token_hash"], token):
             return None
-        return Annotator(id=row["id"], is_admin=bool(row["is_admin"]))
+        return _annotator(row)
 
     def session_fingerprint(self, annotator_id: str) -> str | None:
         """A digest of the current token hash; sessions carry it, so a token reset ends them."""
@@ -302,10 +431,10 @@ class Store:
     def annotator(self, annotator_id: str) -> Annotator | None:
         row = (
             self._conn()
-            .execute("SELECT id, is_admin FROM annotators WHERE id = ?", (annotator_id,))
+            .execute("SELECT id, is_admin, role FROM annotators WHERE id = ?", (annotator_id,))
             .fetchone()
         )
-        return None if row is None else Annotator(id=row["id"], is_admin=bool(row["is_admin"]))
+        return None if row is None else _annotator(row)
 
     def annotators(self) -> list[dict[str, Any]]:
         """Every account with its progress: id, is_admin, assigned, rated, skipped, active_ms."""
@@ -313,7 +442,7 @@ class Store:
             self._conn()
             .execute(
                 """
-            SELECT a.id, a.is_admin,
+            SELECT a.id, a.is_admin, a.role,
                    (SELECT COUNT(*) FROM assignments s WHERE s.annotator_id = a.id) AS assigned,
                    (SELECT COUNT(*) FROM ratings r WHERE r.annotator_id = a.id) AS rated,
                    (SELECT COUNT(*) FROM skips k WHERE k.annotator_id = a.id AND NOT EXISTS
@@ -333,7 +462,9 @@ class Store:
         """Give every item ``overlap`` annotators (non-admins); returns the number of new pairs."""
         with self._write() as con:
             items = [r[0] for r in con.execute("SELECT id FROM items ORDER BY seq")]
-            people = [r[0] for r in con.execute("SELECT id FROM annotators WHERE is_admin = 0")]
+            people = [
+                r[0] for r in con.execute("SELECT id FROM annotators WHERE role = 'annotator'")
+            ]
             existing = [
                 (r[0], r[1]) for r in con.execute("SELECT item_id, annotator_id FROM assignments")
             ]
@@ -405,8 +536,13 @@ class Store:
         confidence: dict[str, float],
         *,
         active_ms: int = 0,
-    ) -> None:
+    ) -> bool:
         """Insert or edit one rating and commit before returning.
+
+        Returns
+        -------
+        bool
+            False when the values equal the stored rating (nothing written, not an edit).
 
         Raises
         ------
@@ -424,29 +560,62 @@ class Store:
         active_ms = max(0, min(int(active_ms), MAX_ACTIVE_MS_PER_VISIT))
         now = utc_now()
         values = [scores[a] for a in AXES] + [float(confidence[a]) for a in AXES]
-        cols = ", ".join([f"s_{a}" for a in AXES] + [f"c_{a}" for a in AXES])
-        marks = ", ".join("?" * (2 * len(AXES)))
-        updates = ", ".join(f"{c} = excluded.{c}" for c in cols.split(", "))
+        cols = [f"s_{a}" for a in AXES] + [f"c_{a}" for a in AXES]
         with self._write() as con:
             if not con.execute(
                 "SELECT 1 FROM assignments WHERE annotator_id = ? AND item_id = ?",
                 (annotator_id, item_id),
             ).fetchone():
                 raise InputError(f"item {item_id!r} is not assigned to {annotator_id!r}")
+            con.execute(
+                "DELETE FROM drafts WHERE annotator_id = ? AND item_id = ?",
+                (annotator_id, item_id),
+            )
+            old = con.execute(
+                f"SELECT {', '.join(cols)} FROM ratings WHERE annotator_id = ? AND item_id = ?",
+                (annotator_id, item_id),
+            ).fetchone()
+            if old is not None:
+                # Re-saving the same values is not an edit; an edit changes values and the time
+                # of the last edit but not the active time: that measures the first rating (a
+                # browser re-posting a large active_ms cannot inflate it).
+                if list(old) == values:
+                    return False
+                con.execute(
+                    f"UPDATE ratings SET {', '.join(f'{c} = ?' for c in cols)}, updated_at = ?, "
+                    f"revisions = revisions + 1 WHERE annotator_id = ? AND item_id = ?",
+                    [*values, now, annotator_id, item_id],
+                )
+                self._bump_version(con)
+                return True
             # Time spent on the item before skipping it counts towards its rating.
             skipped = con.execute(
                 "DELETE FROM skips WHERE annotator_id = ? AND item_id = ? RETURNING active_ms",
                 (annotator_id, item_id),
             ).fetchone()
             active_ms += int(skipped[0]) if skipped else 0
+            active_ms = min(active_ms, MAX_ACTIVE_MS_PER_ITEM)
             con.execute(
-                f"INSERT INTO ratings(annotator_id, item_id, {cols}, created_at, updated_at, "
-                f"active_ms, revisions) VALUES (?, ?, {marks}, ?, ?, ?, 1) "
-                f"ON CONFLICT(annotator_id, item_id) DO UPDATE SET {updates}, "
-                f"updated_at = excluded.updated_at, active_ms = active_ms + excluded.active_ms, "
-                f"revisions = revisions + 1",
+                f"INSERT INTO ratings(annotator_id, item_id, {', '.join(cols)}, created_at, "
+                f"updated_at, active_ms, revisions) VALUES (?, ?, {', '.join('?' * len(cols))}, "
+                f"?, ?, ?, 1)",
                 [annotator_id, item_id, *values, now, now, active_ms],
             )
+            self._bump_version(con)
+        return True
+
+    @staticmethod
+    def _bump_version(con: sqlite3.Connection) -> None:
+        # A counter that changes with every rating or adjudication write: caches of derived
+        # statistics (the admin page's agreement) are keyed by it.
+        con.execute(
+            "INSERT INTO meta(key, value) VALUES ('ratings_version', '1') ON CONFLICT(key) "
+            "DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)"
+        )
+
+    def ratings_version(self) -> int:
+        """A number that changes whenever a rating or adjudication is written."""
+        return int(self.get_meta("ratings_version") or 0)
 
     def skip(self, annotator_id: str, item_id: str, *, active_ms: int = 0) -> None:
         """Mark an item skipped (it comes back after the fresh ones); a no-op if already rated."""
@@ -456,7 +625,8 @@ class Store:
                 "INSERT INTO skips(annotator_id, item_id, skipped_at, active_ms) "
                 "SELECT ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM ratings WHERE "
                 "annotator_id = ? AND item_id = ?) ON CONFLICT DO UPDATE SET "
-                "skipped_at = excluded.skipped_at, active_ms = active_ms + excluded.active_ms",
+                "skipped_at = excluded.skipped_at, "
+                f"active_ms = MIN(active_ms + excluded.active_ms, {MAX_ACTIVE_MS_PER_ITEM})",
                 (annotator_id, item_id, utc_now(), active_ms, annotator_id, item_id),
             )
 
@@ -498,6 +668,18 @@ class Store:
             target.close()
         tmp.replace(dest)
         return dest
+
+
+def _iso(when: datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _sid_hash(sid: str) -> str:
+    return hashlib.sha256(sid.encode("utf-8")).hexdigest()
+
+
+def _annotator(row: sqlite3.Row) -> Annotator:
+    return Annotator(id=row["id"], is_admin=bool(row["is_admin"]), role=str(row["role"]))
 
 
 def _rating(row: sqlite3.Row) -> Rating:
