@@ -280,13 +280,17 @@ def test_japanese_rows_get_lemma_pos_and_their_language():
     assert scripts["script"].unique().tolist() == ["hiragana"]
 
 
-def test_top_words_csv_keeps_pooled_reliable_words_only():
+def test_top_words_csv_lists_reliable_words_first_and_marks_small_n():
     examples = [(f"e{i}", True, {"the": (i % 2 == 1, 1, REPLACE), "of": (True, 1, REPLACE),
                  **({"and": (False, 1, REPLACE)} if i < 2 else {})}) for i in range(20)]  # fmt: skip
     words, _, _ = _build({"gsm8k": examples}, small_n=5)
     top = top_words(words, language="english", top_n=1)
-    assert top["label"].tolist() == ["the (#1)"]
+    assert top["label"].tolist() == ["the (#1, n=20)"]
     assert top["delta"].tolist() == [-0.5]
+    # "and" (n = 2, delta -1) only fills the list after the reliable words, and says so.
+    top = top_words(words, language="english", top_n=3)
+    assert top["label"].tolist() == ["the (#1, n=20)", "of (#2, n=20)", "and (#3, n=2, small n)"]
+    assert top["small_n"].tolist() == [False, False, True]
     assert top_words(words, language="japanese", top_n=5).empty
 
 

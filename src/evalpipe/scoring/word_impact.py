@@ -624,8 +624,9 @@ def build_impact(
 def top_words(table: pd.DataFrame, *, language: str, top_n: int) -> pd.DataFrame:
     """The most harmful words of one language, pooled over its benchmarks, for the plot CSV.
 
-    Rows flagged ``small_n`` are left out (a word seen in 3 examples would top any list); the
-    order is the table's impact order.
+    The first ``top_n`` pooled rows per (model, source) in the table's impact order: words with
+    enough examples first, then, only to fill the list (small sample runs), ``small_n`` words. The
+    label carries n and marks small-n words, so the plot never hides how thin a row is.
 
     Parameters
     ----------
@@ -636,21 +637,28 @@ def top_words(table: pd.DataFrame, *, language: str, top_n: int) -> pd.DataFrame
     Returns
     -------
     DataFrame
-        ``label`` ("word (#rank)", prefixed "model: " when there are several models), ``model,
-        source, word, variant, rank, n, delta, ci_low, ci_high, mcnemar_p, p_holm, p_bh,
-        per_occurrence_impact, impact_rank``; floats rounded to 4 decimals.
+        ``label`` ("word (#rank, n=42)", "small n" added for small-n words, prefixed "model: "
+        when there are several models), ``model, source, word, variant, rank, n, delta, ci_low,
+        ci_high, mcnemar_p, p_holm, p_bh, per_occurrence_impact, small_n, impact_rank``; floats
+        rounded to 4 decimals.
     """
     columns = ["label", "model", "source", "word", "variant", "rank", "n", "delta", "ci_low",
-               "ci_high", "mcnemar_p", "p_holm", "p_bh", "per_occurrence_impact",
+               "ci_high", "mcnemar_p", "p_holm", "p_bh", "per_occurrence_impact", "small_n",
                "impact_rank"]  # fmt: skip
     if table.empty:
         return pd.DataFrame(columns=columns)
-    chosen = table.loc[
-        (table["language"] == language) & (table["scope"] == POOLED) & ~table["small_n"]
-    ]
+    chosen = table.loc[(table["language"] == language) & (table["scope"] == POOLED)]
     chosen = chosen.groupby(["model", "source"], sort=True, dropna=False).head(int(top_n))
     chosen = chosen.copy()
-    label = chosen["variant"].astype(str) + " (#" + chosen["rank"].astype(str) + ")"
+    label = (
+        chosen["variant"].astype(str)
+        + " (#"
+        + chosen["rank"].astype(str)
+        + ", n="
+        + chosen["n"].astype(str)
+        + np.where(chosen["small_n"].astype(bool), ", small n", "")
+        + ")"
+    )
     if chosen["model"].nunique() > 1:
         label = chosen["model"].astype(str) + ": " + label
     chosen["label"] = label
