@@ -308,6 +308,39 @@ def add_annotator(
     click.echo(token)
 
 
+@main.command("waive-qualification")
+@click.argument("annotator_id")
+@click.option("--reason", required=True, help="Why (recorded with the waiver and exported).")
+@db_option
+@fail_cleanly
+def waive_qualification(annotator_id: str, reason: str, db_path: str) -> None:
+    """Let an annotator rate without taking the qualification test (e.g. they qualified in an
+    earlier campaign); recorded as a passed attempt marked as waived, with the reason."""
+    from evalpipe.annotation.schema import AXES
+
+    store = _open_store(db_path, must_exist=True)
+    person = store.annotator(annotator_id)
+    if person is None or person.role != "annotator":
+        raise InputError(f"annotator {annotator_id!r} does not exist (or is not an annotator)")
+    why = f"waived: {reason.strip()}"
+    attempt = len(store.qual_attempts(annotator_id)) + 1
+    store.finish_qualification(
+        annotator_id,
+        attempt,
+        {
+            "axes": {
+                a: {"kappa": None, "n": 0, "passed": True, "undefined_reason": why} for a in AXES
+            },
+            "overall": None,
+            "passed": True,
+            "threshold": None,
+            "reason": why,
+            "waived": True,
+        },
+    )
+    click.echo(f"annotate waive-qualification: {annotator_id} may rate items (attempt {attempt})")
+
+
 @main.command()
 @db_option
 @fail_cleanly
@@ -347,9 +380,19 @@ def users(db_path: str) -> None:
     default=None,
     help="Also write time per item (active seconds) and edit counts as CSV.",
 )
+@click.option(
+    "--notes",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write adjudication notes and annotators' comments and flags as CSV.",
+)
 @fail_cleanly
-def export(db_path: str, out_dir: str, output: str | None, timings: str | None) -> None:
-    """Write every rating as the spec's raw JSONL (sorted by id, annotator).
+def export(
+    db_path: str, out_dir: str, output: str | None, timings: str | None, notes: str | None
+) -> None:
+    """Write every rating as the spec's raw JSONL (sorted by id, annotator), and the final
+    ratings of adjudicated items beside it (``batch_NNN.adjudicated.jsonl``,
+    ``annotator_id: adjudicated:<name>``).
 
     The first export takes the next free batch_NNN.jsonl; later exports of the same database
     rewrite that file, so an edited rating never appears in two batches.
@@ -363,10 +406,22 @@ def export(db_path: str, out_dir: str, output: str | None, timings: str | None) 
     if not records:
         raise InputError(f"{db_path}: no ratings to export yet")
     target = Path(output) if output else ex.batch_path(store, out_dir)
+    adjudicated = ex.adjudication_records(store)
+    adj_target = ex.adjudication_path(target)
     _refuse_duplicates(records, target.parent, exclude=target)
+    _refuse_duplicates(adjudicated, adj_target.parent, exclude=adj_target)
     atomic.write_text(target, ex.to_jsonl(records))
+    if adjudicated:
+        atomic.write_text(adj_target, ex.to_jsonl(adjudicated))
     if not output:
         ex.remember_batch(store, target)
+    if notes:
+        atomic.write_csv(
+            notes,
+            pd.DataFrame(
+                ex.notes_rows(store), columns=["id", "annotator_id", "kind", "flag", "text"]
+            ),
+        )
     if timings:
         atomic.write_csv(
             timings,
@@ -375,7 +430,38 @@ def export(db_path: str, out_dir: str, output: str | None, timings: str | None) 
             ),
         )
     n_people = len({r["annotator_id"] for r in records})
-    click.echo(f"annotate export: {len(records)} ratings by {n_people} annotators -> {target}")
+    extra = f"; {len(adjudicated)} adjudicated -> {adj_target}" if adjudicated else ""
+    click.echo(
+        f"annotate export: {len(records)} ratings by {n_people} annotators -> {target}{extra}"
+    )
+
+
+@main.command("export-qualification")
+@db_option
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=str(PATHS.raw / "qualification" / "results.jsonl"),
+    show_default=True,
+    help="Where to write the results (one JSON object per attempt).",
+)
+@fail_cleanly
+def export_qualification(db_path: str, output: str) -> None:
+    """Write every scored qualification attempt: annotator, attempt, passed, kappa per axis.
+
+    Not an annotation batch (the items are the qualification set, not the tasks), so it goes
+    outside data/raw/annotations/.
+    """
+    from evalpipe.annotation.web import export as ex
+
+    store = _open_store(db_path, must_exist=True)
+    rows = ex.qualification_records(store)
+    atomic.write_text(output, ex.to_jsonl(rows))
+    passed = sorted({r["annotator_id"] for r in rows if r["passed"]})
+    click.echo(
+        f"annotate export-qualification: {len(rows)} attempts, {len(passed)} annotators "
+        f"passed -> {output}"
+    )
 
 
 @main.command()

@@ -171,7 +171,7 @@ class AnnotatorClient:
             data={"csrf_token": self.csrf, "annotator_id": self.annotator_id, "token": self.token},
         )
         if resp.status_code == 303:
-            self._remember_csrf(self.http.get("/done").text)
+            self._remember_csrf(self.http.get("/guidelines").text)
         return resp
 
     def page(self, position: int) -> httpx.Response:

@@ -85,7 +85,7 @@ def test_logout_ends_the_session_on_the_server_so_a_saved_cookie_is_useless(serv
 def test_logging_in_again_does_not_revive_a_logged_out_cookie(server):
     c = login(server, "ann_b")
     saved = httpx.Cookies(c.http.cookies)
-    c.http.post("/logout", data={"csrf_token": c.csrf})
+    assert c.http.post("/logout", data={"csrf_token": c.csrf}).status_code == 303
     assert login(server, "ann_b").page(1).status_code == 200
     replay = httpx.Client(base_url=server.base_url, cookies=saved)
     assert replay.get("/item/1").status_code == 302

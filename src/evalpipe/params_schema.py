@@ -172,7 +172,9 @@ SCHEMA = Section(
         ),
         "benchmarks": Section(
             {
-                "source": text("where benchmark rows come from", choices=("sample", "hub")),
+                # sample | hub | files | hub_raw, or {default: ..., <benchmark>: ...}; the
+                # benchmark loader checks the values against its SOURCES
+                "source": anything("where benchmark rows come from"),
                 "max_samples": integer("examples per benchmark", minimum=1, nullable=True),
                 # not read by any stage (dvc.yaml vars.suites decides what runs); kept until the
                 # benchmark declaration is redone
@@ -254,6 +256,9 @@ SCHEMA = Section(
                 ),
                 "max_consistency_rate": probability(
                     "quality gate: largest share of annotations breaking a consistency rule"
+                ),
+                "require_qualification": boolean(
+                    "web app: annotators pass the qualification test before the real queue"
                 ),
                 "monitor_window_days": integer(
                     "agreement-over-time window in days (7 = ISO weeks)", minimum=1

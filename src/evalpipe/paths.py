@@ -31,6 +31,11 @@ class ProjectPaths:
     def params(self) -> Path:
         return self.root / "params.yaml"
 
+    @property
+    def raw_benchmarks(self) -> Path:
+        """The publishers' files, one folder per benchmark (``benchmarks.source: files``)."""
+        return self.raw / "benchmarks"
+
     def raw_words(self, language: str) -> Path:
         return self.raw / language
 

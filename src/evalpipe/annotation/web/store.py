@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from evalpipe.annotation.schema import AXES, Annotation, DialoguePair
+from evalpipe.annotation.schema import ADJUDICATED_PREFIX, AXES, Annotation, DialoguePair
 from evalpipe.annotation.web import auth
 from evalpipe.annotation.web.assignment import fill_assignments, presentation_order
 from evalpipe.errors import InputError
@@ -174,6 +174,23 @@ class Rating:
     updated_at: str
     active_ms: int
     revisions: int
+
+
+@dataclass(frozen=True)
+class Adjudication:
+    """The final rating of a disputed item, set by an adjudicator with a note."""
+
+    item_id: str
+    adjudicator_id: str
+    scores: dict[str, int]
+    confidence: dict[str, float]
+    note: str
+    updated_at: str
+
+    @property
+    def annotator_id(self) -> str:
+        """How the record is exported (spec format): ``adjudicated:<adjudicator>``."""
+        return f"{ADJUDICATED_PREFIX}{self.adjudicator_id}"
 
 
 @dataclass(frozen=True)
@@ -549,14 +566,7 @@ class Store:
         InputError
             If the item is not assigned to the annotator or a value is out of range.
         """
-        for axis in AXES:
-            if scores.get(axis) not in (1, 2, 3, 4, 5):
-                raise InputError(
-                    f'field "{axis}": expected an integer 1-5, got {scores.get(axis)!r}'
-                )
-            c = confidence.get(axis)
-            if not isinstance(c, (int, float)) or not 0.0 <= float(c) <= 1.0:
-                raise InputError(f'field "{axis}_confidence": expected a number 0-1, got {c!r}')
+        _check_values(scores, confidence)
         active_ms = max(0, min(int(active_ms), MAX_ACTIVE_MS_PER_VISIT))
         now = utc_now()
         values = [scores[a] for a in AXES] + [float(confidence[a]) for a in AXES]
@@ -654,6 +664,213 @@ class Store:
     def count_ratings(self) -> int:
         return int(self._conn().execute("SELECT COUNT(*) FROM ratings").fetchone()[0])
 
+    def item_ratings(self, item_id: str) -> list[Rating]:
+        """Every rating of one item, by annotator id (for adjudication; never shown to raters)."""
+        rows = (
+            self._conn()
+            .execute("SELECT * FROM ratings WHERE item_id = ? ORDER BY annotator_id", (item_id,))
+            .fetchall()
+        )
+        return [_rating(r) for r in rows]
+
+    # -- comments, flags, drafts ----------------------------------------------------------------
+    def save_note(self, annotator_id: str, item_id: str, *, comment: str, flag: bool) -> None:
+        """Store the annotator's comment and flag on an item (empty and unflagged: removed)."""
+        comment = comment.strip()[:2000]
+        with self._write() as con:
+            if not comment and not flag:
+                con.execute(
+                    "DELETE FROM notes WHERE annotator_id = ? AND item_id = ?",
+                    (annotator_id, item_id),
+                )
+                return
+            con.execute(
+                "INSERT INTO notes(annotator_id, item_id, comment, flag, updated_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT(annotator_id, item_id) DO UPDATE SET "
+                "comment = excluded.comment, flag = excluded.flag, "
+                "updated_at = excluded.updated_at",
+                (annotator_id, item_id, comment, int(flag), utc_now()),
+            )
+
+    def notes(self, *, item_id: str | None = None) -> list[dict[str, Any]]:
+        """Comments and flags: ``{annotator_id, item_id, comment, flag, updated_at}``."""
+        sql = "SELECT * FROM notes"
+        args: tuple[str, ...] = ()
+        if item_id is not None:
+            sql += " WHERE item_id = ?"
+            args = (item_id,)
+        rows = self._conn().execute(sql + " ORDER BY item_id, annotator_id", args).fetchall()
+        return [dict(r) | {"flag": bool(r["flag"])} for r in rows]
+
+    def note(self, annotator_id: str, item_id: str) -> dict[str, Any] | None:
+        row = (
+            self._conn()
+            .execute(
+                "SELECT * FROM notes WHERE annotator_id = ? AND item_id = ?",
+                (annotator_id, item_id),
+            )
+            .fetchone()
+        )
+        return None if row is None else dict(row) | {"flag": bool(row["flag"])}
+
+    def save_draft(self, annotator_id: str, item_id: str, values: dict[str, str]) -> None:
+        """Keep half-entered form values (``score_<axis>``/``conf_<axis>``) until the next save."""
+        with self._write() as con:
+            if not values:
+                con.execute(
+                    "DELETE FROM drafts WHERE annotator_id = ? AND item_id = ?",
+                    (annotator_id, item_id),
+                )
+                return
+            con.execute(
+                "INSERT INTO drafts(annotator_id, item_id, payload, updated_at) VALUES "
+                "(?, ?, ?, ?) ON CONFLICT(annotator_id, item_id) DO UPDATE SET "
+                "payload = excluded.payload, updated_at = excluded.updated_at",
+                (annotator_id, item_id, json.dumps(values, sort_keys=True), utc_now()),
+            )
+
+    def draft(self, annotator_id: str, item_id: str) -> dict[str, str]:
+        row = (
+            self._conn()
+            .execute(
+                "SELECT payload FROM drafts WHERE annotator_id = ? AND item_id = ?",
+                (annotator_id, item_id),
+            )
+            .fetchone()
+        )
+        return {} if row is None else dict(json.loads(row[0]))
+
+    # -- adjudication ---------------------------------------------------------------------------
+    def save_adjudication(
+        self,
+        item_id: str,
+        adjudicator_id: str,
+        scores: dict[str, int],
+        confidence: dict[str, float],
+        note: str,
+    ) -> None:
+        """Set (or replace) the final rating of an item, with the adjudicator's note.
+
+        Raises
+        ------
+        InputError
+            Unknown item, a value out of range, or an empty note.
+        """
+        _check_values(scores, confidence)
+        note = note.strip()
+        if not note:
+            raise InputError('field "note": say briefly why this is the final rating')
+        values = [scores[a] for a in AXES] + [float(confidence[a]) for a in AXES]
+        cols = [f"s_{a}" for a in AXES] + [f"c_{a}" for a in AXES]
+        now = utc_now()
+        with self._write() as con:
+            if not con.execute("SELECT 1 FROM items WHERE id = ?", (item_id,)).fetchone():
+                raise InputError(f"item {item_id!r} does not exist")
+            con.execute(
+                f"INSERT INTO adjudications(item_id, adjudicator_id, {', '.join(cols)}, note, "
+                f"created_at, updated_at) VALUES (?, ?, {', '.join('?' * len(cols))}, ?, ?, ?) "
+                f"ON CONFLICT(item_id) DO UPDATE SET adjudicator_id = excluded.adjudicator_id, "
+                + ", ".join(f"{c} = excluded.{c}" for c in cols)
+                + ", note = excluded.note, updated_at = excluded.updated_at",
+                [item_id, adjudicator_id, *values, note[:4000], now, now],
+            )
+            self._bump_version(con)
+
+    def adjudications(self) -> list[Adjudication]:
+        """Every final rating, sorted by item id."""
+        rows = self._conn().execute("SELECT * FROM adjudications ORDER BY item_id").fetchall()
+        return [_adjudication(r) for r in rows]
+
+    def adjudication(self, item_id: str) -> Adjudication | None:
+        row = (
+            self._conn()
+            .execute("SELECT * FROM adjudications WHERE item_id = ?", (item_id,))
+            .fetchone()
+        )
+        return None if row is None else _adjudication(row)
+
+    # -- training and qualification -----------------------------------------------------------
+    def save_training(
+        self, annotator_id: str, round_: int, example_id: str, scores: dict[str, int]
+    ) -> None:
+        """Record the annotator's rating of a worked example in training round ``round_``."""
+        _check_values(scores, dict.fromkeys(AXES, 1.0))
+        cols = [f"s_{a}" for a in AXES]
+        with self._write() as con:
+            con.execute(
+                f"INSERT INTO training(annotator_id, round, example_id, {', '.join(cols)}, "
+                f"created_at) VALUES (?, ?, ?, {', '.join('?' * len(cols))}, ?) "
+                f"ON CONFLICT DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in cols),
+                [annotator_id, round_, example_id, *[scores[a] for a in AXES], utc_now()],
+            )
+
+    def training(self, annotator_id: str, round_: int) -> dict[str, dict[str, int]]:
+        """``{example_id: scores}`` the annotator gave in one training round."""
+        rows = self._conn().execute(
+            "SELECT * FROM training WHERE annotator_id = ? AND round = ?", (annotator_id, round_)
+        )
+        return {r["example_id"]: {a: int(r[f"s_{a}"]) for a in AXES} for r in rows}
+
+    def save_qual_answer(
+        self,
+        annotator_id: str,
+        attempt: int,
+        item_id: str,
+        scores: dict[str, int],
+        confidence: dict[str, float],
+    ) -> None:
+        """Record one answer of a qualification attempt (re-answering replaces it)."""
+        _check_values(scores, confidence)
+        cols = [f"s_{a}" for a in AXES] + [f"c_{a}" for a in AXES]
+        values = [scores[a] for a in AXES] + [float(confidence[a]) for a in AXES]
+        with self._write() as con:
+            if con.execute(
+                "SELECT 1 FROM qual_attempts WHERE annotator_id = ? AND attempt = ?",
+                (annotator_id, attempt),
+            ).fetchone():
+                raise InputError(f"qualification attempt {attempt} is already scored")
+            con.execute(
+                f"INSERT INTO qual_answers(annotator_id, attempt, item_id, {', '.join(cols)}, "
+                f"created_at) VALUES (?, ?, ?, {', '.join('?' * len(cols))}, ?) "
+                f"ON CONFLICT DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in cols),
+                [annotator_id, attempt, item_id, *values, utc_now()],
+            )
+
+    def qual_answers(self, annotator_id: str, attempt: int) -> dict[str, dict[str, int]]:
+        """``{item_id: scores}`` of one qualification attempt."""
+        rows = self._conn().execute(
+            "SELECT * FROM qual_answers WHERE annotator_id = ? AND attempt = ?",
+            (annotator_id, attempt),
+        )
+        return {r["item_id"]: {a: int(r[f"s_{a}"]) for a in AXES} for r in rows}
+
+    def finish_qualification(self, annotator_id: str, attempt: int, result: dict[str, Any]) -> None:
+        """Store the scored result of an attempt (``qualification.score_qualification``)."""
+        with self._write() as con:
+            con.execute(
+                "INSERT INTO qual_attempts(annotator_id, attempt, finished_at, passed, result) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (
+                    annotator_id,
+                    attempt,
+                    utc_now(),
+                    int(bool(result["passed"])),
+                    json.dumps(result, sort_keys=True),
+                ),
+            )
+
+    def qual_attempts(self, annotator_id: str | None = None) -> list[dict[str, Any]]:
+        """Scored attempts: ``{annotator_id, attempt, finished_at, passed, result}``, in order."""
+        sql = "SELECT * FROM qual_attempts"
+        args: tuple[str, ...] = ()
+        if annotator_id is not None:
+            sql += " WHERE annotator_id = ?"
+            args = (annotator_id,)
+        rows = self._conn().execute(sql + " ORDER BY annotator_id, attempt", args).fetchall()
+        return [
+            dict(r) | {"passed": bool(r["passed"]), "result": json.loads(r["result"])} for r in rows
+        ]
+
     # -- backup ---------------------------------------------------------------------------------
     def backup(self, dest: str | Path) -> Path:
         """Copy the live database with SQLite's online backup API (consistent, WAL included)."""
@@ -680,6 +897,26 @@ def _sid_hash(sid: str) -> str:
 
 def _annotator(row: sqlite3.Row) -> Annotator:
     return Annotator(id=row["id"], is_admin=bool(row["is_admin"]), role=str(row["role"]))
+
+
+def _check_values(scores: dict[str, int], confidence: dict[str, float]) -> None:
+    for axis in AXES:
+        if scores.get(axis) not in (1, 2, 3, 4, 5):
+            raise InputError(f'field "{axis}": expected an integer 1-5, got {scores.get(axis)!r}')
+        c = confidence.get(axis)
+        if not isinstance(c, (int, float)) or not 0.0 <= float(c) <= 1.0:
+            raise InputError(f'field "{axis}_confidence": expected a number 0-1, got {c!r}')
+
+
+def _adjudication(row: sqlite3.Row) -> Adjudication:
+    return Adjudication(
+        item_id=row["item_id"],
+        adjudicator_id=row["adjudicator_id"],
+        scores={a: int(row[f"s_{a}"]) for a in AXES},
+        confidence={a: float(row[f"c_{a}"]) for a in AXES},
+        note=row["note"],
+        updated_at=row["updated_at"],
+    )
 
 
 def _rating(row: sqlite3.Row) -> Rating:
