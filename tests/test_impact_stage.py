@@ -88,7 +88,7 @@ def test_stage_writes_the_three_tables_and_top_words_per_language(tmp_path):
     assert set(words.loc[words["language"] == "japanese", "source"]) == {"bccwj"}
     operations = pd.read_parquet(root / "data" / "impact" / "operations.parquet")
     scripts = pd.read_parquet(root / "data" / "impact" / "scripts.parquet")
-    assert set(operations["operation"]) <= {"replace", "insert", "delete", "mixed"}
+    assert set(operations["op"]) <= {"replace", "insert", "delete", "mixed"}
     assert set(scripts["script"]) == {"latin"}
     for table in (operations, scripts):
         pooled = table.loc[table["scope"] == "pooled"].groupby("language")["n"].sum()

@@ -305,7 +305,7 @@ def test_each_pair_is_attributed_to_one_operation_or_to_mixed():
         ("e3", True, {"the": (True, 1, [("insert", None, "z")])}),
     ]
     _, operations, _ = _build({"gsm8k": examples}, samples=0)
-    pooled = operations.loc[operations["scope"] == POOLED].set_index("operation")
+    pooled = operations.loc[operations["scope"] == POOLED].set_index("op")
     assert sorted(pooled.index) == ["delete", "insert", "mixed", "replace"]
     assert pooled["n"].sum() == 4  # a partition: no pair counted twice
     assert pooled.loc["replace", "delta"] == -1.0
@@ -370,7 +370,7 @@ def test_tables_are_deterministic_and_carry_the_contract_columns():
         "mcnemar_p", "p_holm", "p_bh", "per_occurrence_impact", "small_n",
     }  # fmt: skip
     assert contract <= set(words.columns)
-    assert contract - {"word", "lemma", "pos", "rank", "frequency_score"} | {"operation"} <= set(
+    assert contract - {"word", "lemma", "pos", "rank", "frequency_score"} | {"op"} <= set(
         operations.columns
     )
     assert "script" in scripts.columns

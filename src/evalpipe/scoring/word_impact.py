@@ -92,7 +92,7 @@ WORD_COLUMNS = [
     "model", "language", "source", "scope", "word", "variant", "lemma", "pos", "rank",
     "frequency_score", *STAT_COLUMNS,
 ]  # fmt: skip
-OPERATION_COLUMNS = ["model", "language", "source", "scope", "operation", "n_words",
+OPERATION_COLUMNS = ["model", "language", "source", "scope", "op", "n_words",
                      *STAT_COLUMNS]  # fmt: skip
 SCRIPT_COLUMNS = ["model", "language", "source", "scope", "script", "n_words",
                   *STAT_COLUMNS]  # fmt: skip
@@ -227,7 +227,7 @@ def impact_pairs(
     DataFrame
         ``model, language, benchmark, example_id, variant, word_rank, occurrences,
         perturbed_occurrences, correct_original, correct_perturbed, unparsed_perturbed,
-        operation, script``, sorted by model, word rank, variant, example.
+        op, script``, sorted by model, word rank, variant, example.
 
     Raises
     ------
@@ -274,7 +274,7 @@ def impact_pairs(
     pairs["correct_perturbed"] = pairs["correct_perturbed"].astype(bool)
     pairs["word_rank"] = pairs["word_rank"].astype("int64")
     pairs["language"] = language
-    pairs["operation"] = None
+    pairs["op"] = None
     pairs["script"] = None
     if perturbations is not None and len(pairs):
         check_columns(
@@ -286,7 +286,7 @@ def impact_pairs(
                 "benchmark": records["benchmark"].to_numpy(),
                 "example_id": records["example_id"].to_numpy(),
                 "word_rank": records["word_rank"].astype("int64").to_numpy(),
-                "operation": [
+                "op": [
                     _attribute([str(op["op"]) for op in (ops if ops is not None else [])])
                     for ops in records["perturbations"]
                 ],
@@ -298,12 +298,12 @@ def impact_pairs(
                 ],
             }
         )
-        pairs = pairs.drop(columns=["operation", "script"]).merge(
+        pairs = pairs.drop(columns=["op", "script"]).merge(
             kinds, on=["benchmark", "example_id", "word_rank"], how="left", validate="many_to_one"
         )
     columns = ["model", "language", "benchmark", "example_id", "variant", "word_rank",
                "occurrences", "perturbed_occurrences", "correct_original", "correct_perturbed",
-               "unparsed_perturbed", "operation", "script"]  # fmt: skip
+               "unparsed_perturbed", "op", "script"]  # fmt: skip
     pairs = pairs.sort_values(["model", "word_rank", "variant", "example_id"], kind="stable")
     return pairs[columns].reset_index(drop=True)
 
@@ -539,12 +539,12 @@ def category_impact(
     bases: pd.DataFrame,
     settings: ImpactSettings,
 ) -> pd.DataFrame:
-    """Impact per operation type (``by="operation"``) or script class (``by="script"``).
+    """Impact per operation type (``by="op"``) or script class (``by="script"``).
 
     Parameters
     ----------
     pairs : :func:`impact_pairs` of all benchmarks (with the perturbation records joined).
-    by : ``"operation"`` or ``"script"``.
+    by : ``"op"`` (the column name of the perturbation records) or ``"script"``.
     sources : language -> word-list source (for the ``source`` column).
     bases : :func:`base_counts` of all benchmarks.
     settings : bootstrap settings and the small-n threshold.
@@ -555,9 +555,9 @@ def category_impact(
         :data:`OPERATION_COLUMNS` or :data:`SCRIPT_COLUMNS`; one row per (model, language, scope,
         kind) with pairs; pairs with several kinds of typo form the ``mixed`` row.
     """
-    if by not in ("operation", "script"):
-        raise ValueError(f"by: expected 'operation' or 'script', got {by!r}")
-    columns = OPERATION_COLUMNS if by == "operation" else SCRIPT_COLUMNS
+    if by not in ("op", "script"):
+        raise ValueError(f"by: expected 'op' or 'script', got {by!r}")
+    columns = OPERATION_COLUMNS if by == "op" else SCRIPT_COLUMNS
     rows = _grouped_table(pairs, bases, sources, (by,), settings)
     table = pd.DataFrame(rows)
     if table.empty:
@@ -614,9 +614,7 @@ def build_impact(
             raise InputError(f"data/words/{language}.parquet: word list missing for {language}")
     sources = {lang: _source_of(frame, lang) for lang, frame in words.items()}
     word_table = word_impact(pairs, words, bases=bases, settings=settings)
-    operations = category_impact(
-        pairs, by="operation", sources=sources, bases=bases, settings=settings
-    )
+    operations = category_impact(pairs, by="op", sources=sources, bases=bases, settings=settings)
     scripts = category_impact(pairs, by="script", sources=sources, bases=bases, settings=settings)
     return word_table, operations, scripts
 
