@@ -164,6 +164,36 @@ def test_clustered_bootstrap_is_wider_than_naive_when_occurrences_cluster():
     ) == cluster_bootstrap_ci(per_example, samples=500, level=0.9, seed=4)
 
 
+def test_unclustered_bootstrap_agrees_with_scipy_percentile_bootstrap():
+    from scipy.stats import bootstrap
+
+    rng = np.random.default_rng(8)
+    diff = rng.choice([-1.0, 0.0, 0.0, 0.0, 1.0], size=150, p=[0.3, 0.2, 0.2, 0.2, 0.1])
+    ours = cluster_bootstrap_ci(diff, samples=20000, level=0.95, seed=3)
+    ref = bootstrap(
+        (diff,), np.mean, n_resamples=20000, confidence_level=0.95, method="percentile",
+        random_state=np.random.default_rng(4),
+    ).confidence_interval  # fmt: skip
+    assert ours == pytest.approx((ref.low, ref.high), abs=0.012)
+
+
+def test_clustered_bootstrap_width_matches_the_cluster_robust_standard_error():
+    # Clusters of unequal size with a shared outcome: the bootstrap SD of the row mean should match
+    # the cluster-robust (CR0 / sandwich) standard error sqrt(sum_c (T_c - m n_c)^2) / N.
+    rng = np.random.default_rng(9)
+    sizes = rng.integers(1, 12, size=60)
+    outcome = rng.choice([-1.0, 0.0, 1.0], size=60, p=[0.35, 0.45, 0.2])
+    diff = np.repeat(outcome, sizes)
+    clusters = np.repeat(np.arange(60), sizes)
+    mean = diff.mean()
+    totals = outcome * sizes
+    se = np.sqrt(np.sum((totals - mean * sizes) ** 2)) / diff.size
+    low, high = cluster_bootstrap_ci(diff, clusters=clusters, samples=20000, level=0.95, seed=5)
+    assert (high - low) == pytest.approx(2 * 1.96 * se, rel=0.12)
+    naive_low, naive_high = cluster_bootstrap_ci(diff, samples=20000, level=0.95, seed=5)
+    assert (naive_high - naive_low) < 0.6 * (high - low)
+
+
 def test_stratified_bootstrap_keeps_each_benchmark_weight_fixed():
     # Benchmark a: 10 pairs, all correct -> incorrect; b: 30 pairs, no change. Stratified by
     # benchmark, every resample has 10 a-pairs and 30 b-pairs: delta is exactly -0.25 each time.
