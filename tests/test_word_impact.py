@@ -407,6 +407,25 @@ def test_tables_are_deterministic_and_carry_the_contract_columns():
     assert words["model"].notna().all()
 
 
+def test_several_models_get_their_own_rows_and_pairs():
+    a_scored, perturbed = _rows("gsm8k", _no_effect_examples("g", n=8), model="model-a")
+    b_examples = [(f"g{i}", True, {"the": (False, 1, REPLACE)}) for i in range(8)]
+    b_scored, _ = _rows("gsm8k", b_examples, model="model-b")
+    words, operations, _ = build_impact(
+        {"gsm8k": pd.concat([a_scored, b_scored], ignore_index=True)},
+        {"gsm8k": perturbed},
+        WORDS,
+        languages={"gsm8k": "english"},
+        settings=ImpactSettings(samples=0, small_n=0),
+    )
+    pooled = words.loc[words["scope"] == POOLED].set_index("model")
+    assert pooled.loc["model-a", "delta"] == 0.0 and pooled.loc["model-b", "delta"] == -1.0
+    assert pooled["n"].tolist() == [8, 8]
+    assert sorted(operations["model"].unique()) == ["model-a", "model-b"]
+    top = top_words(words, language="english", top_n=5)
+    assert top["label"].tolist() == ["model-a: the (#1, n=8)", "model-b: the (#1, n=8)"]
+
+
 def test_missing_model_column_and_orphans_are_input_errors():
     scored, _ = _rows("gsm8k", _no_effect_examples("g", n=4))
     settings_ = ImpactSettings(samples=0)
