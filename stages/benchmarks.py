@@ -3,13 +3,13 @@ data/benchmarks/{name}.fewshot.parquet. ``--list`` shows every benchmark."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import click
 
 from evalpipe import atomic
 from evalpipe.benchmarks import (
+    SOURCES,
     BenchmarkSpec,
     get_spec,
     list_specs,
@@ -17,39 +17,55 @@ from evalpipe.benchmarks import (
     sample_files,
     to_arrow,
 )
-from evalpipe.benchmarks.loading import read_json_rows
+from evalpipe.benchmarks.loading import expand, reader_registry
 from evalpipe.errors import InputError
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from stages._common import fail_cleanly, params_option
 
 
-def _count_lines(path: Path) -> int:
+def _count_lines(path) -> int:
     with path.open(encoding="utf-8") as handle:
         return sum(1 for line in handle if line.strip())
 
 
-def _size(spec: BenchmarkSpec, source: str) -> str:
-    if spec.kind == "local":
-        path = Path((spec.local or {})["path"])
-        if not path.is_file():
-            return "file missing"
+def _size(spec: BenchmarkSpec, source: str, paths: ProjectPaths) -> str:
+    if spec.kind == "local" or source == "files":
+        assert spec.files is not None
+        folder = spec.root if spec.kind == "local" else paths.raw_benchmarks / spec.name
+        if not expand(folder, spec.files.test):
+            return "files missing"
+        if spec.kind == "builtin":
+            return "? (counted when loaded)"
         try:
-            return str(len(read_json_rows(path, json_field=(spec.local or {}).get("json_field"))))
-        except InputError:
+            read = reader_registry()[spec.files.reader]
+            return str(len(read(folder, spec.files.test, options=spec.files.options)))
+        except (InputError, KeyError):
             return "unreadable"
     if source == "hub":
         size = spec.hub.size if spec.hub else None
         return str(size) if size is not None else "? (counted when loaded)"
-    return str(_count_lines(sample_files(spec.name)[0]))
+    return str(_count_lines(sample_files(spec)[0]))
 
 
-def _list(cfg: dict[str, Any]) -> None:
+def _list(cfg: dict[str, Any], paths: ProjectPaths) -> None:
     source = cfg.get("source", "sample")
-    rows = [("name", "task_type", "language", "source", "size")]
-    for spec in list_specs(cfg.get("local")):
+    suites = cfg.get("suites") or {}
+    rows = [("name", "task_type", "language", "source", "size", "in suites")]
+    for spec in list_specs(paths.raw_benchmarks):
         src = "local" if spec.kind == "local" else source
-        rows.append((spec.name, spec.task_type, spec.language, src, _size(spec, source)))
+        has = spec.kind == "local" or getattr(spec, source, None) is not None
+        size = _size(spec, source, paths) if has else f"no {source} source"
+        rows.append(
+            (
+                spec.name,
+                spec.task_type,
+                spec.language,
+                src,
+                size,
+                "yes" if spec.name in suites else "no",
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
@@ -57,7 +73,7 @@ def _list(cfg: dict[str, Any]) -> None:
 
 
 @click.command()
-@click.option("--name", help="Benchmark to build (a built-in one or a key of benchmarks.local).")
+@click.option("--name", help="Benchmark to build (a built-in one or a local spec's folder name).")
 @click.option("--list", "list_", is_flag=True, help="List every benchmark and exit.")
 @params_option
 @fail_cleanly
@@ -65,25 +81,35 @@ def main(name: str | None, list_: bool, params_path: str) -> None:
     """Build benchmark NAME's evaluated set and few-shot pool from params.yaml's source."""
     params = load_params(params_path)
     cfg = section(params, "benchmarks", path=params_path)
+    paths = ProjectPaths()
     if list_:
-        _list(cfg)
+        _list(cfg, paths)
         return
     if not name:
         raise click.UsageError("give --name NAME or --list")
-    spec = get_spec(name, cfg.get("local"))
+    spec = get_spec(name, paths.raw_benchmarks)
     source = cfg.get("source", "sample")
+    if source not in SOURCES:
+        raise InputError(
+            f"{params_path}: benchmarks.source: expected one of {', '.join(SOURCES)}, "
+            f"got {source!r}"
+        )
     examples, fewshot = load_benchmark(
-        spec, source=source, max_samples=cfg.get("max_samples"), seed=int(params.get("seed", 42))
+        spec,
+        source=source,
+        max_samples=cfg.get("max_samples"),
+        seed=int(params.get("seed", 42)),
+        files_dir=paths.raw_benchmarks,
     )
-    paths = ProjectPaths()
     out = paths.benchmark(name)
     fewshot_out = paths.benchmark_fewshot(name)
     atomic.write_parquet(out, to_arrow(examples))
     atomic.write_parquet(fewshot_out, to_arrow(fewshot))
-    origin = "local file" if spec.kind == "local" else source
+    origin = "local files" if spec.kind == "local" else source
     click.echo(
         f"benchmarks@{name}: {len(examples)} examples + {len(fewshot)} few-shot "
-        f"({spec.task_type}, {spec.language}, from {origin}) -> {out}"
+        f"({spec.task_type}, {spec.language}, from {origin}"
+        f"{', ' + spec.version if spec.version else ''}) -> {out}"
     )
 
 

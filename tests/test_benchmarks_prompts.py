@@ -20,26 +20,21 @@ from evalpipe.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = Path(__file__).with_name("test_benchmarks_golden.json")
-LAWQA = {
-    "path": str(REPO / "data" / "raw" / "benchmarks" / "lawqa_example.jsonl"),
-    "language": "japanese", "task_type": "mc", "id": "id", "fields": {"問題": "question"},
-    "choices": "choices", "answer": "answer", "labels": ["a", "b", "c", "d"],
-}  # fmt: skip
+LOCAL = REPO / "data" / "raw" / "benchmarks"  # holds lawqa/spec.yaml, a local benchmark
 NAMES = [*REGISTRY, "lawqa"]
 
 
 @pytest.fixture(scope="module")
 def sets() -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
-    local = {"lawqa": LAWQA}
     return {
-        name: load_benchmark(get_spec(name, local), source="sample", max_samples=20, seed=42)
+        name: load_benchmark(get_spec(name, LOCAL), source="sample", max_samples=20, seed=42)
         for name in NAMES
     }
 
 
 def _render(sets, name: str, style: str, row: int = 0) -> str:
     examples, fewshot = sets[name]
-    spec = get_spec(name, {"lawqa": LAWQA})
+    spec = get_spec(name, LOCAL)
     return build_prompts(spec, examples.iloc[row : row + 1], fewshot, style=style, n_shots=3)[0]
 
 

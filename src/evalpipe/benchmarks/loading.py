@@ -1,10 +1,12 @@
 """Load a benchmark's evaluated split and few-shot pool as frames of the common schema.
 
-Every source goes through ``datasets.load_dataset``: the Hub ids of the registry (``hub``), the
-bundled JSONL sample files (``sample``), or a user's JSON/JSONL file (``local`` benchmarks). A
-local directory laid out like the Hub repositories can stand in for the Hub (``hub_dir``, or the
-``EVALPIPE_HUB_DIR`` environment variable): ``<hub_dir>/<owner>/<dataset>/`` with the dataset's
-README.md (``configs:`` metadata) and data files.
+A spec's ``sources`` say where rows come from: the Hub ids (``hub``, through
+``datasets.load_dataset``), the bundled JSONL sample files (``sample``), or files in a folder
+(``files``: the publishers' files in ``data/raw/benchmarks/<name>/``, or a local benchmark's own
+files next to its spec) parsed by a named reader. A local directory laid out like the Hub
+repositories can stand in for the Hub (``hub_dir``, or the ``EVALPIPE_HUB_DIR`` environment
+variable): ``<hub_dir>/<owner>/<dataset>/`` with the dataset's README.md (``configs:`` metadata)
+and data files.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -22,16 +24,17 @@ import pandas as pd
 import pyarrow as pa
 from tqdm.auto import tqdm
 
-from evalpipe.benchmarks.spec import BenchmarkSpec
+from evalpipe.benchmarks.mapping import get_mapper
+from evalpipe.benchmarks.spec import BenchmarkSpec, FilesSource
 from evalpipe.errors import InputError
 
-SOURCES = ("sample", "hub")
+SOURCES = ("sample", "hub", "files")
 HUB_DIR_ENV = "EVALPIPE_HUB_DIR"
 FEWSHOT_POOL = 8  # few-shot candidates kept per subtask (per benchmark when there is none)
 
 EXAMPLE_COLUMNS = [
     "benchmark", "example_id", "subtask", "language", "task_type", "fields", "perturbable",
-    "choices", "answer", "answers", "labels", "target", "protected",
+    "choices", "answer", "answers", "labels", "target", "protected", "dataset_version",
 ]  # fmt: skip
 
 EXAMPLE_SCHEMA = pa.schema(
@@ -49,6 +52,7 @@ EXAMPLE_SCHEMA = pa.schema(
         ("labels", pa.list_(pa.string())),
         ("target", pa.string()),
         ("protected", pa.list_(pa.string())),
+        ("dataset_version", pa.string()),
     ]
 )
 
@@ -58,10 +62,17 @@ def samples_root() -> Path:
     return Path(str(resources.files("evalpipe.benchmarks") / "samples"))
 
 
-def sample_files(name: str) -> tuple[Path, Path]:
-    """The bundled (evaluated, few-shot) JSONL files of benchmark ``name``."""
-    folder = samples_root() / name
-    return folder / "test.jsonl", folder / "fewshot.jsonl"
+def sample_files(name: str | BenchmarkSpec) -> tuple[Path, Path | None]:
+    """The bundled (evaluated, few-shot) JSONL files of a built-in benchmark (its spec's
+    ``sources.sample``; the few-shot file is None when the spec lists none)."""
+    from evalpipe.benchmarks.spec import get_spec
+
+    spec = get_spec(name) if isinstance(name, str) else name
+    if spec.sample is None:
+        raise InputError(f"{spec.path}: sources.sample: the spec has no bundled sample")
+    root = samples_root()
+    fewshot = root / spec.sample.fewshot if spec.sample.fewshot else None
+    return root / spec.sample.test, fewshot
 
 
 def hash_key(*parts: object) -> str:
@@ -156,6 +167,17 @@ def _hub_rows(
         return _load_dataset(*args, what=what, split=split, cache_dir=cache_dir), what
 
 
+def _mapper_options(spec: BenchmarkSpec) -> dict[str, Any]:
+    """What the declarative ``local`` mapper needs besides the row."""
+    return {
+        **spec.mapping,
+        "labels": list(spec.labels or []),
+        "task_type": spec.task_type,
+        "perturbable": list(spec.perturbable),
+        "digit_map": spec.answer_options.get("digit_map"),
+    }
+
+
 def _map_rows(
     spec: BenchmarkSpec,
     rows: list[dict[str, Any]],
@@ -163,15 +185,28 @@ def _map_rows(
     split: str,
     config: str | None,
     where: str,
-    options: Mapping[str, Any] | None = None,
+    mapper: str | None = None,
+    version: str | None = None,
     id_key: str | None = None,
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     counters: dict[str | None, int] = {}
     seen: dict[str, int] = {}
+    map_row = get_mapper(mapper or spec.mapper_name, where=str(spec.path))
+    options = _mapper_options(spec)
     for i, row in enumerate(tqdm(rows, desc=f"map {spec.name}/{split}", disable=len(rows) < 2000)):
         loc = f"{where}, row {i + 1}"
-        ex = spec.mapper(row, config=config, where=loc, options=options)
+        ex = map_row(row, config=config, where=loc, options=options)
+        stray = [f for f in spec.perturbable if f not in ex["fields"]]
+        if stray:
+            raise InputError(
+                f"{spec.path}: perturbable: {stray} are not fields of the mapped rows "
+                f"(fields: {sorted(ex['fields'])}; first seen at {loc})"
+            )
+        protected = list(ex["protected"])
+        for key in spec.protected:
+            values = ex["answers"] if key == "answers" else [ex["answer"]]
+            protected += [v for v in values if v and v not in protected]
         sub = ex["subtask"]
         n = counters.get(sub, 0)
         counters[sub] = n + 1
@@ -197,13 +232,14 @@ def _map_rows(
                 "language": spec.language,
                 "task_type": spec.task_type,
                 "fields": json.dumps(ex["fields"], ensure_ascii=False, sort_keys=True),
-                "perturbable": list(ex["perturbable"]),
+                "perturbable": list(spec.perturbable),
                 "choices": ex["choices"],
                 "answer": ex["answer"],
                 "answers": list(ex["answers"]),
                 "labels": list(spec.labels) if spec.labels is not None else None,
                 "target": ex["target"],
-                "protected": list(ex["protected"]),
+                "protected": protected,
+                "dataset_version": version if version is not None else spec.version,
             }
         )
     return out
@@ -258,25 +294,29 @@ def load_benchmark(
     max_samples: int | None = None,
     seed: int = 42,
     hub_dir: str | Path | None = None,
-    fewshot_pool: int = FEWSHOT_POOL,
+    files_dir: str | Path | None = None,
+    fewshot_pool: int | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The evaluated examples and the few-shot pool of one benchmark.
 
     Parameters
     ----------
     spec : the benchmark (``get_spec(name)``).
-    source : ``sample`` (bundled files) or ``hub`` (Hugging Face ids of the registry); ignored
-        for local benchmarks, which always read their own file.
+    source : ``sample`` (bundled files), ``hub`` (the spec's Hugging Face ids) or ``files`` (the
+        publisher's files in ``files_dir/<name>/``); ignored for local benchmarks, which always
+        read the files next to their spec.
     max_samples : evaluated examples to keep (deterministic hash selection), None for all.
     seed : the project seed (part of the selection hash).
     hub_dir : a local directory laid out like the Hub to load from instead of the network;
         defaults to the ``EVALPIPE_HUB_DIR`` environment variable.
-    fewshot_pool : few-shot candidates kept per subtask.
+    files_dir : the folder holding one folder of publisher files per benchmark
+        (``data/raw/benchmarks``); needed for ``source="files"``.
+    fewshot_pool : few-shot candidates kept per subtask (default: the spec's ``fewshot.pool``).
 
     Returns
     -------
     (examples, fewshot) : two DataFrames with columns ``EXAMPLE_COLUMNS``. The few-shot pool
-        comes from the train/dev split (or, for BBH on the Hub, from examples held out of the
+        comes from the train/dev split (or, where there is none, from examples held out of the
         evaluated split), never from the evaluated examples; it may be empty.
 
     Raises
@@ -292,16 +332,27 @@ def load_benchmark(
             f"got {max_samples!r}"
         )
     if spec.kind == "local":
-        examples, fewshot, origin = _load_local(spec)
+        assert spec.files is not None  # build_spec requires it for local specs
+        examples, fewshot, origin = _load_files(spec, spec.files, spec.root)
+    elif source not in SOURCES:
+        raise InputError(
+            f"params.yaml: benchmarks.source: expected one of {', '.join(SOURCES)}, got {source!r}"
+        )
+    elif getattr(spec, source) is None:
+        raise InputError(
+            f"{spec.path}: sources.{source}: benchmark {spec.name!r} declares no {source} source "
+            f"(it has: {', '.join(s for s in SOURCES if getattr(spec, s) is not None)})"
+        )
     elif source == "sample":
         examples, fewshot, origin = _load_sample(spec)
     elif source == "hub":
         hub_dir = hub_dir or os.environ.get(HUB_DIR_ENV) or None
         examples, fewshot, origin = _load_hub(spec, hub_dir)
     else:
-        raise InputError(
-            f"params.yaml: benchmarks.source: expected one of {', '.join(SOURCES)}, got {source!r}"
-        )
+        if files_dir is None:
+            raise InputError(f"{spec.name}: benchmarks.source is files but no folder was given")
+        assert spec.files is not None
+        examples, fewshot, origin = _load_files(spec, spec.files, Path(files_dir) / spec.name)
     examples = select_examples(_frame(examples), max_samples, seed=seed)
     if examples.empty:
         raise InputError(
@@ -312,26 +363,48 @@ def load_benchmark(
     # Guard against a pool that shares text with evaluated items (duplicated rows across splits).
     evaluated = set(examples["fields"])
     fewshot_df = fewshot_df[~fewshot_df["fields"].isin(evaluated)]
-    return examples, _fewshot_pool(fewshot_df.reset_index(drop=True), fewshot_pool)
+    pool = spec.fewshot_pool if fewshot_pool is None else fewshot_pool
+    return examples, _fewshot_pool(fewshot_df.reset_index(drop=True), pool)
+
+
+def _splits(spec: BenchmarkSpec) -> tuple[str, str]:
+    """Split names used in example ids, the same whichever source the rows come from."""
+    split = spec.hub.split if spec.hub else "test"
+    fs_split = (spec.hub.fewshot_split if spec.hub else None) or "fewshot"
+    return split, fs_split
+
+
+def _holdout(
+    mapped: list[dict[str, Any]], per_group: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Take ``per_group`` examples per subtask (by hash) out of ``mapped`` as demonstrations."""
+    groups: dict[str | None, list[dict[str, Any]]] = {}
+    for r in mapped:
+        groups.setdefault(r["subtask"], []).append(r)
+    held: set[str] = set()
+    for rows in groups.values():
+        ranked = sorted(rows, key=lambda r: hash_key("holdout", r["example_id"]))
+        held.update(r["example_id"] for r in ranked[:per_group])
+    return (
+        [r for r in mapped if r["example_id"] not in held],
+        [r for r in mapped if r["example_id"] in held],
+    )
 
 
 def _load_sample(spec: BenchmarkSpec) -> tuple[list, list, str]:
-    test_path, fewshot_path = sample_files(spec.name)
-    split = spec.hub.split if spec.hub else "test"
-    fs_split = (spec.hub.fewshot_split if spec.hub else None) or "fewshot"
-    config = None
+    test_path, fewshot_path = sample_files(spec)
+    split, fs_split = _splits(spec)
+    mapper = spec.sample.mapper if spec.sample else None
     examples = _map_rows(
-        spec, read_json_rows(test_path), split=split, config=config, where=str(test_path)
-    )
+        spec, read_json_rows(test_path), split=split, config=None, where=str(test_path),
+        mapper=mapper,
+    )  # fmt: skip
     fewshot = []
-    if fewshot_path.exists():
+    if fewshot_path is not None and fewshot_path.exists():
         fewshot = _map_rows(
-            spec,
-            read_json_rows(fewshot_path),
-            split=fs_split,
-            config=config,
-            where=str(fewshot_path),
-        )
+            spec, read_json_rows(fewshot_path), split=fs_split, config=None,
+            where=str(fewshot_path), mapper=mapper,
+        )  # fmt: skip
     return examples, fewshot, f"bundled sample {test_path.name}"
 
 
@@ -340,60 +413,113 @@ def _load_hub(spec: BenchmarkSpec, hub_dir: str | Path | None) -> tuple[list, li
     assert hub is not None
     examples: list[dict[str, Any]] = []
     fewshot: list[dict[str, Any]] = []
+    kw = {"mapper": hub.mapper, "version": hub.version}
     for config in tqdm(hub.configs, desc=f"load {spec.name}", disable=len(hub.configs) < 2):
         rows, what = _hub_rows(hub.dataset, config, hub.split, hub_dir)
-        mapped = _map_rows(spec, rows, split=hub.split, config=config, where=what)
+        mapped = _map_rows(spec, rows, split=hub.split, config=config, where=what, **kw)
         if hub.fewshot_split is None and hub.fewshot_holdout:
-            held = {
-                r["example_id"]
-                for r in sorted(mapped, key=lambda r: hash_key("holdout", r["example_id"]))[
-                    : hub.fewshot_holdout
-                ]
-            }
-            fewshot.extend(r for r in mapped if r["example_id"] in held)
-            mapped = [r for r in mapped if r["example_id"] not in held]
+            mapped, held = _holdout(mapped, hub.fewshot_holdout)
+            fewshot.extend(held)
         examples.extend(mapped)
         if hub.fewshot_split is not None:
             fs_rows, fs_what = _hub_rows(hub.dataset, config, hub.fewshot_split, hub_dir)
             fewshot.extend(
-                _map_rows(spec, fs_rows, split=hub.fewshot_split, config=config, where=fs_what)
+                _map_rows(
+                    spec, fs_rows, split=hub.fewshot_split, config=config, where=fs_what, **kw
+                )
             )
     return examples, fewshot, f"{hub.dataset} split {hub.split}"
 
 
-def _load_local(spec: BenchmarkSpec) -> tuple[list, list, str]:
-    cfg = spec.local or {}
-    path = Path(cfg["path"])
-    json_field = cfg.get("json_field")
-    rows = read_json_rows(path, json_field=json_field)
-    if rows:
-        missing = sorted({*cfg["fields"].values(), cfg["answer"]} - set(rows[0]))
-        choices = cfg.get("choices")
-        if isinstance(choices, str) and choices not in rows[0]:
-            missing.append(choices)
-        elif isinstance(choices, list):
-            missing.extend(c for c in choices if c not in rows[0])
-        if missing:
-            raise InputError(
-                f"{path}: mapped field(s) {missing} not found in any row; "
-                f"the file has {sorted(rows[0])}"
-            )
-    examples = _map_rows(
-        spec, rows, split="test", config=None, where=str(path), options=cfg, id_key=cfg.get("id")
-    )
-    fewshot = []
-    if cfg.get("fewshot_path"):
-        fs_path = Path(cfg["fewshot_path"])
+Reader = Callable[..., list[dict[str, Any]]]
+"""``reader(folder, patterns, *, options) -> raw rows``: the files matching ``patterns`` (glob
+patterns relative to ``folder``) parsed into rows of the publisher's own schema; ``options`` is
+the spec's ``sources.files`` entry. A row may carry ``subtask`` (BBH, MMLU: one file each)."""
+
+
+def expand(folder: Path, patterns: Sequence[str]) -> list[Path]:
+    """The files matching ``patterns`` under ``folder``, each pattern's matches sorted by name."""
+    found: list[Path] = []
+    for pattern in patterns:
+        for path in sorted(folder.glob(pattern)):
+            if path.is_file() and path not in found:
+                found.append(path)
+    return found
+
+
+def read_json_files(
+    folder: Path, patterns: Sequence[str], *, options: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """The ``json`` reader: JSON/JSONL files (see :func:`read_json_rows`), rows in file order."""
+    rows: list[dict[str, Any]] = []
+    for path in expand(folder, patterns):
+        rows.extend(read_json_rows(path, json_field=options.get("json_field")))
+    return rows
+
+
+READERS: dict[str, Reader] = {"json": read_json_files}
+
+
+def reader_registry() -> dict[str, Reader]:
+    """Every file reader by name: ``json`` plus ``READERS`` of ``evalpipe.benchmarks.readers``
+    (the publishers' formats)."""
+    out = dict(READERS)
+    try:
+        from evalpipe.benchmarks import readers  # type: ignore[attr-defined]
+    except ImportError:
+        return out
+    out.update(getattr(readers, "READERS", {}))
+    return out
+
+
+def _load_files(spec: BenchmarkSpec, files: FilesSource, folder: Path) -> tuple[list, list, str]:
+    registry = reader_registry()
+    if files.reader not in registry:
+        raise InputError(
+            f"{spec.path}: sources.files.reader: unknown reader {files.reader!r}; known readers: "
+            f"{', '.join(sorted(registry))}"
+        )
+    read = registry[files.reader]
+    options = {"json_field": None, **files.options}
+    if not expand(folder, files.test):
+        raise InputError(
+            f"{folder}: no file matches {list(files.test)} (benchmark {spec.name!r}, "
+            f"sources.files.test of {spec.path.name})"
+        )
+    split, fs_split = _splits(spec)
+    kw = {"mapper": files.mapper, "version": files.version}
+    id_key = spec.mapping.get("id")
+    where = str(folder / files.test[0]) if len(files.test) == 1 else str(folder)
+    rows = read(folder, files.test, options=options)
+    if spec.kind == "local" and rows:
+        _check_local_keys(spec, expand(folder, files.test)[0], rows[0])
+    examples = _map_rows(spec, rows, split=split, config=None, where=where, id_key=id_key, **kw)
+    fewshot: list[dict[str, Any]] = []
+    if files.fewshot and expand(folder, files.fewshot):
+        fs_where = str(folder / files.fewshot[0]) if len(files.fewshot) == 1 else str(folder)
         # numbered ids ("<name>/fewshot/<n>") keep the pool apart from the evaluated ids
         fewshot = _map_rows(
-            spec,
-            read_json_rows(fs_path, json_field=json_field),
-            split="fewshot",
-            config=None,
-            where=str(fs_path),
-            options=cfg,
+            spec, read(folder, files.fewshot, options=options), split=fs_split, config=None,
+            where=fs_where, **kw,
+        )  # fmt: skip
+    elif files.fewshot_holdout:
+        examples, fewshot = _holdout(examples, files.fewshot_holdout)
+    return examples, fewshot, where
+
+
+def _check_local_keys(spec: BenchmarkSpec, path: Path, first: Mapping[str, Any]) -> None:
+    """A mapped key absent from the first row is a mapping error, not a row error: say so."""
+    cfg = spec.mapping
+    missing = sorted({*cfg["fields"].values(), cfg["answer"]} - set(first))
+    choices = cfg.get("choices")
+    if isinstance(choices, str) and choices not in first:
+        missing.append(choices)
+    elif isinstance(choices, list):
+        missing.extend(c for c in choices if c not in first)
+    if missing:
+        raise InputError(
+            f"{path}: mapped field(s) {missing} not found in any row; the file has {sorted(first)}"
         )
-    return examples, fewshot, str(path)
 
 
 def to_arrow(df: pd.DataFrame) -> pa.Table:
