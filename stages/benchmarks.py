@@ -17,7 +17,13 @@ from evalpipe.benchmarks import (
     sample_files,
     to_arrow,
 )
-from evalpipe.benchmarks.loading import expand, reader_registry
+from evalpipe.benchmarks.loading import (
+    READERS,
+    dataset_metadata,
+    expand,
+    resolve_source,
+)
+from evalpipe.benchmarks.readers import RAW_HUB
 from evalpipe.errors import InputError
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
@@ -33,15 +39,17 @@ def _size(spec: BenchmarkSpec, source: str, paths: ProjectPaths) -> str:
     if spec.kind == "local" or source == "files":
         assert spec.files is not None
         folder = spec.root if spec.kind == "local" else paths.raw_benchmarks / spec.name
+        if spec.files.reader not in READERS:  # a publisher's reader: counted when loaded
+            return "? (counted when loaded)" if folder.is_dir() else "files missing"
         if not expand(folder, spec.files.test):
             return "files missing"
-        if spec.kind == "builtin":
-            return "? (counted when loaded)"
         try:
-            read = reader_registry()[spec.files.reader]
+            read = READERS[spec.files.reader]
             return str(len(read(folder, spec.files.test, options=spec.files.options)))
-        except (InputError, KeyError):
+        except InputError:
             return "unreadable"
+    if source == "hub_raw":
+        return str(RAW_HUB[spec.name].hub.size) if spec.name in RAW_HUB else "no hub_raw copy"
     if source == "hub":
         size = spec.hub.size if spec.hub else None
         return str(size) if size is not None else "? (counted when loaded)"
@@ -53,9 +61,9 @@ def _list(cfg: dict[str, Any], paths: ProjectPaths) -> None:
     suites = cfg.get("suites") or {}
     rows = [("name", "task_type", "language", "source", "size", "in suites")]
     for spec in list_specs(paths.raw_benchmarks):
-        src = "local" if spec.kind == "local" else source
-        has = spec.kind == "local" or getattr(spec, source, None) is not None
-        size = _size(spec, source, paths) if has else f"no {source} source"
+        src = "local" if spec.kind == "local" else resolve_source(source, spec.name)
+        has = spec.kind == "local" or src == "hub_raw" or getattr(spec, src, None) is not None
+        size = _size(spec, src, paths) if has else f"no {src} source"
         rows.append(
             (
                 spec.name,
@@ -89,7 +97,7 @@ def main(name: str | None, list_: bool, params_path: str) -> None:
         raise click.UsageError("give --name NAME or --list")
     spec = get_spec(name, paths.raw_benchmarks)
     source = cfg.get("source", "sample")
-    if source not in SOURCES:
+    if resolve_source(source, name) not in SOURCES:
         raise InputError(
             f"{params_path}: benchmarks.source: expected one of {', '.join(SOURCES)}, "
             f"got {source!r}"
@@ -103,14 +111,23 @@ def main(name: str | None, list_: bool, params_path: str) -> None:
     )
     out = paths.benchmark(name)
     fewshot_out = paths.benchmark_fewshot(name)
-    atomic.write_parquet(out, to_arrow(examples))
-    atomic.write_parquet(fewshot_out, to_arrow(fewshot))
-    origin = "local files" if spec.kind == "local" else source
+    meta = dataset_metadata(examples)
+    atomic.write_parquet(out, to_arrow(examples), metadata=meta)
+    atomic.write_parquet(fewshot_out, to_arrow(fewshot), metadata=meta)
+    info = examples.attrs.get("evalpipe", {})
+    origin = "local files" if spec.kind == "local" else info.get("source", source)
     click.echo(
         f"benchmarks@{name}: {len(examples)} examples + {len(fewshot)} few-shot "
-        f"({spec.task_type}, {spec.language}, from {origin}"
-        f"{', ' + spec.version if spec.version else ''}) -> {out}"
+        f"({spec.task_type}, {spec.language}, from {origin}; {info.get('dataset_version', '')})"
+        f" -> {out}"
     )
+    if info.get("fewshot_missing"):
+        # the run goes on: zero-shot and CoT need no demonstrations, few-shot prompts get none
+        click.echo(
+            f"benchmarks@{name}: few-shot source missing ({', '.join(info['fewshot_missing'])}); "
+            "few_shot prompts will have no demonstrations",
+            err=True,
+        )
 
 
 if __name__ == "__main__":

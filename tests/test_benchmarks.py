@@ -228,12 +228,12 @@ def test_unknown_source_is_rejected() -> None:
 
 
 def test_unknown_benchmark_name_lists_the_known_ones(tmp_path) -> None:
-    _write_spec(tmp_path, "lawqa", _law_spec())
+    _write_spec(tmp_path, "law_local", _law_spec())
     with pytest.raises(InputError) as info:
         get_spec("gsm9k", tmp_path)
     message = str(info.value)
     assert "'gsm9k'" in message
-    for name in [*BUILTIN, "lawqa"]:
+    for name in [*BUILTIN, "law_local"]:
         assert name in message
 
 
@@ -288,11 +288,11 @@ def _write_spec(root: Path, name: str, spec: dict) -> Path:
 
 
 def _law(tmp_path: Path, rows: list[dict] | None = None, **extra):
-    """The law-QA local benchmark in ``tmp_path/lawqa/`` with ``rows`` as law.jsonl."""
-    _write_spec(tmp_path, "lawqa", _law_spec(**extra))
+    """The law-QA local benchmark in ``tmp_path/law_local/`` with ``rows`` as law.jsonl."""
+    _write_spec(tmp_path, "law_local", _law_spec(**extra))
     if rows is not None:
-        _write_jsonl(tmp_path / "lawqa" / "law.jsonl", rows)
-    return get_spec("lawqa", tmp_path)
+        _write_jsonl(tmp_path / "law_local" / "law.jsonl", rows)
+    return get_spec("law_local", tmp_path)
 
 
 def test_local_jsonl_maps_fields_choices_and_normalises_answers(tmp_path) -> None:
@@ -303,7 +303,7 @@ def test_local_jsonl_maps_fields_choices_and_normalises_answers(tmp_path) -> Non
         "digit_map": {"1": "a", "2": "b", "3": "c", "4": "d"},
     }
     examples, fewshot = load_benchmark(spec, source="hub", max_samples=None, seed=42)
-    assert list(examples["example_id"]) == ["lawqa/q1", "lawqa/q2", "lawqa/q3"]
+    assert list(examples["example_id"]) == ["law_local/q1", "law_local/q2", "law_local/q3"]
     assert list(examples["answer"]) == ["b", "d", "b"]  # "4" -> d, full-width "Ｂ" -> b
     assert json.loads(examples.iloc[0]["fields"]) == {"問題": "衆議院議員の任期は何年か。"}
     assert list(examples.iloc[0]["perturbable"]) == ["問題"]
@@ -434,14 +434,14 @@ def test_local_row_with_the_wrong_number_of_choices_names_the_row(tmp_path) -> N
 
 def test_local_empty_file_is_an_empty_selection_error(tmp_path) -> None:
     spec = _law(tmp_path, [])
-    (tmp_path / "lawqa" / "law.jsonl").write_text("\n", encoding="utf-8")
-    with pytest.raises(InputError, match="lawqa: no examples selected"):
+    (tmp_path / "law_local" / "law.jsonl").write_text("\n", encoding="utf-8")
+    with pytest.raises(InputError, match="law_local: no examples selected"):
         load_benchmark(spec, seed=42)
 
 
 def test_local_broken_json_line_is_named(tmp_path) -> None:
     spec = _law(tmp_path, [])
-    (tmp_path / "lawqa" / "law.jsonl").write_text(
+    (tmp_path / "law_local" / "law.jsonl").write_text(
         json.dumps(LAW_ROWS[0], ensure_ascii=False) + '\n{"id": "q2", \n', encoding="utf-8"
     )
     with pytest.raises(InputError, match=r"law\.jsonl:2: not valid JSON"):
@@ -449,7 +449,7 @@ def test_local_broken_json_line_is_named(tmp_path) -> None:
 
 
 def test_local_duplicate_ids_are_rejected(tmp_path) -> None:
-    with pytest.raises(InputError, match="row 2: duplicate example id 'lawqa/q1'"):
+    with pytest.raises(InputError, match="row 2: duplicate example id 'law_local/q1'"):
         load_benchmark(_law(tmp_path, [LAW_ROWS[0], LAW_ROWS[0]]), seed=42)
 
 
@@ -473,7 +473,7 @@ def test_local_duplicate_ids_are_rejected(tmp_path) -> None:
 def test_local_spec_errors_name_the_spec_file_and_key(tmp_path, change, message) -> None:
     with pytest.raises(InputError, match=message) as info:
         _law(tmp_path, LAW_ROWS, **change)
-    assert str(tmp_path / "lawqa" / "spec.yaml") in str(info.value)
+    assert str(tmp_path / "law_local" / "spec.yaml") in str(info.value)
 
 
 def test_local_spec_named_like_a_builtin_is_rejected(tmp_path) -> None:
@@ -588,8 +588,8 @@ def test_hub_loader_failure_names_the_dataset(tmp_path) -> None:
 
 def test_includes_merge_the_jglue_family_and_the_nli_base() -> None:
     jnli, jamp = get_spec("jnli"), get_spec("jamp")
-    # jglue gives the file names, jnli.yaml only the reader; nli_ja gives labels and the mapper
-    assert jnli.files.test == ("valid-v1.1.json",) and jnli.files.reader == "jnli"
+    # jglue gives the version, jnli.yaml the reader; nli_ja gives labels and the mapper
+    assert jnli.files.reader == "jnli" and jamp.files.reader == "jamp"
     assert jnli.version == "JGLUE v1.1" and jamp.version.startswith("Jamp")
     for spec in (jnli, jamp):
         assert spec.labels == ["entailment", "contradiction", "neutral"]
@@ -616,20 +616,35 @@ def test_the_worked_example_of_the_docs_renders_the_documented_prompt(tmp_path) 
     assert spec.parser == "nli" and spec.answer.classification
 
 
-def test_files_source_reads_the_publishers_folder_like_the_hub_rows(tmp_path) -> None:
+def test_a_spec_can_include_a_builtin_and_read_listed_files_with_the_json_reader(tmp_path) -> None:
+    """The generic reader: the spec lists the files (publisher readers know their own)."""
+    from evalpipe.benchmarks import load_spec
+
+    spec_file = tmp_path / "gsm8k_copy.yaml"
+    spec_file.write_text(
+        "include: gsm8k\n"
+        "sources:\n"
+        "  files: {reader: json, test: [test.jsonl], fewshot: [train.jsonl], version: copy v1}\n",
+        encoding="utf-8",
+    )
+    spec = load_spec(spec_file, name="gsm8k", kind="builtin")
+    assert spec.prompt["vars"]["answer_prefix"] == "Answer:" and spec.budgets["cot"] == 512
     test, train = (_jsonl(p) for p in sample_files("gsm8k"))
     (tmp_path / "gsm8k").mkdir()
     _write_jsonl(tmp_path / "gsm8k" / "test.jsonl", test)
     _write_jsonl(tmp_path / "gsm8k" / "train.jsonl", train)
-    spec = get_spec("gsm8k")
     files, files_shots = load_benchmark(spec, source="files", files_dir=tmp_path, seed=42)
     sample, sample_shots = load_benchmark(spec, source="sample", seed=42)
     pd.testing.assert_frame_equal(files, sample)
     assert sorted(files_shots["fields"]) == sorted(sample_shots["fields"])
-    # no train file: the benchmark still runs, with an empty pool
+    assert files.attrs["evalpipe"]["dataset_version"] == "copy v1"
+    # no train file: the benchmark still runs, with an empty pool, and says what is missing
     (tmp_path / "gsm8k" / "train.jsonl").unlink()
-    _, no_shots = load_benchmark(spec, source="files", files_dir=tmp_path, seed=42)
+    examples, no_shots = load_benchmark(spec, source="files", files_dir=tmp_path, seed=42)
     assert no_shots.empty
+    assert examples.attrs["evalpipe"]["fewshot_missing"] == [
+        str(tmp_path / "gsm8k" / "train.jsonl")
+    ]
     (tmp_path / "gsm8k" / "test.jsonl").unlink()
     with pytest.raises(InputError, match=r"gsm8k: no file matches \['test.jsonl'\]"):
         load_benchmark(spec, source="files", files_dir=tmp_path, seed=42)
@@ -647,9 +662,9 @@ def test_a_reader_that_is_not_registered_is_named(tmp_path) -> None:
 
 
 def test_suites_declaration_is_checked_against_the_specs(tmp_path) -> None:
-    _write_spec(tmp_path, "lawqa", _law_spec())
-    ok = validate_suites({"gsm8k": "english", "lawqa": "japanese"}, local=tmp_path)
-    assert ok == {"gsm8k": "english", "lawqa": "japanese"}
+    _write_spec(tmp_path, "law_local", _law_spec())
+    ok = validate_suites({"gsm8k": "english", "law_local": "japanese"}, local=tmp_path)
+    assert ok == {"gsm8k": "english", "law_local": "japanese"}
     with pytest.raises(InputError, match=r"benchmarks.suites.gsm8k: japanese, but its spec"):
         validate_suites({"gsm8k": "japanese"}, local=tmp_path)
     with pytest.raises(InputError, match="unknown benchmark 'nope'"):

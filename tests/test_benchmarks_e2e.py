@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -65,7 +66,7 @@ def test_list_shows_every_benchmark_with_type_language_source_and_size(project) 
         size = len(_jsonl(sample_files(name)[0]))
         assert lines[name][3:] == ["sample", str(size), "yes"], lines[name]
     assert lines["jcommonsenseqa"][1:3] == ["mc", "japanese"]
-    assert lines["lawqa"][1:] == ["mc", "japanese", "local", "8", "no"]
+    assert lines["my_mc"][1:] == ["mc", "japanese", "local", "8", "no"]
 
 
 def _add_suite(project, name: str, language: str) -> None:
@@ -76,16 +77,17 @@ def _add_suite(project, name: str, language: str) -> None:
     params.write_text(text.replace(anchor, f"{anchor}    {name}: {language}\n", 1), "utf-8")
 
 
-def test_local_lawqa_dataset_runs_through_dvc_when_added_to_the_suites(project) -> None:
-    _add_suite(project, "lawqa", "japanese")
-    out = project.dvc("repro", "benchmarks@lawqa").stdout
-    assert "benchmarks@lawqa: 8 examples" in out
-    examples = pd.read_parquet(project.root / "data" / "benchmarks" / "lawqa.parquet")
-    assert list(examples["example_id"])[:2] == ["lawqa/q001", "lawqa/q002"]
+def test_local_example_runs_through_dvc_when_added_to_the_suites(project) -> None:
+    _add_suite(project, "my_mc", "japanese")
+    out = project.dvc("repro", "benchmarks@my_mc").stdout
+    assert "benchmarks@my_mc: 8 examples" in out
+    examples = pd.read_parquet(project.root / "data" / "benchmarks" / "my_mc.parquet")
+    assert list(examples["example_id"])[:2] == ["my_mc/q001", "my_mc/q002"]
     assert list(examples["answer"]) == ["a", "b", "b", "c", "b", "d", "b", "b"]
     assert all(list(p) == ["問題"] for p in examples["perturbable"])
     assert json.loads(examples.iloc[0]["fields"]) == {"問題": "民法上、成年に達する年齢は何歳か。"}
-    assert set(examples["dataset_version"]) == {"lawqa example v1"}
+    meta = pq.read_schema(project.root / "data" / "benchmarks" / "my_mc.parquet").metadata
+    assert meta[b"evalpipe.dataset_version"] == b"my_mc v1"
 
 
 MINI_SPEC = """\
@@ -131,18 +133,18 @@ def test_adding_a_benchmark_is_one_spec_file_and_one_params_line(project) -> Non
 
 
 def test_suites_must_match_the_specs_language(project) -> None:
-    _add_suite(project, "lawqa", "english")
+    _add_suite(project, "my_mc", "english")
     proc = project.run("python", "-m", "stages.generate", check=False)
     assert proc.returncode == 2
-    assert "benchmarks.suites.lawqa: english, but its spec" in proc.stderr
+    assert "benchmarks.suites.my_mc: english, but its spec" in proc.stderr
 
 
 def test_stage_rejects_a_bad_local_file_naming_the_row_and_writes_nothing(project) -> None:
     raw = project.root / "data" / "raw" / "benchmarks"
     bad = raw / "bad"
     bad.mkdir()
-    (bad / "spec.yaml").write_text((raw / "lawqa" / "spec.yaml").read_text("utf-8"), "utf-8")
-    rows = _jsonl(raw / "lawqa" / "test.jsonl")
+    (bad / "spec.yaml").write_text((raw / "my_mc" / "spec.yaml").read_text("utf-8"), "utf-8")
+    rows = _jsonl(raw / "my_mc" / "test.jsonl")
     rows[4]["answer"] = "e"
     (bad / "test.jsonl").write_text(
         "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"

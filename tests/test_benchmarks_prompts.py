@@ -20,8 +20,8 @@ from evalpipe.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = Path(__file__).with_name("test_benchmarks_golden.json")
-LOCAL = REPO / "data" / "raw" / "benchmarks"  # holds lawqa/spec.yaml, a local benchmark
-NAMES = [*REGISTRY, "lawqa"]
+LOCAL = REPO / "data" / "raw" / "benchmarks"  # holds my_mc/spec.yaml, a local benchmark
+NAMES = [*REGISTRY, "my_mc"]
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +88,7 @@ def test_cot_asks_for_reasoning_then_a_final_answer_line(sets) -> None:
             in _render(sets, name, "cot")
         )
     assert "So the answer is X." in _render(sets, "bbh", "cot")
-    for name in ("jamp", "jnli", "niilc", "jsquad", "jcommonsenseqa", "lawqa"):
+    for name in ("jamp", "jnli", "niilc", "jsquad", "jcommonsenseqa", "my_mc"):
         cot = _render(sets, name, "cot")
         assert "最後の行には「回答: X」の形式で" in cot
         assert "それ以外には何も含めないことを厳守してください" not in cot

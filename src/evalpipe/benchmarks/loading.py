@@ -25,16 +25,17 @@ import pyarrow as pa
 from tqdm.auto import tqdm
 
 from evalpipe.benchmarks.mapping import get_mapper
-from evalpipe.benchmarks.spec import BenchmarkSpec, FilesSource
+from evalpipe.benchmarks.spec import BenchmarkSpec, FilesSource, HubSource
 from evalpipe.errors import InputError
 
-SOURCES = ("sample", "hub", "files")
+SOURCES = ("sample", "hub", "files", "hub_raw")
+FILES_DIR = Path("data/raw/benchmarks")  # default folder of the publishers' files (source files)
 HUB_DIR_ENV = "EVALPIPE_HUB_DIR"
 FEWSHOT_POOL = 8  # few-shot candidates kept per subtask (per benchmark when there is none)
 
 EXAMPLE_COLUMNS = [
     "benchmark", "example_id", "subtask", "language", "task_type", "fields", "perturbable",
-    "choices", "answer", "answers", "labels", "target", "protected", "dataset_version",
+    "choices", "answer", "answers", "labels", "target", "protected",
 ]  # fmt: skip
 
 EXAMPLE_SCHEMA = pa.schema(
@@ -52,7 +53,6 @@ EXAMPLE_SCHEMA = pa.schema(
         ("labels", pa.list_(pa.string())),
         ("target", pa.string()),
         ("protected", pa.list_(pa.string())),
-        ("dataset_version", pa.string()),
     ]
 )
 
@@ -154,17 +154,25 @@ def _explain_json(path: Path, text: str, json_field: str | None) -> None:
 
 
 def _hub_rows(
-    dataset: str, config: str | None, split: str, hub_dir: str | Path | None
+    dataset: str,
+    config: str | None,
+    split: str,
+    hub_dir: str | Path | None,
+    data_files: Mapping[str, str] | None = None,
 ) -> tuple[list[dict[str, Any]], str]:
     path = str(Path(hub_dir) / dataset) if hub_dir else dataset
     what = f"{path} (config {config or 'default'}, split {split})"
     args = (path, config) if config else (path,)
+    kwargs: dict[str, Any] = {"split": split}
+    if data_files and split in data_files:
+        # only this split's files: the builder then prepares no other split
+        args, kwargs["data_files"] = (path,), {split: data_files[split]}
     if not hub_dir:
-        return _load_dataset(*args, what=what, split=split), what
+        return _load_dataset(*args, what=what, **kwargs), what
     # datasets keys its cache for a local repository on the folder's base name and config only,
     # so two directories laid out alike would share (stale) Arrow files: use a private cache.
     with tempfile.TemporaryDirectory(prefix="evalpipe-hub-") as cache_dir:
-        return _load_dataset(*args, what=what, split=split, cache_dir=cache_dir), what
+        return _load_dataset(*args, what=what, cache_dir=cache_dir, **kwargs), what
 
 
 def _mapper_options(spec: BenchmarkSpec) -> dict[str, Any]:
@@ -185,17 +193,23 @@ def _map_rows(
     split: str,
     config: str | None,
     where: str,
-    mapper: str | None = None,
-    version: str | None = None,
+    mapper: str | Callable[..., dict[str, Any]] | None = None,
     id_key: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    locations: list[str] | None = None,
 ) -> list[dict[str, Any]]:
+    # mapper: a name in the mapper registry, or a publisher-file reader's own mapper; locations:
+    # each row's file:line (readers), else "<where>, row <n>"
     out: list[dict[str, Any]] = []
     counters: dict[str | None, int] = {}
     seen: dict[str, int] = {}
-    map_row = get_mapper(mapper or spec.mapper_name, where=str(spec.path))
-    options = _mapper_options(spec)
+    if mapper is None or isinstance(mapper, str):
+        map_row = get_mapper(mapper or spec.mapper_name, where=str(spec.path))
+    else:
+        map_row = mapper
+    options = _mapper_options(spec) if options is None else options
     for i, row in enumerate(tqdm(rows, desc=f"map {spec.name}/{split}", disable=len(rows) < 2000)):
-        loc = f"{where}, row {i + 1}"
+        loc = locations[i] if locations is not None else f"{where}, row {i + 1}"
         ex = map_row(row, config=config, where=loc, options=options)
         stray = [f for f in spec.perturbable if f not in ex["fields"]]
         if stray:
@@ -239,7 +253,6 @@ def _map_rows(
                 "labels": list(spec.labels) if spec.labels is not None else None,
                 "target": ex["target"],
                 "protected": protected,
-                "dataset_version": version if version is not None else spec.version,
             }
         )
     return out
@@ -290,7 +303,7 @@ def _fewshot_pool(df: pd.DataFrame, per_group: int) -> pd.DataFrame:
 def load_benchmark(
     spec: BenchmarkSpec,
     *,
-    source: str = "sample",
+    source: str | Mapping[str, str] = "sample",
     max_samples: int | None = None,
     seed: int = 42,
     hub_dir: str | Path | None = None,
@@ -302,15 +315,17 @@ def load_benchmark(
     Parameters
     ----------
     spec : the benchmark (``get_spec(name)``).
-    source : ``sample`` (bundled files), ``hub`` (the spec's Hugging Face ids) or ``files`` (the
-        publisher's files in ``files_dir/<name>/``); ignored for local benchmarks, which always
-        read the files next to their spec.
+    source : ``sample`` (bundled files), ``hub`` (the spec's Hugging Face ids), ``files`` (the
+        publisher's files in ``files_dir/<name>/``, through the reader the spec names) or
+        ``hub_raw`` (the raw-schema Hub copies of the JGLUE tasks); a mapping ``{default: ...,
+        <name>: ...}`` chooses per benchmark. Ignored for local benchmarks, which always read
+        the files next to their spec.
     max_samples : evaluated examples to keep (deterministic hash selection), None for all.
     seed : the project seed (part of the selection hash).
     hub_dir : a local directory laid out like the Hub to load from instead of the network;
         defaults to the ``EVALPIPE_HUB_DIR`` environment variable.
-    files_dir : the folder holding one folder of publisher files per benchmark
-        (``data/raw/benchmarks``); needed for ``source="files"``.
+    files_dir : the folder holding ``<name>/`` folders of publisher files (source ``files``);
+        defaults to ``data/raw/benchmarks`` relative to the working directory.
     fewshot_pool : few-shot candidates kept per subtask (default: the spec's ``fewshot.pool``).
 
     Returns
@@ -318,6 +333,8 @@ def load_benchmark(
     (examples, fewshot) : two DataFrames with columns ``EXAMPLE_COLUMNS``. The few-shot pool
         comes from the train/dev split (or, where there is none, from examples held out of the
         evaluated split), never from the evaluated examples; it may be empty.
+        ``examples.attrs["evalpipe"]`` = ``{"source", "dataset_version", "fewshot_missing"}``
+        (see ``dataset_metadata``).
 
     Raises
     ------
@@ -331,28 +348,38 @@ def load_benchmark(
             f"params.yaml: benchmarks.max_samples: expected a positive integer or null, "
             f"got {max_samples!r}"
         )
+    source = resolve_source(source, spec.name)
+    missing: tuple[str, ...] = ()
     if spec.kind == "local":
         assert spec.files is not None  # build_spec requires it for local specs
-        examples, fewshot, origin = _load_files(spec, spec.files, spec.root)
+        examples, fewshot, origin, version, missing = _read_folder(spec, spec.root)
+        source = "local"
     elif source not in SOURCES:
         raise InputError(
             f"params.yaml: benchmarks.source: expected one of {', '.join(SOURCES)}, got {source!r}"
         )
-    elif getattr(spec, source) is None:
+    elif source in ("sample", "hub", "files") and getattr(spec, source) is None:
         raise InputError(
             f"{spec.path}: sources.{source}: benchmark {spec.name!r} declares no {source} source "
-            f"(it has: {', '.join(s for s in SOURCES if getattr(spec, s) is not None)})"
+            f"(it has: {', '.join(s for s in SOURCES[:3] if getattr(spec, s) is not None)})"
         )
     elif source == "sample":
         examples, fewshot, origin = _load_sample(spec)
+        version = "bundled sample" + (f" ({spec.version})" if spec.version else "")
     elif source == "hub":
         hub_dir = hub_dir or os.environ.get(HUB_DIR_ENV) or None
         examples, fewshot, origin = _load_hub(spec, hub_dir)
+        version = (spec.hub.version if spec.hub else None) or origin
+    elif source == "files":
+        examples, fewshot, origin, version, missing = _read_folder(
+            spec, Path(files_dir or FILES_DIR) / spec.name
+        )
     else:
-        if files_dir is None:
-            raise InputError(f"{spec.name}: benchmarks.source is files but no folder was given")
-        assert spec.files is not None
-        examples, fewshot, origin = _load_files(spec, spec.files, Path(files_dir) / spec.name)
+        from evalpipe.benchmarks import readers
+
+        loaded = readers.load_raw_hub(spec, hub_dir or os.environ.get(HUB_DIR_ENV) or None)
+        examples, fewshot, origin = loaded.examples, loaded.fewshot, loaded.origin
+        version, missing = loaded.version, loaded.missing
     examples = select_examples(_frame(examples), max_samples, seed=seed)
     if examples.empty:
         raise InputError(
@@ -360,11 +387,82 @@ def load_benchmark(
             f"(max_samples={max_samples}); expected at least one"
         )
     fewshot_df = _frame(fewshot)
-    # Guard against a pool that shares text with evaluated items (duplicated rows across splits).
-    evaluated = set(examples["fields"])
-    fewshot_df = fewshot_df[~fewshot_df["fields"].isin(evaluated)]
-    pool = spec.fewshot_pool if fewshot_pool is None else fewshot_pool
-    return examples, _fewshot_pool(fewshot_df.reset_index(drop=True), pool)
+    # Guard against a pool that shares items with the evaluated set (duplicated rows across
+    # splits). An item is its text and its options: BBH hyperbaton asks every question with the
+    # same text and differs only in the options, so text alone would empty the pool.
+    evaluated = set(_item_keys(examples))
+    fewshot_df = fewshot_df[~_item_keys(fewshot_df).isin(evaluated)]
+    pool = _fewshot_pool(
+        fewshot_df.reset_index(drop=True),
+        spec.fewshot_pool if fewshot_pool is None else fewshot_pool,
+    )
+    examples.attrs["evalpipe"] = {
+        "source": source,
+        "dataset_version": version,
+        "fewshot_missing": list(missing),
+    }
+    return examples, pool
+
+
+def _item_keys(df: pd.DataFrame) -> pd.Series:
+    """One key per row: the fields JSON plus the options (never perturbed, part of the item)."""
+    return df["fields"] + "\x1f" + df["choices"].map(lambda c: json.dumps(_as_list(c)))
+
+
+def _as_list(value: Any) -> list[str] | None:
+    return None if value is None else [str(v) for v in value]
+
+
+def resolve_source(source: str | Mapping[str, str], name: str) -> str:
+    """The source of benchmark ``name``: ``source`` itself, or from a per-benchmark mapping.
+
+    Parameters
+    ----------
+    source : a source name, or ``{default: <source>, <benchmark>: <source>, ...}`` so that, for
+        example, one benchmark reads its raw Hub copy while the others read the usual ids.
+    name : the benchmark.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    InputError
+        A mapping without an entry for ``name`` and without ``default``.
+    """
+    if isinstance(source, Mapping):
+        chosen = source.get(name, source.get("default"))
+        if chosen is None:
+            raise InputError(
+                f"params.yaml: benchmarks.source: no entry for {name!r} and no 'default'; "
+                f"expected one of {', '.join(SOURCES)} per benchmark"
+            )
+        return str(chosen)
+    return source
+
+
+def dataset_metadata(examples: pd.DataFrame) -> dict[str, str]:
+    """Parquet key-value metadata recording where a benchmark's rows came from.
+
+    Parameters
+    ----------
+    examples : the frame ``load_benchmark`` returned.
+
+    Returns
+    -------
+    dict
+        ``{"evalpipe.source", "evalpipe.dataset_version", "evalpipe.fewshot_missing"}`` (the last
+        a JSON list); empty when the frame carries no such record.
+    """
+    info = examples.attrs.get("evalpipe")
+    if not info:
+        return {}
+    return {
+        "evalpipe.source": str(info["source"]),
+        "evalpipe.dataset_version": str(info["dataset_version"]),
+        "evalpipe.fewshot_missing": json.dumps(list(info["fewshot_missing"])),
+    }
 
 
 def _splits(spec: BenchmarkSpec) -> tuple[str, str]:
@@ -408,25 +506,38 @@ def _load_sample(spec: BenchmarkSpec) -> tuple[list, list, str]:
     return examples, fewshot, f"bundled sample {test_path.name}"
 
 
-def _load_hub(spec: BenchmarkSpec, hub_dir: str | Path | None) -> tuple[list, list, str]:
-    hub = spec.hub
+def _load_hub(
+    spec: BenchmarkSpec,
+    hub_dir: str | Path | None,
+    *,
+    hub: HubSource | None = None,
+    mapper: Any = None,
+    options: Mapping[str, Any] | None = None,
+    split_names: tuple[str, str] | None = None,
+) -> tuple[list, list, str]:
+    # hub/mapper/options/split_names: a raw-schema copy (readers.RAW_HUB) whose split names
+    # differ from the ids' (JGLUE valid = "validation" there, "test" in example ids)
+    hub = hub or spec.hub
     assert hub is not None
+    mapper = mapper or hub.mapper
+    id_split, id_fs_split = split_names or (hub.split, hub.fewshot_split)
     examples: list[dict[str, Any]] = []
     fewshot: list[dict[str, Any]] = []
-    kw = {"mapper": hub.mapper, "version": hub.version}
+    kw: dict[str, Any] = {"mapper": mapper, "options": options}
     for config in tqdm(hub.configs, desc=f"load {spec.name}", disable=len(hub.configs) < 2):
-        rows, what = _hub_rows(hub.dataset, config, hub.split, hub_dir)
-        mapped = _map_rows(spec, rows, split=hub.split, config=config, where=what, **kw)
+        rows, what = _hub_rows(hub.dataset, config, hub.split, hub_dir, hub.data_files)
+        mapped = _map_rows(spec, rows, split=id_split, config=config, where=what, **kw)
         if hub.fewshot_split is None and hub.fewshot_holdout:
             mapped, held = _holdout(mapped, hub.fewshot_holdout)
             fewshot.extend(held)
         examples.extend(mapped)
         if hub.fewshot_split is not None:
-            fs_rows, fs_what = _hub_rows(hub.dataset, config, hub.fewshot_split, hub_dir)
+            fs_rows, fs_what = _hub_rows(
+                hub.dataset, config, hub.fewshot_split, hub_dir, hub.data_files
+            )
+            fs_split = id_fs_split or hub.fewshot_split
             fewshot.extend(
-                _map_rows(
-                    spec, fs_rows, split=hub.fewshot_split, config=config, where=fs_what, **kw
-                )
+                _map_rows(spec, fs_rows, split=fs_split, config=config, where=fs_what, **kw)
             )
     return examples, fewshot, f"{hub.dataset} split {hub.split}"
 
@@ -460,34 +571,50 @@ def read_json_files(
 READERS: dict[str, Reader] = {"json": read_json_files}
 
 
-def reader_registry() -> dict[str, Reader]:
-    """Every file reader by name: ``json`` plus ``READERS`` of ``evalpipe.benchmarks.readers``
-    (the publishers' formats)."""
-    out = dict(READERS)
-    try:
-        from evalpipe.benchmarks import readers  # type: ignore[attr-defined]
-    except ImportError:
-        return out
-    out.update(getattr(readers, "READERS", {}))
-    return out
+def _read_folder(spec: BenchmarkSpec, folder: Path) -> tuple[list, list, str, str, tuple[str, ...]]:
+    """Rows from a folder through the spec's reader: a publisher's reader
+    (``evalpipe.benchmarks.readers.READERS``: it knows its files, version and mapper) or a
+    generic one of :data:`READERS` (the spec lists the files)."""
+    from evalpipe.benchmarks import readers
+
+    files = spec.files
+    assert files is not None
+    if files.reader in readers.READERS:
+        loaded = readers.load_files(spec, folder, reader=files.reader)
+        return loaded.examples, loaded.fewshot, loaded.origin, loaded.version, loaded.missing
+    examples, fewshot, origin, missing = _load_files(spec, files, folder)
+    return examples, fewshot, origin, files.version or spec.version or origin, missing
 
 
-def _load_files(spec: BenchmarkSpec, files: FilesSource, folder: Path) -> tuple[list, list, str]:
-    registry = reader_registry()
-    if files.reader not in registry:
+def reader_names() -> list[str]:
+    """Every reader a spec may name: the generic ones and the publishers' (sorted)."""
+    from evalpipe.benchmarks import readers
+
+    return sorted({*READERS, *readers.READERS})
+
+
+def _load_files(
+    spec: BenchmarkSpec, files: FilesSource, folder: Path
+) -> tuple[list, list, str, tuple[str, ...]]:
+    if files.reader not in READERS:
         raise InputError(
             f"{spec.path}: sources.files.reader: unknown reader {files.reader!r}; known readers: "
-            f"{', '.join(sorted(registry))}"
+            f"{', '.join(reader_names())}"
         )
-    read = registry[files.reader]
+    read = READERS[files.reader]
     options = {"json_field": None, **files.options}
+    if not files.test:
+        raise InputError(
+            f"{spec.path}: sources.files.test: the {files.reader} reader reads the files the spec "
+            "lists; expected at least one file name or pattern"
+        )
     if not expand(folder, files.test):
         raise InputError(
             f"{folder}: no file matches {list(files.test)} (benchmark {spec.name!r}, "
             f"sources.files.test of {spec.path.name})"
         )
     split, fs_split = _splits(spec)
-    kw = {"mapper": files.mapper, "version": files.version}
+    kw = {"mapper": files.mapper}
     id_key = spec.mapping.get("id")
     where = str(folder / files.test[0]) if len(files.test) == 1 else str(folder)
     rows = read(folder, files.test, options=options)
@@ -495,6 +622,9 @@ def _load_files(spec: BenchmarkSpec, files: FilesSource, folder: Path) -> tuple[
         _check_local_keys(spec, expand(folder, files.test)[0], rows[0])
     examples = _map_rows(spec, rows, split=split, config=None, where=where, id_key=id_key, **kw)
     fewshot: list[dict[str, Any]] = []
+    missing: tuple[str, ...] = ()
+    if files.fewshot and not expand(folder, files.fewshot):
+        missing = tuple(str(folder / p) for p in files.fewshot)
     if files.fewshot and expand(folder, files.fewshot):
         fs_where = str(folder / files.fewshot[0]) if len(files.fewshot) == 1 else str(folder)
         # numbered ids ("<name>/fewshot/<n>") keep the pool apart from the evaluated ids
@@ -504,7 +634,7 @@ def _load_files(spec: BenchmarkSpec, files: FilesSource, folder: Path) -> tuple[
         )  # fmt: skip
     elif files.fewshot_holdout:
         examples, fewshot = _holdout(examples, files.fewshot_holdout)
-    return examples, fewshot, where
+    return examples, fewshot, where, missing
 
 
 def _check_local_keys(spec: BenchmarkSpec, path: Path, first: Mapping[str, Any]) -> None:

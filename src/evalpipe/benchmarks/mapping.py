@@ -308,15 +308,9 @@ MAPPERS: dict[str, Mapper] = {
 
 
 def mapper_registry() -> dict[str, Mapper]:
-    """Every mapper by name: the ones above plus ``MAPPERS`` of ``evalpipe.benchmarks.readers``
-    (mappers for the publishers' raw schemas live with their readers)."""
-    out = dict(MAPPERS)
-    try:
-        from evalpipe.benchmarks import readers  # type: ignore[attr-defined]
-    except ImportError:
-        return out
-    out.update(getattr(readers, "MAPPERS", {}))
-    return out
+    """Every mapper by name (a publisher-file reader brings its own mapper; see
+    ``evalpipe.benchmarks.readers``)."""
+    return dict(MAPPERS)
 
 
 def get_mapper(name: str, *, where: str = "spec") -> Mapper:

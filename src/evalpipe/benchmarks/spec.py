@@ -40,7 +40,7 @@ _TOP_KEYS = {
 }  # fmt: skip
 _SOURCE_KEYS = {
     "hub": {"dataset", "configs", "per_subtask", "split", "fewshot_split", "fewshot_holdout",
-            "size", "mapper", "version"},
+            "size", "mapper", "version", "data_files"},
     "files": {"reader", "test", "fewshot", "fewshot_holdout", "mapper", "version", "json_field"},
     "sample": {"test", "fewshot", "mapper"},
 }  # fmt: skip
@@ -71,6 +71,9 @@ class HubSource:
     size: int | None = None  # rows of the evaluated split, for `--list` (None: not known offline)
     mapper: str | None = None  # a mapper for this source's raw schema; None: the spec's
     version: str | None = None
+    # {split: file pattern in the repository}: load only these files, so that a config's other
+    # splits are never built (cais/mmlu "all" would also build its 161 MB auxiliary_train)
+    data_files: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -78,9 +81,10 @@ class FilesSource:
     """Files read from a folder: the publisher's files (``benchmarks.source: files``, folder
     ``data/raw/benchmarks/<name>/``) or a local benchmark's own files (its spec's folder).
 
-    ``reader`` names a function of the reader registry (``evalpipe.benchmarks.loading.
-    reader_registry``) that turns the listed files (glob patterns relative to the folder) into
-    raw rows; ``mapper`` (default: the spec's) maps those rows.
+    ``reader`` names a publisher's reader (``evalpipe.benchmarks.readers.READERS``: it knows its
+    files, version and mapper) or a generic one (``evalpipe.benchmarks.loading.READERS``:
+    ``json``), which reads the files ``test`` / ``fewshot`` list (glob patterns relative to the
+    folder) and maps them with ``mapper`` (default: the spec's).
     """
 
     reader: str
@@ -363,13 +367,14 @@ def _source(kind: str, value: Any, where: str, subtasks: Mapping[str, str], name
             size=value.get("size"),
             mapper=value.get("mapper"),
             version=value.get("version"),
+            data_files=dict(value["data_files"]) if value.get("data_files") else None,
         )
     if kind == "files":
         if not value.get("reader"):
             raise InputError(f"{where}: expected `reader` (the name of a file reader)")
         return FilesSource(
             reader=str(value["reader"]),
-            test=_str_list(value.get("test"), f"{where}.test", allow_empty=False),
+            test=_str_list(value.get("test") or [], f"{where}.test"),
             fewshot=_str_list(value.get("fewshot") or [], f"{where}.fewshot"),
             fewshot_holdout=int(value.get("fewshot_holdout") or 0),
             mapper=value.get("mapper"),
@@ -738,3 +743,12 @@ __all__ = [
     "subtasks_of",
     "validate_suites",
 ]
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    # BBH's subtasks and MMLU's subjects are listed once, in their spec files.
+    if name == "BBH_SUBTASKS":
+        return subtasks_of("bbh")
+    if name == "MMLU_SUBJECTS":
+        return subtasks_of("mmlu")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
