@@ -172,7 +172,9 @@ SCHEMA = Section(
         ),
         "benchmarks": Section(
             {
-                "source": text("where benchmark rows come from", choices=("sample", "hub")),
+                # sample | hub | files | hub_raw, or {default: ..., <benchmark>: ...}; the
+                # benchmark loader checks the values against its SOURCES
+                "source": anything("where benchmark rows come from"),
                 "max_samples": integer("examples per benchmark", minimum=1, nullable=True),
                 # not read by any stage (dvc.yaml vars.suites decides what runs); kept until the
                 # benchmark declaration is redone
@@ -218,6 +220,23 @@ SCHEMA = Section(
                 "sentiment_strict": boolean("out-of-label sentiment answers count as wrong"),
             }
         ),
+        "impact": Section(
+            {
+                "small_n": integer(
+                    "rows with fewer paired examples are flagged small_n", minimum=1
+                ),
+                "top_n_plot": integer("words per language in the top-N plots", minimum=1),
+                "bootstrap_samples": integer("bootstrap resamples of each delta", minimum=1),
+            }
+        ),
+        "report": Section(
+            {
+                "top_words": integer("words per language in the forest plot", minimum=1),
+                "examples_per_benchmark": integer(
+                    "wrong answers on perturbed prompts shown per benchmark", minimum=0
+                ),
+            }
+        ),
         "annotation": Section(
             {
                 "min_kappa": number("agreement below this fails", minimum=-1.0, maximum=1.0),
@@ -232,6 +251,18 @@ SCHEMA = Section(
                 "max_item_range": integer("largest score span on an axis", minimum=0),
                 "min_annotators": integer("fewest human annotators per item", minimum=1),
                 "outlier_bias": number("mean offset that flags an annotator", minimum=0.0),
+                "min_pair_overlap": integer(
+                    "pairs sharing fewer items stay out of the headline kappa", minimum=1
+                ),
+                "max_consistency_rate": probability(
+                    "quality gate: largest share of annotations breaking a consistency rule"
+                ),
+                "require_qualification": boolean(
+                    "web app: annotators pass the qualification test before the real queue"
+                ),
+                "monitor_window_days": integer(
+                    "agreement-over-time window in days (7 = ISO weeks)", minimum=1
+                ),
                 "tasks_per_benchmark": integer(
                     "model outputs per benchmark turned into tasks", minimum=1, nullable=True
                 ),

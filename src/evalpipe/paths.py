@@ -31,6 +31,11 @@ class ProjectPaths:
     def params(self) -> Path:
         return self.root / "params.yaml"
 
+    @property
+    def raw_benchmarks(self) -> Path:
+        """The publishers' files, one folder per benchmark (``benchmarks.source: files``)."""
+        return self.raw / "benchmarks"
+
     def raw_words(self, language: str) -> Path:
         return self.raw / language
 
@@ -72,6 +77,13 @@ class ProjectPaths:
 
     def errors_preview(self, name: str) -> Path:
         return self.data / "scored" / "errors" / f"{name}.jsonl"
+
+    def impact(self, table: str) -> Path:
+        """``words``, ``operations`` or ``scripts``: the impact stage's tables."""
+        return self.data / "impact" / f"{table}.parquet"
+
+    def top_words_plot(self, language: str) -> Path:
+        return self.plots / f"top_words_{language}.csv"
 
     @property
     def raw_annotations(self) -> Path:
@@ -133,6 +145,26 @@ class ProjectPaths:
     def annotation_db(self) -> Path:
         """The annotation web app's SQLite database (live data, not a pipeline artifact)."""
         return self.root / "annotation_db" / "annotations.sqlite"
+
+    def impact_table(self, kind: str) -> Path:
+        """Per-word / per-operation / per-script impact statistics (``kind``: words,
+        operations, scripts)."""
+        return self.data / "impact" / f"{kind}.parquet"
+
+    @property
+    def report_html(self) -> Path:
+        """The self-contained HTML report (a cached DVC output)."""
+        return self.root / "reports" / "report.html"
+
+    @property
+    def report_compare_html(self) -> Path:
+        """`python -m stages.report compare` output (not a pipeline artifact; Git-ignored)."""
+        return self.root / "reports" / "compare.html"
+
+    @property
+    def report_figures(self) -> Path:
+        """The report's main figures as SVG image plots (in Git, drawn by `dvc plots`)."""
+        return self.plots / "report"
 
     @property
     def model_cache(self) -> Path:

@@ -1,0 +1,327 @@
+"""Two revisions side by side: headline accuracy, per-word changes, agreement, and the metrics
+diff (what `dvc metrics diff` says) as readable tables."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from evalpipe.report import html as h
+from evalpipe.report.build import (
+    AXIS_ORDER,
+    ReportData,
+    ReportOptions,
+    headline_rows,
+    provenance_section,
+)
+
+MetricsDiff = dict[str, dict[str, dict[str, Any]]]
+
+
+def flatten_metrics(obj: Any, prefix: str = "") -> dict[str, Any]:
+    """Numeric leaves of a metrics JSON as dotted keys (``jnli.delta``), like `dvc metrics show`.
+
+    Parameters
+    ----------
+    obj:
+        A parsed metrics file.
+    prefix:
+        Key prefix (used by the recursion).
+
+    Returns
+    -------
+    dict
+        ``{dotted key: number or None}``; strings and lists are left out, as DVC does.
+
+    Examples
+    --------
+    >>> flatten_metrics({"a": {"b": 1, "c": "x"}, "d": None})
+    {'a.b': 1, 'd': None}
+    """
+    out: dict[str, Any] = {}
+    if isinstance(obj, Mapping):
+        for key in sorted(obj):
+            out.update(flatten_metrics(obj[key], f"{prefix}{key}."))
+    elif obj is None or (isinstance(obj, numbers.Number) and not isinstance(obj, bool)):
+        out[prefix[:-1]] = obj
+    return out
+
+
+def diff_metrics(old: Mapping[str, Any | None], new: Mapping[str, Any | None]) -> MetricsDiff:
+    """The same shape as ``dvc metrics diff --json``: ``{file: {key: {old, new, diff}}}``.
+
+    Only changed keys are listed (``dvc metrics diff`` without ``--all``); a key present on one
+    side only has ``None`` on the other.
+
+    Parameters
+    ----------
+    old, new:
+        ``{metrics file path: parsed JSON or None (absent)}``.
+
+    Returns
+    -------
+    dict
+        Changed metrics per file.
+    """
+    out: MetricsDiff = {}
+    for path in sorted(set(old) | set(new)):
+        a = flatten_metrics(old.get(path) or {})
+        b = flatten_metrics(new.get(path) or {})
+        changed = {}
+        for key in sorted(set(a) | set(b)):
+            va, vb = a.get(key), b.get(key)
+            if va == vb:
+                continue
+            delta = (
+                vb - va
+                if isinstance(va, numbers.Number) and isinstance(vb, numbers.Number)
+                else None
+            )
+            changed[key] = {"old": va, "new": vb, "diff": delta}
+        if changed:
+            out[path] = changed
+    return out
+
+
+def metrics_diff_rows(diff: MetricsDiff) -> list[dict[str, Any]]:
+    """Rows ``file, benchmark_or_axis, metric, old, new, diff`` from a metrics diff."""
+    rows = []
+    for path in sorted(diff):
+        for key in sorted(diff[path]):
+            entry = diff[path][key] or {}
+            head, _, tail = key.rpartition(".")
+            rows.append(
+                {
+                    "file": path,
+                    "entry": head or "",
+                    "metric": tail,
+                    "old": entry.get("old"),
+                    "new": entry.get("new"),
+                    "diff": entry.get("diff"),
+                }
+            )
+    return rows
+
+
+def headline_comparison(a: ReportData, b: ReportData) -> list[dict[str, Any]]:
+    """Per (model, benchmark): accuracy original / perturbed, delta, PDR, unparsed on both sides."""
+    ra = {(r["model"], r["benchmark"]): r for r in headline_rows(a)}
+    rb = {(r["model"], r["benchmark"]): r for r in headline_rows(b)}
+    rows = []
+    for key in sorted(set(ra) | set(rb)):
+        x, y = ra.get(key, {}), rb.get(key, {})
+        row: dict[str, Any] = {"model": key[0], "benchmark": key[1]}
+        for metric in ("accuracy_original", "accuracy_perturbed", "delta", "pdr", "unparsed_rate"):
+            va, vb = x.get(metric), y.get(metric)
+            row[f"{metric}_a"], row[f"{metric}_b"] = va, vb
+            row[f"{metric}_change"] = (
+                None if h.is_missing(va) or h.is_missing(vb) else float(vb) - float(va)
+            )
+        rows.append(row)
+    return rows
+
+
+WORD_KEYS = ["model", "language", "source", "scope", "word"]
+
+
+def word_changes(a: pd.DataFrame | None, b: pd.DataFrame | None) -> pd.DataFrame:
+    """Per-word deltas of both revisions joined on model, language, source, scope and word.
+
+    Sorted by the size of the change (largest first; words on one side only last).
+
+    Returns
+    -------
+    DataFrame
+        ``model, language, source, scope, word, rank, n_a, n_b, delta_a, delta_b, change,
+        ci_a, ci_b``.
+    """
+    cols = [*WORD_KEYS, "rank", "n", "delta", "ci_low", "ci_high"]
+    empty = pd.DataFrame(columns=cols)
+    left = (a if a is not None else empty)[cols]
+    right = (b if b is not None else empty)[cols]
+    merged = left.merge(right, on=WORD_KEYS, how="outer", suffixes=("_a", "_b"))
+    merged["rank"] = merged["rank_a"].combine_first(merged["rank_b"])
+    merged["change"] = merged["delta_b"].astype(float) - merged["delta_a"].astype(float)
+    merged["ci_a"] = [
+        h.fmt_ci(lo, hi) for lo, hi in zip(merged["ci_low_a"], merged["ci_high_a"], strict=True)
+    ]
+    merged["ci_b"] = [
+        h.fmt_ci(lo, hi) for lo, hi in zip(merged["ci_low_b"], merged["ci_high_b"], strict=True)
+    ]
+    merged["_size"] = merged["change"].abs().fillna(-1.0)
+    merged = merged.sort_values(
+        ["_size", *WORD_KEYS], ascending=[False] + [True] * 5, kind="stable"
+    )
+    return merged[
+        [*WORD_KEYS, "rank", "n_a", "n_b", "delta_a", "delta_b", "change", "ci_a", "ci_b"]
+    ].reset_index(drop=True)
+
+
+def _agreement_rows(a: ReportData, b: ReportData) -> list[dict[str, Any]]:
+    axes_a = (a.kappa_report or {}).get("axes") or {}
+    axes_b = (b.kappa_report or {}).get("axes") or {}
+    rows = []
+    for axis in AXIS_ORDER:
+        ka = (axes_a.get(axis) or {}).get("kappa", (a.agreement or {}).get(axis, {}).get("kappa"))
+        kb = (axes_b.get(axis) or {}).get("kappa", (b.agreement or {}).get(axis, {}).get("kappa"))
+        if ka is None and kb is None:
+            continue
+        rows.append(
+            {
+                "axis": axis,
+                "kappa_a": ka,
+                "kappa_b": kb,
+                "change": None if ka is None or kb is None else kb - ka,
+            }
+        )
+    return rows
+
+
+def build_comparison(
+    a: ReportData,
+    b: ReportData,
+    *,
+    label_a: str,
+    label_b: str,
+    metrics_diff: MetricsDiff,
+    diff_source: str,
+    options: ReportOptions | None = None,
+) -> str:
+    """The comparison report of revision ``a`` (before) and ``b`` (after).
+
+    Parameters
+    ----------
+    a, b:
+        The two revisions' report inputs.
+    label_a, label_b:
+        How to call them (e.g. ``main``, ``workspace``).
+    metrics_diff:
+        ``dvc metrics diff --json`` output, or :func:`diff_metrics` of the two sides.
+    diff_source:
+        Where ``metrics_diff`` came from (shown to the reader).
+    options:
+        Title and top-N.
+
+    Returns
+    -------
+    str
+        A complete, self-contained HTML document.
+    """
+    options = options or ReportOptions()
+    la, lb = h.esc(label_a), h.esc(label_b)
+
+    def pair(metric: str, label: str, signed: bool = False) -> list[h.Column]:
+        make = h.signed if signed else h.num
+        return [
+            make(f"{metric}_a", f"{label} {label_a}"),
+            make(f"{metric}_b", f"{label} {label_b}"),
+            h.signed(f"{metric}_change", "change"),
+        ]
+
+    head_rows = headline_comparison(a, b)
+    headline = (
+        h.table(
+            [
+                h.text("model", "model"),
+                h.text("benchmark", "benchmark"),
+                *pair("accuracy_original", "acc. original"),
+                *pair("accuracy_perturbed", "acc. perturbed"),
+                *pair("delta", "delta", signed=True),
+                *pair("pdr", "PDR"),
+                *pair("unparsed_rate", "unparsed"),
+            ],
+            head_rows,
+            sortable=True,
+            table_id="compare-headline",
+        )
+        if head_rows
+        else h.missing("Neither revision has metrics/robustness.json.")
+    )
+
+    if a.words is None and b.words is None:
+        words = h.missing(f"data/impact/words.parquet is missing in both {label_a} and {label_b}.")
+    else:
+        notes = [
+            h.missing(f"data/impact/words.parquet is missing in {lbl}: its side shows n/a.")
+            for lbl, d in ((label_a, a), (label_b, b))
+            if d.words is None
+        ]
+        changes = word_changes(a.words, b.words)
+        words = "".join(notes) + (
+            f'<p class="note">{len(changes)} rows, largest change first; change = delta '
+            f"{lb} - delta {la} (negative: the typo hurts more in {lb}).</p>"
+            + h.table(
+                [h.text(k, k) for k in WORD_KEYS]
+                + [
+                    h.num("rank", "freq. rank", 0),
+                    h.num("n_a", f"n {label_a}", 0),
+                    h.num("n_b", f"n {label_b}", 0),
+                    h.signed("delta_a", f"delta {label_a}"),
+                    h.text("ci_a", "CI"),
+                    h.signed("delta_b", f"delta {label_b}"),
+                    h.text("ci_b", "CI"),
+                    h.signed("change", "change"),
+                ],
+                [
+                    {k: (None if h.is_missing(v) else v) for k, v in r.items()}
+                    for r in changes.to_dict(orient="records")
+                ],
+                sortable=True,
+                table_id="compare-words",
+                scroll=True,
+            )
+        )
+
+    diff_rows = metrics_diff_rows(metrics_diff)
+    diff = f'<p class="note">Source: {h.esc(diff_source)}. Only changed metrics are listed.</p>' + (
+        h.table(
+            [
+                h.text("file", "file"),
+                h.text("entry", "benchmark / axis"),
+                h.text("metric", "metric"),
+                h.num("old", label_a, 4),
+                h.num("new", label_b, 4),
+                h.signed("diff", "change", 4),
+            ],
+            diff_rows,
+            sortable=True,
+            table_id="metrics-diff",
+            scroll=True,
+        )
+        if diff_rows
+        else "<p>No metric changed.</p>"
+    )
+
+    agreement_rows = _agreement_rows(a, b)
+    agreement = (
+        h.table(
+            [
+                h.text("axis", "axis"),
+                h.num("kappa_a", f"kappa {label_a}"),
+                h.num("kappa_b", f"kappa {label_b}"),
+                h.signed("change", "change"),
+            ],
+            agreement_rows,
+            table_id="compare-agreement",
+        )
+        if agreement_rows
+        else h.missing("No agreement metrics on either side.")
+    )
+    provenance = (
+        f'<div class="pair"><div><h3>{la}</h3>{provenance_section(a)}</div>'
+        f"<div><h3>{lb}</h3>{provenance_section(b)}</div></div>"
+    )
+    return h.page(
+        f"{options.title}: {label_a} vs {label_b}",
+        f"before: {label_a} · after: {label_b}",
+        [
+            ("headline", "Accuracy per benchmark", headline),
+            ("words", "Per-word changes", words),
+            ("metrics-diff", "dvc metrics diff", diff),
+            ("annotation", "Annotation agreement", agreement),
+            ("provenance", "What produced each side", provenance),
+        ],
+    )

@@ -1,0 +1,326 @@
+"""Small inputs in the real artifact schemas for the report tests (DESIGN.md section 3, the impact
+tables' columns from issue 14). Built by hand so the tests know every expected value."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from evalpipe.report.build import ReportData
+
+MODEL = "tiny-random@ae468db6d094"
+
+IMPACT_COLUMNS = [
+    "model",
+    "language",
+    "source",
+    "scope",
+    "word",
+    "lemma",
+    "pos",
+    "rank",
+    "frequency_score",
+    "occurrences",
+    "perturbed_occurrences",
+    "n",
+    "accuracy_original",
+    "accuracy_perturbed",
+    "delta",
+    "ci_low",
+    "ci_high",
+    "pdr",
+    "flip_c2i",
+    "flip_i2c",
+    "n_c2i",
+    "n_i2c",
+    "mcnemar_p",
+    "p_holm",
+    "p_bh",
+    "per_occurrence_impact",
+    "small_n",
+]
+
+
+def impact_row(**kw) -> dict:
+    row = {
+        "model": MODEL,
+        "language": "english",
+        "source": "wordfreq",
+        "scope": "pooled",
+        "word": "the",
+        "lemma": None,
+        "pos": None,
+        "rank": 1,
+        "frequency_score": 7.73,
+        "occurrences": 40,
+        "perturbed_occurrences": 22,
+        "n": 30,
+        "accuracy_original": 0.6,
+        "accuracy_perturbed": 0.5,
+        "delta": -0.1,
+        "ci_low": -0.2,
+        "ci_high": 0.0,
+        "pdr": 0.1667,
+        "flip_c2i": 0.1333,
+        "flip_i2c": 0.0333,
+        "n_c2i": 4,
+        "n_i2c": 1,
+        "mcnemar_p": 0.375,
+        "p_holm": 1.0,
+        "p_bh": 0.75,
+        "per_occurrence_impact": -0.0045,
+        "small_n": False,
+    }
+    row.update(kw)
+    return row
+
+
+def words_frame() -> pd.DataFrame:
+    rows = [
+        impact_row(word="the", rank=1, delta=-0.1, ci_low=-0.2, ci_high=0.0),
+        impact_row(word="of", rank=2, delta=-0.25, ci_low=-0.4, ci_high=-0.1, p_holm=0.01),
+        impact_row(word="and", rank=3, delta=0.05, ci_low=-0.05, ci_high=0.15),
+        impact_row(word="to", rank=4, delta=None, ci_low=None, ci_high=None, n=0, small_n=True),
+        impact_row(word="of", rank=2, scope="gsm8k", delta=-0.3, n=10, small_n=True),
+        impact_row(
+            language="japanese",
+            word="する",
+            lemma="為る",
+            pos="動詞-非自立可能",
+            rank=1,
+            delta=-0.15,
+            ci_low=-0.3,
+            ci_high=-0.02,
+        ),
+        impact_row(
+            language="japanese", word="の", lemma="の", pos="助詞-格助詞", rank=2, delta=-0.02
+        ),
+        impact_row(
+            language="japanese", word="日本", rank=7, delta=-0.05, scope="jnli", n=3, small_n=True
+        ),
+    ]
+    return pd.DataFrame(rows, columns=IMPACT_COLUMNS)
+
+
+def keyed_frame(key: str, values: list[tuple[str, str, float]]) -> pd.DataFrame:
+    rows = []
+    for language, value, delta in values:
+        row = impact_row(language=language, delta=delta, ci_low=delta - 0.1, ci_high=delta + 0.1)
+        for col in ("word", "lemma", "pos", "rank", "frequency_score"):
+            row.pop(col)
+        row[key] = value
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def scored_frame() -> pd.DataFrame:
+    """jnli: two examples; e1 original right, perturbed (word 日本) wrong -> a flip."""
+    fields_e1 = {"sentence1": "日本の首都は東京です。", "sentence2": "東京は日本にある。"}
+    fields_e2 = {"sentence1": "猫が寝ている。", "sentence2": "犬が走る。"}
+    edit = {
+        "field": "sentence1",
+        "occurrence": 0,
+        "start": 0,
+        "end": 2,
+        "original": "日本",
+        "perturbed": "日木",
+        "op": "replace",
+        "position": 1,
+        "original_char": "本",
+        "new_char": "木",
+    }
+    base = {
+        "benchmark": "jnli",
+        "language": "japanese",
+        "task_type": "nli",
+        "model": MODEL,
+        "answer": "entailment",
+        "gold": "entailment",
+        "finish_reason": "stop",
+        "seed": 1,
+        "occurrences": 0,
+        "perturbed_occurrences": 0,
+    }
+    perturbed_fields = dict(fields_e1, sentence1="日木の首都は東京です。")
+    rows = [
+        dict(
+            base,
+            example_id="e1",
+            variant="original",
+            word_rank=0,
+            fields=json.dumps(fields_e1, ensure_ascii=False, sort_keys=True),
+            perturbations=[],
+            prompt="前提：日本の首都は東京です。\n仮説：東京は日本にある。",
+            output="entailment",
+            prediction="entailment",
+            parse_status="strict",
+            correct=True,
+            score=1.0,
+        ),
+        dict(
+            base,
+            example_id="e1",
+            variant="日本",
+            word_rank=7,
+            fields=json.dumps(perturbed_fields, ensure_ascii=False, sort_keys=True),
+            perturbations=[edit],
+            occurrences=1,
+            perturbed_occurrences=1,
+            prompt="前提：日木の首都は東京です。\n仮説：東京は日本にある。",
+            output="矛盾 <script>alert(1)</script>",
+            prediction="contradiction",
+            parse_status="fallback",
+            correct=False,
+            score=0.0,
+        ),
+        dict(
+            base,
+            example_id="e2",
+            variant="original",
+            word_rank=0,
+            answer="neutral",
+            gold="neutral",
+            fields=json.dumps(fields_e2, ensure_ascii=False, sort_keys=True),
+            perturbations=[],
+            prompt="前提：猫が寝ている。\n仮説：犬が走る。",
+            output="",
+            prediction=None,
+            parse_status="unparsed",
+            correct=False,
+            score=0.0,
+            finish_reason="length",
+        ),
+    ]
+    return pd.DataFrame(rows)
+
+
+def robustness() -> dict:
+    return {
+        "jnli": {
+            "accuracy_base": 0.5,
+            "accuracy_original": 0.6,
+            "accuracy_perturbed": 0.45,
+            "ci_high": -0.05,
+            "ci_low": -0.25,
+            "delta": -0.15,
+            "flip_c2i": 0.2,
+            "flip_i2c": 0.05,
+            "mcnemar_p": 0.0414,
+            "n": 40,
+            "n_c2i": 8,
+            "n_i2c": 2,
+            "pdr": 0.25,
+            "unparsed": 3,
+            "unparsed_rate": 0.05,
+            "accuracy_strict": 0.4,
+            "accuracy_flexible": 0.6,
+            "truncated_rate": 0.025,
+        },
+        "gsm8k": {
+            "accuracy_original": 0.0,
+            "accuracy_perturbed": 0.0,
+            "delta": 0.0,
+            "ci_low": 0.0,
+            "ci_high": 0.0,
+            "n": 46,
+            "pdr": None,
+            "mcnemar_p": 1.0,
+            "unparsed_rate": 0.65,
+        },
+    }
+
+
+def classification() -> dict:
+    return {
+        "jnli": {
+            "accuracy": 0.5,
+            "n": 2,
+            "f1_macro": 0.33,
+            "invalid": 1,
+            "unparsed": 1,
+            "confusion": {
+                "entailment": {"entailment": 1, "contradiction": 0, "neutral": 0},
+                "contradiction": {"entailment": 0, "contradiction": 0, "neutral": 0},
+                "neutral": {"entailment": 0, "contradiction": 0, "neutral": 0},
+            },
+        }
+    }
+
+
+def kappa_report() -> dict:
+    return {
+        "annotators": ["ann_001", "ann_002"],
+        "axes": {
+            "social": {
+                "kappa": 0.9078,
+                "kappa_ci": [0.8022, 0.9647],
+                "alpha": 0.88,
+                "alpha_ci": [0.74, 0.96],
+                "ac2": 0.96,
+                "ac2_ci": [0.91, 0.98],
+                "n_items": 30,
+            },
+            "self": {
+                "kappa": 0.62,
+                "kappa_ci": [0.4, 0.8],
+                "alpha": 0.6,
+                "alpha_ci": [0.4, 0.8],
+                "ac2": 0.9,
+                "ac2_ci": [0.8, 0.95],
+                "n_items": 30,
+            },
+        },
+        "annotator_kappas": {
+            "ann_001": {"social": 0.92, "self": 0.6, "overall": 0.8},
+            "ann_002": {"social": 0.9, "self": 0.64, "overall": 0.81},
+        },
+        "bootstrap": {"samples": 1000, "confidence_level": 0.95},
+        "judge_vs_consensus": {
+            "llm:tiny-random": {
+                "social": {
+                    "kappa": 0.1,
+                    "raw_agreement": 0.3,
+                    "within_one_agreement": 0.6,
+                    "n": 27,
+                },
+                "self": {"kappa": 0.0, "raw_agreement": 0.2, "within_one_agreement": 0.5, "n": 27},
+            }
+        },
+        "markers_vs_consensus": {
+            "markers": {
+                "social": {"kappa": 0.7, "raw_agreement": 0.6, "within_one_agreement": 0.9, "n": 27}
+            }
+        },
+        "excluded_annotators": [],
+    }
+
+
+def full_data() -> ReportData:
+    return ReportData(
+        provenance={
+            "models": [MODEL],
+            "params": {"model": {"name": "tiny-random"}, "prompt": {"style": "zero_shot"}},
+            "inputs": {"metrics/robustness.json": "0123456789ab"},
+        },
+        robustness=robustness(),
+        classification=classification(),
+        agreement={"annotators": 2, "social": {"kappa": 0.9078, "judge_kappa": 0.1}},
+        kappa_report=kappa_report(),
+        rejected=[
+            {"id": "sample_008", "reasons": ["low agreement on self: [1, 3]"], "ratings": {}}
+        ],
+        words=words_frame(),
+        operations=keyed_frame(
+            "op",
+            [
+                ("english", "replace", -0.1),
+                ("english", "delete", -0.2),
+                ("japanese", "insert", 0.0),
+            ],
+        ),
+        scripts=keyed_frame(
+            "script", [("japanese", "kanji", -0.12), ("japanese", "hiragana", -0.01)]
+        ),
+        scored={"jnli": scored_frame()},
+    )

@@ -1,0 +1,280 @@
+"""The report's HTML builders on small frames whose every value is known."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import binomtest
+
+from evalpipe.report import ReportData, ReportOptions, build_figures, build_report
+from evalpipe.report import html as h
+from evalpipe.report.build import (
+    by_model,
+    headline_rows,
+    highlight_edits,
+    most_harmful,
+    parse_status_rows,
+    pick_examples,
+    wilson_interval,
+)
+from evalpipe.report.compare import build_comparison, diff_metrics, flatten_metrics, word_changes
+from evalpipe.report.svg import ForestRow, forest_plot, nice_ticks
+from tests.report_fixtures import MODEL, full_data, robustness, scored_frame, words_frame
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+def external_references(page: str) -> list[str]:
+    """Every URL the page could fetch: src/href attributes and CSS url(), except in-page anchors
+    and the SVG namespace (an identifier, never fetched)."""
+    refs = re.findall(r'(?:src|href)\s*=\s*"([^"#][^"]*)"', page)
+    refs += re.findall(r"url\(([^)]*)\)", page)
+    return [r for r in refs if r != "http://www.w3.org/2000/svg"]
+
+
+# --- formatting and tables ------------------------------------------------------------------
+
+
+def test_missing_values_show_as_na_and_numbers_keep_their_type():
+    assert h.fmt_num(None) == "n/a"
+    assert h.fmt_num(float("nan")) == "n/a"
+    assert h.fmt_num(pd.NA) == "n/a"
+    assert h.fmt_num(np.int64(46)) == "46"
+    assert h.fmt_num(0.12345) == "0.123"
+    assert h.fmt_signed(-0.1) == "-0.100"
+    assert h.fmt_ci(0.1, None) == "n/a"
+    assert h.fmt_p(0.00001) == "1.00e-05"
+
+
+def test_table_escapes_cells_and_gives_numbers_a_sort_value():
+    out = h.table(
+        [h.text("word", "word"), h.num("delta", "delta")],
+        [{"word": "<b>&", "delta": -0.25}, {"word": "x"}],
+        sortable=True,
+        table_id="t",
+    )
+    assert "&lt;b&gt;&amp;" in out and "<b>&" not in out
+    assert 'class="sortable"' in out and 'id="t"' in out
+    assert 'data-v="-0.25"' in out
+    assert 'data-v=""' in out and ">n/a<" in out  # the row without a delta
+
+
+# --- statistics shown in the report --------------------------------------------------------
+
+
+@pytest.mark.parametrize(("k", "n"), [(0, 10), (8, 10), (10, 10), (27, 40), (1, 1)])
+def test_wilson_interval_matches_scipy(k, n):
+    ref = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    low, high = wilson_interval(k, n)
+    assert low == pytest.approx(ref.low, abs=1e-12)
+    assert high == pytest.approx(ref.high, abs=1e-12)
+
+
+def test_headline_adds_accuracy_intervals_and_keeps_absent_keys_absent():
+    rows = {r["benchmark"]: r for r in headline_rows(full_data())}
+    jnli = rows["jnli"]
+    ref = binomtest(24, 40).proportion_ci(method="wilson")  # 0.6 of 40 pairs
+    assert jnli["accuracy_original_low"] == pytest.approx(ref.low)
+    assert jnli["accuracy_strict"] == 0.4
+    assert jnli["model"] == MODEL and jnli["language"] == "japanese"
+    assert "accuracy_strict" not in rows["gsm8k"]
+
+
+def test_flat_metrics_are_attributed_to_the_run_model_and_nested_ones_kept():
+    flat = by_model(robustness(), "m1")
+    assert list(flat) == ["m1"] and set(flat["m1"]) == {"jnli", "gsm8k"}
+    nested = by_model({"m1": robustness(), "m2": {"jnli": robustness()["jnli"]}}, "x")
+    assert sorted(nested) == ["m1", "m2"] and list(nested["m2"]) == ["jnli"]
+
+
+def test_most_harmful_sorts_by_delta_with_missing_last_and_ties_by_word():
+    frame = pd.DataFrame({"word": ["b", "a", "c", "d"], "delta": [-0.1, -0.1, None, -0.3]})
+    assert list(most_harmful(frame, top=4)["word"]) == ["d", "a", "b", "c"]
+    assert list(most_harmful(frame, top=2)["word"]) == ["d", "a"]
+
+
+def test_parse_status_counts_per_prompt_kind_and_truncation():
+    rows = {r["prompts"]: r for r in parse_status_rows({"jnli": scored_frame()})}
+    assert rows["original"]["n"] == 2
+    assert rows["original"]["strict"] == 1 and rows["original"]["unparsed"] == 1
+    assert rows["original"]["truncated"] == 1
+    assert rows["perturbed"]["fallback"] == 1 and rows["perturbed"]["fallback_share"] == 1.0
+
+
+def test_examples_prefer_answers_that_flipped_from_right_to_wrong():
+    frame = scored_frame()
+    extra = frame.iloc[[1]].assign(example_id="e2", variant="猫", word_rank=9)
+    pairs = pick_examples(pd.concat([frame, extra], ignore_index=True), limit=2)
+    assert [p["example_id"] for _, p in pairs] == ["e1", "e2"]  # e1 flipped, e2 was wrong before
+    assert bool(pairs[0][0]["correct"]) is True
+
+
+# --- edit highlighting -----------------------------------------------------------------------
+
+
+def test_each_edit_is_marked_in_both_texts():
+    text = "the cat and the dog"
+    edits = [
+        {"start": 12, "end": 15, "original": "the", "perturbed": "teh", "op": "replace"},
+        {"start": 0, "end": 3, "original": "the", "perturbed": "th", "op": "delete"},
+    ]
+    before, after, problems = highlight_edits(text, edits)
+    assert problems == []
+    assert before.count("<del") == 2 and after.count("<ins") == 2
+    assert re.sub(r"<[^>]+>", "", before) == text
+    assert re.sub(r"<[^>]+>", "", after) == "th cat and teh dog"
+
+
+def test_japanese_offsets_are_code_points_and_text_is_escaped():
+    text = "<b>日本の首都"
+    edit = {"start": 3, "end": 5, "original": "日本", "perturbed": "日木", "op": "replace"}
+    before, after, _ = highlight_edits(text, [edit])
+    assert before.startswith("&lt;b&gt;<del") and ">日本</del>の首都" in before
+    assert ">日木</ins>の首都" in after
+
+
+def test_an_edit_whose_offsets_do_not_match_is_reported_not_marked():
+    _, after, problems = highlight_edits(
+        "abc", [{"start": 0, "end": 2, "original": "xy", "perturbed": "z"}]
+    )
+    assert after == "abc" and len(problems) == 1 and "'xy'" in problems[0]
+
+
+# --- figures ---------------------------------------------------------------------------------
+
+
+def test_nice_ticks_cover_the_range_with_round_steps():
+    assert nice_ticks(-0.3, 0.0) == [-0.3, -0.2, -0.1, 0.0]
+    assert nice_ticks(0.0, 1.0, 4) == [0.0, 0.25, 0.5, 0.75, 1.0]
+    ticks = nice_ticks(-0.37, 0.12)
+    assert ticks[0] <= -0.37 and ticks[-1] >= 0.12
+
+
+def test_forest_plot_is_valid_svg_with_one_marker_per_row():
+    rows = [
+        ForestRow("of", -0.25, -0.4, -0.1, note="rank 2"),
+        ForestRow("and", 0.05, -0.05, 0.15),
+        ForestRow("to", None),
+        ForestRow("日本", -0.05, -0.2, 0.0, weak=True),
+    ]
+    svg = forest_plot(rows, title="t", x_label="x")
+    root = ET.fromstring(svg)
+    markers = root.findall(f"{SVG_NS}rect[@width='8']")
+    assert len(markers) == 3  # the row without an estimate gets "n/a", no marker
+    assert [m.get("fill") for m in markers] == ["#b42318", "#067647", "#ffffff"]  # hollow = weak
+    texts = [t.text for t in root.iter(f"{SVG_NS}text")]
+    assert "日本" in texts and "rank 2" in texts and "n/a" in texts
+    assert svg == forest_plot(rows, title="t", x_label="x")
+
+
+def test_figures_are_standalone_svg_files_for_each_declared_language():
+    figures = build_figures(full_data(), languages=["english", "japanese", "german"])
+    assert set(figures) == {
+        "accuracy.svg",
+        "agreement.svg",
+        "words_english.svg",
+        "words_japanese.svg",
+        "words_german.svg",
+    }
+    for svg in figures.values():
+        ET.fromstring(svg)  # well-formed XML, as DVC's image plots need
+    assert "する" in figures["words_japanese.svg"]
+    assert "no per-word impact rows" in figures["words_german.svg"]
+
+
+# --- the whole report ------------------------------------------------------------------------
+
+
+def test_report_has_every_section_and_no_external_reference():
+    page = build_report(full_data(), ReportOptions(top_words=2))
+    for anchor in ("provenance", "headline", "words", "classification", "parsing", "examples"):
+        assert f'<section id="{anchor}">' in page
+    assert external_references(page) == []
+    assert '<meta charset="utf-8">' in page and "Noto Sans CJK JP" in page
+    assert "default-src 'none'" in page
+    # model output is text, never markup
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    # top_words=2: the English forest plot shows "of" and "the", not "and"
+    english_plot = page.partition("english (wordfreq), " + MODEL)[2].partition("</svg>")[0]
+    assert ">of<" in english_plot and ">the<" in english_plot and ">and<" not in english_plot
+    assert 'id="words-english-wordfreq"' in page and 'id="words-japanese-wordfreq"' in page
+    assert "為る" in page and "sample_008" in page
+
+
+def test_report_bytes_depend_only_on_the_inputs():
+    assert build_report(full_data()) == build_report(full_data())
+
+
+def test_each_missing_input_is_named_and_the_rest_still_renders():
+    data = full_data()
+    data.words = None
+    data.scored = {}
+    data.kappa_report = None
+    data.agreement = None
+    page = build_report(data)
+    assert "data/impact/words.parquet is missing" in page
+    assert "data/scored/*.parquet are missing" in page
+    assert "run `dvc repro agreement`" in page
+    assert 'id="headline"' in page  # metrics still there
+    empty = build_report(ReportData())
+    assert empty.count('class="missing"') >= 5
+
+
+def test_strict_and_truncation_columns_say_na_when_the_metrics_lack_them():
+    data = full_data()
+    data.robustness = {"gsm8k": robustness()["gsm8k"]}
+    page = build_report(data)
+    assert "Not in this metrics file (shown as n/a): accuracy_strict" in page
+
+
+# --- comparison ------------------------------------------------------------------------------
+
+
+def test_flatten_metrics_keeps_numbers_and_nulls_only():
+    flat = flatten_metrics({"jnli": {"delta": -0.1, "pdr": None, "name": "x", "ok": True}})
+    assert flat == {"jnli.delta": -0.1, "jnli.pdr": None}
+
+
+def test_metrics_diff_lists_changed_keys_only():
+    diff = diff_metrics(
+        {"m.json": {"a": {"x": 1, "y": 2}}, "gone.json": {"z": 1}},
+        {"m.json": {"a": {"x": 1, "y": 3, "w": 0.5}}, "gone.json": None},
+    )
+    assert diff == {
+        "gone.json": {"z": {"old": 1, "new": None, "diff": None}},
+        "m.json": {
+            "a.w": {"old": None, "new": 0.5, "diff": None},
+            "a.y": {"old": 2, "new": 3, "diff": 1},
+        },
+    }
+
+
+def test_word_changes_join_both_sides_and_sort_by_size_of_change():
+    a = words_frame()
+    b = a.copy()
+    b.loc[b["word"] == "and", "delta"] = -0.35  # +0.05 -> -0.35: change -0.4
+    b = b[b["word"] != "the"]
+    changes = word_changes(a, b)
+    first = changes.iloc[0]
+    assert first["word"] == "and" and first["change"] == pytest.approx(-0.4)
+    the = changes[changes["word"] == "the"].iloc[0]
+    assert np.isnan(the["delta_b"]) and the["delta_a"] == -0.1
+
+
+def test_comparison_report_shows_both_sides_and_the_metrics_diff():
+    a, b = full_data(), full_data()
+    b.robustness = {**robustness(), "jnli": {**robustness()["jnli"], "delta": -0.05}}
+    diff = diff_metrics(
+        {"metrics/robustness.json": a.robustness}, {"metrics/robustness.json": b.robustness}
+    )
+    page = build_comparison(
+        a, b, label_a="main", label_b="workspace", metrics_diff=diff, diff_source="test"
+    )
+    assert "main vs workspace" in page
+    assert "jnli" in page and "+0.100" in page  # delta -0.15 -> -0.05
+    assert 'id="metrics-diff"' in page and external_references(page) == []
