@@ -70,6 +70,11 @@ def sample_files(name: str | BenchmarkSpec) -> tuple[Path, Path | None]:
     spec = get_spec(name) if isinstance(name, str) else name
     if spec.sample is None:
         raise InputError(f"{spec.path}: sources.sample: the spec has no bundled sample")
+    if spec.sample.test is None:
+        raise InputError(
+            f"{spec.path}: sources.sample is the folder {spec.sample.folder!r} of publisher "
+            "files, not JSONL files"
+        )
     root = samples_root()
     fewshot = root / spec.sample.fewshot if spec.sample.fewshot else None
     return root / spec.sample.test, fewshot
@@ -534,6 +539,14 @@ def _holdout(
 
 
 def _load_sample(spec: BenchmarkSpec) -> tuple[list, list, str]:
+    if spec.sample is not None and spec.sample.folder is not None:
+        if spec.files is None:
+            raise InputError(
+                f"{spec.path}: sources.sample.folder needs sources.files.reader to read it"
+            )
+        folder = samples_root() / spec.sample.folder
+        examples, fewshot, _, _, _ = _read_folder(spec, folder)
+        return examples, fewshot, f"bundled sample {spec.sample.folder}/ (publisher files)"
     test_path, fewshot_path = sample_files(spec)
     split, fs_split = _splits(spec)
     mapper = spec.sample.mapper if spec.sample else None

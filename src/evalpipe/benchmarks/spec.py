@@ -42,7 +42,7 @@ _SOURCE_KEYS = {
     "hub": {"dataset", "configs", "per_subtask", "split", "fewshot_split", "fewshot_holdout",
             "size", "mapper", "version", "data_files"},
     "files": {"reader", "test", "fewshot", "fewshot_holdout", "mapper", "version", "json_field"},
-    "sample": {"test", "fewshot", "mapper"},
+    "sample": {"test", "fewshot", "mapper", "folder"},
 }  # fmt: skip
 PROTECTED_SOURCES = ("answer", "answers")
 
@@ -98,11 +98,13 @@ class FilesSource:
 
 @dataclass(frozen=True)
 class SampleSource:
-    """The bundled sample: JSONL files under ``evalpipe/benchmarks/samples/`` in the Hub schema."""
+    """The bundled sample: JSONL files under ``evalpipe/benchmarks/samples/`` in the Hub schema,
+    or (``folder``) the publisher's own files bundled there, read by the spec's files reader."""
 
-    test: str
+    test: str | None
     fewshot: str | None
     mapper: str | None = None
+    folder: str | None = None
 
 
 @dataclass(frozen=True)
@@ -381,8 +383,13 @@ def _source(kind: str, value: Any, where: str, subtasks: Mapping[str, str], name
             version=value.get("version"),
             options={k: v for k, v in value.items() if k == "json_field"},
         )
+    if value.get("folder"):
+        return SampleSource(None, None, None, str(value["folder"]))
     if not value.get("test"):
-        raise InputError(f"{where}: expected `test` (a file under the bundled samples)")
+        raise InputError(
+            f"{where}: expected `test` (a file under the bundled samples) or `folder` (the "
+            "publisher's files bundled there, read by sources.files.reader)"
+        )
     return SampleSource(str(value["test"]), value.get("fewshot"), value.get("mapper"))
 
 
