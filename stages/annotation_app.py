@@ -308,6 +308,39 @@ def add_annotator(
     click.echo(token)
 
 
+@main.command("waive-qualification")
+@click.argument("annotator_id")
+@click.option("--reason", required=True, help="Why (recorded with the waiver and exported).")
+@db_option
+@fail_cleanly
+def waive_qualification(annotator_id: str, reason: str, db_path: str) -> None:
+    """Let an annotator rate without taking the qualification test (e.g. they qualified in an
+    earlier campaign); recorded as a passed attempt marked as waived, with the reason."""
+    from evalpipe.annotation.schema import AXES
+
+    store = _open_store(db_path, must_exist=True)
+    person = store.annotator(annotator_id)
+    if person is None or person.role != "annotator":
+        raise InputError(f"annotator {annotator_id!r} does not exist (or is not an annotator)")
+    why = f"waived: {reason.strip()}"
+    attempt = len(store.qual_attempts(annotator_id)) + 1
+    store.finish_qualification(
+        annotator_id,
+        attempt,
+        {
+            "axes": {
+                a: {"kappa": None, "n": 0, "passed": True, "undefined_reason": why} for a in AXES
+            },
+            "overall": None,
+            "passed": True,
+            "threshold": None,
+            "reason": why,
+            "waived": True,
+        },
+    )
+    click.echo(f"annotate waive-qualification: {annotator_id} may rate items (attempt {attempt})")
+
+
 @main.command()
 @db_option
 @fail_cleanly

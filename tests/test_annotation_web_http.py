@@ -427,3 +427,30 @@ def test_guidelines_are_one_click_away_with_every_anchor(server):
         for level in range(1, 6):
             assert AXIS_ANCHORS_JA[axis][level] in page.text
             assert AXIS_ANCHORS_EN[axis][level].replace("'", "&#39;") in page.text
+
+
+def test_the_queue_is_closed_until_qualified_and_a_waiver_opens_it(tmp_path):
+    tasks = tmp_path / "tasks.jsonl"
+    write_tasks(tasks, 3)
+    db = tmp_path / "db.sqlite"
+    store = Store(db)
+    token = store.add_annotator("ann_q")
+    store.close()
+    with ServerProcess(
+        db=db, tasks=tasks, cwd=REPO, secret=SECRET, require_qualification=True
+    ) as srv:
+        c = AnnotatorClient(srv.base_url, "ann_q", token)
+        assert c.login().status_code == 303
+        assert c.http.get("/").headers["location"].endswith("/training")
+        assert c.http.get("/item/1").headers["location"].endswith("/training")
+        assert c.submit(1, SCORES, CONF).status_code == 302
+        assert Store(db).rating("ann_q", Store(db).slot("ann_q", 1)) is None
+        bad = _cli("waive-qualification", "nobody", "--reason", "x", "--db", str(db))
+        assert bad.returncode == 2 and "does not exist" in bad.stderr
+        proc = _cli(
+            "waive-qualification", "ann_q", "--reason", "qualified in round 1", "--db", str(db)
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert "/item/" in c.http.get("/").headers["location"]
+        result = c.http.get("/qualify/result").text
+        assert "Passed" in result and "waived: qualified in round 1" in result

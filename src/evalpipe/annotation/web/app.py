@@ -328,7 +328,9 @@ def create_app(store: Store, config: AppConfig) -> Flask:
                 "comment": request.form.get("comment", "")[:2000],
                 "flag": request.form.get("flag") == "1",
             }
-            store.save_note(g.user.id, item_id, comment=note["comment"], flag=note["flag"])
+            stored = store.note(g.user.id, item_id) or {"comment": "", "flag": False}
+            if (stored["comment"], stored["flag"]) != (note["comment"].strip(), note["flag"]):
+                store.save_note(g.user.id, item_id, comment=note["comment"], flag=note["flag"])
             if action == "draft":
                 store.save_draft(g.user.id, item_id, form_values(request.form))
                 return Response(status=204)
