@@ -10,6 +10,7 @@ import click
 
 from evalpipe import atomic
 from evalpipe.benchmarks import build_prompts, get_spec, validate_suites
+from evalpipe.benchmarks.loading import recorded_metadata
 from evalpipe.inference import TINY_RANDOM_NOTE, make_engine
 from evalpipe.inference.generate import (
     answer_budget,
@@ -71,14 +72,15 @@ def main(names: tuple[str, ...], progress: bool, params_path: str) -> None:
         spec = get_spec(name, paths.raw_benchmarks)
         fewshot = None
         if style == "few_shot":
-            fewshot = read_parquet(
-                paths.benchmark_fewshot(name), f"run `dvc repro benchmarks@{name}`"
-            )
+            fewshot_path = paths.benchmark_fewshot(name)
+            fewshot = read_parquet(fewshot_path, f"run `dvc repro benchmarks@{name}`")
             if fewshot.empty and n_shots:
+                missing = recorded_metadata(fewshot_path).get("fewshot_missing")
                 log.warning(
-                    "%s: no few-shot demonstrations (its train/dev file is absent or empty): "
-                    "prompt.style few_shot runs zero-shot for this benchmark",
+                    "%s: the few-shot pool is empty%s: prompt.style few_shot runs zero-shot for "
+                    "this benchmark",
                     name,
+                    f" (missing: {', '.join(missing)})" if missing else "",
                 )
         prompts = build_prompts(spec, rows, fewshot, style=style, n_shots=n_shots)
         requests = make_requests(
