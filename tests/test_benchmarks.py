@@ -708,3 +708,13 @@ def test_answer_types_decide_parsers_options_and_classification() -> None:
     assert not imdb.answer.has_invalid_class(imdb.answer_kwargs())
     assert ANSWER_TYPES["number"].normalise_gold("1,234") == "1234"
     assert ANSWER_TYPES["number"].parse("#### 1,234").prediction == "1234"
+
+
+def test_bbh_parser_knows_the_answer_format_of_exactly_the_specs_subtasks() -> None:
+    # bbh.yaml is the one list of subtasks; the parser only classifies their answer formats
+    from evalpipe.scoring import parsers
+
+    known = set(parsers.BBH_MC) | set(parsers.BBH_BINARY) | set(parsers.BBH_NUMERIC)
+    known |= set(parsers.BBH_FREE)
+    assert known == set(BBH_SUBTASKS)
+    assert all(parsers.bbh_family(s) != "generic" for s in BBH_SUBTASKS)
