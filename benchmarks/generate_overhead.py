@@ -134,14 +134,19 @@ def main() -> None:
         frame = pd.read_parquet(work / "data" / "perturbed" / f"{name}.parquet")
         prompts = build_prompts(spec, frame, None, style="zero_shot", n_shots=0)
         budget = answer_budget(
-            spec.max_tokens("zero_shot"),
-            style="zero_shot",
-            cap=int(params["sampling"]["max_tokens"]),
+            spec.max_tokens("zero_shot"), override=params["sampling"].get("max_tokens")
         )
         for req in make_requests(
-            prompts, max_tokens=budget, temperature=0.0, json_schema=spec.json_schema, seed=None
+            prompts,
+            max_tokens=budget,
+            temperature=0.0,
+            json_schema=spec.json_schema,
+            seed=None,
+            stop=spec.stop("zero_shot"),
         ):
-            unique.setdefault((req.prompt, req.max_tokens, json.dumps(req.json_schema)), req)
+            unique.setdefault(
+                (req.prompt, req.max_tokens, req.stop, json.dumps(req.json_schema)), req
+            )
     reqs = list(unique.values())
     # What a bare user passes: chat-rendered text; vLLM tokenizes inside the timed call.
     tok = llm.get_tokenizer()
@@ -155,6 +160,7 @@ def main() -> None:
         SamplingParams(
             max_tokens=r.max_tokens,
             temperature=0.0,
+            stop=list(r.stop) or None,
             structured_outputs=StructuredOutputsParams(json=r.json_schema)
             if r.json_schema
             else None,

@@ -26,6 +26,8 @@ _SKIP_DIRS = {
     "data",
     "metrics",
     "plots",
+    "reports",  # the report stage's output (a DVC output, like data/)
+    "dvc_plots",
     "node_modules",
 }
 

@@ -206,6 +206,16 @@ def test_report_has_every_section_and_no_external_reference():
     assert "為る" in page and "sample_008" in page
 
 
+def test_element_ids_are_unique():
+    a = build_report(full_data())
+    b = build_comparison(
+        full_data(), full_data(), label_a="a", label_b="b", metrics_diff={}, diff_source="t"
+    )
+    for page in (a, b):
+        ids = re.findall(r'\sid="([^"]+)"', page)
+        assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+
+
 def test_report_bytes_depend_only_on_the_inputs():
     assert build_report(full_data()) == build_report(full_data())
 
@@ -277,4 +287,4 @@ def test_comparison_report_shows_both_sides_and_the_metrics_diff():
     )
     assert "main vs workspace" in page
     assert "jnli" in page and "+0.100" in page  # delta -0.15 -> -0.05
-    assert 'id="metrics-diff"' in page and external_references(page) == []
+    assert 'id="metrics-diff-table"' in page and external_references(page) == []

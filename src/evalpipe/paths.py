@@ -31,19 +31,13 @@ class ProjectPaths:
     def params(self) -> Path:
         return self.root / "params.yaml"
 
-    @property
-    def raw_benchmarks(self) -> Path:
-        """The publishers' files, one folder per benchmark (``benchmarks.source: files``)."""
-        return self.raw / "benchmarks"
-
     def raw_words(self, language: str) -> Path:
         return self.raw / language
 
-    def subtlex(self) -> Path:
-        return self.raw / "english" / "SUBTLEX-US.xlsx"
-
-    def bccwj(self) -> Path:
-        return self.raw / "japanese" / "BCCWJ_frequencylist_suw_ver1_0.tsv"
+    @property
+    def raw_benchmarks(self) -> Path:
+        """The publishers' files (``<name>/``) and local benchmarks (``<name>/spec.yaml``)."""
+        return self.raw / "benchmarks"
 
     def words(self, language: str) -> Path:
         return self.data / "words" / f"{language}.parquet"
@@ -74,6 +68,10 @@ class ProjectPaths:
 
     def scored(self, name: str) -> Path:
         return self.data / "scored" / f"{name}.parquet"
+
+    def scored_details(self, kind: str) -> Path:
+        """Every per-benchmark figure behind metrics/{kind}.json (a data file, not a metric)."""
+        return self.data / "scored" / f"{kind}_details.json"
 
     def errors_preview(self, name: str) -> Path:
         return self.data / "scored" / "errors" / f"{name}.jsonl"

@@ -320,7 +320,7 @@ def headline_section(data: ReportData) -> str:
     )
     return (
         note
-        + h.table(HEADLINE_COLUMNS, rows, sortable=True, table_id="headline")
+        + h.table(HEADLINE_COLUMNS, rows, sortable=True, table_id="headline-table", scroll=True)
         + f"<figure>{headline_figure(data)}</figure>"
     )
 

@@ -288,7 +288,7 @@ def build_comparison(
             ],
             diff_rows,
             sortable=True,
-            table_id="metrics-diff",
+            table_id="metrics-diff-table",
             scroll=True,
         )
         if diff_rows

@@ -49,7 +49,8 @@ p.missing {{ background: #fff6e5; border-left: 4px solid #f5a524; padding: 8px 1
 table {{ border-collapse: collapse; margin: 6px 0 12px; font-size: 13px; }}
 th, td {{ border: 1px solid var(--line); padding: 3px 8px; text-align: left;
   vertical-align: top; }}
-th {{ background: var(--bg-alt); position: sticky; top: 0; }}
+th {{ background: var(--bg-alt); }}
+.scroll th {{ position: sticky; top: 0; }}
 td.num {{ text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }}
 table.sortable th {{ cursor: pointer; user-select: none; }}
 table.sortable td {{ white-space: nowrap; }}

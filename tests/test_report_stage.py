@@ -1,0 +1,202 @@
+"""The report stage on files laid out as the pipeline writes them, and the comparison of two
+revisions in a real Git + DVC repository (checked against `dvc metrics diff` itself)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from evalpipe import atomic
+from evalpipe.paths import ProjectPaths
+from evalpipe.report.compare import diff_metrics
+from stages.report import main
+from tests.conftest import project_env
+from tests.report_fixtures import (
+    classification,
+    kappa_report,
+    robustness,
+    scored_frame,
+    words_frame,
+)
+
+PARAMS = (
+    "seed: 42\nprompt: {style: zero_shot}\nmodel: {name: tiny-random}\nreport: {top_words: 5}\n"
+)
+
+
+def lay_out(root: Path, *, words: bool = True, params: bool = True) -> ProjectPaths:
+    """The report's inputs as the pipeline lays them out (plus a params.yaml unless told not)."""
+    paths = ProjectPaths(root)
+    if params:
+        (root / "params.yaml").write_text(PARAMS, encoding="utf-8")
+    atomic.write_json(paths.metrics / "robustness.json", robustness())
+    atomic.write_json(paths.metrics / "classification.json", classification())
+    atomic.write_json(paths.metrics / "agreement.json", {"annotators": 2})
+    atomic.write_json(paths.quality_reports / "kappa_report.json", kappa_report())
+    atomic.write_jsonl(paths.rejected, [{"id": "sample_008", "reasons": ["span 2 > 1"]}])
+    atomic.write_parquet(paths.scored("jnli"), scored_frame())
+    if words:
+        atomic.write_parquet(paths.impact_table("words"), words_frame())
+    return paths
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def test_build_writes_the_report_and_figures_byte_identically(tmp_path):
+    paths = lay_out(tmp_path)
+    params = str(tmp_path / "params.yaml")
+    code, out = run("build", "--root", str(tmp_path), "--params", params)
+    assert code == 0, out
+    assert "1 benchmarks, 8 word rows, 2 missing inputs" in out  # operations, scripts
+    page = paths.report_html.read_text(encoding="utf-8")
+    first = paths.report_html.read_bytes()
+    assert "tiny-random@ae468db6d094" in page and "zero_shot" in page
+    assert "data/impact/operations.parquet" in page  # named as missing
+    assert "not recorded" in page  # no commit under DVC
+    md5 = __import__("hashlib").md5(paths.scored("jnli").read_bytes()).hexdigest()[:12]
+    assert md5 in page  # the data version of the scored file
+    figures = sorted(p.name for p in paths.report_figures.iterdir())
+    assert figures == ["accuracy.svg", "agreement.svg", "words_english.svg", "words_japanese.svg"]
+    svgs = {p.name: p.read_bytes() for p in paths.report_figures.iterdir()}
+    code, _ = run("build", "--root", str(tmp_path), "--params", params)
+    assert code == 0
+    assert paths.report_html.read_bytes() == first
+    assert {p.name: p.read_bytes() for p in paths.report_figures.iterdir()} == svgs
+
+
+def test_build_without_impact_tables_says_what_is_missing(tmp_path):
+    paths = lay_out(tmp_path, words=False)
+    code, out = run("build", "--root", str(tmp_path), "--params", str(tmp_path / "params.yaml"))
+    assert code == 0, out
+    assert "data/impact/words.parquet is missing" in paths.report_html.read_text(encoding="utf-8")
+    assert "no per-word impact rows" in (paths.report_figures / "words_english.svg").read_text()
+
+
+def test_a_broken_metrics_file_stops_the_stage_naming_the_file(tmp_path):
+    paths = lay_out(tmp_path)
+    (paths.metrics / "robustness.json").write_text("{not json", encoding="utf-8")
+    code, out = run("build", "--root", str(tmp_path), "--params", str(tmp_path / "params.yaml"))
+    assert code == 2
+    assert "metrics/robustness.json: not valid UTF-8 JSON" in out
+    assert not paths.report_html.exists()
+
+
+def _sh(root: Path, *args: str) -> str:
+    proc = subprocess.run(
+        list(args), cwd=root, env=project_env(), text=True, capture_output=True, check=True
+    )
+    return proc.stdout
+
+
+@pytest.fixture
+def two_revisions(tmp_path) -> Path:
+    """A Git + DVC repository whose HEAD has one set of metrics and whose workspace another."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    lay_out(root)
+    (root / "dvc.yaml").write_text(
+        "metrics:\n  - metrics/robustness.json\n  - metrics/agreement.json\n", encoding="utf-8"
+    )
+    _sh(root, "git", "init", "-q")
+    _sh(root, "git", "config", "user.email", "t@example.org")
+    _sh(root, "git", "config", "user.name", "t")
+    _sh(root, "dvc", "init", "-q")
+    _sh(root, "git", "add", "-A")
+    _sh(root, "git", "commit", "-qm", "v1")
+    changed = robustness()
+    changed["jnli"] = {**changed["jnli"], "delta": -0.05, "accuracy_perturbed": 0.55}
+    atomic.write_json(root / "metrics" / "robustness.json", changed)
+    words = words_frame()
+    words.loc[words["word"] == "and", "delta"] = -0.35
+    atomic.write_parquet(ProjectPaths(root).impact_table("words"), words)
+    return root
+
+
+def test_our_metrics_diff_agrees_with_dvc_metrics_diff(two_revisions):
+    root = two_revisions
+    dvc = json.loads(_sh(root, "dvc", "metrics", "diff", "--json", "HEAD"))
+    old = json.loads(_sh(root, "git", "show", "HEAD:metrics/robustness.json"))
+    new = json.loads((root / "metrics" / "robustness.json").read_text())
+    ours = diff_metrics({"metrics/robustness.json": old}, {"metrics/robustness.json": new})
+    assert set(ours) == set(dvc) == {"metrics/robustness.json"}
+    theirs = dvc["metrics/robustness.json"]
+    assert set(ours["metrics/robustness.json"]) == set(theirs)
+    for key, entry in ours["metrics/robustness.json"].items():
+        assert entry["old"] == theirs[key]["old"] and entry["new"] == theirs[key]["new"]
+        assert entry["diff"] == pytest.approx(theirs[key]["diff"])
+
+
+def test_compare_puts_head_and_workspace_side_by_side(two_revisions):
+    root = two_revisions
+    code, out = run(
+        "compare",
+        "--a",
+        "HEAD",
+        "--b",
+        "workspace",
+        "--root",
+        str(root),
+        "--params",
+        str(root / "params.yaml"),
+    )
+    assert code == 0, out
+    assert "2 changed metrics" in out  # jnli.delta, jnli.accuracy_perturbed
+    page = ProjectPaths(root).report_compare_html.read_text(encoding="utf-8")
+    assert "HEAD vs workspace" in page
+    assert "dvc metrics diff --json HEAD" in page  # what dvc said, not our own diff
+    assert "+0.100" in page  # delta -0.15 -> -0.05
+    # per-word change read from the workspace; HEAD's words come from Git (tracked there)
+    assert "-0.400" in page
+    head = _sh(root, "git", "rev-parse", "HEAD").strip()
+    assert head in page and f"{head} + uncommitted changes" in page
+
+
+def test_compare_rejects_an_unknown_revision(two_revisions):
+    code, out = run(
+        "compare",
+        "--a",
+        "nope",
+        "--root",
+        str(two_revisions),
+        "--params",
+        str(two_revisions / "params.yaml"),
+    )
+    assert code == 2 and "'nope' is not a Git revision" in out
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(900)
+def test_dvc_repro_report_and_image_plots_across_commits(project):
+    """`dvc repro` runs the report stage as dvc.yaml declares it; its SVG figures are image plots
+    that `dvc plots show/diff` embed (no chart library), and `compare` reads main from Git."""
+    root = project.root
+    paths = lay_out(root, params=False)
+    project.dvc("repro", "--single-item", "report")
+    page = paths.report_html.read_text(encoding="utf-8")
+    assert "jnli" in page and "tiny-random" in page
+    assert "reports/report.html" not in project.git("ls-files").stdout  # cached, not in Git
+    shown = json.loads(project.dvc("plots", "show", "--json").stdout)["data"]
+    for name in ("accuracy", "agreement", "words_english", "words_japanese"):
+        entries = shown[f"plots/report/{name}.svg"]
+        assert [e["type"] for e in entries] == ["image"], (name, entries)
+    project.commit("report")
+    assert "report" not in project.dvc("status", "report").stdout  # up to date
+
+    changed = robustness()
+    changed["jnli"] = {**changed["jnli"], "accuracy_perturbed": 0.2, "delta": -0.4}
+    atomic.write_json(paths.metrics / "robustness.json", changed)
+    project.dvc("repro", "--single-item", "report")
+    diff = json.loads(project.dvc("plots", "diff", "main", "--json").stdout)["data"]
+    revisions = {e["revisions"][0] for e in diff["plots/report/accuracy.svg"]}
+    assert revisions == {"main", "workspace"}
+    project.run("python", "-m", "stages.report", "compare", "--a", "main", "--b", "workspace")
+    compare = paths.report_compare_html.read_text(encoding="utf-8")
+    assert "main vs workspace" in compare and "-0.250" in compare  # delta -0.15 -> -0.40
+    assert "dvc metrics diff --json main" in compare
