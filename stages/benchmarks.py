@@ -24,7 +24,7 @@ from evalpipe.benchmarks.loading import (
     resolve_source,
     samples_root,
 )
-from evalpipe.benchmarks.readers import RAW_HUB, load_files
+from evalpipe.benchmarks.readers import load_files
 from evalpipe.errors import InputError
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
@@ -50,7 +50,7 @@ def _size(spec: BenchmarkSpec, source: str, paths: ProjectPaths) -> str:
         except InputError:
             return "unreadable"
     if source == "hub_raw":
-        return str(RAW_HUB[spec.name].hub.size) if spec.name in RAW_HUB else "no hub_raw copy"
+        return str(spec.hub_raw.hub.size) if spec.hub_raw else "no hub_raw copy"
     if source == "hub":
         size = spec.hub.size if spec.hub else None
         return str(size) if size is not None else "? (counted when loaded)"

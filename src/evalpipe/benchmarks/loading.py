@@ -363,10 +363,10 @@ def load_benchmark(
         raise InputError(
             f"params.yaml: benchmarks.source: expected one of {', '.join(SOURCES)}, got {source!r}"
         )
-    elif source in ("sample", "hub", "files") and getattr(spec, source) is None:
+    elif getattr(spec, source) is None:
         raise InputError(
             f"{spec.path}: sources.{source}: benchmark {spec.name!r} declares no {source} source "
-            f"(it has: {', '.join(s for s in SOURCES[:3] if getattr(spec, s) is not None)})"
+            f"(it has: {', '.join(s for s in SOURCES if getattr(spec, s) is not None)})"
         )
     elif source == "sample":
         examples, fewshot, origin = _load_sample(spec)
@@ -572,7 +572,7 @@ def _load_hub(
     options: Mapping[str, Any] | None = None,
     split_names: tuple[str, str] | None = None,
 ) -> tuple[list, list, str]:
-    # hub/mapper/options/split_names: a raw-schema copy (readers.RAW_HUB) whose split names
+    # hub/mapper/options/split_names: a raw-schema copy (sources.hub_raw) whose split names
     # differ from the ids' (JGLUE valid = "validation" there, "test" in example ids)
     hub = hub or spec.hub
     assert hub is not None

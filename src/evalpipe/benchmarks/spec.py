@@ -43,6 +43,9 @@ _SOURCE_KEYS = {
             "size", "mapper", "version", "data_files"},
     "files": {"reader", "test", "fewshot", "fewshot_holdout", "mapper", "version", "json_field"},
     "sample": {"test", "fewshot", "mapper", "folder"},
+    # a Hub copy in the publisher's raw schema, mapped by a publisher reader's mapper
+    "hub_raw": {"dataset", "configs", "split", "fewshot_split", "size", "version", "data_files",
+                "reader", "label_names"},
 }  # fmt: skip
 PROTECTED_SOURCES = ("answer", "answers")
 
@@ -74,6 +77,18 @@ class HubSource:
     # {split: file pattern in the repository}: load only these files, so that a config's other
     # splits are never built (cais/mmlu "all" would also build its 161 MB auxiliary_train)
     data_files: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class RawHubSource:
+    """A Hub copy that keeps the publisher's raw schema (``benchmarks.source: hub_raw``), read
+    through the mapper of the publisher reader ``reader`` (``evalpipe.benchmarks.readers``), so
+    it gives the same examples as the publisher's files. ``options`` go to that mapper (e.g.
+    ``label_names``: the copy's ClassLabel names, in order)."""
+
+    hub: HubSource
+    reader: str
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -138,6 +153,7 @@ class BenchmarkSpec:
     files: FilesSource | None
     sample: SampleSource | None
     path: Path
+    hub_raw: RawHubSource | None = None
     fewshot_pool: int = 8
     kind: str = "builtin"  # builtin | local
 
@@ -348,6 +364,16 @@ def _source(kind: str, value: Any, where: str, subtasks: Mapping[str, str], name
         raise InputError(
             f"{where}: unknown key(s) {unknown}; expected some of {sorted(_SOURCE_KEYS[kind])}"
         )
+    if kind == "hub_raw":
+        if not value.get("reader"):
+            raise InputError(f"{where}: expected `reader` (the publisher reader whose mapper fits)")
+        names = value.get("label_names")
+        if names is not None and (not isinstance(names, list) or not names):
+            raise InputError(f"{where}.label_names: expected a list of label names")
+        hub = _source("hub", {k: v for k, v in value.items() if k in _SOURCE_KEYS["hub"]},
+                      where, subtasks, name)  # fmt: skip
+        options = {"label_names": [str(n) for n in names]} if names else {}
+        return RawHubSource(hub=hub, reader=str(value["reader"]), options=options)
     if kind == "hub":
         if not value.get("dataset") or not value.get("split"):
             raise InputError(f"{where}: expected `dataset` and `split`")
@@ -543,6 +569,7 @@ def build_spec(data: Mapping[str, Any], *, name: str, path: Path, kind: str) -> 
         hub=built["hub"],
         files=built["files"],
         sample=built["sample"],
+        hub_raw=built["hub_raw"],
         path=path,
         fewshot_pool=pool,
         kind=kind,
