@@ -1,7 +1,7 @@
 """Load and crash benchmark of the annotation web app on 127.0.0.1.
 
 Phase 1: N concurrent annotators (default 20) submit R ratings in total (default 2,000) through
-the real server (``stages.annotate serve`` under waitress, SQLite WAL): prints latency
+the real server (``stages.annotation_app serve`` under waitress, SQLite WAL): prints latency
 percentiles and checks that nothing acknowledged is lost or duplicated.
 Phase 2: the same load on a fresh database, and the server is SIGKILLed after K acknowledged
 ratings; a fresh connection then checks that every acknowledged rating is in the database.
@@ -24,13 +24,13 @@ import click
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from evalpipe.annotation.web.harness import (  # noqa: E402
+from evalpipe.annotation.web.store import Store  # noqa: E402
+from tests.annotation_harness import (  # noqa: E402
     ServerProcess,
     audit,
     percentile,
     run_load,
 )
-from evalpipe.annotation.web.store import Store  # noqa: E402
 
 
 def write_tasks(path: Path, n: int) -> None:

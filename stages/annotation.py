@@ -17,7 +17,11 @@ from pathlib import Path
 import click
 
 from evalpipe import atomic
-from evalpipe.annotation.agreement import agreement_report, annotator_kappas
+from evalpipe.annotation.agreement import (
+    DEFAULT_MIN_PAIR_OVERLAP,
+    agreement_report,
+    annotator_kappas,
+)
 from evalpipe.annotation.consensus import METHODS, build_consensus
 from evalpipe.annotation.schema import Annotation, is_human, read_annotations, to_long_frame
 from evalpipe.errors import InputError
@@ -42,6 +46,17 @@ def _humans(paths: list[Path]) -> list[Annotation]:
         raise InputError(f"{', '.join(map(str, paths))}: no human annotations")
     return annotations
 
+
+min_pair_overlap_option = click.option(
+    "--min-pair-overlap",
+    "--min_pair_overlap",
+    "min_pair_overlap",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MIN_PAIR_OVERLAP,
+    show_default=True,
+    help="Annotator pairs sharing fewer items are listed but left out of the headline kappa "
+    "and of outlier decisions.",
+)
 
 input_option = click.option(
     "--input",
@@ -70,6 +85,7 @@ def cli() -> None:
 @click.option("--seed", default=42, show_default=True, help="Base seed of the resampling.")
 @click.option("--min-kappa", "--min_kappa", "min_kappa", default=0.60, show_default=True)
 @click.option("--target-kappa", "--target_kappa", "target_kappa", default=0.80, show_default=True)
+@min_pair_overlap_option
 @fail_cleanly
 def kappa(
     inputs: tuple[str, ...],
@@ -79,14 +95,20 @@ def kappa(
     seed: int,
     min_kappa: float,
     target_kappa: float,
+    min_pair_overlap: int,
 ) -> None:
     """Agreement per axis (weighted kappa, alpha, AC2, raw agreement, CIs) -> JSON report."""
     paths = _expand(inputs, extra)
     long = to_long_frame(_humans(paths))
     report = agreement_report(
-        long, n_boot=bootstrap, seed=seed, min_kappa=min_kappa, target_kappa=target_kappa
+        long,
+        n_boot=bootstrap,
+        seed=seed,
+        min_kappa=min_kappa,
+        target_kappa=target_kappa,
+        min_pair_overlap=min_pair_overlap,
     )
-    report["annotator_kappas"] = annotator_kappas(long)
+    report["annotator_kappas"] = annotator_kappas(long, min_pair_overlap=min_pair_overlap)
     report["inputs"] = [p.name for p in paths]
     atomic.write_json(output, report)
     summary = ", ".join(
@@ -123,6 +145,7 @@ def kappa(
     show_default=True,
     help="Reject items whose scores on an axis span more points than this.",
 )
+@min_pair_overlap_option
 @click.option(
     "--rejected",
     type=click.Path(dir_okay=False),
@@ -143,17 +166,18 @@ def merge(
     min_kappa: float,
     min_confidence: float,
     max_item_range: int,
+    min_pair_overlap: int,
     rejected: str | None,
     output: str,
 ) -> None:
     """Merge several annotators into one consensus annotation per item -> JSONL."""
     paths = _expand(inputs, extra)
     humans = _humans(paths)
-    kappas = annotator_kappas(to_long_frame(humans))
-    low = sorted(
-        a for a, k in kappas.items() if k["overall"] is not None and k["overall"] < min_kappa
-    )
-    excluded = low if len(kappas) >= 3 and len(kappas) - len(low) >= 2 else []
+    kappas = annotator_kappas(to_long_frame(humans), min_pair_overlap=min_pair_overlap)
+    judged = {a: k["overall"] for a, k in kappas.items() if k["overall"] is not None}
+    low = sorted(a for a, k in judged.items() if k < min_kappa)
+    # Only annotators with enough shared items are judged; with two, blame cannot be assigned.
+    excluded = low if len(judged) >= 3 and len(kappas) - len(low) >= 2 else []
     consensus, rejects = build_consensus(
         humans,
         method=method,

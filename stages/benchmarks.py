@@ -17,7 +17,8 @@ from evalpipe.benchmarks import (
     sample_files,
     to_arrow,
 )
-from evalpipe.benchmarks.loading import read_json_rows
+from evalpipe.benchmarks.loading import dataset_metadata, read_json_rows, resolve_source
+from evalpipe.benchmarks.readers import RAW_HUB
 from evalpipe.errors import InputError
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
@@ -41,6 +42,10 @@ def _size(spec: BenchmarkSpec, source: str) -> str:
     if source == "hub":
         size = spec.hub.size if spec.hub else None
         return str(size) if size is not None else "? (counted when loaded)"
+    if source == "hub_raw" and spec.name in RAW_HUB:
+        return str(RAW_HUB[spec.name].hub.size)
+    if source in ("files", "hub_raw"):
+        return "? (counted when loaded)"
     return str(_count_lines(sample_files(spec.name)[0]))
 
 
@@ -48,8 +53,8 @@ def _list(cfg: dict[str, Any]) -> None:
     source = cfg.get("source", "sample")
     rows = [("name", "task_type", "language", "source", "size")]
     for spec in list_specs(cfg.get("local")):
-        src = "local" if spec.kind == "local" else source
-        rows.append((spec.name, spec.task_type, spec.language, src, _size(spec, source)))
+        src = "local" if spec.kind == "local" else resolve_source(source, spec.name)
+        rows.append((spec.name, spec.task_type, spec.language, src, _size(spec, src)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
@@ -72,19 +77,32 @@ def main(name: str | None, list_: bool, params_path: str) -> None:
         raise click.UsageError("give --name NAME or --list")
     spec = get_spec(name, cfg.get("local"))
     source = cfg.get("source", "sample")
-    examples, fewshot = load_benchmark(
-        spec, source=source, max_samples=cfg.get("max_samples"), seed=int(params.get("seed", 42))
-    )
     paths = ProjectPaths()
+    examples, fewshot = load_benchmark(
+        spec,
+        source=source,
+        max_samples=cfg.get("max_samples"),
+        seed=int(params.get("seed", 42)),
+        files_dir=paths.raw_benchmarks,
+    )
     out = paths.benchmark(name)
     fewshot_out = paths.benchmark_fewshot(name)
-    atomic.write_parquet(out, to_arrow(examples))
-    atomic.write_parquet(fewshot_out, to_arrow(fewshot))
-    origin = "local file" if spec.kind == "local" else source
+    meta = dataset_metadata(examples)
+    atomic.write_parquet(out, to_arrow(examples), metadata=meta)
+    atomic.write_parquet(fewshot_out, to_arrow(fewshot), metadata=meta)
+    info = examples.attrs.get("evalpipe", {})
+    origin = "local file" if spec.kind == "local" else info.get("source", source)
     click.echo(
         f"benchmarks@{name}: {len(examples)} examples + {len(fewshot)} few-shot "
         f"({spec.task_type}, {spec.language}, from {origin}) -> {out}"
     )
+    if info.get("fewshot_missing"):
+        # the run goes on: zero-shot and CoT need no demonstrations, few-shot prompts get none
+        click.echo(
+            f"benchmarks@{name}: few-shot source missing ({', '.join(info['fewshot_missing'])}); "
+            "few_shot prompts will have no demonstrations",
+            err=True,
+        )
 
 
 if __name__ == "__main__":

@@ -132,11 +132,14 @@ def main(names: tuple[str, ...], progress: bool, params_path: str) -> None:
     engine.close()
     if smoke:
         log.warning(TINY_RANDOM_NOTE)
+    # wall-clock figures go here, never into the metrics file
+    started = f"started in {stats.engine_start_seconds:.1f} s" if stats.engine_started else ""
     click.echo(
         f"generate: {stats.prompts} prompts ({stats.unique_prompts} unique) over "
         f"{len(plans)} benchmarks, {stats.cache_hits} cache hits, {stats.misses} generated "
-        f"({stats.output_tokens} tokens, {stats.tokens_per_s:.0f} tokens/s), engine "
-        f"{'started' if stats.engine_started else 'not started'}, model {engine.identity.label}"
+        f"({stats.output_tokens} tokens in {stats.generation_seconds:.2f} s, "
+        f"{stats.tokens_per_s:.0f} tokens/s), engine {started or 'not started'}, "
+        f"model {engine.identity.label}"
         f"{' (smoke test: chance accuracy)' if smoke else ''} -> {paths.outputs('*')}"
     )
 

@@ -7,8 +7,12 @@ import click
 from evalpipe import atomic
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
-from evalpipe.words import LANGUAGES, word_list
+from evalpipe.words import LANGUAGES, build_word_list
 from stages._common import fail_cleanly, params_option
+
+# as in params.yaml: English drops one-letter entries (a, I, s, t); Japanese keeps the
+# one-character particles (の, に, は) that the study ranks first
+DEFAULT_MIN_LENGTH = {"english": 2, "japanese": 1}
 
 
 @click.command()
@@ -18,21 +22,24 @@ from stages._common import fail_cleanly, params_option
 def main(language: str, params_path: str) -> None:
     """Rank the most frequent words of LANGUAGE from the source chosen in params.yaml."""
     params = load_params(params_path)
-    cfg = section(params, "words")
-    source = section(params, "words", language, "source")
+    cfg = section(params, "words", path=params_path)
+    lang_cfg = section(params, "words", language, path=params_path)
+    source = section(params, "words", language, "source", path=params_path)
     paths = ProjectPaths()
-    words = word_list(
+    built = build_word_list(
         language,
         source,
         raw_dir=paths.raw_words(language),
         top_n=int(cfg.get("top_n", 10)),
-        min_length=int(cfg.get("min_length", 2)),
+        min_length=int(lang_cfg.get("min_length", DEFAULT_MIN_LENGTH[language])),
     )
+    words = built.words
     atomic.write_parquet(paths.words(language), words)
     head = ", ".join(words["word"].head(5).tolist())
+    skipped = built.summary()
     click.echo(
         f"words@{language}: {len(words)} words from {source} -> {paths.words(language)} "
-        f"(top: {head})"
+        f"(top: {head})" + (f"; {skipped}" if skipped else "")
     )
 
 

@@ -156,16 +156,19 @@ def test_ac2_stays_high_where_kappa_collapses_on_a_skewed_axis():
 # --- the agreement report ------------------------------------------------------------------
 
 
-def test_report_gives_pairwise_kappas_mean_and_item_counts():
+def test_report_gives_pairwise_kappas_their_n_weighted_mean_and_item_counts():
     values = np.array([[1, 1, 2], [2, 2, 2], [3, 4, 3], [5, 5, 0], [4, 4, 4], [1, 2, 1]])
-    rep = agreement_report(matrix_to_long(values), axes=["social"], n_boot=0)["axes"]["social"]
+    rep = agreement_report(matrix_to_long(values), axes=["social"], n_boot=0, min_pair_overlap=1)[
+        "axes"
+    ]["social"]
     pairs = {(p["a"], p["b"]): p for p in rep["pairs"]}
     assert pairs[("r0", "r1")]["kappa"] == pytest.approx(
         quadratic_weighted_kappa(values[:, 0], values[:, 1]), abs=1e-4
     )
     assert pairs[("r0", "r2")]["n"] == 5  # item 4 has no rating from r2
-    mean = np.mean([p["kappa"] for p in rep["pairs"]])
-    assert rep["kappa"] == pytest.approx(mean, abs=1e-4)
+    weighted = sum(p["kappa"] * p["n"] for p in rep["pairs"]) / sum(p["n"] for p in rep["pairs"])
+    assert rep["kappa"] == pytest.approx(weighted, abs=1e-4)
+    assert rep["n_pairs_in_headline"] == 3 and all(p["in_headline"] for p in rep["pairs"])
     assert rep["n_items"] == 6
 
 
@@ -181,7 +184,9 @@ def test_constant_ratings_are_reported_with_a_note_not_a_crash():
 
 def test_only_categories_1_2_and_5_are_handled_on_the_full_scale():
     values = np.array([[1, 1], [2, 5], [5, 5], [1, 2], [2, 2], [5, 2]])
-    rep = agreement_report(matrix_to_long(values), axes=["social"], n_boot=0)["axes"]["social"]
+    rep = agreement_report(matrix_to_long(values), axes=["social"], n_boot=0, min_pair_overlap=1)[
+        "axes"
+    ]["social"]
     expected = cohen_kappa_score(
         values[:, 0], values[:, 1], weights="quadratic", labels=[1, 2, 3, 4, 5]
     )
@@ -206,11 +211,12 @@ def test_bootstrap_intervals_are_reproducible_and_contain_the_estimate():
 def test_status_compares_mean_kappa_with_min_and_target():
     values = np.array([[1, 1], [2, 2], [3, 3], [4, 4], [5, 4], [2, 3]])
     long = matrix_to_long(values)
-    rep = agreement_report(long, axes=["social"], n_boot=0, min_kappa=0.6, target_kappa=0.8)
+    kw = {"axes": ["social"], "n_boot": 0, "min_pair_overlap": 1}
+    rep = agreement_report(long, **kw, min_kappa=0.6, target_kappa=0.8)
     assert rep["axes"]["social"]["status"] == "target"
-    rep = agreement_report(long, axes=["social"], n_boot=0, min_kappa=0.6, target_kappa=0.99)
+    rep = agreement_report(long, **kw, min_kappa=0.6, target_kappa=0.99)
     assert rep["axes"]["social"]["status"] == "pass"
-    rep = agreement_report(long, axes=["social"], n_boot=0, min_kappa=0.99, target_kappa=0.995)
+    rep = agreement_report(long, **kw, min_kappa=0.99, target_kappa=0.995)
     assert rep["axes"]["social"]["status"] == "fail"
 
 

@@ -1,4 +1,4 @@
-"""HTTP-level tests of the annotation web app against the real `stages.annotate serve` process
+"""HTTP-level tests of the annotation web app against the real `stages.annotation_app serve` process
 (waitress on 127.0.0.1, SQLite WAL): auth, CSRF, blind access, escaping, overlap, commit, export."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import pytest
 
 from evalpipe.annotation.schema import AXES, read_annotations
 from evalpipe.annotation.web.assignment import fill_assignments
-from evalpipe.annotation.web.harness import AnnotatorClient, ServerProcess
 from evalpipe.annotation.web.store import Store
+from tests.annotation_harness import AnnotatorClient, ServerProcess
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "test-secret-0123456789abcdef"
@@ -133,7 +133,7 @@ def test_serve_refuses_to_start_without_a_secret_key(tmp_path):
         [
             sys.executable,
             "-m",
-            "stages.annotate",
+            "stages.annotation_app",
             "serve",
             "--tasks",
             str(tasks),
@@ -219,7 +219,10 @@ def test_admin_sees_progress_agreement_and_can_download_the_export(server):
     for name in ("ann_a", "ann_b", "ann_c"):
         assert name in page.text
     assert "Agreement per axis" in page.text
-    assert boss.http.get("/item/1").status_code == 403
+    # An admin who opens an item link sees the item read-only with every rating, not an error.
+    opened = boss.http.get("/item/1", follow_redirects=True)
+    assert opened.status_code == 200 and "Read-only" in opened.text
+    assert "t01" in opened.text and "<form" not in opened.text.split("</header>")[1]
     export = boss.http.get("/admin/export.jsonl")
     assert export.status_code == 200
     assert "attachment" in export.headers["content-disposition"]
@@ -300,8 +303,9 @@ def test_a_rating_is_committed_before_the_response_and_edits_replace_it(server):
     assert stored_rating(server, "ann_b", slot.item_id) == (1, 2, 1, 5, 2)
     page = c.page(slot.position).text
     assert 'value="1" required checked' in page and "edited 1×" in page
+    # The active time is that of the first rating; an edit does not add to it.
     rating = Store(server.db).rating("ann_b", slot.item_id)
-    assert rating.active_ms == 5200
+    assert rating.active_ms == 4200
 
 
 def test_incomplete_rating_is_reported_and_not_saved(server):
@@ -335,7 +339,7 @@ def test_skipped_item_comes_back_after_the_fresh_ones(server):
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "stages.annotate", *args],
+        [sys.executable, "-m", "stages.annotation_app", *args],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -423,3 +427,30 @@ def test_guidelines_are_one_click_away_with_every_anchor(server):
         for level in range(1, 6):
             assert AXIS_ANCHORS_JA[axis][level] in page.text
             assert AXIS_ANCHORS_EN[axis][level].replace("'", "&#39;") in page.text
+
+
+def test_the_queue_is_closed_until_qualified_and_a_waiver_opens_it(tmp_path):
+    tasks = tmp_path / "tasks.jsonl"
+    write_tasks(tasks, 3)
+    db = tmp_path / "db.sqlite"
+    store = Store(db)
+    token = store.add_annotator("ann_q")
+    store.close()
+    with ServerProcess(
+        db=db, tasks=tasks, cwd=REPO, secret=SECRET, require_qualification=True
+    ) as srv:
+        c = AnnotatorClient(srv.base_url, "ann_q", token)
+        assert c.login().status_code == 303
+        assert c.http.get("/").headers["location"].endswith("/training")
+        assert c.http.get("/item/1").headers["location"].endswith("/training")
+        assert c.submit(1, SCORES, CONF).status_code == 302
+        assert Store(db).rating("ann_q", Store(db).slot("ann_q", 1)) is None
+        bad = _cli("waive-qualification", "nobody", "--reason", "x", "--db", str(db))
+        assert bad.returncode == 2 and "does not exist" in bad.stderr
+        proc = _cli(
+            "waive-qualification", "ann_q", "--reason", "qualified in round 1", "--db", str(db)
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert "/item/" in c.http.get("/").headers["location"]
+        result = c.http.get("/qualify/result").text
+        assert "Passed" in result and "waived: qualified in round 1" in result

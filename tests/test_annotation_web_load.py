@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from evalpipe.annotation.web.harness import AnnotatorClient, ServerProcess, audit, run_load
 from evalpipe.annotation.web.store import Store
+from tests.annotation_harness import AnnotatorClient, ServerProcess, audit, run_load
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 

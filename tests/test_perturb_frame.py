@@ -398,3 +398,39 @@ def test_rows_flushed_to_arrow_in_chunks_equal_rows_built_at_once(monkeypatch):
     assert chunked.table.column("fields").num_chunks > 3
     assert chunked.table.to_pylist() == whole.table.to_pylist()
     _check_provenance(bench, chunked)
+
+
+@pytest.mark.parametrize(
+    ("language", "words", "text"),
+    [
+        ("english", EN_WORDS, "The cat of the house and a dog of the farm, and the rest. "),
+        ("japanese", JA_WORDS, "東京の駅に行きます。猫の家です。学校の先生になりました。"),
+    ],
+)
+def test_a_delete_prob_sweep_keeps_every_replacement_and_insertion(language, words, text):
+    # common random numbers: delete_prob 0.2 -> 0.4 only adds deletions
+    bench = bench_frame(language, language, [{"q": text * (1 + i % 3)} for i in range(60)])
+
+    def ops(delete: float) -> dict[tuple, dict]:
+        result = perturb_frame(bench, words, probabilities=Probabilities(0.2, 0.2, delete), seed=11)
+        return {
+            (r["example_id"], r["variant"], p["field"], p["occurrence"]): p
+            for r in _rows(result)
+            for p in r["perturbations"]
+        }
+
+    low, high = ops(0.2), ops(0.4)
+    kept = [k for k, p in low.items() if p["op"] in ("replace", "insert")]
+    assert len(kept) > 50
+    assert all(high.get(k) == low[k] for k in kept)
+    assert all(high[k] == p for k, p in low.items())  # deletions stay too
+    added = [p["op"] for k, p in high.items() if k not in low]
+    assert added and set(added) == {"delete"}
+
+
+def test_summary_counts_and_names_target_words_that_never_occur():
+    bench = bench_frame("demo", "english", [{"q": "The cat and the dog."}])
+    summary = perturb_frame(bench, EN_WORDS, probabilities=PROBS, seed=1).summary
+    assert summary["target_words_found"] == 2
+    assert summary["targets_not_found"] == 2
+    assert summary["targets_not_found_top"] == ["of", "a"]  # by rank

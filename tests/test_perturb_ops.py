@@ -184,3 +184,65 @@ def test_bad_probabilities_name_params_yaml_and_the_key(cfg, message):
 def test_probabilities_summing_to_exactly_one_are_accepted():
     probs = validate_probabilities({"replace_prob": 0.5, "insert_prob": 0.3, "delete_prob": 0.2})
     assert probs.total == pytest.approx(1.0)
+
+
+# --- common random numbers: a sweep point changes only the operations of the swept kind ---
+
+
+def _ops_over(probs: Probabilities, n: int = 20_000) -> list[tuple[str, str] | None]:
+    out = []
+    for k in range(n):
+        op = decide("word", occurrence_digest(7, "crn", str(k), "word", "q", 0), probs)
+        out.append(None if op is None else (op.op, op.perturbed))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "swept"),
+    [
+        (Probabilities(0.2, 0.2, 0.2), Probabilities(0.2, 0.2, 0.4), "delete"),
+        (Probabilities(0.2, 0.2, 0.2), Probabilities(0.4, 0.2, 0.2), "replace"),
+        (Probabilities(0.2, 0.2, 0.2), Probabilities(0.2, 0.6, 0.2), "insert"),
+        (Probabilities(0.05, 0.0, 0.3), Probabilities(0.05, 0.0, 0.95), "delete"),
+        (Probabilities(0.7, 0.1, 0.0), Probabilities(0.7, 0.3, 0.0), "insert"),  # insert clamped
+    ],
+)
+def test_raising_one_probability_only_adds_operations_of_that_kind(before, after, swept):
+    old, new = _ops_over(before), _ops_over(after)
+    added = 0
+    for a, b in zip(old, new, strict=True):
+        if a is not None:
+            assert b == a  # same operation, same position, same character
+        elif b is not None:
+            assert b[0] == swept
+            added += 1
+    assert added > 0
+
+
+def test_operations_and_rates_stay_exact_when_the_insert_interval_must_slide():
+    # r > (1 - i) / 2: the insert interval slides; still disjoint, still exact rates
+    probs = Probabilities(0.6, 0.3, 0.1)
+    r_end, i_start, i_end, d_start = probs.regions
+    assert r_end <= i_start <= i_end <= d_start
+    assert (r_end, i_end - i_start, 2**64 - d_start) == (
+        round(0.6 * 2**64),
+        round(0.3 * 2**64),
+        round(0.1 * 2**64),
+    )
+    counts = dict.fromkeys(("replace", "insert", "delete", None), 0)
+    n = 20_000
+    for item in _ops_over(probs, n):
+        counts[None if item is None else item[0]] += 1
+    for name, p in (("replace", 0.6), ("insert", 0.3), ("delete", 0.1)):
+        assert abs(counts[name] - n * p) <= 4.5 * math.sqrt(n * p * (1 - p))
+    assert counts[None] == 0
+
+
+def test_position_and_character_draws_do_not_depend_on_the_probabilities():
+    # the same occurrence, replaced under two very different settings, gets the same typo
+    for k in range(300):
+        digest = occurrence_digest(5, "b", str(k), "house", "q", 0)
+        a = decide("house", digest, Probabilities(1, 0, 0))
+        b = decide("house", digest, Probabilities(0.999, 0.0005, 0.0005))
+        if b is not None and b.op == "replace":
+            assert a == b

@@ -253,7 +253,9 @@ def test_duplicate_original_rows_are_an_input_error():
 
 def test_accuracy_by_rate_bins_share_of_changed_characters():
     frame = pd.DataFrame({
-        "variant": ["original", "original", "w", "w", "w"],
+        "benchmark": "toy",
+        "example_id": ["e1", "e2", "e1", "e2", "e1"],
+        "variant": ["original", "original", "w", "w", "v"],
         "prompt": ["x" * 100] * 5,
         "perturbed_occurrences": [0, 0, 1, 1, 3],
         "correct": [True, False, True, False, False],
@@ -262,7 +264,45 @@ def test_accuracy_by_rate_bins_share_of_changed_characters():
     assert table["bin"].tolist() == ["0", "(0.5, 1]", "(2, 4]"]
     assert table["perturbation_rate"].tolist() == pytest.approx([0.0, 1.0, 3.0])
     assert table["n"].tolist() == [2, 2, 1]
-    assert table["accuracy"].tolist() == pytest.approx([0.5, 0.5, 0.0])
+    assert table["accuracy_original"].tolist() == pytest.approx([0.5, 0.5, 1.0])
+    assert table["accuracy_perturbed"].tolist() == pytest.approx([0.5, 0.5, 0.0])
+    assert table["delta"].tolist() == pytest.approx([0.0, 0.0, -1.0])
+
+
+def test_typos_without_effect_give_a_flat_rate_curve_across_benchmarks():
+    # Typo rate tracks prompt length and so benchmark: "short" (accuracy 0.30, 100-character
+    # prompts) lands in the 3% bin, "long" (accuracy 0.88, 2000 characters) in the 0.15% bin. The
+    # typos change no answer. Pooled unpaired accuracy fell from 0.88 to 0.30 here.
+    rows = []
+    for name, length, right in (("long", 2000, 44), ("short", 100, 15)):
+        for i in range(50):
+            correct = i < right
+            for variant, fired in (("original", 0), ("the", 3)):
+                rows.append({
+                    "benchmark": name, "example_id": f"{name}{i}", "variant": variant,
+                    "prompt": "x" * length, "perturbed_occurrences": fired, "correct": correct,
+                })  # fmt: skip
+    table = accuracy_by_rate(pd.DataFrame(rows))
+    assert table["bin"].tolist() == ["0", "(0, 0.25]", "(2, 4]"]
+    assert table["delta"].tolist() == [0.0, 0.0, 0.0]
+    assert (table["accuracy_perturbed"] - table["accuracy_original"]).abs().max() == 0.0
+
+
+def test_word_table_adjusts_mcnemar_p_over_the_benchmark_words():
+    rows = []
+    for i in range(30):
+        rows.append((f"e{i}", "original", 0, True, 0))
+        rows.append((f"e{i}", "the", 1, i >= 12, 1))  # 12 c2i: p = 2 * 0.5**12
+        rows.append((f"e{i}", "of", 2, i >= 4, 1))  # 4 c2i: p = 0.125
+        rows.append((f"e{i}", "and", 3, i != 0, 1))  # 1 c2i: p = 1
+    table = word_table(_scored(rows), seed=1, samples=0, level=0.95).set_index("word")
+    p_the = 2 * 0.5**12
+    assert table.loc["the", "mcnemar_p"] == pytest.approx(p_the)
+    assert table.loc["the", "p_holm"] == pytest.approx(3 * p_the)
+    assert table.loc["of", "p_holm"] == pytest.approx(2 * 0.125)
+    assert table.loc["the", "p_bh"] == pytest.approx(3 * p_the)
+    assert table.loc["of", "p_bh"] == pytest.approx(0.125 * 3 / 2)
+    assert table.loc["and", "p_holm"] == 1.0 and table.loc["and", "p_bh"] == 1.0
 
 
 def test_reports_are_rounded_and_json_safe():
@@ -286,6 +326,7 @@ def test_reports_are_rounded_and_json_safe():
     assert reports.confusion[["actual", "predicted"]].values.tolist() == [["toy: A", "toy: A"]]
     assert reports.word_accuracy_drop["label"].tolist() == ["toy: the"]
     assert reports.word_accuracy_drop["accuracy_drop"].tolist() == [1.0]
+    assert reports.word_accuracy_drop["p_holm"].tolist() == [1.0]
 
 
 @pytest.mark.parametrize(

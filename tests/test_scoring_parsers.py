@@ -387,3 +387,152 @@ def test_json_label_with_raw_control_character_in_reason_parses():
         strict=True,
     )
     assert (result.prediction, result.status) == ("negative", "strict")
+
+
+# ----------------------------------------------------------------------------- issue 13: real output
+
+JCQA_LOCAL_0_4 = {
+    "labels": ["0", "1", "2", "3", "4"],
+    # What benchmarks.local builds by default: 1-based digits onto the labels.
+    "digit_map": {"1": "0", "2": "1", "3": "2", "4": "3", "5": "4"},
+}
+LOCAL_1_4 = {"labels": ["1", "2", "3", "4"], "digit_map": {"1": "1", "2": "2", "3": "3", "4": "4"}}
+AE = {"labels": ["A", "B", "C", "D", "E"]}
+
+
+def test_article_after_an_answer_cue_is_not_a_choice():
+    raw = "The answer is a library, because it lends books. Therefore, the answer is D."
+    assert mc_letter(raw, **MMLU) == mc_letter("The answer is D.", **MMLU)
+    assert mc_letter(raw, **MMLU).prediction == "D"
+    # A lone article after the cue names no choice at all.
+    assert mc_letter("The answer is a library.", **MMLU).status == "unparsed"
+    # A real choice followed by its reason is still a committed answer.
+    assert mc_letter("The answer is A because the rest are wrong.", **MMLU).prediction == "A"
+
+
+def test_conclusion_wins_over_an_earlier_mention():
+    raw = "We can rule out answer choice (A) since it is too small. So the answer is (C)."
+    assert (mc_letter(raw, **MMLU).prediction, mc_letter(raw, **MMLU).status) == ("C", "strict")
+    raw = "Answer: A looks right at first.\nOn reflection, the correct answer is (B)."
+    assert mc_letter(raw, **MMLU).prediction == "B"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "the answer is B or D",
+        "(A) or (C)",
+        "probably A, C, or E",
+        "The answer is either (B) or (E).",
+        "A/C",
+        "答えはBかDです。",
+        "After checking each option, none of the above fits.",
+        "The answer is none of the above.",
+    ],
+)
+def test_hedges_and_none_of_the_above_are_unparsed(raw):
+    result = mc_letter(raw, **AE)
+    assert (result.prediction, result.status) == (None, "unparsed")
+    assert result.extra["reason"] in ("hedge", "none_of_the_above")
+
+
+def test_a_comma_after_the_answer_is_not_a_hedge():
+    assert mc_letter("Answer: b, 第4条", **ABCD_LOWER).prediction == "b"
+    assert mc_letter("The answer is (B), not (A) or (C).", **MMLU).prediction == "B"
+
+
+@pytest.mark.parametrize(
+    ("subtask", "raw"),
+    [
+        ("snarks", "So the answer is (A) or (C)."),
+        ("date_understanding", "(A) and (B) both fit the date."),
+        ("navigate", "So the answer is Yes or No."),
+        ("logical_deduction_three_objects", "So the answer is none of the above."),
+    ],
+)
+def test_bbh_hedges_are_unparsed(subtask, raw):
+    assert bbh(raw, subtask=subtask).status == "unparsed"
+
+
+def test_bbh_last_answer_statement_wins_and_new_questions_are_ignored():
+    raw = "At first the answer is (A), but (A) is Monday. So the answer is (C)."
+    assert bbh(raw, subtask="date_understanding").prediction == "(C)"
+    raw = "So the answer is (B).\n\nQ: Today is Christmas Eve. So the answer is (D)."
+    assert bbh(raw, subtask="date_understanding").prediction == "(B)"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (
+            "So the final answer (in dollars) is 42.\n\nQ: A farmer has 7 cows and buys 3 more.",
+            "42",
+        ),
+        ("The answer is: she saved $250 over 5 weeks.", "250"),
+        ("Final answer: 45% of the class, i.e. 9 of 20 students", "45"),
+        ("The answer is 5 + 3 = 8 apples, since 2 were eaten.", "8"),
+        ("答えは42個です。残りは3個。", "42"),
+        ("The answer is 12 km/h. She drove 3 hours.", "12"),
+    ],
+)
+def test_number_after_an_answer_cue_wins_over_the_last_number(raw, expected):
+    result = numeric(raw)
+    assert (result.prediction, result.status) == (expected, "strict")
+
+
+def test_numbers_after_a_new_question_are_not_the_answer():
+    result = numeric("Total: 6 + 7 = 13 apples.\nQ: A farmer has 7 cows and buys 3 more.")
+    assert (result.prediction, result.status) == ("13", "fallback")
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [(JCQA_LOCAL_0_4, "2"), (LOCAL_1_4, "2"), (ABCD_LOWER, "b"), (JCQA, "2")],
+)
+def test_digit_maps_never_chain(options, expected):
+    for raw in ["回答: 2", "2", "答えは2です"]:
+        result = mc_letter(raw, **options)
+        assert (result.prediction, result.status) == (expected, "strict"), raw
+    assert normalise_gold("mc_letter", "2", **options) == expected
+
+
+def test_digit_labelled_local_set_scores_each_answer_as_itself():
+    frame = _frame("local", ["回答: 0", "回答: 1", "回答: 2", "回答: 3", "回答: 4"], list("01234"))
+    scored = score_frame(
+        frame, parser="mc_letter", metric="exact_match", parser_options=JCQA_LOCAL_0_4
+    )
+    assert scored["prediction"].tolist() == list("01234")
+    assert scored["correct"].all()
+
+
+# ----------------------------------------------------------------------------- built corpus
+
+
+def _corpus_module():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "parser_corpus.py"
+    spec = importlib.util.spec_from_file_location("parser_corpus", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_corpus_fixture_is_what_the_generator_builds():
+    import json
+
+    corpus = _corpus_module()
+    rows = [json.loads(line) for line in corpus.CORPUS.read_text(encoding="utf-8").splitlines()]
+    assert rows == corpus.build()
+    assert len({r["class"] for r in rows}) >= 30
+
+
+def test_every_corpus_output_parses_to_the_answer_it_commits_to():
+    corpus = _corpus_module()
+    counts = corpus.measure(corpus.build())
+    misscored = {cls: c["misscored"] for cls, c in counts.items() if c["misscored"]}
+    assert misscored == {}
+    # Hedge classes are counted as unparsed, every other class parses.
+    for cls, c in counts.items():
+        assert c["unparsed"] == (c["rows"] if "hedge" in cls else 0), cls

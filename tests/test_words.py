@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import openpyxl
 import pandas as pd
 import pytest
+import yaml
 
 from evalpipe.errors import InputError
-from evalpipe.words import WORD_COLUMNS, rank_words, read_bccwj, read_subtlex, word_list
+from evalpipe.words import (
+    WORD_COLUMNS,
+    build_word_list,
+    rank_words,
+    read_bccwj,
+    read_subtlex,
+    word_list,
+)
 
 
 def write_subtlex(path, rows, header=("Word", "FREQcount", "CDcount", "SUBTLWF")):
@@ -201,3 +210,100 @@ def test_unknown_source_is_reported():
 def test_bad_top_n_is_reported(subtlex):
     with pytest.raises(InputError, match="top_n"):
         word_list("english", "subtlex", raw_dir=subtlex, top_n=0)
+
+
+# --- SUBTLEX-US as published, junk rows, contraction fragments, BCCWJ placeholders ---
+
+SUBTLEX_US_HEADER = (
+    "Word", "FREQcount", "CDcount", "FREQlow", "Cdlow", "SUBTLWF", "Lg10WF", "SUBTLCD", "Lg10CD",
+)  # fmt: skip
+
+
+def write_real_layout_subtlex(path, rows, trailer):
+    """SUBTLEX-US's nine columns, a one-cell junk row at the end, and no <dimension> element in
+    the sheet (as in files not written by Excel): openpyxl's read-only rows then come back as
+    short as the row itself."""
+    import re
+    import zipfile
+
+    tmp = path.with_suffix(".tmp.xlsx")
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(list(SUBTLEX_US_HEADER))
+    for word, freq, cd in rows:
+        sheet.append([word, freq, cd, freq, cd, freq / 51.0, math.log10(freq + 1), cd / 84.0,
+                      math.log10(cd + 1)])  # fmt: skip
+    sheet.append([trailer])
+    book.save(tmp)
+    with zipfile.ZipFile(tmp) as zin, zipfile.ZipFile(path, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename.startswith("xl/worksheets/"):
+                data = re.sub(rb"<dimension ref=\"[^\"]*\" ?/>", b"", data)
+            zout.writestr(item, data)
+    tmp.unlink()
+    return path
+
+
+REAL_ROWS = [
+    ("you", 2134713, 8381),
+    ("I", 2038529, 8381),
+    ("the", 1501908, 8388),
+    ("to", 1156570, 8383),
+    ("a", 1041179, 8382),
+    ("s", 940000, 8300),
+    ("t", 700000, 8200),
+    ("don", 264032, 8000),
+    ("re", 177934, 7900),
+    ("ll", 123000, 7800),
+    ("can", 300000, 8100),
+    ("won", 9000, 2000),
+    ("didn", 60000, 6000),
+]
+
+
+def test_real_layout_subtlex_with_a_junk_trailing_row_does_not_crash(tmp_path):
+    # before: IndexError (tuple index out of range) on the one-cell trailing row
+    write_real_layout_subtlex(
+        tmp_path / "SUBTLEX-US.xlsx", REAL_ROWS, "Source: Brysbaert & New (2009)"
+    )
+    built = build_word_list("english", "subtlex", raw_dir=tmp_path, top_n=7, min_length=2)
+    assert built.words["word"].tolist() == ["you", "the", "to", "can", "won"]
+    assert built.skipped == {"contraction_fragment": 6, "not_a_word": 1}
+    # those that would have ranked in the top 7 (min_length 2: s and t are too short anyway)
+    assert built.skipped_in_top["contraction_fragment"] == ["don", "re", "ll"]
+    assert "row 15" in built.skipped_in_top["not_a_word"][0]
+    line = built.summary()
+    assert "6 contraction fragments (3 in the top: don, re, ll)" in line
+    assert "1 not a word" in line
+
+
+def test_contraction_fragments_never_become_targets_whatever_top_n(tmp_path):
+    write_real_layout_subtlex(tmp_path / "SUBTLEX-US.xlsx", REAL_ROWS, "junk")
+    words = word_list("english", "subtlex", raw_dir=tmp_path, top_n=100, min_length=1)
+    assert not set(words["word"]) & {"don", "re", "ll", "didn", "s", "t"}
+    assert {"a", "i", "can", "won"} <= set(words["word"])  # real words, however short
+
+
+def test_bccwj_placeholder_and_punctuation_lemmas_are_not_targets(tmp_path):
+    write_bccwj(
+        tmp_path / "BCCWJ_frequencylist_suw_ver1_0.tsv",
+        [
+            (1, "ノ", "の", "助詞-格助詞", "", "和", 5061558, 48383.9),
+            (2, "", "、", "補助記号-読点", "", "記号", 4000000, 40000.0),
+            (3, "", "■", "記号-一般", "", "記号", 3800000, 36000.0),
+            (4, "ニ", "に", "助詞-格助詞", "", "和", 3576558, 34188.7),
+            (5, "マス", "ます", "助動詞", "", "和", 1113054, 10639.09),
+        ],
+    )
+    built = build_word_list("japanese", "bccwj", raw_dir=tmp_path, top_n=10, min_length=1)
+    assert built.words["word"].tolist() == ["の", "に", "ます"]
+    assert built.skipped == {"not_a_word": 2}
+
+
+def test_default_min_length_keeps_japanese_particles_and_drops_english_letters():
+    params = yaml.safe_load(Path("params.yaml").read_text(encoding="utf-8"))
+    assert params["words"]["english"]["min_length"] == 2
+    assert params["words"]["japanese"]["min_length"] == 1
+    ja = word_list("japanese", "wordfreq", raw_dir=".", top_n=10, min_length=1)
+    assert {"の", "に", "は"} <= set(ja["word"])

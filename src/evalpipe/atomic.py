@@ -9,7 +9,7 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -50,10 +50,19 @@ def write_jsonl(path: str | os.PathLike[str], rows: Iterable[dict[str, Any]]) ->
     write_text(path, "".join(line + "\n" for line in lines))
 
 
-def write_parquet(path: str | os.PathLike[str], df: pd.DataFrame | pa.Table) -> None:
-    """Write Parquet without pandas metadata or timestamps, so equal frames give equal bytes."""
+def write_parquet(
+    path: str | os.PathLike[str],
+    df: pd.DataFrame | pa.Table,
+    *,
+    metadata: Mapping[str, str] | None = None,
+) -> None:
+    """Write Parquet without pandas metadata or timestamps, so equal frames give equal bytes.
+
+    ``metadata`` (str -> str) is the only key-value metadata written, e.g. the dataset version
+    of a benchmark file; it must itself be deterministic.
+    """
     table = df if isinstance(df, pa.Table) else pa.Table.from_pandas(df, preserve_index=False)
-    table = table.replace_schema_metadata(None)
+    table = table.replace_schema_metadata(dict(metadata) if metadata else None)
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd", write_statistics=True)
 

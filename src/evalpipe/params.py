@@ -8,9 +8,26 @@ from typing import Any
 import yaml
 
 from evalpipe.errors import InputError
+from evalpipe.params_schema import validate_params
 
 
-def load_params(path: str | Path = "params.yaml") -> dict[str, Any]:
+def load_params(path: str | Path = "params.yaml", *, validate: bool = True) -> dict[str, Any]:
+    """The parsed params file, checked against ``evalpipe.params_schema.SCHEMA``.
+
+    Parameters
+    ----------
+    path : the params file.
+    validate : False only for tools that read a file mid-edit; every stage validates.
+
+    Returns
+    -------
+    The top-level mapping.
+
+    Raises
+    ------
+    InputError when the file is missing or not YAML, or names an unknown key or a value of the
+    wrong type (see ``validate_params``).
+    """
     path = Path(path)
     if not path.exists():
         raise InputError(f"{path}: params file not found (run from the repository root)")
@@ -20,6 +37,8 @@ def load_params(path: str | Path = "params.yaml") -> dict[str, Any]:
         raise InputError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected a mapping at the top level")
+    if validate:
+        validate_params(data, source=str(path))
     return data
 
 

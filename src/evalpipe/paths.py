@@ -31,6 +31,11 @@ class ProjectPaths:
     def params(self) -> Path:
         return self.root / "params.yaml"
 
+    @property
+    def raw_benchmarks(self) -> Path:
+        """The publishers' files, one folder per benchmark (``benchmarks.source: files``)."""
+        return self.raw / "benchmarks"
+
     def raw_words(self, language: str) -> Path:
         return self.raw / language
 
@@ -72,6 +77,13 @@ class ProjectPaths:
 
     def errors_preview(self, name: str) -> Path:
         return self.data / "scored" / "errors" / f"{name}.jsonl"
+
+    def impact(self, table: str) -> Path:
+        """``words``, ``operations`` or ``scripts``: the impact stage's tables."""
+        return self.data / "impact" / f"{table}.parquet"
+
+    def top_words_plot(self, language: str) -> Path:
+        return self.plots / f"top_words_{language}.csv"
 
     @property
     def raw_annotations(self) -> Path:

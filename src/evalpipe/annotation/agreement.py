@@ -8,9 +8,14 @@ That keeps 10,000 items x 5 annotators x 4 axes x 1,000 resamples to about a sec
 
 Statistics (per axis):
 
-- quadratic weighted Cohen's kappa for every annotator pair on the items both rated, with the
-  category set fixed to 1-5 (REFERENCE §5: positional labels would shrink a 2-vs-5 disagreement),
-  and the unweighted mean over pairs;
+- quadratic weighted Cohen's kappa (Cohen 1968) for every annotator pair on the items both rated,
+  with the category set fixed to 1-5 (REFERENCE §5: positional labels would shrink a 2-vs-5
+  disagreement). The headline ``kappa`` is the mean of the pairwise kappas weighted by each pair's
+  number of shared items, over the pairs that share at least ``min_pair_overlap`` items. On a
+  fully crossed design every pair has the same n and this is Light's kappa (Light 1971, the plain
+  mean of pairwise kappas); on the sparse designs campaigns produce (each item rated by a few of
+  many annotators), the plain mean lets a pair that shares one item weigh as much as a pair that
+  shares hundreds. Why this estimator and not Conger's: docs/annotation-quality.md;
 - Krippendorff's alpha, ordinal metric, missing ratings allowed (Krippendorff 2011, "Computing
   Krippendorff's alpha-reliability", coincidence-matrix form);
 - Gwet's AC2 with quadratic weights for several raters and missing ratings (Gwet 2014, Handbook of
@@ -22,15 +27,17 @@ Statistics (per axis):
 - raw and within-one agreement: the share of rater pairs (pooled over items) that agree exactly /
   differ by at most one point; robust to the kappa paradox on skewed axes.
 
-Undefined values (constant ratings, no overlapping items) are NaN here and ``null`` in reports,
-never an exception.
+Undefined values are NaN here and ``null`` in reports, each with a reason (``undefined_reason``),
+never an exception and never a 0.0 standing in for "not defined". A pair's kappa is undefined when
+either annotator gave the same score to every shared item: the chance term then equals the
+observed disagreement whatever the other annotator did, so the value is 0 by construction and
+says nothing about agreement (the "0.00, CI 0.00-0.00" an admin page showed for a few items).
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -172,6 +179,26 @@ def _kappa_from_confusion(conf: np.ndarray) -> np.ndarray:
     return np.where((total >= 1) & (expected_d > 1e-12), kappa, np.nan)
 
 
+def _pair_kappa(conf: np.ndarray) -> np.ndarray:
+    """Pairwise kappa ``(..., P)`` from confusions ``(..., P, Q, Q)``, NaN where either rater is
+    constant on the shared items (kappa would be 0 or undefined by construction)."""
+    kappa = _kappa_from_confusion(conf)
+    varied_a = (conf.sum(axis=-1) > 0).sum(axis=-1) >= 2
+    varied_b = (conf.sum(axis=-2) > 0).sum(axis=-1) >= 2
+    return np.where(varied_a & varied_b, kappa, np.nan)
+
+
+def _weighted_kappa_mean(
+    pair_kappa: np.ndarray, pair_n: np.ndarray, eligible: np.ndarray
+) -> np.ndarray:
+    """Mean of ``pair_kappa`` (``(B, P)``) weighted by ``pair_n`` over eligible, defined pairs."""
+    weight = np.where(eligible[None, :] & ~np.isnan(pair_kappa), pair_n, 0.0)
+    total = weight.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = (np.nan_to_num(pair_kappa) * weight).sum(axis=1) / total
+    return np.where(total > 0, mean, np.nan)
+
+
 def _ordinal_delta2(marg: np.ndarray) -> np.ndarray:
     """Krippendorff's ordinal metric from the value marginals ``(..., Q)`` -> ``(..., Q, Q)``."""
     cum = np.cumsum(marg, axis=-1)
@@ -181,14 +208,21 @@ def _ordinal_delta2(marg: np.ndarray) -> np.ndarray:
     return (between - (marg[..., lo] + marg[..., hi]) / 2.0) ** 2
 
 
-def _stats_from_sums(sums: np.ndarray, layout: _Layout) -> dict[str, np.ndarray]:
-    """All statistics for each row of ``sums`` (``(B, width)``), vectorised over rows."""
+def _stats_from_sums(
+    sums: np.ndarray, layout: _Layout, eligible: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
+    """All statistics for each row of ``sums`` (``(B, width)``), vectorised over rows.
+
+    ``eligible`` (``(P,)`` bool) marks the pairs that enter the headline kappa; the bootstrap
+    passes the point estimate's mask so every resample averages over the same pairs.
+    """
     b = sums.shape[0]
     conf = sums[:, layout.conf].reshape(b, layout.n_pairs, Q, Q)
-    pair_kappa = _kappa_from_confusion(conf)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        mean_kappa = np.nanmean(pair_kappa, axis=1) if layout.n_pairs else np.full(b, np.nan)
+    pair_kappa = _pair_kappa(conf)
+    pair_n = conf.sum(axis=(-2, -1))
+    if eligible is None:
+        eligible = np.ones(layout.n_pairs, dtype=bool)
+    mean_kappa = _weighted_kappa_mean(pair_kappa, pair_n, eligible)
     coinc = sums[:, layout.coinc].reshape(b, Q, Q)
     marg = coinc.sum(axis=-1)
     total = marg.sum(axis=-1)
@@ -208,7 +242,8 @@ def _stats_from_sums(sums: np.ndarray, layout: _Layout) -> dict[str, np.ndarray]
         within1 = sums[:, s + 1] / sums[:, s + 2]
     return {
         "pair_kappa": pair_kappa,
-        "pair_n": conf.sum(axis=(-2, -1)),
+        "pair_n": pair_n,
+        "pair_conf": conf,
         "kappa": mean_kappa,
         "alpha": alpha,
         "ac2": ac2,
@@ -286,6 +321,60 @@ def kappa_status(kappa: float | None, *, min_kappa: float, target_kappa: float) 
     return "pass" if kappa >= min_kappa else "fail"
 
 
+DEFAULT_MIN_PAIR_OVERLAP = 10
+"""Default of ``annotation.min_pair_overlap``: pairs sharing fewer items stay out of the headline
+kappa and out of annotator-outlier decisions (a kappa over a handful of items has a CI spanning
+most of [-1, 1]: with 10 items and moderate agreement the 95% bootstrap CI is about +-0.3)."""
+
+KAPPA_ESTIMATOR = "pair-size-weighted mean of pairwise quadratic weighted kappa"
+
+
+def _pair_reason(conf: np.ndarray, a: str, b: str) -> str | None:
+    """Why one pair's kappa is undefined (``conf`` is its ``(Q, Q)`` confusion), else None."""
+    if conf.sum() == 0:
+        return "no shared items"
+    constant = [
+        f"{name} gave {int(np.flatnonzero(marg)[0]) + 1} on all {int(conf.sum())} shared items"
+        for name, marg in ((a, conf.sum(axis=1)), (b, conf.sum(axis=0)))
+        if (marg > 0).sum() < 2
+    ]
+    return f"constant ratings: {'; '.join(constant)}" if constant else None
+
+
+def _stat_reasons(entry: dict[str, Any], n_raters: int) -> dict[str, str]:
+    """A reason for every statistic other than kappa that is None."""
+    if n_raters < 2:
+        why = "fewer than two annotators"
+    elif entry["n_items"] == 0:
+        why = "no item rated by two or more annotators"
+    elif entry["constant"]:
+        why = "constant ratings: every rating on this axis is the same"
+    else:
+        why = "no variation in the ratings to correct for chance"
+    keys = ("alpha", "ac2", "raw_agreement", "within_one_agreement")
+    return {k: why for k in keys if entry[k] is None}
+
+
+def _kappa_reason(pairs: list[dict[str, Any]], n_raters: int, min_pair_overlap: int) -> str | None:
+    if n_raters < 2:
+        return "fewer than two annotators"
+    largest = max((p["n"] for p in pairs), default=0)
+    if largest == 0:
+        return "no item rated by two or more annotators"
+    if largest < min_pair_overlap:
+        return (
+            f"fewer than {min_pair_overlap} shared items in every annotator pair "
+            f"(largest overlap {largest})"
+        )
+    eligible = [p for p in pairs if p["n"] >= min_pair_overlap]
+    if all(p["kappa"] is None for p in eligible):
+        return (
+            f"constant ratings: in every pair with {min_pair_overlap}+ shared items an annotator "
+            "gave one score to all of them"
+        )
+    return None
+
+
 def agreement_report(
     long: pd.DataFrame,
     *,
@@ -296,6 +385,7 @@ def agreement_report(
     min_kappa: float = 0.60,
     target_kappa: float = 0.80,
     chunk: int = 250,
+    min_pair_overlap: int = DEFAULT_MIN_PAIR_OVERLAP,
 ) -> dict[str, Any]:
     """Agreement statistics per axis among the annotators present in ``long``.
 
@@ -315,13 +405,19 @@ def agreement_report(
         Thresholds for each axis's ``status``.
     chunk:
         Resamples per step (bounds memory).
+    min_pair_overlap:
+        Annotator pairs sharing fewer items are listed in ``pairs`` but left out of ``kappa``.
 
     Returns
     -------
     dict
-        ``{"axes": {axis: {...}}, "annotators": [...], "n_items": int, "bootstrap": {...}}``;
-        per axis: kappa (mean pairwise), alpha, ac2, raw/within-one agreement, their CIs, n_items,
-        pairs (kappa and n for each annotator pair), constant flag and status.
+        ``{"axes": {axis: {...}}, "annotators": [...], "n_items": int, "bootstrap": {...},
+        "thresholds": {...}, "kappa_estimator": str}``; per axis: ``kappa`` (pair-size-weighted
+        mean of the pairwise kappas of the pairs with at least ``min_pair_overlap`` shared items),
+        alpha, ac2, raw/within-one agreement, their CIs, n_items, ``pairs`` (a, b, kappa, n,
+        ``in_headline``, ``undefined_reason``), ``n_pairs_in_headline``, constant flag, status,
+        ``undefined_reason`` (``{statistic: why}`` for every statistic that is None) and
+        ``kappa_note`` (why ``kappa`` is None, else None).
     """
     items = sorted(long["id"].unique())
     idx = (
@@ -338,7 +434,10 @@ def agreement_report(
         inverse = inverse.reshape(-1).astype(np.int64)
         feats, layout = _item_features(patterns)
         n_pat = len(patterns)
-        point = _stats_from_sums((np.bincount(inverse, minlength=n_pat) @ feats)[None, :], layout)
+        point_sums = (np.bincount(inverse, minlength=n_pat) @ feats)[None, :]
+        pair_n = point_sums[0, layout.conf].reshape(layout.n_pairs, Q * Q).sum(axis=1)
+        eligible = pair_n >= max(min_pair_overlap, 1)
+        point = _stats_from_sums(point_sums, layout, eligible)
         boot: dict[str, np.ndarray] = {}
         if idx is not None:
             sums = []
@@ -347,11 +446,11 @@ def agreement_report(
                 part += (np.arange(len(part)) * n_pat)[:, None]
                 counts = np.bincount(part.ravel(), minlength=len(part) * n_pat)
                 sums.append(counts.reshape(len(part), n_pat).astype(np.float64) @ feats)
-            boot = _stats_from_sums(np.concatenate(sums, axis=0), layout)
-        blocks.append((axis, mat, point, boot))
+            boot = _stats_from_sums(np.concatenate(sums, axis=0), layout, eligible)
+        blocks.append((axis, mat, point, boot, eligible))
     lo_q, hi_q = 100 * (1 - confidence_level) / 2, 100 * (1 + confidence_level) / 2
     out_axes: dict[str, Any] = {}
-    for axis, mat, stats, boot in blocks:
+    for axis, mat, stats, boot, eligible in blocks:
         rated = mat.values[mat.values > 0]
         entry: dict[str, Any] = {
             "n_items": int(stats["n_items"][0]),
@@ -363,24 +462,46 @@ def agreement_report(
             if boot:
                 values = boot[key]
                 values = values[~np.isnan(values)]
+                # An undefined estimate has no interval, whatever some resamples happen to give.
                 entry[f"{key}_ci"] = (
                     [_num(np.percentile(values, lo_q)), _num(np.percentile(values, hi_q))]
-                    if values.size
+                    if values.size and entry[key] is not None
                     else [None, None]
                 )
-        pairs = list(combinations(mat.raters, 2))
-        entry["pairs"] = [
-            {
-                "a": a,
-                "b": b,
-                "kappa": _num(stats["pair_kappa"][0, p]),
-                "n": int(stats["pair_n"][0, p]),
-            }
-            for p, (a, b) in enumerate(pairs)
-        ]
+        pair_kappa = stats["pair_kappa"]  # (1, P)
+        pair_list = list(combinations(mat.raters, 2))
+        entry["pairs"] = []
+        for p, (a, b) in enumerate(pair_list):
+            n = int(stats["pair_n"][0, p])
+            k = _num(pair_kappa[0, p])
+            entry["pairs"].append(
+                {
+                    "a": a,
+                    "b": b,
+                    "kappa": k,
+                    "n": n,
+                    "in_headline": bool(eligible[p] and k is not None),
+                    "undefined_reason": None
+                    if k is not None
+                    else _pair_reason(stats["pair_conf"][0, p], a, b),
+                }
+            )
+        entry["n_pairs_in_headline"] = sum(p["in_headline"] for p in entry["pairs"])
+        entry["min_pair_overlap"] = int(min_pair_overlap)
         entry["status"] = kappa_status(
             entry["kappa"], min_kappa=min_kappa, target_kappa=target_kappa
         )
+        kappa_note = (
+            None
+            if entry["kappa"] is not None
+            else _kappa_reason(entry["pairs"], len(mat.raters), min_pair_overlap)
+            or "not defined for these ratings"
+        )
+        entry["kappa_note"] = kappa_note
+        reasons = _stat_reasons(entry, len(mat.raters))
+        if kappa_note:
+            reasons = {"kappa": kappa_note, **reasons}
+        entry["undefined_reason"] = reasons
         if len(mat.raters) < 2:
             entry["note"] = "fewer than two annotators: no agreement to measure"
         elif entry["constant"]:
@@ -391,25 +512,56 @@ def agreement_report(
         "annotators": sorted(long["annotator_id"].unique()),
         "n_items": len(items),
         "bootstrap": {"samples": int(n_boot), "confidence_level": confidence_level},
-        "thresholds": {"min_kappa": min_kappa, "target_kappa": target_kappa},
+        "thresholds": {
+            "min_kappa": min_kappa,
+            "target_kappa": target_kappa,
+            "min_pair_overlap": int(min_pair_overlap),
+        },
+        "kappa_estimator": KAPPA_ESTIMATOR,
     }
 
 
-def annotator_kappas(
+def pairwise_kappas(
     long: pd.DataFrame, *, axes: Sequence[str] = AXES
-) -> dict[str, dict[str, float | None]]:
-    """Each annotator's mean pairwise kappa with the others, per axis and overall (mean of axes)."""
-    out: dict[str, dict[str, float | None]] = {}
-    raters = sorted(long["annotator_id"].unique())
-    per: dict[str, dict[str, float]] = {r: {} for r in raters}
+) -> dict[str, list[tuple[str, str, float, int]]]:
+    """``{axis: [(a, b, kappa, n), ...]}``: every annotator pair's kappa (NaN if undefined) and
+    number of shared items, without bootstrap."""
+    out: dict[str, list[tuple[str, str, float, int]]] = {}
     for axis in axes:
         mat = rating_matrix(long, axis)
         feats, layout = _item_features(mat.values)
-        pk = _stats_from_sums(feats.sum(axis=0, keepdims=True), layout)["pair_kappa"][0]
-        for r in mat.raters:
-            vals = [pk[p] for p, pair in enumerate(combinations(mat.raters, 2)) if r in pair]
-            vals = [v for v in vals if not math.isnan(v)]
-            per[r][axis] = float(np.mean(vals)) if vals else math.nan
+        stats = _stats_from_sums(feats.sum(axis=0, keepdims=True), layout)
+        out[axis] = [
+            (a, b, float(stats["pair_kappa"][0, p]), int(stats["pair_n"][0, p]))
+            for p, (a, b) in enumerate(combinations(mat.raters, 2))
+        ]
+    return out
+
+
+def annotator_kappas(
+    long: pd.DataFrame,
+    *,
+    axes: Sequence[str] = AXES,
+    min_pair_overlap: int = DEFAULT_MIN_PAIR_OVERLAP,
+) -> dict[str, dict[str, float | None]]:
+    """Each annotator's agreement with the others, per axis and overall (mean of the axes).
+
+    Per axis: the mean of the annotator's pairwise kappas weighted by shared items, over the pairs
+    with at least ``min_pair_overlap`` shared items and a defined kappa; ``None`` when there is no
+    such pair (the annotator is then not judged).
+    """
+    out: dict[str, dict[str, float | None]] = {}
+    raters = sorted(long["annotator_id"].unique())
+    per: dict[str, dict[str, float]] = {r: {} for r in raters}
+    for axis, pairs in pairwise_kappas(long, axes=axes).items():
+        for r in raters:
+            mine = [
+                (k, n)
+                for a, b, k, n in pairs
+                if r in (a, b) and n >= min_pair_overlap and not math.isnan(k)
+            ]
+            total = sum(n for _, n in mine)
+            per[r][axis] = sum(k * n for k, n in mine) / total if total else math.nan
     for r in raters:
         vals = [v for v in per[r].values() if not math.isnan(v)]
         out[r] = {axis: _num(per[r].get(axis, math.nan)) for axis in axes}

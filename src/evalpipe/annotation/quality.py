@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalpipe.annotation.agreement import annotator_kappas
+from evalpipe.annotation.agreement import DEFAULT_MIN_PAIR_OVERLAP, annotator_kappas
 from evalpipe.annotation.guidelines import AXIS_MARKERS
 from evalpipe.annotation.schema import AXES, Annotation, DialoguePair, to_long_frame
 
@@ -157,6 +157,7 @@ def annotator_outliers(
     bias_threshold: float = 0.5,
     min_kappa: float = 0.60,
     min_items: int = 5,
+    min_pair_overlap: int = DEFAULT_MIN_PAIR_OVERLAP,
 ) -> list[dict[str, Any]]:
     """Annotators with a systematic bias or low agreement with the others.
 
@@ -167,11 +168,14 @@ def annotator_outliers(
     bias_threshold:
         Flag ``|bias| >= bias_threshold`` points on an axis (over at least ``min_items`` items).
     min_kappa:
-        Flag an annotator whose mean pairwise kappa with the others, averaged over the axes,
-        is below it (only with at least three annotators: with two, low agreement cannot be
-        attributed to one of them).
+        Flag an annotator whose kappa with the others (pair-size-weighted mean over their pairs,
+        averaged over the axes) is below it; only when at least three annotators have such a
+        kappa: with two, low agreement cannot be attributed to one of them.
     min_items:
         Fewer shared items than this never flag a bias.
+    min_pair_overlap:
+        Pairs sharing fewer items do not count towards an annotator's kappa, so an annotator
+        with only a few co-rated items is not judged on them (nor are their partners).
 
     Returns
     -------
@@ -190,10 +194,11 @@ def annotator_outliers(
                     "n": int(row.n),
                 }
             )
-    if long["annotator_id"].nunique() >= 3:
-        for aid, kappas in annotator_kappas(long).items():
-            overall = kappas["overall"]
-            if overall is not None and overall < min_kappa:
+    kappas_by_annotator = annotator_kappas(long, min_pair_overlap=min_pair_overlap)
+    judged = {a: k["overall"] for a, k in kappas_by_annotator.items() if k["overall"] is not None}
+    if len(judged) >= 3:
+        for aid, overall in judged.items():
+            if overall < min_kappa:
                 n = int(long.loc[long["annotator_id"] == aid, "id"].nunique())
                 flags.append(
                     {

@@ -27,7 +27,14 @@ from evalpipe.annotation.schema import AXES, Annotation, DialoguePair, annotator
 
 @dataclass(frozen=True)
 class QualitySettings:
-    """The ``annotation`` section of params.yaml that the quality run uses."""
+    """The ``annotation`` section of params.yaml that the quality run uses.
+
+    ``min_pair_overlap``: annotator pairs sharing fewer items stay out of the headline kappa and
+    out of outlier decisions. ``overlap``: ratings each task needs (the web app assigns that
+    many annotators; the gate's completeness check). ``max_consistency_rate``: share of human
+    annotations breaking a consistency rule above which the gate fails. ``monitor_window_days``:
+    width of the agreement-over-time windows (7 = ISO weeks, Monday 00:00 UTC).
+    """
 
     min_kappa: float = 0.60
     target_kappa: float = 0.80
@@ -38,6 +45,10 @@ class QualitySettings:
     max_item_range: int = 1
     min_annotators: int = 2
     outlier_bias: float = 0.5
+    min_pair_overlap: int = 10
+    overlap: int = 2
+    max_consistency_rate: float = 0.10
+    monitor_window_days: int = 7
     seed: int = 42
 
     @classmethod
@@ -105,10 +116,18 @@ def run_quality(
         seed=settings.seed,
         min_kappa=settings.min_kappa,
         target_kappa=settings.target_kappa,
+        min_pair_overlap=settings.min_pair_overlap,
     )
-    per_annotator = annotator_kappas(long) if len(long) else {}
+    per_annotator = (
+        annotator_kappas(long, min_pair_overlap=settings.min_pair_overlap) if len(long) else {}
+    )
     outliers = (
-        annotator_outliers(long, bias_threshold=settings.outlier_bias, min_kappa=settings.min_kappa)
+        annotator_outliers(
+            long,
+            bias_threshold=settings.outlier_bias,
+            min_kappa=settings.min_kappa,
+            min_pair_overlap=settings.min_pair_overlap,
+        )
         if len(long)
         else []
     )

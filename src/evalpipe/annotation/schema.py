@@ -30,6 +30,9 @@ SPEAKERS: tuple[str, ...] = ("user", "ai")
 CONSENSUS_ID = "consensus"
 MARKERS_ID = "markers"
 JUDGE_PREFIX = "llm:"
+# An adjudicator's final rating of a disputed item (``adjudicated:<name>``): it settles the
+# consensus, but it is not an independent rating, so it never enters inter-annotator agreement.
+ADJUDICATED_PREFIX = "adjudicated:"
 
 ANNOTATION_FIELDS = ("id", "annotator_id", "timestamp", "annotations", "confidence")
 TASK_FIELDS = ("id", "user", "response", "context")
@@ -61,9 +64,12 @@ class Annotation:
 
 
 def annotator_kind(annotator_id: str) -> str:
-    """``"judge"`` for ``llm:<model>``, ``"markers"``, ``"consensus"``, else ``"human"``."""
+    """``"judge"`` for ``llm:<model>``, ``"adjudicated"`` for ``adjudicated:<name>``,
+    ``"markers"``, ``"consensus"``, else ``"human"``."""
     if annotator_id.startswith(JUDGE_PREFIX):
         return "judge"
+    if annotator_id.startswith(ADJUDICATED_PREFIX):
+        return "adjudicated"
     if annotator_id == MARKERS_ID:
         return "markers"
     if annotator_id == CONSENSUS_ID:
@@ -72,7 +78,8 @@ def annotator_kind(annotator_id: str) -> str:
 
 
 def is_human(annotator_id: str) -> bool:
-    """True for a human annotator (not an LLM judge, the marker rater or the consensus)."""
+    """True for an independent human annotator (not an LLM judge, the marker rater, an
+    adjudication or the consensus)."""
     return annotator_kind(annotator_id) == "human"
 
 

@@ -22,10 +22,11 @@ import pandas as pd
 import pyarrow as pa
 from tqdm.auto import tqdm
 
-from evalpipe.benchmarks.spec import BenchmarkSpec
+from evalpipe.benchmarks.spec import BenchmarkSpec, HubSource
 from evalpipe.errors import InputError
 
-SOURCES = ("sample", "hub")
+SOURCES = ("sample", "hub", "files", "hub_raw")
+FILES_DIR = Path("data/raw/benchmarks")  # default folder of the publishers' files (source files)
 HUB_DIR_ENV = "EVALPIPE_HUB_DIR"
 FEWSHOT_POOL = 8  # few-shot candidates kept per subtask (per benchmark when there is none)
 
@@ -143,17 +144,25 @@ def _explain_json(path: Path, text: str, json_field: str | None) -> None:
 
 
 def _hub_rows(
-    dataset: str, config: str | None, split: str, hub_dir: str | Path | None
+    dataset: str,
+    config: str | None,
+    split: str,
+    hub_dir: str | Path | None,
+    data_files: Mapping[str, str] | None = None,
 ) -> tuple[list[dict[str, Any]], str]:
     path = str(Path(hub_dir) / dataset) if hub_dir else dataset
     what = f"{path} (config {config or 'default'}, split {split})"
     args = (path, config) if config else (path,)
+    kwargs: dict[str, Any] = {"split": split}
+    if data_files and split in data_files:
+        # only this split's files: the builder then prepares no other split
+        args, kwargs["data_files"] = (path,), {split: data_files[split]}
     if not hub_dir:
-        return _load_dataset(*args, what=what, split=split), what
+        return _load_dataset(*args, what=what, **kwargs), what
     # datasets keys its cache for a local repository on the folder's base name and config only,
     # so two directories laid out alike would share (stale) Arrow files: use a private cache.
     with tempfile.TemporaryDirectory(prefix="evalpipe-hub-") as cache_dir:
-        return _load_dataset(*args, what=what, split=split, cache_dir=cache_dir), what
+        return _load_dataset(*args, what=what, cache_dir=cache_dir, **kwargs), what
 
 
 def _map_rows(
@@ -165,13 +174,17 @@ def _map_rows(
     where: str,
     options: Mapping[str, Any] | None = None,
     id_key: str | None = None,
+    mapper: Any = None,
+    locations: list[str] | None = None,
 ) -> list[dict[str, Any]]:
+    # mapper/locations: a publisher-file reader's own mapper and each row's file:line
+    mapper = mapper or spec.mapper
     out: list[dict[str, Any]] = []
     counters: dict[str | None, int] = {}
     seen: dict[str, int] = {}
     for i, row in enumerate(tqdm(rows, desc=f"map {spec.name}/{split}", disable=len(rows) < 2000)):
-        loc = f"{where}, row {i + 1}"
-        ex = spec.mapper(row, config=config, where=loc, options=options)
+        loc = locations[i] if locations is not None else f"{where}, row {i + 1}"
+        ex = mapper(row, config=config, where=loc, options=options)
         sub = ex["subtask"]
         n = counters.get(sub, 0)
         counters[sub] = n + 1
@@ -259,25 +272,32 @@ def load_benchmark(
     seed: int = 42,
     hub_dir: str | Path | None = None,
     fewshot_pool: int = FEWSHOT_POOL,
+    files_dir: str | Path | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The evaluated examples and the few-shot pool of one benchmark.
 
     Parameters
     ----------
     spec : the benchmark (``get_spec(name)``).
-    source : ``sample`` (bundled files) or ``hub`` (Hugging Face ids of the registry); ignored
-        for local benchmarks, which always read their own file.
+    source : ``sample`` (bundled files), ``hub`` (Hugging Face ids of the registry), ``files``
+        (the publishers' own files in ``files_dir/<name>/``) or ``hub_raw`` (the raw-schema Hub
+        copies of the JGLUE tasks); a mapping ``{default: ..., <name>: ...}`` chooses per
+        benchmark. Ignored for local benchmarks, which always read their own file.
     max_samples : evaluated examples to keep (deterministic hash selection), None for all.
     seed : the project seed (part of the selection hash).
     hub_dir : a local directory laid out like the Hub to load from instead of the network;
         defaults to the ``EVALPIPE_HUB_DIR`` environment variable.
     fewshot_pool : few-shot candidates kept per subtask.
+    files_dir : the folder holding ``<name>/`` folders of publisher files (source ``files``);
+        defaults to ``data/raw/benchmarks`` relative to the working directory.
 
     Returns
     -------
     (examples, fewshot) : two DataFrames with columns ``EXAMPLE_COLUMNS``. The few-shot pool
         comes from the train/dev split (or, for BBH on the Hub, from examples held out of the
         evaluated split), never from the evaluated examples; it may be empty.
+        ``examples.attrs["evalpipe"]`` = ``{"source", "dataset_version", "fewshot_missing"}``
+        (see ``dataset_metadata``).
 
     Raises
     ------
@@ -291,13 +311,27 @@ def load_benchmark(
             f"params.yaml: benchmarks.max_samples: expected a positive integer or null, "
             f"got {max_samples!r}"
         )
+    source = resolve_source(source, spec.name)
+    version, missing = "", ()
     if spec.kind == "local":
         examples, fewshot, origin = _load_local(spec)
+        source, version = "local", str(origin)
     elif source == "sample":
         examples, fewshot, origin = _load_sample(spec)
+        version = "bundled sample"
     elif source == "hub":
         hub_dir = hub_dir or os.environ.get(HUB_DIR_ENV) or None
         examples, fewshot, origin = _load_hub(spec, hub_dir)
+        version = origin
+    elif source in ("files", "hub_raw"):
+        from evalpipe.benchmarks import readers
+
+        if source == "files":
+            loaded = readers.load_files(spec, Path(files_dir or FILES_DIR) / spec.name)
+        else:
+            loaded = readers.load_raw_hub(spec, hub_dir or os.environ.get(HUB_DIR_ENV) or None)
+        examples, fewshot, origin = loaded.examples, loaded.fewshot, loaded.origin
+        version, missing = loaded.version, loaded.missing
     else:
         raise InputError(
             f"params.yaml: benchmarks.source: expected one of {', '.join(SOURCES)}, got {source!r}"
@@ -309,10 +343,79 @@ def load_benchmark(
             f"(max_samples={max_samples}); expected at least one"
         )
     fewshot_df = _frame(fewshot)
-    # Guard against a pool that shares text with evaluated items (duplicated rows across splits).
-    evaluated = set(examples["fields"])
-    fewshot_df = fewshot_df[~fewshot_df["fields"].isin(evaluated)]
-    return examples, _fewshot_pool(fewshot_df.reset_index(drop=True), fewshot_pool)
+    # Guard against a pool that shares items with the evaluated set (duplicated rows across
+    # splits). An item is its text and its options: BBH hyperbaton asks every question with the
+    # same text and differs only in the options, so text alone would empty the pool.
+    evaluated = set(_item_keys(examples))
+    fewshot_df = fewshot_df[~_item_keys(fewshot_df).isin(evaluated)]
+    pool = _fewshot_pool(fewshot_df.reset_index(drop=True), fewshot_pool)
+    examples.attrs["evalpipe"] = {
+        "source": source,
+        "dataset_version": version,
+        "fewshot_missing": list(missing),
+    }
+    return examples, pool
+
+
+def _item_keys(df: pd.DataFrame) -> pd.Series:
+    """One key per row: the fields JSON plus the options (never perturbed, part of the item)."""
+    return df["fields"] + "\x1f" + df["choices"].map(lambda c: json.dumps(_as_list(c)))
+
+
+def _as_list(value: Any) -> list[str] | None:
+    return None if value is None else [str(v) for v in value]
+
+
+def resolve_source(source: str | Mapping[str, str], name: str) -> str:
+    """The source of benchmark ``name``: ``source`` itself, or from a per-benchmark mapping.
+
+    Parameters
+    ----------
+    source : a source name, or ``{default: <source>, <benchmark>: <source>, ...}`` so that, for
+        example, one benchmark reads its raw Hub copy while the others read the usual ids.
+    name : the benchmark.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    InputError
+        A mapping without an entry for ``name`` and without ``default``.
+    """
+    if isinstance(source, Mapping):
+        chosen = source.get(name, source.get("default"))
+        if chosen is None:
+            raise InputError(
+                f"params.yaml: benchmarks.source: no entry for {name!r} and no 'default'; "
+                f"expected one of {', '.join(SOURCES)} per benchmark"
+            )
+        return str(chosen)
+    return source
+
+
+def dataset_metadata(examples: pd.DataFrame) -> dict[str, str]:
+    """Parquet key-value metadata recording where a benchmark's rows came from.
+
+    Parameters
+    ----------
+    examples : the frame ``load_benchmark`` returned.
+
+    Returns
+    -------
+    dict
+        ``{"evalpipe.source", "evalpipe.dataset_version", "evalpipe.fewshot_missing"}`` (the last
+        a JSON list); empty when the frame carries no such record.
+    """
+    info = examples.attrs.get("evalpipe")
+    if not info:
+        return {}
+    return {
+        "evalpipe.source": str(info["source"]),
+        "evalpipe.dataset_version": str(info["dataset_version"]),
+        "evalpipe.fewshot_missing": json.dumps(list(info["fewshot_missing"])),
+    }
 
 
 def _load_sample(spec: BenchmarkSpec) -> tuple[list, list, str]:
@@ -335,14 +438,27 @@ def _load_sample(spec: BenchmarkSpec) -> tuple[list, list, str]:
     return examples, fewshot, f"bundled sample {test_path.name}"
 
 
-def _load_hub(spec: BenchmarkSpec, hub_dir: str | Path | None) -> tuple[list, list, str]:
-    hub = spec.hub
+def _load_hub(
+    spec: BenchmarkSpec,
+    hub_dir: str | Path | None,
+    *,
+    hub: HubSource | None = None,
+    mapper: Any = None,
+    options: Mapping[str, Any] | None = None,
+    split_names: tuple[str, str] | None = None,
+) -> tuple[list, list, str]:
+    # hub/mapper/options/split_names: a raw-schema copy (readers.RAW_HUB) whose split names
+    # differ from the ids' (JGLUE valid = "validation" there, "test" in example ids)
+    hub = hub or spec.hub
     assert hub is not None
+    id_split, id_fs_split = split_names or (hub.split, hub.fewshot_split)
     examples: list[dict[str, Any]] = []
     fewshot: list[dict[str, Any]] = []
     for config in tqdm(hub.configs, desc=f"load {spec.name}", disable=len(hub.configs) < 2):
-        rows, what = _hub_rows(hub.dataset, config, hub.split, hub_dir)
-        mapped = _map_rows(spec, rows, split=hub.split, config=config, where=what)
+        rows, what = _hub_rows(hub.dataset, config, hub.split, hub_dir, hub.data_files)
+        mapped = _map_rows(
+            spec, rows, split=id_split, config=config, where=what, mapper=mapper, options=options
+        )
         if hub.fewshot_split is None and hub.fewshot_holdout:
             held = {
                 r["example_id"]
@@ -354,9 +470,19 @@ def _load_hub(spec: BenchmarkSpec, hub_dir: str | Path | None) -> tuple[list, li
             mapped = [r for r in mapped if r["example_id"] not in held]
         examples.extend(mapped)
         if hub.fewshot_split is not None:
-            fs_rows, fs_what = _hub_rows(hub.dataset, config, hub.fewshot_split, hub_dir)
+            fs_rows, fs_what = _hub_rows(
+                hub.dataset, config, hub.fewshot_split, hub_dir, hub.data_files
+            )
             fewshot.extend(
-                _map_rows(spec, fs_rows, split=hub.fewshot_split, config=config, where=fs_what)
+                _map_rows(
+                    spec,
+                    fs_rows,
+                    split=id_fs_split or hub.fewshot_split,
+                    config=config,
+                    where=fs_what,
+                    mapper=mapper,
+                    options=options,
+                )
             )
     return examples, fewshot, f"{hub.dataset} split {hub.split}"
 

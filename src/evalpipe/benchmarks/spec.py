@@ -95,6 +95,9 @@ class HubSource:
     fewshot_split: str | None
     fewshot_holdout: int = 0
     size: int | None = None  # rows of the evaluated split, for `--list` (None: not known offline)
+    # {split: file pattern in the repository}: load only these files, so that a config's other
+    # splits are never built (cais/mmlu "all" would also build its 161 MB auxiliary_train)
+    data_files: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -195,7 +198,14 @@ _BUILTIN: tuple[BenchmarkSpec, ...] = (
         labels=["A", "B", "C", "D"],
         json_schema=None,
         description="57-subject multiple choice (A-D); few-shot examples from the dev split.",
-        hub=HubSource("cais/mmlu", ("all",), "test", "dev", size=14042),
+        hub=HubSource(
+            "cais/mmlu",
+            ("all",),
+            "test",
+            "dev",
+            size=14042,
+            data_files={"test": "all/test-*", "dev": "all/dev-*"},
+        ),
         mapper=mapping.mmlu,
     ),
     BenchmarkSpec(

@@ -52,6 +52,7 @@ class VLLMBackend:
         """Construct the engine (tens of seconds on CPU); a no-op when already started."""
         if self.started:
             return
+        t0 = time.perf_counter()  # importing vllm takes seconds: it is start-up, not generation
         try:
             from vllm import LLM
         except ImportError as exc:  # pragma: no cover - depends on the install
@@ -80,7 +81,6 @@ class VLLMBackend:
                 "backend": "xgrammar",
                 "disable_any_whitespace": True,
             }
-        t0 = time.perf_counter()
         pool_key = repr(sorted(kwargs.items()))
         self._llm = VLLMBackend._live.get(pool_key)
         if self._llm is None:

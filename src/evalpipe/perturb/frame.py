@@ -27,7 +27,6 @@ from evalpipe.perturb.ops import (
     Operation,
     Probabilities,
     decide,
-    fire_threshold,
     key_hasher,
     key_part,
 )
@@ -96,6 +95,9 @@ _encode_text = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=Fa
 def _dumps(value: Any) -> str:
     """The contract's JSON form of a fields object or value (sorted keys, UTF-8 kept)."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+NOT_FOUND_SHOWN = 20  # target words named in targets_not_found_top
 
 
 @dataclass
@@ -377,7 +379,8 @@ def perturb_frame(
     variant_parts = [key_part(t.variant) for t in targets]
     original_part = key_part("")
     int_parts = [key_part(k) for k in range(256)]
-    fire_cut = fire_threshold(probabilities)
+    # the draw's two no-typo gaps (ops.decide): [replace_end, insert_start), [insert_end, delete_start)
+    gap1_lo, gap1_hi, gap2_lo, gap2_hi = probabilities.regions
     field_parts: dict[str, bytes] = {}
 
     # Rows go to Arrow every FLUSH_ROWS rows: the Python strings are freed as we go, which keeps
@@ -472,7 +475,8 @@ def perturb_frame(
                     h = fh.copy()
                     h.update(int_parts[k] if k < 256 else key_part(k))
                     digest = h.digest()
-                    if int.from_bytes(digest[:8], "big") >= fire_cut:
+                    u = int.from_bytes(digest[:8], "big")
+                    if gap1_lo <= u < gap1_hi or gap2_lo <= u < gap2_hi:
                         continue  # the common case: no typo for this occurrence
                     op = decide_(text[start:end], digest, probabilities)
                     if op is not None:
@@ -572,6 +576,16 @@ def perturb_frame(
         "examples": len(benchmark),
         "target_words": len(targets),
         "target_words_found": len(found_targets),
+        # target words with no (unprotected) occurrence here: the count, and the best-ranked
+        # few by name (the full list would repeat most of the word list on a small benchmark)
+        "targets_not_found": len(targets) - len(found_targets),
+        "targets_not_found_top": [
+            t.variant
+            for t in sorted(
+                (t for i, t in enumerate(targets) if i not in found_targets),
+                key=lambda t: (t.rank, t.variant),
+            )[:NOT_FOUND_SHOWN]
+        ],
         "occurrences": total_occ,
         "perturbed_occurrences": total_pert,
         "perturbed_fraction": round(total_pert / total_occ, 6) if total_occ else 0.0,

@@ -2,8 +2,9 @@
 
 Each occurrence of a target word gets its own 32-byte BLAKE2b digest of the full key
 ``(seed, benchmark, example_id, word, field, occurrence)``. The digest is the occurrence's random
-stream: bytes 0-7 decide whether an operation fires, 8-15 which operation, 16-23 the position,
-24-31 the new character. Nothing depends on the order in which occurrences are processed, and two
+stream: bytes 0-7 are the one uniform draw that decides whether an operation fires and which one
+(see ``decide``), 8-15 are unused, 16-23 pick the position and 24-31 the new character. The position
+and character draws never depend on the probabilities. Nothing depends on the order in which occurrences are processed, and two
 different keys collide only if BLAKE2b-256 does.
 """
 
@@ -20,7 +21,8 @@ from evalpipe.errors import InputError
 from evalpipe.perturb.scripts import INVENTORIES, char_class, inventory_index
 
 OPS = ("replace", "insert", "delete")
-_SCALE = 2**53
+_SCALE = 2**64
+_MIDDLE = _SCALE // 2
 _PERSON_OCCURRENCE = b"evalpipe-occ"
 
 
@@ -38,22 +40,12 @@ class Probabilities:
         return self.replace + self.insert + self.delete
 
     @functools.cached_property
-    def cut_points(self) -> tuple[int, int, int]:
-        """Integer thresholds on 53-bit draws ``int(8 bytes) >> 11``: an operation fires below
-        the first; it is a replacement below the second, an insertion below the third, else a
-        deletion. Integers keep the choice exact: no float rounding can pick a zero-probability
-        operation."""
-        total = self.total
-        if total == 0:
-            return (0, 0, 0)
-        fire = min(_SCALE, round(total * _SCALE))
-        replace = round(self.replace / total * _SCALE)
-        insert = round((self.replace + self.insert) / total * _SCALE)
-        if self.delete == 0:
-            insert = _SCALE
-            if self.insert == 0:
-                replace = _SCALE
-        return (fire, replace, insert)
+    def regions(self) -> tuple[int, int, int, int]:
+        """``(replace_end, insert_start, insert_end, delete_start)`` on 64-bit draws ``u``: see
+        ``decide``. Replacement is ``[0, replace_end)``, insertion ``[insert_start,
+        insert_end)``, deletion ``[delete_start, 2**64)``, and the rest (two gaps) is no typo.
+        Integers keep the choice exact: no float rounding can pick a zero-probability operation."""
+        return _regions(self.replace, self.insert, self.delete)
 
     def as_dict(self) -> dict[str, float]:
         return {
@@ -169,21 +161,69 @@ def _replacement(ch: str, r: int) -> str:
     return inv[k + 1] if k >= index else inv[k]  # skip the original: never a no-op
 
 
-def fire_threshold(probs: Probabilities) -> int:
-    """An occurrence whose digest's first 8 bytes (big-endian) are below this gets a typo."""
-    return probs.cut_points[0] << 11
+def _width(p: float) -> int:
+    # p * 2**64 is exact for a float; rounding it loses less than 2**-65 of probability
+    return min(_SCALE, max(0, round(p * _SCALE)))
+
+
+def _regions(replace: float, insert: float, delete: float) -> tuple[int, int, int, int]:
+    r, m, d = _width(replace), _width(insert), _width(delete)
+    if r + d > _SCALE:  # only from float rounding of a sum at 1 (validation allows 1 + 1e-9)
+        d = _SCALE - r
+    m = min(m, _SCALE - r - d)
+    # centred on 1/2, slid the least needed to stay clear of the replace and delete regions
+    start = min(max(_MIDDLE - m // 2, r), _SCALE - d - m)
+    return (r, start, start + m, _SCALE - d)
 
 
 def decide(word: str, digest: bytes, probs: Probabilities) -> Operation | None:
     """Apply at most one operation to ``word`` using the random stream ``digest``.
 
-    With probability ``probs.total`` an operation fires; which one is weighted by the three
-    probabilities. Replacements pick a position whose character has a script class and a different
-    character of the same class; insertions pick a slot 0..len(word) whose neighbouring character
-    (the one after the slot, or the last one at the end) has a class and insert a character of
-    that class; deletions pick any position. If the chosen operation has no eligible position (a
-    word with no classed character), the occurrence is deleted from instead, so that the fraction
-    of perturbed occurrences always follows ``probs.total``.
+    **Which operation: one draw, fixed regions (common random numbers).** Let ``u`` be the
+    digest's first 8 bytes as an integer in ``[0, 2**64)`` and ``w(p) = round(p * 2**64)``. Each
+    operation owns one interval of ``u``::
+
+        replace  [0, w(r))                       anchored at 0
+        insert   [s, s + w(i)),  s = min(max(2**63 - w(i)//2, w(r)), 2**64 - w(d) - w(i))
+        delete   [2**64 - w(d), 2**64)           anchored at the top
+
+    and ``u`` anywhere else means no typo. Properties, with ``r + i + d <= 1``:
+
+    1. *At most one operation*: ``s >= w(r)`` and ``s + w(i) <= 2**64 - w(d)``, so the three
+       intervals are disjoint (``s`` exists because ``w(r) + w(i) + w(d) <= 2**64``).
+    2. *Exact rates*: each interval is ``p * 2**64`` draws wide (to the nearest integer), so an
+       occurrence is replaced, inserted into, deleted from with probability ``r``, ``i``, ``d``
+       (within ``2**-64``); a zero probability is an empty interval and never fires.
+    3. *Raising one probability only adds operations of that kind* (same digest, i.e. same seed
+       and text):
+
+       - raising ``d`` grows the delete interval downwards from the fixed top; the replace
+         interval ``[0, w(r))`` does not move, so every replacement and every deletion stays;
+         the insert interval (centred on 1/2) does not move either while ``d <= (1 - i) / 2``
+         and ``r <= (1 - i) / 2``, in particular whenever every probability is at most 1/3;
+       - raising ``r`` is the mirror image (replace grows upwards from 0);
+       - raising ``i``: replace and delete intervals are untouched and the insert interval only
+         grows: its start ``min(max(2**63 - w/2, w(r)), 2**64 - w(d) - w)`` never increases in
+         ``w`` and its end ``min(max(2**63 + w/2, w(r) + w), 2**64 - w(d))`` never decreases,
+         so the new interval contains the old one; this holds on the whole domain.
+
+       Only beyond ``r`` or ``d`` > ``(1 - i) / 2`` does raising ``r`` or ``d`` slide the insert
+       interval (by the least that keeps it clear), turning some insertions into no-typo and
+       others from no-typo into insertions; their number stays exactly ``i``.
+
+    No single-draw or multi-draw scheme can keep every other decision for every change on the
+    whole domain ``r + i + d <= 1``: that would make the replace set depend on ``r`` alone, the
+    insert set on ``i`` alone, the delete set on ``d`` alone; at ``r = i = 1/2`` the insert set is
+    then the complement of the replace set, at ``r = d = 1/2`` so is the delete set, so insert and
+    delete sets coincide with probability 1/2 each, yet ``i = d = 1/2`` requires them disjoint.
+
+    **Where and what.** ``digest[16:24]`` picks the position and ``digest[24:32]`` the character,
+    whatever the probabilities. Replacements pick a position whose character has a script class
+    and a different character of the same class; insertions pick a slot 0..len(word) whose
+    neighbouring character (the one after the slot, or the last one at the end) has a class and
+    insert a character of that class; deletions pick any position. If the chosen operation has no
+    eligible position (a word with no classed character), the occurrence is deleted from instead,
+    so that the fraction of perturbed occurrences always follows ``probs.total``.
 
     Parameters
     ----------
@@ -202,11 +242,18 @@ def decide(word: str, digest: bytes, probs: Probabilities) -> Operation | None:
     >>> op.op, op.original_char.isupper() == op.new_char.isupper(), op.new_char != op.original_char
     ('replace', True, True)
     """
-    fire, cut_replace, cut_insert = probs.cut_points
-    if not word or (int.from_bytes(digest[0:8], "big") >> 11) >= fire:
+    if not word:
         return None
-    x = int.from_bytes(digest[8:16], "big") >> 11
-    op = "replace" if x < cut_replace else "insert" if x < cut_insert else "delete"
+    replace_end, insert_start, insert_end, delete_start = probs.regions
+    u = int.from_bytes(digest[0:8], "big")
+    if u < replace_end:
+        op = "replace"
+    elif insert_start <= u < insert_end:
+        op = "insert"
+    elif u >= delete_start:
+        op = "delete"
+    else:
+        return None
     r_pos = int.from_bytes(digest[16:24], "big")
     r_char = int.from_bytes(digest[24:32], "big")
     n = len(word)

@@ -23,6 +23,10 @@ _ANSWER_PREFIX = re.compile(
     re.IGNORECASE,
 )
 
+# A model that keeps writing after its answer often starts the next few-shot question ("Q: ...");
+# nothing from there on is the answer to this one.
+_NEXT_QUESTION = re.compile(r"\n[ \t]*(?:Q|Question|問題|質問)[ \t]*\d*[ \t]*[:.：]", re.IGNORECASE)
+
 _MARKDOWN_EDGES = " \t\r\n*_`\"'「」『』“”‘’"
 
 
@@ -59,6 +63,21 @@ def first_paragraph(text: str) -> str:
 def paragraphs(text: str) -> list[str]:
     """Non-empty, stripped paragraphs of ``text`` in order."""
     return [p.strip() for p in _PARAGRAPH_BREAK.split(text) if p.strip()]
+
+
+def before_next_question(text: str) -> str:
+    """The text before a new question the model started on its own ("\\nQ: ...", "\\n質問: ...").
+
+    A question marker on the first line is kept: only a question that follows some answer text is
+    a continuation.
+
+    >>> before_next_question("The answer is 42.\\n\\nQ: A farmer has 7 cows.")
+    'The answer is 42.\\n'
+    """
+    for match in _NEXT_QUESTION.finditer(text):
+        if text[: match.start()].strip():
+            return text[: match.start()]
+    return text
 
 
 def strip_answer_prefix(text: str) -> str:

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from evalpipe.errors import InputError
 from evalpipe.scoring.normalise import (
+    before_next_question,
     first_paragraph,
     nfkc,
     normalise_number,
@@ -68,25 +69,77 @@ def _unparsed(**extra: Any) -> ParseResult:
 # Characters that make a letter or digit part of a word rather than a standalone choice.
 _WORD_CHARS = r"0-9A-Za-z'’"
 
-# "Answer: X", "The answer is (X)", "回答（1文字のみ）: X", "正解は X": the parenthesised part is a
+# An answer *statement*: "Answer: X", "The answer is (X)", "The correct answer would be X",
+# "回答（1文字のみ）: X", "正解は X". The connector (is, :, は, ...) is required, so "answer choice (A)"
+# while reasoning is a mention, not a commitment. The parenthesised part after the cue word is a
 # label annotation, skipped whole so that a digit inside it is never read as the answer.
-_MC_CUE = (
+_MC_CUE = re.compile(
     r"(?<![A-Za-z])(?:answer|回答|答え|解答|正解)s?(?![A-Za-z])"
-    r"\s*(?:\([^()\n]{0,30}\))?[\s*_]*(?:is|は|:|=)?[\s*_:]*"
-    r"(?:option|choice|選択肢)?\s*[(\[「『【]?\s*"
+    r"\s*(?:\([^()\n]{0,30}\))?[\s*_]*"
+    r"(?:(?:is|was|would\s+be|should\s+be|must\s+be|will\s+be)(?![A-Za-z])|は|:|=)"
+    r"[\s*_:]*(?:(?:therefore|thus|clearly|definitely|probably|likely|most\s+likely|either|"
+    r"perhaps|maybe|indeed)\s+)?(?:(?:option|choice|選択肢)\s*)?[\s*_]*[(\[「『【]?\s*",
+    re.IGNORECASE,
 )
 _MC_LEAD = r"^[\s*_\"'「『(\[【]*"
 _MC_AFTER_LEAD = r"\s*(?=\.(?![0-9])|[)\]】」』:,、。]|\s*$|\s*\n)"
-# An English article or pronoun that happens to equal a choice letter ("A cat", "I think").
-_ARTICLE = re.compile(r"\s+[A-Za-z]")
+# An English article or pronoun that happens to equal a choice letter ("A cat", "I think"): a
+# single letter followed by a word, unless the word is one that follows a committed answer
+# ("B because ...", "A is correct").
+_ARTICLE = re.compile(
+    r"\s+(?!(?:because|since|as|is|was|for|given|due|which|and|or|seems|looks|fits)\b)[A-Za-z]",
+    re.IGNORECASE,
+)
+# A committed answer that names no option.
+_NONE_OF = re.compile(
+    r"none\s+of\s+(?:the\s+)?(?:above|these|those|options|choices|answers|them)"
+    r"|該当なし|該当するものはない|いずれでもない|どれでもない|どれも(?:正しく|当てはまら)ない",
+    re.IGNORECASE,
+)
+# What joins two choices into a hedge: "B or D", "A, C, or E", "(A)/(C)", "BかD", "A and C". A
+# comma alone does not ("Answer: b, 第4条" names b and cites an article); a list needs its "or".
+_HEDGE_WORD = r"(?:or|and|/|か|または|もしくは|あるいは|or\s+maybe|or\s+possibly|or\s+perhaps)"
+_HEDGE_OPEN = r"[(\[「『【]?\s*"
+_HEDGE_CLOSE = r"\s*[)\]」』】]?"
+
+
+# "The answer is A, and B is wrong": the second choice is rejected, not offered.
+_RULED_OUT = re.compile(
+    r"\s*(?:is|are|was|were|can\s+be|could\s+be)\s+(?:not\b|wrong|incorrect|false|ruled\s+out|"
+    r"eliminated|excluded)",
+    re.IGNORECASE,
+)
+
+
+def _hedged(text: str, start: int, end: int, patterns: tuple[re.Pattern[str], ...]) -> bool:
+    """Whether the answer at ``text[start:end]`` is one of several offered together ("B or D");
+    ``patterns`` from :func:`_hedge_patterns`."""
+    after, before = patterns
+    found = after.match(text, end)
+    if (
+        found is not None
+        and not _ARTICLE.match(text, found.end())
+        and not _RULED_OUT.match(text, found.end())
+    ):
+        return True
+    return before.search(text[max(0, start - 60) : start]) is not None
+
+
+def _hedge_patterns(token: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    item = _HEDGE_OPEN + rf"(?:{token})" + _HEDGE_CLOSE
+    comma = r"\s*[,、]\s*"
+    after = rf"{_HEDGE_CLOSE}(?:{comma}{item})*(?:{comma})?\s*{_HEDGE_WORD}\s*{item}"
+    before = rf"{item}(?:{comma}{item})*(?:{comma})?\s*{_HEDGE_WORD}\s*{_HEDGE_OPEN}$"
+    return re.compile(after, re.IGNORECASE), re.compile(before, re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class _ChoiceGrammar:
     canon: dict[str, str]  # lowercased token -> canonical label
-    cue: re.Pattern[str]
     lead: re.Pattern[str]
     token: re.Pattern[str]
+    hedge_after: re.Pattern[str]
+    hedge_before: re.Pattern[str]
 
 
 _GRAMMARS: dict[tuple[tuple[str, str], ...], _ChoiceGrammar] = {}
@@ -101,11 +154,13 @@ def _choice_grammar(canon: Mapping[str, str]) -> _ChoiceGrammar:
         token = (
             rf"(?<![{_WORD_CHARS}])(?<![0-9][.,])(?:{alternation})(?![{_WORD_CHARS}])(?![.,][0-9])"
         )
+        hedge_after, hedge_before = _hedge_patterns(token)
         grammar = _ChoiceGrammar(
             canon=dict(canon),
-            cue=re.compile(_MC_CUE + rf"({token})", re.IGNORECASE),
             lead=re.compile(_MC_LEAD + rf"({token})" + _MC_AFTER_LEAD, re.IGNORECASE),
             token=re.compile(token, re.IGNORECASE),
+            hedge_after=hedge_after,
+            hedge_before=hedge_before,
         )
         _GRAMMARS[key] = grammar
     return grammar
@@ -114,41 +169,79 @@ def _choice_grammar(canon: Mapping[str, str]) -> _ChoiceGrammar:
 def _label_map(labels: Sequence[str], digit_map: Mapping[str, str] | None) -> dict[str, str]:
     if not labels:
         raise InputError("multiple-choice parser: option 'labels' must list the choice labels")
-    canon = {nfkc(str(label)).strip().lower(): str(label) for label in labels}
+    labels_canon = {nfkc(str(label)).strip().lower(): str(label) for label in labels}
+    canon = dict(labels_canon)
     for digit, label in (digit_map or {}).items():
-        target = canon.get(nfkc(str(label)).strip().lower())
+        target = labels_canon.get(nfkc(str(label)).strip().lower())
         if target is None:
             raise InputError(
                 f"multiple-choice parser: digit_map maps {digit!r} to {label!r}, "
                 f"which is not among labels {list(labels)}"
             )
+        # Labels that are digits themselves (JCommonsenseQA's 0-4) already say what a digit
+        # means: a map on top would turn "2" into another label (and chain: 2 -> 1 -> 0).
+        if all(key.isdigit() for key in labels_canon):
+            continue
         canon[nfkc(str(digit)).strip().lower()] = target
     return canon
 
 
+def _is_article(text: str, match: re.Match[str]) -> bool:
+    return match.group(0).lower() in ("a", "i") and _ARTICLE.match(text, match.end()) is not None
+
+
+def _is_hedge(text: str, match: re.Match[str], grammar: _ChoiceGrammar) -> bool:
+    return _hedged(text, match.start(), match.end(), (grammar.hedge_after, grammar.hedge_before))
+
+
+def _answer_statements(
+    text: str, grammar: _ChoiceGrammar
+) -> list[tuple[re.Match[str] | None, int]]:
+    """Every committed answer statement: (the choice it names or None, where it starts)."""
+    found = []
+    for cue in _MC_CUE.finditer(text):
+        token = grammar.token.match(text, cue.end())
+        if token is not None and _is_article(text, token):
+            token = None
+        if token is None and not _NONE_OF.match(text, cue.end()):
+            continue  # "the answer is that ...": not a statement of a choice
+        found.append((token, cue.start()))
+    return found
+
+
 def _parse_choice(text: str | None, canon: Mapping[str, str]) -> ParseResult:
-    t = nfkc(text).strip()
+    t = before_next_question(nfkc(text)).strip()
     if not t:
         return UNPARSED
     grammar = _choice_grammar(canon)
-    match = grammar.cue.search(t)
-    if match:
-        return ParseResult(grammar.canon[match.group(1).lower()], "strict", {})
+    statements = _answer_statements(t, grammar)
+    if statements:
+        # The conclusion comes last: "Answer: A is tempting ... So the answer is (C)" is C.
+        token, _ = statements[-1]
+        if token is None or _is_hedge(t, token, grammar):
+            return _unparsed(reason="hedge" if token is not None else "none_of_the_above")
+        return ParseResult(grammar.canon[token.group(0).lower()], "strict", {})
     match = grammar.lead.search(t)
     if match:
+        token = grammar.token.match(t, match.start(1))
+        if _is_hedge(t, token, grammar):
+            return _unparsed(reason="hedge")
         return ParseResult(grammar.canon[match.group(1).lower()], "strict", {})
     candidates = []
     for m in grammar.token.finditer(t):
-        word = m.group(0)
-        if word.lower() in ("a", "i") and _ARTICLE.match(t, m.end()):
+        if _is_article(t, m):
             continue
         bracketed = m.start() > 0 and t[m.start() - 1] == "(" and t[m.end() : m.end() + 1] == ")"
         candidates.append((bracketed, m))
     if not candidates:
-        return UNPARSED
+        return _unparsed(reason="none_of_the_above") if _NONE_OF.search(t) else UNPARSED
     bracketed = [m for b, m in candidates if b]
     # A chat model's conclusion comes last; "(B)" is the most explicit form when present.
     chosen = bracketed[-1] if bracketed else candidates[-1][1]
+    if _is_hedge(t, chosen, grammar):
+        return _unparsed(reason="hedge")
+    if _NONE_OF.search(t, chosen.end()):
+        return _unparsed(reason="none_of_the_above")
     return ParseResult(grammar.canon[chosen.group(0).lower()], "fallback", {})
 
 
@@ -210,16 +303,47 @@ def mc_index(text: str | None, *, labels: Sequence[str] = ("0", "1", "2", "3", "
 # --------------------------------------------------------------------------------------------
 # Numbers (GSM8K, lm-evaluation-harness strict and flexible extraction)
 
-_NUM_STRICT = re.compile(r"(?:####|the answer is)\s*\$?\s*(-?[0-9.,]+)", re.IGNORECASE)
 _NUM_FLEXIBLE = re.compile(r"(-?[$0-9.,]{2,})|(-?[0-9]+)")
+_NUM_HASH = re.compile(r"####\s*")
+# "The answer is", "Final answer: ", "So the final answer (in dollars) is", "答えは", "回答：". The
+# connector is required ("the answer to part 1 is" is not a statement of *the* answer) and a
+# parenthetical inside the cue is part of it.
+_NUM_CUE = re.compile(
+    r"(?<![A-Za-z])(?:answer|回答|答え|解答|正解)s?(?![A-Za-z])\s*(?:\([^()\n]{0,40}\))?[\s*_]*"
+    r"(?:(?:is|was|would\s+be|should\s+be|will\s+be)(?![A-Za-z])|は|:|=)[\s*_:]*",
+    re.IGNORECASE,
+)
+# A number in running text: sign, optional currency, digits with thousands separators and one
+# decimal part. What follows it (a unit, "%", a full stop) is not part of it.
+_NUM_TOKEN = re.compile(r"(?<![0-9A-Za-z.])-?\s?\$?\s?[0-9][0-9,]*(?:\.[0-9]+)?(?![0-9])")
+# The answer statement ends at the end of its line or sentence.
+_STATEMENT_END = re.compile(r"\n|[.!?。](?=\s|$)")
+
+
+def _statement_number(text: str, start: int) -> str | None:
+    """The number an answer statement starting at ``start`` gives ("5 + 3 = 8" gives 8)."""
+    end = _STATEMENT_END.search(text, start)
+    statement = text[start : end.start() if end else len(text)]
+    if "=" in statement:
+        statement = statement[statement.rindex("=") + 1 :]
+    for m in _NUM_TOKEN.finditer(statement):
+        value = normalise_number(m.group(0).replace(" ", ""))
+        if value is not None:
+            return value
+    return None
 
 
 def numeric(text: str | None) -> ParseResult:
-    """Parse a numeric answer as lm-evaluation-harness does for GSM8K.
+    """Parse a numeric answer (GSM8K), after lm-evaluation-harness's strict and flexible filters.
 
-    Strict: the first ``#### N`` (or "The answer is N"); fallback: the last number in the text
-    (regex ``(-?[$0-9.,]{2,})|(-?[0-9]+)``). ``$``, ``,`` and a trailing ``.`` are removed and the
-    number canonicalised (:func:`~evalpipe.scoring.normalise.normalise_number`).
+    Only the text before a new question the model started itself ("\\nQ: ...") is read. Strict:
+    the last answer statement that gives a number: ``#### N`` or an answer cue ("The answer is N",
+    "Final answer: N", "So the final answer (in dollars) is N", "答えは N"); the number is the first
+    one after the cue in its sentence ("The answer is: she saved $250 over 5 weeks." is 250), or
+    the one after its last "=". Fallback: the last number in the text (regex
+    ``(-?[$0-9.,]{2,})|(-?[0-9]+)``). ``$``, ``,``, a trailing ``.`` and whatever follows the number
+    (a unit, ``%``) are dropped and the number canonicalised
+    (:func:`~evalpipe.scoring.normalise.normalise_number`).
 
     Parameters
     ----------
@@ -235,10 +359,13 @@ def numeric(text: str | None) -> ParseResult:
     '18'
     >>> numeric("so #### 1,234.").status
     'strict'
+    >>> numeric("So the final answer (in dollars) is 42.\\n\\nQ: A farmer has 7 cows.").prediction
+    '42'
     """
-    t = nfkc(text)
-    for m in _NUM_STRICT.finditer(t):
-        value = normalise_number(m.group(1))
+    t = before_next_question(nfkc(text))
+    cues = [m.end() for m in _NUM_HASH.finditer(t)] + [m.end() for m in _NUM_CUE.finditer(t)]
+    for start in sorted(cues, reverse=True):
+        value = _statement_number(t, start)
         if value is not None:
             return ParseResult(value, "strict", {})
     for m in reversed(list(_NUM_FLEXIBLE.finditer(t))):
@@ -284,10 +411,13 @@ BBH_BINARY: dict[str, dict[str, str]] = {
 BBH_NUMERIC = frozenset({"multistep_arithmetic_two", "object_counting"})
 BBH_FREE = frozenset({"dyck_languages", "word_sorting"})
 
-_BBH_CUE = re.compile(r"the answer is\s*:?\s*([^\n]*)", re.IGNORECASE)
+# Zero-width, so that two statements on one line are both seen ("not (A); the answer is (C)").
+_BBH_CUE = re.compile(r"the (?:final |correct )?answer is\s*:?\s*(?=([^\n]*))", re.IGNORECASE)
+_BBH_LETTER = r"(?<![A-Za-z])[A-R](?![A-Za-z])"
 _BBH_OPTION = re.compile(r"(?<![A-Za-z])\(?([A-R])\)?(?![A-Za-z])")
 _BBH_OPTION_PAREN = re.compile(r"\(([A-R])\)")
 _BBH_INT = re.compile(r"-?[0-9]+")
+_BBH_HEDGE = _hedge_patterns(_BBH_LETTER)
 
 
 def bbh_family(subtask: str | None) -> str:
@@ -312,23 +442,48 @@ def _bbh_free(text: str, family: str) -> str | None:
     return text or None
 
 
-def _bbh_extract(segment: str, family: str, subtask: str | None, *, last: bool) -> str | None:
+@functools.lru_cache(maxsize=64)
+def _binary_patterns(words: tuple[str, ...]) -> tuple[re.Pattern[str], tuple[re.Pattern[str], ...]]:
+    token = rf"(?<![A-Za-z])(?:{'|'.join(sorted(words, key=len, reverse=True))})(?![A-Za-z])"
+    return re.compile(token, re.IGNORECASE), _hedge_patterns(token)
+
+
+def _bbh_extract(
+    segment: str, family: str, subtask: str | None, *, last: bool
+) -> tuple[str | None, str | None]:
+    """(value, None) when ``segment`` gives an answer; (None, reason) when it offers several
+    ("hedge") or none of the options ("none_of_the_above"); (None, None) when it gives nothing."""
     if family == "mc":
-        options = list(_BBH_OPTION_PAREN.finditer(segment)) or list(_BBH_OPTION.finditer(segment))
+        options = list(_BBH_OPTION_PAREN.finditer(segment)) or [
+            m
+            for m in _BBH_OPTION.finditer(segment)
+            if not (m.group(0) in ("A", "I") and _ARTICLE.match(segment, m.end()))
+        ]
         if not options:
-            return None
-        return f"({(options[-1] if last else options[0]).group(1)})"
+            if _NONE_OF.match(strip_edges(segment)):
+                return None, "none_of_the_above"
+            return None, None
+        chosen = options[-1] if last else options[0]
+        if _hedged(segment, chosen.start(), chosen.end(), _BBH_HEDGE):
+            return None, "hedge"
+        if last and _NONE_OF.search(segment, chosen.end()):
+            return None, "none_of_the_above"
+        return f"({chosen.group(1)})", None
     if family == "binary":
         words = BBH_BINARY[subtask or ""]
-        pattern = "|".join(sorted(words, key=len, reverse=True))
-        found = re.findall(rf"(?<![A-Za-z])({pattern})(?![A-Za-z])", segment, re.IGNORECASE)
-        return words[found[0].lower()] if found else None
+        token, patterns = _binary_patterns(tuple(words))
+        found = token.search(segment)
+        if found is None:
+            return None, None
+        if _hedged(segment, found.start(), found.end(), patterns):
+            return None, "hedge"
+        return words[found.group(0).lower()], None
     if family == "numeric":
         numbers = _BBH_INT.findall(segment.replace(",", ""))
         if not numbers:
-            return None
-        return normalise_number(numbers[-1] if last else numbers[0])
-    return _bbh_free(segment, family)
+            return None, None
+        return normalise_number(numbers[-1] if last else numbers[0]), None
+    return _bbh_free(segment, family), None
 
 
 def bbh(text: str | None, *, subtask: str | None = None) -> ParseResult:
@@ -336,8 +491,11 @@ def bbh(text: str | None, *, subtask: str | None = None) -> ParseResult:
 
     Multiple-choice subtasks give "(X)"; binary subtasks the gold's word ("Yes", "True",
     "valid", ...); numeric subtasks an integer; dyck_languages the closing brackets without
-    spaces; word_sorting the words separated by single spaces. Strict keys on "the answer is";
-    fallback: the last "(X)" / the first yes-no word / the last integer / the first line.
+    spaces; word_sorting the words separated by single spaces. Only the text before a new question
+    the model started itself ("\\nQ: ...") is read. Strict: the last "the answer is" statement
+    that names an answer; fallback: the last "(X)" / the first yes-no word / the last integer /
+    the first line. A hedge ("(A) or (C)", "yes or no") or "none of the above" is unparsed, with
+    the reason in ``extra``.
 
     Parameters
     ----------
@@ -354,24 +512,29 @@ def bbh(text: str | None, *, subtask: str | None = None) -> ParseResult:
     '(C)'
     >>> bbh("No, because ...", subtask="navigate").prediction
     'No'
+    >>> bbh("So the answer is (A) or (C).", subtask="snarks").status
+    'unparsed'
     """
-    t = nfkc(text).strip()
+    t = before_next_question(nfkc(text)).strip()
     if not t:
         return UNPARSED
     family = bbh_family(subtask)
-    cue = _BBH_CUE.search(t)
-    if cue:
-        value = _bbh_extract(cue.group(1), family, subtask, last=False)
+    for cue in reversed(list(_BBH_CUE.finditer(t))):
+        value, reason = _bbh_extract(cue.group(1), family, subtask, last=False)
+        if reason is not None:
+            return _unparsed(reason=reason)
         if value is not None:
             return ParseResult(value, "strict", {})
     if family in ("dyck", "words", "generic"):
         lines = [line for line in t.splitlines() if line.strip()]
-        value = _bbh_extract(strip_answer_prefix(lines[0]), family, subtask, last=False)
+        value, _ = _bbh_extract(strip_answer_prefix(lines[0]), family, subtask, last=False)
         return ParseResult(value, "fallback", {}) if value is not None else UNPARSED
-    value = _bbh_extract(t, family, subtask, last=family != "binary")
+    value, reason = _bbh_extract(t, family, subtask, last=family != "binary")
+    if reason is not None:
+        return _unparsed(reason=reason)
     if value is None:
         return UNPARSED
-    exact = _bbh_extract(strip_answer_prefix(t), family, subtask, last=False)
+    exact, _ = _bbh_extract(strip_answer_prefix(t), family, subtask, last=False)
     bare = strip_edges(strip_answer_prefix(t)).rstrip(".").strip()
     # The whole answer is the value itself ("(A)", "Yes", "12"): as explicit as it gets.
     if exact == value and bare.lower() in (value.lower(), value.strip("()").lower()):

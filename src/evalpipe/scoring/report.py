@@ -17,9 +17,11 @@ DECIMALS = 4
 
 WORD_COLUMNS = [
     "label", "benchmark", "word", "word_rank", "n", "accuracy_original", "accuracy_perturbed",
-    "accuracy_drop", "delta", "pdr", "flip_c2i", "flip_i2c", "mcnemar_p", "ci_low", "ci_high",
+    "accuracy_drop", "delta", "pdr", "flip_c2i", "flip_i2c", "mcnemar_p", "p_holm", "p_bh",
+    "ci_low", "ci_high",
     "perturbed_occurrences", "per_occurrence_impact", "unparsed_rate",
 ]  # fmt: skip
+RATE_COLUMNS = ["perturbation_rate", "bin", "n", "accuracy_original", "accuracy_perturbed", "delta"]
 
 
 @dataclass(frozen=True)
@@ -96,7 +98,7 @@ def build_reports(
         ``word_accuracy_drop``: one row per (benchmark, word) with a ``label`` "benchmark: word";
         ``confusion``: one row per original row of a classification benchmark (``benchmark,
         example_id, actual, predicted``, labels prefixed with the benchmark so that label spaces
-        do not mix); ``accuracy_by_rate``: pooled over all benchmarks.
+        do not mix); ``accuracy_by_rate``: paired accuracy change by typo rate over all benchmarks.
     """
     robustness: dict[str, Any] = {}
     class_metrics: dict[str, Any] = {}
@@ -147,15 +149,13 @@ def build_reports(
         if confusion
         else pd.DataFrame(columns=["benchmark", "example_id", "actual", "predicted"])
     )
-    rate_input = [
-        f[["variant", "prompt", "perturbed_occurrences", "correct"]]
-        for f in frames
-        if {"prompt", "perturbed_occurrences"} <= set(f.columns)
-    ]
+    rate_columns = ["benchmark", "example_id", "variant", "prompt", "perturbed_occurrences",
+                    "correct"]  # fmt: skip
+    rate_input = [f[rate_columns] for f in frames if set(rate_columns) <= set(f.columns)]
     rate = (
         accuracy_by_rate(pd.concat(rate_input, ignore_index=True))
         if rate_input
-        else pd.DataFrame(columns=["perturbation_rate", "bin", "n", "accuracy"])
+        else pd.DataFrame(columns=RATE_COLUMNS)
     )
     return Reports(
         robustness=robustness,

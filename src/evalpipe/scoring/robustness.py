@@ -34,6 +34,7 @@ import pandas as pd
 from scipy.stats import binomtest
 
 from evalpipe.errors import InputError
+from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
 from evalpipe.scoring.scorer import ORIGINAL, check_columns
 
 PAIR_COLUMNS = ("benchmark", "example_id", "variant", "correct", "parse_status")
@@ -281,6 +282,7 @@ def word_table(
     -------
     DataFrame
         One row per word: ``benchmark, word, word_rank, n`` and the :class:`PairedStats` fields,
+        ``p_holm, p_bh`` (McNemar p adjusted over the benchmark's words),
         ``accuracy_drop`` (= -delta), ``perturbed_occurrences, accuracy_base, accuracy_merged,
         per_occurrence_impact, unparsed_rate``; sorted by word rank.
     """
@@ -319,10 +321,14 @@ def word_table(
                 "unparsed_rate": float(group["unparsed_perturbed"].mean()),
             }
         )
-    columns = ["benchmark", "word", "word_rank", *PairedStats.__dataclass_fields__, "accuracy_drop",
-               "perturbed_occurrences", "accuracy_base", "accuracy_merged",
-               "per_occurrence_impact", "unparsed_rate"]  # fmt: skip
-    return pd.DataFrame(rows, columns=columns)
+    columns = ["benchmark", "word", "word_rank", *PairedStats.__dataclass_fields__, "p_holm",
+               "p_bh", "accuracy_drop", "perturbed_occurrences", "accuracy_base",
+               "accuracy_merged", "per_occurrence_impact", "unparsed_rate"]  # fmt: skip
+    table = pd.DataFrame(rows, columns=[c for c in columns if c not in ("p_holm", "p_bh")])
+    # The family is the benchmark's words: hundreds of tests, some small by chance alone.
+    table["p_holm"] = holm(table["mcnemar_p"].to_numpy(dtype=float))
+    table["p_bh"] = benjamini_hochberg(table["mcnemar_p"].to_numpy(dtype=float))
+    return table[columns]
 
 
 def benchmark_summary(
@@ -390,48 +396,78 @@ def benchmark_summary(
 
 
 def accuracy_by_rate(scored: pd.DataFrame, *, bins: Sequence[float] = RATE_BINS) -> pd.DataFrame:
-    """Accuracy by perturbation rate: the share of prompt characters changed by typos.
+    """Paired accuracy change by perturbation rate: the share of prompt characters changed by typos.
 
-    Each fired operation changes one character, so a row's rate is ``100 *
-    perturbed_occurrences / len(prompt)`` (percent); original rows have rate 0. Rows of all
-    benchmarks are pooled and binned by ``bins`` (right-closed; 0 is its own bin).
+    Each fired operation changes one character, so a perturbed row's rate is ``100 *
+    perturbed_occurrences / len(prompt)`` (percent). Every perturbed row is compared with its own
+    example's original row, and a bin reports the mean paired difference. Pooling unpaired rows
+    instead confounds rate with benchmark: typo rate tracks prompt length, which differs by
+    benchmark, so two benchmarks where typos change nothing gave a curve falling from 0.88 to 0.30.
+    Paired, each difference is within one example (hence within its benchmark), and an input with
+    no effect gives a flat line at 0.
 
     Parameters
     ----------
-    scored : scored rows of one or more benchmarks (``variant, prompt, perturbed_occurrences,
-        correct``).
-    bins : bin edges in percent.
+    scored : scored rows of one or more benchmarks (``benchmark, example_id, variant, prompt,
+        perturbed_occurrences, correct``).
+    bins : bin edges in percent (right-closed).
 
     Returns
     -------
     DataFrame
-        One row per non-empty bin: ``perturbation_rate`` (mean rate in the bin, percent),
-        ``bin`` (its label), ``n``, ``accuracy``.
+        One row per non-empty bin: ``perturbation_rate`` (mean rate in the bin, percent), ``bin``
+        (its label), ``n`` (pairs), ``accuracy_original`` and ``accuracy_perturbed`` (on those
+        pairs), ``delta`` (their difference, the plotted value). A first row ``bin`` "0" anchors
+        the curve: all original rows, delta 0.
     """
+    columns = ["perturbation_rate", "bin", "n", "accuracy_original", "accuracy_perturbed", "delta"]
     check_columns(
-        scored, ("variant", "prompt", "perturbed_occurrences", "correct"), source="scored"
+        scored,
+        ("benchmark", "example_id", "variant", "prompt", "perturbed_occurrences", "correct"),
+        source="scored",
     )
-    lengths = scored["prompt"].fillna("").astype(str).str.len().clip(lower=1)
-    fired = scored["perturbed_occurrences"].fillna(0).astype(float)
-    rate = np.where(scored["variant"] == ORIGINAL, 0.0, 100.0 * fired / lengths)
-    frame = pd.DataFrame({"rate": rate, "correct": scored["correct"].astype(bool).to_numpy()})
+    key = ["benchmark", "example_id"]
+    is_original = scored["variant"] == ORIGINAL
+    originals = scored.loc[is_original, [*key, "correct"]].rename(columns={"correct": "original"})
+    if originals.duplicated(key).any():
+        first = originals.loc[originals.duplicated(key), "example_id"].iloc[0]
+        raise InputError(f"scored: example_id {first!r} has more than one 'original' row")
+    perturbed = scored.loc[~is_original]
+    lengths = perturbed["prompt"].fillna("").astype(str).str.len().clip(lower=1)
+    fired = perturbed["perturbed_occurrences"].fillna(0).astype(float)
+    pairs = pd.DataFrame(
+        {
+            "benchmark": perturbed["benchmark"].to_numpy(),
+            "example_id": perturbed["example_id"].to_numpy(),
+            "rate": (100.0 * fired / lengths).to_numpy(),
+            "perturbed": perturbed["correct"].astype(bool).to_numpy(),
+        }
+    ).merge(originals, on=key, how="inner", validate="many_to_one")
+    pairs["original"] = pairs["original"].astype(bool)
     edges = list(bins)
     labels = []
     for lo, hi in itertools.pairwise(edges):
         labels.append(f"({lo:g}, {hi:g}]" if np.isfinite(hi) else f">{lo:g}")
-    frame["bin"] = "0"
-    positive = frame["rate"] > 0
-    frame.loc[positive, "bin"] = pd.cut(
-        frame.loc[positive, "rate"], edges, labels=labels, right=True
-    ).astype(str)
-    order = {label: i for i, label in enumerate(["0", *labels])}
+    pairs = pairs.loc[pairs["rate"] > 0]
+    pairs["bin"] = pd.cut(pairs["rate"], edges, labels=labels, right=True).astype(str)
     table = (
-        frame.groupby("bin", sort=False)
+        pairs.groupby("bin", sort=False)
         .agg(
-            perturbation_rate=("rate", "mean"), n=("correct", "size"), accuracy=("correct", "mean")
+            perturbation_rate=("rate", "mean"),
+            n=("rate", "size"),
+            accuracy_original=("original", "mean"),
+            accuracy_perturbed=("perturbed", "mean"),
         )
         .reset_index()
     )
+    table["delta"] = table["accuracy_perturbed"] - table["accuracy_original"]
+    base = float(originals["original"].astype(bool).mean()) if len(originals) else np.nan
+    anchor = pd.DataFrame(
+        [{"perturbation_rate": 0.0, "bin": "0", "n": len(originals), "accuracy_original": base,
+          "accuracy_perturbed": base, "delta": 0.0}]
+    )  # fmt: skip
+    order = {label: i for i, label in enumerate(labels)}
     table["_order"] = table["bin"].map(order)
-    table = table.sort_values("_order", kind="stable").drop(columns="_order").reset_index(drop=True)
-    return table[["perturbation_rate", "bin", "n", "accuracy"]]
+    table = table.sort_values("_order", kind="stable").drop(columns="_order")
+    table = pd.concat([anchor, table], ignore_index=True) if len(originals) else table
+    return table[columns].reset_index(drop=True)

@@ -4,6 +4,8 @@ from evalpipe.words.rank import WORD_COLUMNS, rank_words
 from evalpipe.words.sources import (
     LANGUAGES,
     SOURCES,
+    WordList,
+    build_word_list,
     read_bccwj,
     read_subtlex,
     read_wordfreq,
@@ -14,6 +16,8 @@ __all__ = [
     "LANGUAGES",
     "SOURCES",
     "WORD_COLUMNS",
+    "WordList",
+    "build_word_list",
     "rank_words",
     "read_bccwj",
     "read_subtlex",

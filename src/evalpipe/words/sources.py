@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -27,9 +28,62 @@ _ENGLISH_WORD = re.compile(r"^[a-z]+(?:'[a-z]+)?$")
 _JAPANESE_WORD = re.compile(r"^[\u3041-\u309f\u30a0-\u30ff\u4e00-\u9fff\u3400-\u4dbf々〆ヶ]+$")
 
 
+# Why a source row is not a target word (the ``skip`` column of candidates; None = a target).
+NOT_A_WORD = "not_a_word"  # a note, a number, punctuation, a BCCWJ placeholder (■)
+CONTRACTION_FRAGMENT = "contraction_fragment"  # SUBTLEX-US split "don't" into "don" and "t"
+
+# The halves of English contractions that SUBTLEX-US lists as words. The English finder keeps
+# "don't" whole, so these can never match a token: they are skipped and counted, never targets.
+# Fragments that are also words on their own (can, won, i, we) stay targets.
+CONTRACTION_FRAGMENTS = frozenset(
+    [
+        "don",
+        "didn",
+        "doesn",
+        "isn",
+        "wasn",
+        "weren",
+        "aren",
+        "couldn",
+        "wouldn",
+        "shouldn",
+        "hasn",
+        "haven",
+        "hadn",
+        "ain",
+        "mustn",
+        "needn",
+        "mightn",
+        "shan",
+        "re",
+        "ll",
+        "ve",
+        "s",
+        "t",
+        "m",
+        "d",
+    ]
+)
+
+
+def skip_reason_english(word: str) -> str | None:
+    """Why an English source word (lower case) is not a target, or None when it is one."""
+    if not _ENGLISH_WORD.match(word):
+        return NOT_A_WORD
+    if word in CONTRACTION_FRAGMENTS:
+        return CONTRACTION_FRAGMENT
+    return None
+
+
+def skip_reason_japanese(word: str) -> str | None:
+    """Why a Japanese source lemma is not a target (placeholder ■, punctuation, Latin, digits)."""
+    return None if _JAPANESE_WORD.match(word) else NOT_A_WORD
+
+
 def _candidates(rows: dict[str, list]) -> pd.DataFrame:
     return pd.DataFrame(
-        rows, columns=["word", "lemma", "pos", "score", "freq_count", "cd_count", "source"]
+        rows,
+        columns=["word", "lemma", "pos", "score", "freq_count", "cd_count", "source", "skip"],
     )
 
 
@@ -77,25 +131,36 @@ def read_subtlex(path: str | Path) -> pd.DataFrame:
                 f"{list(SUBTLEX_COLUMNS)}, found {names}"
             )
         iw, ifreq, icd = (names.index(c) for c in SUBTLEX_COLUMNS)
-        words, scores, freqs, cds = [], [], [], []
+        width = max(iw, ifreq, icd) + 1
+        words, scores, freqs, cds, skips = [], [], [], [], []
         for excel_row, values in enumerate(rows, start=2):
             if values is None or all(v is None for v in values):
                 continue
-            word = values[iw]
-            if word is None or str(word).strip() == "":
-                raise InputError(
-                    f"{path}, row {excel_row}, column 'Word': expected a word, found an empty cell"
-                )
+            # a sheet without a <dimension> element yields short tuples for short rows
+            values = tuple(values) + (None,) * (width - len(values))
+            raw = values[iw]
+            word = "" if raw is None else str(raw).strip().lower()
+            reason = skip_reason_english(word)
+            if values[ifreq] is None and values[icd] is None:
+                reason = NOT_A_WORD  # a row without counts is a note, not a data row
+            if reason == NOT_A_WORD:  # e.g. a trailing note: no counts to check
+                words.append(f"row {excel_row}: {str(raw)[:40]!r}")
+                freqs.append(None)
+                cds.append(None)
+                scores.append(0.0)
+                skips.append(reason)
+                continue
             freq = _count(values[ifreq], path, excel_row, "FREQcount")
             cd = _count(values[icd], path, excel_row, "CDcount")
-            words.append(str(word).strip().lower())
+            words.append(word)
             freqs.append(freq)
             cds.append(cd)
             scores.append(math.log(max(freq, 1)) * math.log(max(cd, 1)))
+            skips.append(reason)
     finally:
         book.close()
-    if not words:
-        raise InputError(f"{path}: the sheet has a header but no data rows")
+    if not any(reason is None for reason in skips):
+        raise InputError(f"{path}: the sheet has a header but no data rows holding a word")
     n = len(words)
     return _candidates(
         {
@@ -106,6 +171,7 @@ def read_subtlex(path: str | Path) -> pd.DataFrame:
             "freq_count": freqs,
             "cd_count": cds,
             "source": ["subtlex-us"] * n,
+            "skip": skips,
         }
     )
 
@@ -180,6 +246,7 @@ def read_bccwj(path: str | Path) -> pd.DataFrame:
             "freq_count": freq_count,
             "cd_count": [None] * n,
             "source": ["bccwj-suw"] * n,
+            "skip": [skip_reason_japanese(w) for w in lemma],
         }
     )
 
@@ -190,7 +257,7 @@ def read_wordfreq(language: str) -> pd.DataFrame:
 
     code, pattern = {"english": ("en", _ENGLISH_WORD), "japanese": ("ja", _JAPANESE_WORD)}[language]
     freqs = wordfreq.get_frequency_dict(code, wordlist="best")
-    words = [w for w in freqs if pattern.match(w)]
+    words = [w for w in freqs if pattern.match(w)]  # wordfreq keeps "don't" whole: no fragments
     n = len(words)
     version = getattr(wordfreq, "__version__", None) or _wordfreq_version()
     return _candidates(
@@ -202,6 +269,7 @@ def read_wordfreq(language: str) -> pd.DataFrame:
             "freq_count": [None] * n,
             "cd_count": [None] * n,
             "source": [f"wordfreq-{version}"] * n,
+            "skip": [None] * n,
         }
     )
 
@@ -212,10 +280,53 @@ def _wordfreq_version() -> str:
     return version("wordfreq")
 
 
-def word_list(
-    language: str, source: str, *, raw_dir: str | Path, top_n: int, min_length: int = 2
-) -> pd.DataFrame:
-    """The ranked word list for ``language`` from ``source`` (files looked up in ``raw_dir``)."""
+@dataclass(frozen=True)
+class WordList:
+    """A ranked word list and the source rows that were not allowed to become targets.
+
+    ``skipped`` counts skipped rows by reason over the whole source; ``skipped_in_top`` lists,
+    by reason, the entries that would have ranked within ``top_n`` had they not been skipped
+    (for SUBTLEX-US: don, re, ll, ...), which is what changes the study's list.
+    """
+
+    words: pd.DataFrame
+    skipped: dict[str, int]
+    skipped_in_top: dict[str, list[str]]
+
+    def summary(self) -> str:
+        """One phrase for the stage line, e.g. ``skipped 2 rows: ...``; empty when none."""
+        if not self.skipped:
+            return ""
+        parts = []
+        for reason, n in sorted(self.skipped.items()):
+            top = self.skipped_in_top.get(reason, [])
+            shown = (
+                f" ({len(top)} in the top: {', '.join(top[:8])}{', ...' if len(top) > 8 else ''})"
+            )
+            parts.append(
+                f"{n} {reason.replace('_', ' ')}{'s' if n != 1 else ''}{shown if top else ''}"
+            )
+        return "skipped " + "; ".join(parts)
+
+
+def build_word_list(
+    language: str, source: str, *, raw_dir: str | Path, top_n: int, min_length: int
+) -> WordList:
+    """The ranked word list for ``language`` from ``source``, with what was skipped and why.
+
+    Parameters
+    ----------
+    language : english | japanese.
+    source : a source of that language (``SOURCES``).
+    raw_dir : where the source file is looked up (``SUBTLEX-US.xlsx``,
+        ``BCCWJ_frequencylist_suw_ver1_0.tsv``).
+    top_n : how many words to keep.
+    min_length : the shortest target, in characters (params ``words.{language}.min_length``).
+
+    Returns
+    -------
+    WordList: the ranked words (``WORD_COLUMNS``) and the skipped rows by reason.
+    """
     from evalpipe.words.rank import rank_words
 
     if language not in SOURCES:
@@ -232,4 +343,31 @@ def word_list(
         candidates = read_bccwj(raw_dir / "BCCWJ_frequencylist_suw_ver1_0.tsv")
     else:
         candidates = read_wordfreq(language)
-    return rank_words(candidates, top_n=top_n, min_length=min_length)
+    skip = candidates["skip"]
+    kept = candidates[skip.isna()]
+    words = rank_words(kept, top_n=top_n, min_length=min_length)
+    skipped_rows = candidates[skip.notna()]
+    counts = {str(k): int(v) for k, v in skipped_rows["skip"].value_counts().items()}
+    in_top: dict[str, list[str]] = {}
+    if counts:
+        # rank everything that is long enough, then see which skipped rows land in the top
+        words_only = skipped_rows["skip"] != NOT_A_WORD
+        contenders = pd.concat([kept, skipped_rows[words_only]])
+        would_be = rank_words(contenders, top_n=top_n, min_length=min_length)
+        reasons = dict(zip(skipped_rows["word"], skipped_rows["skip"], strict=True))
+        for word in would_be["word"]:
+            if word in reasons:
+                in_top.setdefault(reasons[word], []).append(str(word))
+        bad_rows = skipped_rows.loc[~words_only, "word"].head(3).tolist()
+        if bad_rows:  # row labels of non-word rows, for the summary
+            in_top[NOT_A_WORD] = [str(w) for w in bad_rows]
+    return WordList(words, counts, in_top)
+
+
+def word_list(
+    language: str, source: str, *, raw_dir: str | Path, top_n: int, min_length: int = 2
+) -> pd.DataFrame:
+    """The ranked word list for ``language`` from ``source`` (``build_word_list(...).words``)."""
+    return build_word_list(
+        language, source, raw_dir=raw_dir, top_n=top_n, min_length=min_length
+    ).words

@@ -9,10 +9,10 @@ access: an annotator can reach only the items assigned to them and sees only the
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import (
     Flask,
@@ -27,24 +27,25 @@ from flask import (
     url_for,
 )
 from flask_wtf.csrf import CSRFError, CSRFProtect
+from werkzeug.exceptions import TooManyRequests
 
 from evalpipe.annotation import guidelines as gl
 from evalpipe.annotation.schema import AXES, LABEL_NAMES
-from evalpipe.annotation.web import export as export_mod
-from evalpipe.annotation.web import store as store_mod
+from evalpipe.annotation.web import review as review_mod
+from evalpipe.annotation.web import training as training_mod
+from evalpipe.annotation.web.forms import (
+    confidence_levels,
+    form_values,
+    int_or_zero,
+    parse_rating_form,
+    rating_values,
+)
+from evalpipe.annotation.web.ratelimit import LoginLimiter
 from evalpipe.annotation.web.store import Store
 from evalpipe.errors import InputError
 
 log = logging.getLogger(__name__)
 
-CONFIDENCE_LEVELS: tuple[float, ...] = (0.2, 0.4, 0.6, 0.8, 1.0)
-CONFIDENCE_NAMES: dict[float, str] = {
-    0.2: "guess",
-    0.4: "unsure",
-    0.6: "fairly sure",
-    0.8: "sure",
-    1.0: "certain",
-}
 
 # Letter that jumps to each axis (digits are taken by scores; s/n/p/g by actions).
 AXIS_KEYS: dict[str, str] = {"social": "a", "avoidant": "v", "mechanical": "m", "self": "e"}
@@ -72,6 +73,9 @@ class AppConfig:
         Thresholds for the admin view's agreement status.
     secure_cookies:
         Send the session cookie only over HTTPS (set when served behind TLS).
+    login_attempts_per_address, login_attempts_overall, login_window_s:
+        Failed logins allowed per client address and in total within the window; beyond them
+        the login answers 429 without checking the token (see ``ratelimit``).
     """
 
     secret_key: str
@@ -80,6 +84,10 @@ class AppConfig:
     min_kappa: float = 0.60
     target_kappa: float = 0.80
     secure_cookies: bool = False
+    login_attempts_per_address: int = 10
+    login_attempts_overall: int = 100
+    login_window_s: float = 300.0
+    require_qualification: bool = True
 
 
 def create_app(store: Store, config: AppConfig) -> Flask:
@@ -95,7 +103,7 @@ def create_app(store: Store, config: AppConfig) -> Flask:
     Returns
     -------
     Flask
-        A WSGI app; serve it with waitress (``stages.annotate serve``).
+        A WSGI app; serve it with waitress (``stages.annotation_app serve``).
     """
     app = Flask(__name__)
     app.config.update(
@@ -113,6 +121,11 @@ def create_app(store: Store, config: AppConfig) -> Flask:
     CSRFProtect(app)
     app.extensions["evalpipe_store"] = store
     app.extensions["evalpipe_config"] = config
+    limiter = LoginLimiter(
+        per_address=config.login_attempts_per_address,
+        overall=config.login_attempts_overall,
+        window_s=config.login_window_s,
+    )
 
     @app.after_request
     def security_headers(resp: Response) -> Response:
@@ -141,6 +154,33 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             message="There is no such page, or it is not yours to see.",
         ), 404
 
+    @app.errorhandler(500)
+    def server_error(exc: Exception) -> tuple[str, int]:
+        log.exception("unhandled error on %s", request.path)
+        try:
+            return render_template(
+                "error.html",
+                title="Something went wrong",
+                message="The server could not handle this request. Your saved ratings are safe; "
+                "go back and try again, and tell the coordinator if it happens again.",
+            ), 500
+        except Exception:  # the page must not fail the same way as the request did
+            return "Internal server error", 500
+
+    @app.errorhandler(429)
+    def too_many(exc: Exception) -> Any:
+        resp = Response(
+            render_template(
+                "error.html",
+                title="Too many attempts",
+                message="Too many failed sign-ins. Wait a few minutes and try again.",
+            ),
+            status=429,
+            mimetype="text/html",
+        )
+        resp.headers["Retry-After"] = str(int(getattr(exc, "retry_after", 60)))
+        return resp
+
     @app.errorhandler(403)
     def forbidden(exc: Exception) -> tuple[str, int]:
         return render_template(
@@ -150,11 +190,19 @@ def create_app(store: Store, config: AppConfig) -> Flask:
     @app.before_request
     def load_user() -> Any:
         g.user = None
-        uid = session.get("uid")
+        if request.endpoint in {"static", "healthz", "favicon"}:
+            return None
+        uid, sid = session.get("uid"), session.get("sid")
         if uid:
             user = store.annotator(uid)
-            # The fingerprint ties the session to the current token: resetting it logs out.
-            if user is not None and session.get("fp") == store.session_fingerprint(uid):
+            # A session is valid only while the server holds it (logout deletes it), and the
+            # fingerprint ties it to the current token (resetting the token logs out).
+            if (
+                user is not None
+                and isinstance(sid, str)
+                and store.session_user(sid) == uid
+                and session.get("fp") == store.session_fingerprint(uid)
+            ):
                 g.user = user
             else:
                 session.clear()
@@ -162,7 +210,18 @@ def create_app(store: Store, config: AppConfig) -> Flask:
 
     @app.context_processor
     def globals_for_templates() -> dict[str, Any]:
-        return {"user": g.get("user"), "axes": AXES, "axis_keys": AXIS_KEYS}
+        return {
+            "user": g.get("user"),
+            "axes": AXES,
+            "axis_keys": AXIS_KEYS,
+            "label_names": LABEL_NAMES,
+            "axis_names": gl.AXIS_NAMES,
+            "definitions": gl.AXIS_DEFINITIONS,
+            "anchors_ja": gl.AXIS_ANCHORS_JA,
+            "anchors_en": gl.AXIS_ANCHORS_EN,
+            "conf_levels": confidence_levels(config.min_confidence),
+            "min_confidence": config.min_confidence,
+        }
 
     def require_login() -> Any:
         if g.user is None:
@@ -181,25 +240,36 @@ def create_app(store: Store, config: AppConfig) -> Flask:
     def login() -> Any:
         error = None
         if request.method == "POST":
+            address = request.remote_addr or "?"
+            slot, retry_after = limiter.acquire(address)
+            if slot is None:
+                exc = TooManyRequests()
+                exc.retry_after = retry_after  # type: ignore[attr-defined]
+                raise exc
             uid = request.form.get("annotator_id", "").strip()
             token = request.form.get("token", "").strip()
             user = store.authenticate(uid, token) if uid and token else None
             if user is None:
                 error = "Unknown annotator ID or wrong token."
             else:
+                limiter.release(address, slot)
+                old = session.get("sid")
+                if isinstance(old, str):
+                    store.end_session(old)
                 session.clear()
                 session.permanent = True
                 session["uid"] = user.id
+                session["sid"] = store.create_session(user.id)
                 session["fp"] = store.session_fingerprint(user.id)
-                target = request.args.get("next", "")
-                # Only same-site paths: no open redirect through ?next=.
-                if not target.startswith("/") or target.startswith("//"):
-                    target = url_for("home")
+                target = safe_next(request.args.get("next", "")) or url_for("home")
                 return redirect(target, code=303)
         return render_template("login.html", error=error), (401 if error else 200)
 
     @app.post("/logout")
     def logout() -> Any:
+        sid = session.get("sid")
+        if isinstance(sid, str):
+            store.end_session(sid)
         session.clear()
         return redirect(url_for("login"), code=303)
 
@@ -207,8 +277,12 @@ def create_app(store: Store, config: AppConfig) -> Flask:
     def home() -> Any:
         if (resp := require_login()) is not None:
             return resp
-        if g.user.is_admin:
+        if g.user.role == "admin":
             return redirect(url_for("admin"))
+        if g.user.role == "adjudicator":
+            return redirect(url_for("adjudicate_list"))
+        if (step := training_mod.gate(store, g.user.id, config)) is not None:
+            return redirect(step)
         pos = store.next_position(store.queue(g.user.id))
         if pos is None:
             return redirect(url_for("done"))
@@ -219,6 +293,9 @@ def create_app(store: Store, config: AppConfig) -> Flask:
         if (resp := require_login()) is not None:
             return resp
         queue = store.queue(g.user.id)
+        # "All done" only when it is true: otherwise back to the next open item.
+        if not queue or not all(s.rated for s in queue):
+            return redirect(url_for("home"))
         return render_template(
             "done.html", queue=queue, rated=sum(s.rated for s in queue), assigned=len(queue)
         )
@@ -227,42 +304,72 @@ def create_app(store: Store, config: AppConfig) -> Flask:
     def item(position: int) -> Any:
         if (resp := require_login()) is not None:
             return resp
-        if g.user.is_admin:
-            abort(403)
+        if not g.user.rates_items:
+            # Staff have no queue: /item/N is the N-th item in task order, read-only.
+            ids = store.item_ids()
+            if not 1 <= position <= len(ids):
+                abort(404)
+            return redirect(url_for("review_item", item_id=ids[position - 1]))
+        if (step := training_mod.gate(store, g.user.id, config)) is not None:
+            return redirect(step)
         item_id = store.slot(g.user.id, position)
         if item_id is None:
             abort(404)
         errors: list[str] = []
         values: dict[str, Any] = {}
+        note = store.note(g.user.id, item_id) or {"comment": "", "flag": False}
         if request.method == "POST":
-            active_ms = _int_or_zero(request.form.get("active_ms"))
+            active_ms = int_or_zero(request.form.get("active_ms"))
             action = request.form.get("action", "save")
+            scores, confidence, errors = parse_rating_form(request.form)
+            if any("unknown axis" in e for e in errors):
+                return _render_item(position, item_id, errors=errors, values={}, note=note)
+            note = {
+                "comment": request.form.get("comment", "")[:2000],
+                "flag": request.form.get("flag") == "1",
+            }
+            stored = store.note(g.user.id, item_id) or {"comment": "", "flag": False}
+            if (stored["comment"], stored["flag"]) != (note["comment"].strip(), note["flag"]):
+                store.save_note(g.user.id, item_id, comment=note["comment"], flag=note["flag"])
+            if action == "draft":
+                store.save_draft(g.user.id, item_id, form_values(request.form))
+                return Response(status=204)
             if action == "skip":
+                store.save_draft(g.user.id, item_id, form_values(request.form))
                 store.skip(g.user.id, item_id, active_ms=active_ms)
                 return _go_next(store, g.user.id, position)
-            scores, confidence, errors = parse_rating_form(request.form)
             if not errors:
                 try:
-                    store.save_rating(g.user.id, item_id, scores, confidence, active_ms=active_ms)
+                    changed = store.save_rating(
+                        g.user.id, item_id, scores, confidence, active_ms=active_ms
+                    )
                 except InputError as exc:
                     errors = [str(exc)]
                 else:
                     if action == "save_stay":
-                        flash("Saved.")
+                        flash("Saved." if changed else "No change.")
                         return redirect(url_for("item", position=position), code=303)
                     return _go_next(store, g.user.id, position)
-            values = {
-                **{f"score_{a}": request.form.get(f"score_{a}") for a in AXES},
-                **{f"conf_{a}": request.form.get(f"conf_{a}") for a in AXES},
-            }
+            values = form_values(request.form)
+        return _render_item(position, item_id, errors=errors, values=values, note=note)
+
+    def _render_item(
+        position: int,
+        item_id: str,
+        *,
+        errors: list[str],
+        values: dict[str, Any],
+        note: dict[str, Any],
+    ) -> Any:
         task = store.task(item_id)
-        assert task is not None
+        if task is None:
+            abort(404)
         rating = store.rating(g.user.id, item_id)
-        if rating is not None and not values:
-            values = {
-                **{f"score_{a}": str(rating.scores[a]) for a in AXES},
-                **{f"conf_{a}": _conf_key(rating.confidence[a]) for a in AXES},
-            }
+        draft = store.draft(g.user.id, item_id) if not values else {}
+        if draft:
+            values = draft
+        elif rating is not None and not values:
+            values = rating_values(rating.scores, rating.confidence)
         queue = store.queue(g.user.id)
         positions = [s.position for s in queue]
         idx = positions.index(position)
@@ -281,15 +388,10 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             prev_pos=positions[idx - 1] if idx > 0 else None,
             next_pos=positions[idx + 1] if idx + 1 < len(positions) else None,
             rating=rating,
+            draft=bool(draft),
             values=values,
+            note=note,
             errors=errors,
-            label_names=LABEL_NAMES,
-            axis_names=gl.AXIS_NAMES,
-            definitions=gl.AXIS_DEFINITIONS,
-            anchors_ja=gl.AXIS_ANCHORS_JA,
-            anchors_en=gl.AXIS_ANCHORS_EN,
-            conf_levels=[(_conf_key(c), CONFIDENCE_NAMES[c]) for c in CONFIDENCE_LEVELS],
-            min_confidence=config.min_confidence,
         )
         return html, (400 if errors else 200)
 
@@ -310,131 +412,35 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             examples = []
         return render_template(
             "guidelines.html",
-            label_names=LABEL_NAMES,
-            axis_names=gl.AXIS_NAMES,
-            definitions=gl.AXIS_DEFINITIONS,
-            anchors_ja=gl.AXIS_ANCHORS_JA,
-            anchors_en=gl.AXIS_ANCHORS_EN,
             markers=gl.AXIS_MARKERS,
             axis_text=text("axis_definitions.md"),
             edge_text=text("edge_cases.md"),
             examples=examples,
-            conf_levels=[(_conf_key(c), CONFIDENCE_NAMES[c]) for c in CONFIDENCE_LEVELS],
         )
 
-    @app.get("/admin")
-    def admin() -> Any:
-        if (resp := require_login()) is not None:
-            return resp
-        if not g.user.is_admin:
-            abort(403)
-        people = [p for p in store.annotators() if not p["is_admin"]]
-        for p in people:
-            p["median_seconds"] = None
-        timings: dict[str, list[float]] = {}
-        for r in store.ratings():
-            timings.setdefault(r.annotator_id, []).append(r.active_ms / 1000)
-        for p in people:
-            times = sorted(timings.get(p["id"], []))
-            if times:
-                p["median_seconds"] = round(times[len(times) // 2], 1)
-        agreement, agreement_error = current_agreement(
-            store, min_kappa=config.min_kappa, target_kappa=config.target_kappa
-        )
-        return render_template(
-            "admin.html",
-            people=people,
-            agreement=agreement,
-            agreement_error=agreement_error,
-            items=len(store.item_ids()),
-            total=store.count_ratings(),
-        )
-
-    @app.get("/admin/export.jsonl")
-    def admin_export() -> Any:
-        if (resp := require_login()) is not None:
-            return resp
-        if not g.user.is_admin:
-            abort(403)
-        body = export_mod.to_jsonl(export_mod.export_records(store))
-        return Response(
-            body,
-            mimetype="application/x-ndjson",
-            headers={"Content-Disposition": 'attachment; filename="annotations.jsonl"'},
-        )
-
+    training_mod.register(app, store, config, require_login)
+    review_mod.register(app, store, config, require_login)
     return app
 
 
-def parse_rating_form(form: Any) -> tuple[dict[str, int], dict[str, float], list[str]]:
-    """Scores and confidences from a submitted form, with a message per missing/bad field."""
-    scores: dict[str, int] = {}
-    confidence: dict[str, float] = {}
-    errors: list[str] = []
-    for axis in AXES:
-        raw = (form.get(f"score_{axis}") or "").strip()
-        if raw in {"1", "2", "3", "4", "5"}:
-            scores[axis] = int(raw)
-        else:
-            errors.append(f"{axis}: choose a score 1-5")
-        raw_c = (form.get(f"conf_{axis}") or "").strip()
-        try:
-            value = float(raw_c)
-        except ValueError:
-            value = math.nan
-        if 0.0 <= value <= 1.0:
-            confidence[axis] = value
-        else:
-            errors.append(f"{axis}: choose a confidence")
-    return scores, confidence, errors
+def safe_next(target: str) -> str | None:
+    """``target`` if it is a path on this site, else None (no open redirect through ``?next=``).
 
+    Browsers drop tabs and newlines from URLs and treat ``\\`` like ``/``, so ``/\t/evil.example``
+    would become ``//evil.example``, another host; any control character, space or backslash
+    disqualifies a target, as does anything with a scheme or host.
 
-def current_agreement(
-    store: Store, *, min_kappa: float = 0.60, target_kappa: float = 0.80, n_boot: int = 200
-) -> tuple[list[dict[str, Any]], str | None]:
-    """Agreement per axis over the ratings so far (``evalpipe.annotation.agreement``).
-
-    Returns
-    -------
-    tuple[list[dict], str | None]
-        One display row per axis, and a message instead when statistics cannot be computed yet.
+    >>> safe_next("/item/3"), safe_next("/\t/evil.example"), safe_next("//evil.example")
+    ('/item/3', None, None)
     """
-    from evalpipe.annotation.schema import to_long_frame
-
-    ratings = store.ratings()
-    if not ratings:
-        return [], "no ratings yet"
-    try:
-        from evalpipe.annotation.agreement import agreement_report
-
-        long = to_long_frame(store_mod.to_annotations(ratings))
-        report = agreement_report(
-            long, n_boot=n_boot, seed=0, min_kappa=min_kappa, target_kappa=target_kappa
-        )
-    except Exception as exc:  # the admin page must render even when statistics cannot
-        log.warning("agreement not available: %s", exc)
-        return [], f"agreement not available: {exc}"
-
-    def fmt(x: Any) -> str:
-        return "–" if x is None else f"{x:.2f}"
-
-    rows = []
-    for axis, e in report["axes"].items():
-        ci = e.get("kappa_ci") or [None, None]
-        rows.append(
-            {
-                "axis": axis,
-                "items with 2+ ratings": e["n_items"],
-                "kappa (quadratic)": fmt(e["kappa"]),
-                "95% CI": f"{fmt(ci[0])} – {fmt(ci[1])}",
-                "alpha (ordinal)": fmt(e["alpha"]),
-                "AC2": fmt(e["ac2"]),
-                "exact": fmt(e["raw_agreement"]),
-                "within ±1": fmt(e["within_one_agreement"]),
-                "status": e["status"],
-            }
-        )
-    return rows, None
+    if not target or not target.startswith("/") or target.startswith("//"):
+        return None
+    if any(ord(ch) <= 0x20 or ord(ch) == 0x7F for ch in target) or "\\" in target:
+        return None
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc:
+        return None
+    return target
 
 
 def _go_next(store: Store, annotator_id: str, position: int) -> Any:
@@ -442,14 +448,3 @@ def _go_next(store: Store, annotator_id: str, position: int) -> Any:
     if pos is None:
         return redirect(url_for("done"), code=303)
     return redirect(url_for("item", position=pos), code=303)
-
-
-def _conf_key(value: float) -> str:
-    return f"{value:.1f}" if round(value, 1) == value else f"{value:g}"
-
-
-def _int_or_zero(raw: str | None) -> int:
-    try:
-        return max(0, int(float(raw or 0)))
-    except ValueError:
-        return 0

@@ -47,7 +47,7 @@ def fill_assignments(
         New pairs only, in item order.
 
     >>> fill_assignments(["a", "b"], ["x", "y"], [], overlap=1, seed=0)
-    [('a', 'y'), ('b', 'x')]
+    [('a', 'x'), ('b', 'y')]
     """
     if overlap < 1:
         raise ValueError(f"overlap must be at least 1, got {overlap}")

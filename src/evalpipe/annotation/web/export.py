@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from evalpipe.annotation.schema import annotation_to_dict, validate_annotation
+from evalpipe.annotation.schema import Annotation, annotation_to_dict, validate_annotation
 from evalpipe.annotation.web.store import Store, to_annotations
 from evalpipe.errors import InputError
 
@@ -80,3 +80,79 @@ def timing_rows(store: Store) -> list[dict[str, Any]]:
         }
         for r in store.ratings()
     ]
+
+
+def adjudication_records(store: Store) -> list[dict[str, Any]]:
+    """Final ratings as spec records with ``annotator_id: adjudicated:<adjudicator>``, by item.
+
+    The note is not part of the spec's record; :func:`adjudication_notes` carries it.
+    """
+    return [
+        annotation_to_dict(
+            Annotation(
+                id=a.item_id,
+                annotator_id=a.annotator_id,
+                timestamp=a.updated_at,
+                annotations=dict(a.scores),
+                confidence=dict(a.confidence),
+            )
+        )
+        for a in store.adjudications()
+    ]
+
+
+def adjudication_path(batch: Path) -> Path:
+    """Where a batch's adjudications go: ``batch_NNN.adjudicated.jsonl`` beside it."""
+    return batch.with_name(batch.name.removesuffix(".jsonl") + ".adjudicated.jsonl")
+
+
+def notes_rows(store: Store) -> list[dict[str, Any]]:
+    """Adjudication notes and annotators' comments and flags, one row each, for a CSV."""
+    rows = [
+        {
+            "id": a.item_id,
+            "annotator_id": a.annotator_id,
+            "kind": "adjudication",
+            "flag": False,
+            "text": a.note,
+        }
+        for a in store.adjudications()
+    ]
+    rows += [
+        {
+            "id": n["item_id"],
+            "annotator_id": n["annotator_id"],
+            "kind": "comment",
+            "flag": n["flag"],
+            "text": n["comment"],
+        }
+        for n in store.notes()
+    ]
+    return sorted(rows, key=lambda r: (r["id"], r["kind"], r["annotator_id"]))
+
+
+def qualification_records(store: Store) -> list[dict[str, Any]]:
+    """Every scored qualification attempt: annotator, attempt, pass, overall and per-axis kappa."""
+    out = []
+    for a in store.qual_attempts():
+        res = a["result"]
+        out.append(
+            {
+                "annotator_id": a["annotator_id"],
+                "attempt": a["attempt"],
+                "finished_at": a["finished_at"],
+                "passed": a["passed"],
+                "overall": res.get("overall"),
+                "threshold": res.get("threshold"),
+                "axes": {
+                    axis: {
+                        "kappa": v.get("kappa"),
+                        "n": v.get("n"),
+                        "undefined_reason": v.get("undefined_reason"),
+                    }
+                    for axis, v in sorted(res.get("axes", {}).items())
+                },
+                "reason": res.get("reason"),
+            }
+        )
+    return out

@@ -16,11 +16,11 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from evalpipe.annotation.schema import AXES, Annotation, DialoguePair
+from evalpipe.annotation.schema import ADJUDICATED_PREFIX, AXES, Annotation, DialoguePair
 from evalpipe.annotation.web import auth
 from evalpipe.annotation.web.assignment import fill_assignments, presentation_order
 from evalpipe.errors import InputError
@@ -30,6 +30,10 @@ ANNOTATOR_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 RESERVED_IDS = {"consensus", "markers"}
 # A single visit longer than this is a forgotten tab, not annotation time.
 MAX_ACTIVE_MS_PER_VISIT = 60 * 60 * 1000
+# The browser reports active time; whatever it claims, one item never counts for more than this.
+MAX_ACTIVE_MS_PER_ITEM = 30 * 60 * 1000
+SESSION_HOURS = 12
+ROLES = ("annotator", "adjudicator", "admin")
 
 _SCORE_COLS = ", ".join(f"s_{a} INTEGER NOT NULL CHECK (s_{a} BETWEEN 1 AND 5)" for a in AXES)
 _CONF_COLS = ", ".join(f"c_{a} REAL NOT NULL CHECK (c_{a} BETWEEN 0 AND 1)" for a in AXES)
@@ -66,6 +70,61 @@ CREATE TABLE IF NOT EXISTS ratings (
     PRIMARY KEY (annotator_id, item_id),
     FOREIGN KEY (annotator_id, item_id) REFERENCES assignments(annotator_id, item_id)
 );
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    annotator_id TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS notes (
+    annotator_id TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    comment TEXT NOT NULL DEFAULT '',
+    flag INTEGER NOT NULL DEFAULT 0,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (annotator_id, item_id)
+);
+CREATE TABLE IF NOT EXISTS drafts (
+    annotator_id TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (annotator_id, item_id)
+);
+CREATE TABLE IF NOT EXISTS adjudications (
+    item_id TEXT PRIMARY KEY REFERENCES items(id),
+    adjudicator_id TEXT NOT NULL,
+    {_SCORE_COLS},
+    {_CONF_COLS},
+    note TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS training (
+    annotator_id TEXT NOT NULL,
+    round INTEGER NOT NULL,
+    example_id TEXT NOT NULL,
+    {_SCORE_COLS},
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (annotator_id, round, example_id)
+);
+CREATE TABLE IF NOT EXISTS qual_answers (
+    annotator_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    item_id TEXT NOT NULL,
+    {_SCORE_COLS},
+    {_CONF_COLS},
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (annotator_id, attempt, item_id)
+);
+CREATE TABLE IF NOT EXISTS qual_attempts (
+    annotator_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    finished_at TEXT NOT NULL,
+    passed INTEGER NOT NULL,
+    result TEXT NOT NULL,
+    PRIMARY KEY (annotator_id, attempt)
+);
 CREATE TABLE IF NOT EXISTS skips (
     annotator_id TEXT NOT NULL,
     item_id TEXT NOT NULL,
@@ -95,6 +154,15 @@ def check_annotator_id(annotator_id: str) -> str:
 class Annotator:
     id: str
     is_admin: bool
+    role: str = "annotator"
+
+    @property
+    def can_adjudicate(self) -> bool:
+        return self.role in {"admin", "adjudicator"}
+
+    @property
+    def rates_items(self) -> bool:
+        return self.role == "annotator"
 
 
 @dataclass(frozen=True)
@@ -106,6 +174,23 @@ class Rating:
     updated_at: str
     active_ms: int
     revisions: int
+
+
+@dataclass(frozen=True)
+class Adjudication:
+    """The final rating of a disputed item, set by an adjudicator with a note."""
+
+    item_id: str
+    adjudicator_id: str
+    scores: dict[str, int]
+    confidence: dict[str, float]
+    note: str
+    updated_at: str
+
+    @property
+    def annotator_id(self) -> str:
+        """How the record is exported (spec format): ``adjudicated:<adjudicator>``."""
+        return f"{ADJUDICATED_PREFIX}{self.adjudicator_id}"
 
 
 @dataclass(frozen=True)
@@ -141,6 +226,13 @@ class Store:
         self._local = threading.local()
         # executescript manages its own transaction; CREATE ... IF NOT EXISTS is idempotent.
         self._conn().executescript(SCHEMA)
+        cols = {r[1] for r in self._conn().execute("PRAGMA table_info(annotators)")}
+        if "role" not in cols:  # databases made before roles existed
+            with self._write() as con:
+                con.execute(
+                    "ALTER TABLE annotators ADD COLUMN role TEXT NOT NULL DEFAULT 'annotator'"
+                )
+                con.execute("UPDATE annotators SET role = 'admin' WHERE is_admin = 1")
 
     # -- connections ----------------------------------------------------------------------------
     def _conn(self) -> sqlite3.Connection:
@@ -239,16 +331,36 @@ class Store:
 
     # -- annotators -----------------------------------------------------------------------------
     def add_annotator(
-        self, annotator_id: str, *, admin: bool = False, token: str | None = None
+        self,
+        annotator_id: str,
+        *,
+        admin: bool = False,
+        role: str | None = None,
+        token: str | None = None,
     ) -> str:
-        """Create an annotator (or admin) and return their login token (shown once, stored hashed).
+        """Create an account and return its login token (shown once, stored hashed).
+
+        Parameters
+        ----------
+        annotator_id:
+            The login id (and the ``annotator_id`` of exported ratings).
+        admin:
+            Shorthand for ``role="admin"``.
+        role:
+            ``annotator`` (rates items), ``adjudicator`` (settles disagreements, rates nothing)
+            or ``admin`` (sees everything, adjudicates, rates nothing).
+        token:
+            A fixed token (tests); default a fresh random one.
 
         Raises
         ------
         InputError
-            If the id is malformed or already taken.
+            If the id is malformed or already taken, or the role unknown.
         """
         check_annotator_id(annotator_id)
+        role = role or ("admin" if admin else "annotator")
+        if role not in ROLES:
+            raise InputError(f"role {role!r}: expected one of {', '.join(ROLES)}")
         token = token or auth.new_token()
         hashed = auth.hash_token(token)
         with self._write() as con:
@@ -258,8 +370,9 @@ class Store:
                     f"(use --reset-token to issue a new token)"
                 )
             con.execute(
-                "INSERT INTO annotators(id, token_hash, is_admin, created_at) VALUES (?, ?, ?, ?)",
-                (annotator_id, hashed, int(admin), utc_now()),
+                "INSERT INTO annotators(id, token_hash, is_admin, role, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (annotator_id, hashed, int(role == "admin"), role, utc_now()),
             )
         return token
 
@@ -273,13 +386,46 @@ class Store:
             )
             if cur.rowcount == 0:
                 raise InputError(f"annotator {annotator_id!r} does not exist")
+            con.execute("DELETE FROM sessions WHERE annotator_id = ?", (annotator_id,))
         return token
+
+    # -- server-side sessions -------------------------------------------------------------------
+    # The cookie carries a random session id; only its hash is stored, and a session is valid
+    # only while its row exists, so logging out (row deleted) ends it even for a copied cookie.
+    def create_session(self, annotator_id: str, *, hours: int = SESSION_HOURS) -> str:
+        """Start a session and return its secret id (goes into the signed cookie)."""
+        sid = auth.new_token()
+        now = datetime.now(UTC)
+        with self._write() as con:
+            con.execute("DELETE FROM sessions WHERE expires_at < ?", (_iso(now),))
+            con.execute(
+                "INSERT INTO sessions(id, annotator_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+                (_sid_hash(sid), annotator_id, _iso(now), _iso(now + timedelta(hours=hours))),
+            )
+        return sid
+
+    def session_user(self, sid: str) -> str | None:
+        """The annotator of a live, unexpired session, else None."""
+        row = (
+            self._conn()
+            .execute(
+                "SELECT annotator_id FROM sessions WHERE id = ? AND expires_at >= ?",
+                (_sid_hash(sid), utc_now()),
+            )
+            .fetchone()
+        )
+        return None if row is None else str(row[0])
+
+    def end_session(self, sid: str) -> None:
+        with self._write() as con:
+            con.execute("DELETE FROM sessions WHERE id = ?", (_sid_hash(sid),))
 
     def authenticate(self, annotator_id: str, token: str) -> Annotator | None:
         row = (
             self._conn()
             .execute(
-                "SELECT id, token_hash, is_admin FROM annotators WHERE id = ?", (annotator_id,)
+                "SELECT id, token_hash, is_admin, role FROM annotators WHERE id = ?",
+                (annotator_id,),
             )
             .fetchone()
         )
@@ -288,7 +434,7 @@ class Store:
             return None
         if not auth.check_token(row["token_hash"], token):
             return None
-        return Annotator(id=row["id"], is_admin=bool(row["is_admin"]))
+        return _annotator(row)
 
     def session_fingerprint(self, annotator_id: str) -> str | None:
         """A digest of the current token hash; sessions carry it, so a token reset ends them."""
@@ -302,10 +448,10 @@ class Store:
     def annotator(self, annotator_id: str) -> Annotator | None:
         row = (
             self._conn()
-            .execute("SELECT id, is_admin FROM annotators WHERE id = ?", (annotator_id,))
+            .execute("SELECT id, is_admin, role FROM annotators WHERE id = ?", (annotator_id,))
             .fetchone()
         )
-        return None if row is None else Annotator(id=row["id"], is_admin=bool(row["is_admin"]))
+        return None if row is None else _annotator(row)
 
     def annotators(self) -> list[dict[str, Any]]:
         """Every account with its progress: id, is_admin, assigned, rated, skipped, active_ms."""
@@ -313,7 +459,7 @@ class Store:
             self._conn()
             .execute(
                 """
-            SELECT a.id, a.is_admin,
+            SELECT a.id, a.is_admin, a.role,
                    (SELECT COUNT(*) FROM assignments s WHERE s.annotator_id = a.id) AS assigned,
                    (SELECT COUNT(*) FROM ratings r WHERE r.annotator_id = a.id) AS rated,
                    (SELECT COUNT(*) FROM skips k WHERE k.annotator_id = a.id AND NOT EXISTS
@@ -333,7 +479,9 @@ class Store:
         """Give every item ``overlap`` annotators (non-admins); returns the number of new pairs."""
         with self._write() as con:
             items = [r[0] for r in con.execute("SELECT id FROM items ORDER BY seq")]
-            people = [r[0] for r in con.execute("SELECT id FROM annotators WHERE is_admin = 0")]
+            people = [
+                r[0] for r in con.execute("SELECT id FROM annotators WHERE role = 'annotator'")
+            ]
             existing = [
                 (r[0], r[1]) for r in con.execute("SELECT item_id, annotator_id FROM assignments")
             ]
@@ -405,48 +553,79 @@ class Store:
         confidence: dict[str, float],
         *,
         active_ms: int = 0,
-    ) -> None:
+    ) -> bool:
         """Insert or edit one rating and commit before returning.
+
+        Returns
+        -------
+        bool
+            False when the values equal the stored rating (nothing written, not an edit).
 
         Raises
         ------
         InputError
             If the item is not assigned to the annotator or a value is out of range.
         """
-        for axis in AXES:
-            if scores.get(axis) not in (1, 2, 3, 4, 5):
-                raise InputError(
-                    f'field "{axis}": expected an integer 1-5, got {scores.get(axis)!r}'
-                )
-            c = confidence.get(axis)
-            if not isinstance(c, (int, float)) or not 0.0 <= float(c) <= 1.0:
-                raise InputError(f'field "{axis}_confidence": expected a number 0-1, got {c!r}')
+        _check_values(scores, confidence)
         active_ms = max(0, min(int(active_ms), MAX_ACTIVE_MS_PER_VISIT))
         now = utc_now()
         values = [scores[a] for a in AXES] + [float(confidence[a]) for a in AXES]
-        cols = ", ".join([f"s_{a}" for a in AXES] + [f"c_{a}" for a in AXES])
-        marks = ", ".join("?" * (2 * len(AXES)))
-        updates = ", ".join(f"{c} = excluded.{c}" for c in cols.split(", "))
+        cols = [f"s_{a}" for a in AXES] + [f"c_{a}" for a in AXES]
         with self._write() as con:
             if not con.execute(
                 "SELECT 1 FROM assignments WHERE annotator_id = ? AND item_id = ?",
                 (annotator_id, item_id),
             ).fetchone():
                 raise InputError(f"item {item_id!r} is not assigned to {annotator_id!r}")
+            con.execute(
+                "DELETE FROM drafts WHERE annotator_id = ? AND item_id = ?",
+                (annotator_id, item_id),
+            )
+            old = con.execute(
+                f"SELECT {', '.join(cols)} FROM ratings WHERE annotator_id = ? AND item_id = ?",
+                (annotator_id, item_id),
+            ).fetchone()
+            if old is not None:
+                # Re-saving the same values is not an edit; an edit changes values and the time
+                # of the last edit but not the active time: that measures the first rating (a
+                # browser re-posting a large active_ms cannot inflate it).
+                if list(old) == values:
+                    return False
+                con.execute(
+                    f"UPDATE ratings SET {', '.join(f'{c} = ?' for c in cols)}, updated_at = ?, "
+                    f"revisions = revisions + 1 WHERE annotator_id = ? AND item_id = ?",
+                    [*values, now, annotator_id, item_id],
+                )
+                self._bump_version(con)
+                return True
             # Time spent on the item before skipping it counts towards its rating.
             skipped = con.execute(
                 "DELETE FROM skips WHERE annotator_id = ? AND item_id = ? RETURNING active_ms",
                 (annotator_id, item_id),
             ).fetchone()
             active_ms += int(skipped[0]) if skipped else 0
+            active_ms = min(active_ms, MAX_ACTIVE_MS_PER_ITEM)
             con.execute(
-                f"INSERT INTO ratings(annotator_id, item_id, {cols}, created_at, updated_at, "
-                f"active_ms, revisions) VALUES (?, ?, {marks}, ?, ?, ?, 1) "
-                f"ON CONFLICT(annotator_id, item_id) DO UPDATE SET {updates}, "
-                f"updated_at = excluded.updated_at, active_ms = active_ms + excluded.active_ms, "
-                f"revisions = revisions + 1",
+                f"INSERT INTO ratings(annotator_id, item_id, {', '.join(cols)}, created_at, "
+                f"updated_at, active_ms, revisions) VALUES (?, ?, {', '.join('?' * len(cols))}, "
+                f"?, ?, ?, 1)",
                 [annotator_id, item_id, *values, now, now, active_ms],
             )
+            self._bump_version(con)
+        return True
+
+    @staticmethod
+    def _bump_version(con: sqlite3.Connection) -> None:
+        # A counter that changes with every rating or adjudication write: caches of derived
+        # statistics (the admin page's agreement) are keyed by it.
+        con.execute(
+            "INSERT INTO meta(key, value) VALUES ('ratings_version', '1') ON CONFLICT(key) "
+            "DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)"
+        )
+
+    def ratings_version(self) -> int:
+        """A number that changes whenever a rating or adjudication is written."""
+        return int(self.get_meta("ratings_version") or 0)
 
     def skip(self, annotator_id: str, item_id: str, *, active_ms: int = 0) -> None:
         """Mark an item skipped (it comes back after the fresh ones); a no-op if already rated."""
@@ -456,7 +635,8 @@ class Store:
                 "INSERT INTO skips(annotator_id, item_id, skipped_at, active_ms) "
                 "SELECT ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM ratings WHERE "
                 "annotator_id = ? AND item_id = ?) ON CONFLICT DO UPDATE SET "
-                "skipped_at = excluded.skipped_at, active_ms = active_ms + excluded.active_ms",
+                "skipped_at = excluded.skipped_at, "
+                f"active_ms = MIN(active_ms + excluded.active_ms, {MAX_ACTIVE_MS_PER_ITEM})",
                 (annotator_id, item_id, utc_now(), active_ms, annotator_id, item_id),
             )
 
@@ -484,6 +664,213 @@ class Store:
     def count_ratings(self) -> int:
         return int(self._conn().execute("SELECT COUNT(*) FROM ratings").fetchone()[0])
 
+    def item_ratings(self, item_id: str) -> list[Rating]:
+        """Every rating of one item, by annotator id (for adjudication; never shown to raters)."""
+        rows = (
+            self._conn()
+            .execute("SELECT * FROM ratings WHERE item_id = ? ORDER BY annotator_id", (item_id,))
+            .fetchall()
+        )
+        return [_rating(r) for r in rows]
+
+    # -- comments, flags, drafts ----------------------------------------------------------------
+    def save_note(self, annotator_id: str, item_id: str, *, comment: str, flag: bool) -> None:
+        """Store the annotator's comment and flag on an item (empty and unflagged: removed)."""
+        comment = comment.strip()[:2000]
+        with self._write() as con:
+            if not comment and not flag:
+                con.execute(
+                    "DELETE FROM notes WHERE annotator_id = ? AND item_id = ?",
+                    (annotator_id, item_id),
+                )
+                return
+            con.execute(
+                "INSERT INTO notes(annotator_id, item_id, comment, flag, updated_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT(annotator_id, item_id) DO UPDATE SET "
+                "comment = excluded.comment, flag = excluded.flag, "
+                "updated_at = excluded.updated_at",
+                (annotator_id, item_id, comment, int(flag), utc_now()),
+            )
+
+    def notes(self, *, item_id: str | None = None) -> list[dict[str, Any]]:
+        """Comments and flags: ``{annotator_id, item_id, comment, flag, updated_at}``."""
+        sql = "SELECT * FROM notes"
+        args: tuple[str, ...] = ()
+        if item_id is not None:
+            sql += " WHERE item_id = ?"
+            args = (item_id,)
+        rows = self._conn().execute(sql + " ORDER BY item_id, annotator_id", args).fetchall()
+        return [dict(r) | {"flag": bool(r["flag"])} for r in rows]
+
+    def note(self, annotator_id: str, item_id: str) -> dict[str, Any] | None:
+        row = (
+            self._conn()
+            .execute(
+                "SELECT * FROM notes WHERE annotator_id = ? AND item_id = ?",
+                (annotator_id, item_id),
+            )
+            .fetchone()
+        )
+        return None if row is None else dict(row) | {"flag": bool(row["flag"])}
+
+    def save_draft(self, annotator_id: str, item_id: str, values: dict[str, str]) -> None:
+        """Keep half-entered form values (``score_<axis>``/``conf_<axis>``) until the next save."""
+        with self._write() as con:
+            if not values:
+                con.execute(
+                    "DELETE FROM drafts WHERE annotator_id = ? AND item_id = ?",
+                    (annotator_id, item_id),
+                )
+                return
+            con.execute(
+                "INSERT INTO drafts(annotator_id, item_id, payload, updated_at) VALUES "
+                "(?, ?, ?, ?) ON CONFLICT(annotator_id, item_id) DO UPDATE SET "
+                "payload = excluded.payload, updated_at = excluded.updated_at",
+                (annotator_id, item_id, json.dumps(values, sort_keys=True), utc_now()),
+            )
+
+    def draft(self, annotator_id: str, item_id: str) -> dict[str, str]:
+        row = (
+            self._conn()
+            .execute(
+                "SELECT payload FROM drafts WHERE annotator_id = ? AND item_id = ?",
+                (annotator_id, item_id),
+            )
+            .fetchone()
+        )
+        return {} if row is None else dict(json.loads(row[0]))
+
+    # -- adjudication ---------------------------------------------------------------------------
+    def save_adjudication(
+        self,
+        item_id: str,
+        adjudicator_id: str,
+        scores: dict[str, int],
+        confidence: dict[str, float],
+        note: str,
+    ) -> None:
+        """Set (or replace) the final rating of an item, with the adjudicator's note.
+
+        Raises
+        ------
+        InputError
+            Unknown item, a value out of range, or an empty note.
+        """
+        _check_values(scores, confidence)
+        note = note.strip()
+        if not note:
+            raise InputError('field "note": say briefly why this is the final rating')
+        values = [scores[a] for a in AXES] + [float(confidence[a]) for a in AXES]
+        cols = [f"s_{a}" for a in AXES] + [f"c_{a}" for a in AXES]
+        now = utc_now()
+        with self._write() as con:
+            if not con.execute("SELECT 1 FROM items WHERE id = ?", (item_id,)).fetchone():
+                raise InputError(f"item {item_id!r} does not exist")
+            con.execute(
+                f"INSERT INTO adjudications(item_id, adjudicator_id, {', '.join(cols)}, note, "
+                f"created_at, updated_at) VALUES (?, ?, {', '.join('?' * len(cols))}, ?, ?, ?) "
+                f"ON CONFLICT(item_id) DO UPDATE SET adjudicator_id = excluded.adjudicator_id, "
+                + ", ".join(f"{c} = excluded.{c}" for c in cols)
+                + ", note = excluded.note, updated_at = excluded.updated_at",
+                [item_id, adjudicator_id, *values, note[:4000], now, now],
+            )
+            self._bump_version(con)
+
+    def adjudications(self) -> list[Adjudication]:
+        """Every final rating, sorted by item id."""
+        rows = self._conn().execute("SELECT * FROM adjudications ORDER BY item_id").fetchall()
+        return [_adjudication(r) for r in rows]
+
+    def adjudication(self, item_id: str) -> Adjudication | None:
+        row = (
+            self._conn()
+            .execute("SELECT * FROM adjudications WHERE item_id = ?", (item_id,))
+            .fetchone()
+        )
+        return None if row is None else _adjudication(row)
+
+    # -- training and qualification -----------------------------------------------------------
+    def save_training(
+        self, annotator_id: str, round_: int, example_id: str, scores: dict[str, int]
+    ) -> None:
+        """Record the annotator's rating of a worked example in training round ``round_``."""
+        _check_values(scores, dict.fromkeys(AXES, 1.0))
+        cols = [f"s_{a}" for a in AXES]
+        with self._write() as con:
+            con.execute(
+                f"INSERT INTO training(annotator_id, round, example_id, {', '.join(cols)}, "
+                f"created_at) VALUES (?, ?, ?, {', '.join('?' * len(cols))}, ?) "
+                f"ON CONFLICT DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in cols),
+                [annotator_id, round_, example_id, *[scores[a] for a in AXES], utc_now()],
+            )
+
+    def training(self, annotator_id: str, round_: int) -> dict[str, dict[str, int]]:
+        """``{example_id: scores}`` the annotator gave in one training round."""
+        rows = self._conn().execute(
+            "SELECT * FROM training WHERE annotator_id = ? AND round = ?", (annotator_id, round_)
+        )
+        return {r["example_id"]: {a: int(r[f"s_{a}"]) for a in AXES} for r in rows}
+
+    def save_qual_answer(
+        self,
+        annotator_id: str,
+        attempt: int,
+        item_id: str,
+        scores: dict[str, int],
+        confidence: dict[str, float],
+    ) -> None:
+        """Record one answer of a qualification attempt (re-answering replaces it)."""
+        _check_values(scores, confidence)
+        cols = [f"s_{a}" for a in AXES] + [f"c_{a}" for a in AXES]
+        values = [scores[a] for a in AXES] + [float(confidence[a]) for a in AXES]
+        with self._write() as con:
+            if con.execute(
+                "SELECT 1 FROM qual_attempts WHERE annotator_id = ? AND attempt = ?",
+                (annotator_id, attempt),
+            ).fetchone():
+                raise InputError(f"qualification attempt {attempt} is already scored")
+            con.execute(
+                f"INSERT INTO qual_answers(annotator_id, attempt, item_id, {', '.join(cols)}, "
+                f"created_at) VALUES (?, ?, ?, {', '.join('?' * len(cols))}, ?) "
+                f"ON CONFLICT DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in cols),
+                [annotator_id, attempt, item_id, *values, utc_now()],
+            )
+
+    def qual_answers(self, annotator_id: str, attempt: int) -> dict[str, dict[str, int]]:
+        """``{item_id: scores}`` of one qualification attempt."""
+        rows = self._conn().execute(
+            "SELECT * FROM qual_answers WHERE annotator_id = ? AND attempt = ?",
+            (annotator_id, attempt),
+        )
+        return {r["item_id"]: {a: int(r[f"s_{a}"]) for a in AXES} for r in rows}
+
+    def finish_qualification(self, annotator_id: str, attempt: int, result: dict[str, Any]) -> None:
+        """Store the scored result of an attempt (``qualification.score_qualification``)."""
+        with self._write() as con:
+            con.execute(
+                "INSERT INTO qual_attempts(annotator_id, attempt, finished_at, passed, result) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (
+                    annotator_id,
+                    attempt,
+                    utc_now(),
+                    int(bool(result["passed"])),
+                    json.dumps(result, sort_keys=True),
+                ),
+            )
+
+    def qual_attempts(self, annotator_id: str | None = None) -> list[dict[str, Any]]:
+        """Scored attempts: ``{annotator_id, attempt, finished_at, passed, result}``, in order."""
+        sql = "SELECT * FROM qual_attempts"
+        args: tuple[str, ...] = ()
+        if annotator_id is not None:
+            sql += " WHERE annotator_id = ?"
+            args = (annotator_id,)
+        rows = self._conn().execute(sql + " ORDER BY annotator_id, attempt", args).fetchall()
+        return [
+            dict(r) | {"passed": bool(r["passed"]), "result": json.loads(r["result"])} for r in rows
+        ]
+
     # -- backup ---------------------------------------------------------------------------------
     def backup(self, dest: str | Path) -> Path:
         """Copy the live database with SQLite's online backup API (consistent, WAL included)."""
@@ -498,6 +885,38 @@ class Store:
             target.close()
         tmp.replace(dest)
         return dest
+
+
+def _iso(when: datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _sid_hash(sid: str) -> str:
+    return hashlib.sha256(sid.encode("utf-8")).hexdigest()
+
+
+def _annotator(row: sqlite3.Row) -> Annotator:
+    return Annotator(id=row["id"], is_admin=bool(row["is_admin"]), role=str(row["role"]))
+
+
+def _check_values(scores: dict[str, int], confidence: dict[str, float]) -> None:
+    for axis in AXES:
+        if scores.get(axis) not in (1, 2, 3, 4, 5):
+            raise InputError(f'field "{axis}": expected an integer 1-5, got {scores.get(axis)!r}')
+        c = confidence.get(axis)
+        if not isinstance(c, (int, float)) or not 0.0 <= float(c) <= 1.0:
+            raise InputError(f'field "{axis}_confidence": expected a number 0-1, got {c!r}')
+
+
+def _adjudication(row: sqlite3.Row) -> Adjudication:
+    return Adjudication(
+        item_id=row["item_id"],
+        adjudicator_id=row["adjudicator_id"],
+        scores={a: int(row[f"s_{a}"]) for a in AXES},
+        confidence={a: float(row[f"c_{a}"]) for a in AXES},
+        note=row["note"],
+        updated_at=row["updated_at"],
+    )
 
 
 def _rating(row: sqlite3.Row) -> Rating:

@@ -35,7 +35,43 @@
     lastTick = Date.now();
     if (document.visibilityState === "visible") { lastInput = Date.now(); }
   });
-  form.addEventListener("submit", function () { tick(); });
+  form.addEventListener("submit", function () { tick(); submitting = true; });
+
+  // ---- drafts: half-entered ratings survive moving away --------------------------------------
+  // (form.action would be the submit buttons named "action", hence getAttribute.)
+  var submitting = false;
+  var dirty = false;
+  form.addEventListener("change", function (e) { if (e.target.id !== "anchors-toggle") { dirty = true; } });
+  form.addEventListener("input", function () { dirty = true; });
+  function draftData() {
+    tick();
+    var data = new FormData(form);
+    data.set("action", "draft");
+    return data;
+  }
+  function leave(url) {
+    if (!url) { return; }
+    if (!dirty) { window.location.href = url; return; }
+    dirty = false;
+    var done = function () { window.location.href = url; };
+    fetch(form.getAttribute("action"), { method: "POST", body: draftData(), credentials: "same-origin", keepalive: true })
+      .then(done, done);
+  }
+  // Links that leave the item (prev/next, the queue squares) save the draft first.
+  Array.prototype.forEach.call(document.querySelectorAll("#prev-link, #next-link, nav.queue a"), function (a) {
+    a.addEventListener("click", function (e) {
+      if (!dirty || e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) { return; }
+      e.preventDefault();
+      leave(a.href);
+    });
+  });
+  // Closing the tab or following any other link: a best-effort beacon.
+  window.addEventListener("pagehide", function () {
+    if (dirty && !submitting && navigator.sendBeacon) {
+      dirty = false;
+      navigator.sendBeacon(form.getAttribute("action"), draftData());
+    }
+  });
 
   // ---- highlighting -------------------------------------------------------------------------
   function radios(fieldset, kind) {
@@ -83,12 +119,15 @@
     });
   });
 
-  function go(url) { if (url) { window.location.href = url; } }
+  function go(url) { leave(url); }
 
   document.addEventListener("keydown", function (e) {
     if (e.ctrlKey || e.metaKey || e.altKey || e.isComposing) { return; }
     var t = e.target;
     if (t && (t.tagName === "TEXTAREA" || (t.tagName === "INPUT" && t.type === "text"))) { return; }
+    // Enter (or Space) on a focused link or button does what it says, not "save".
+    if (t && (t.tagName === "A" || t.tagName === "BUTTON" || t.tagName === "SUMMARY") &&
+        (e.key === "Enter" || e.key === " ")) { return; }
     var digit = null;
     if (/^Digit[1-5]$/.test(e.code)) { digit = Number(e.code.slice(5)); }
     else if (/^Numpad[1-5]$/.test(e.code)) { digit = Number(e.code.slice(6)); }
@@ -127,6 +166,12 @@
     if (key === "ArrowRight" || key === "n") { e.preventDefault(); go(form.dataset.next); return; }
     if (key === "s") { e.preventDefault(); document.getElementById("skip-button").click(); return; }
     if (key === "g") { e.preventDefault(); window.open(form.dataset.guidelines, "_blank", "noopener"); return; }
+    if (key === "h") {
+      e.preventDefault();
+      var toggle = document.getElementById("anchors-toggle");
+      if (toggle) { toggle.checked = !toggle.checked; }
+      return;
+    }
     if (key === "?") { e.preventDefault(); var d = document.getElementById("keys"); d.open = !d.open; return; }
     for (var i = 0; i < axes.length; i++) {
       if (axes[i].dataset.key === key) { e.preventDefault(); focusAxis(i); return; }

@@ -1,10 +1,10 @@
 """Human annotation collection: the web app and the spreadsheet round trip (not a DVC stage).
 
-    python -m stages.annotate add-annotator ann_001      # prints a login token, once
-    python -m stages.annotate serve --port 8080          # http://127.0.0.1:8080
-    python -m stages.annotate export                     # -> data/raw/annotations/batch_NNN.jsonl
-    python -m stages.annotate template --output ann.xlsx # offline annotators
-    python -m stages.annotate import ann.xlsx --annotator ann_004
+    python -m stages.annotation_app add-annotator ann_001      # prints a login token, once
+    python -m stages.annotation_app serve --port 8080          # http://127.0.0.1:8080
+    python -m stages.annotation_app export                     # -> data/raw/annotations/batch_NNN.jsonl
+    python -m stages.annotation_app template --output ann.xlsx # offline annotators
+    python -m stages.annotation_app import ann.xlsx --annotator ann_004
 
 Then ``dvc repro agreement`` picks up the new batch. Walkthrough: docs/annotation-web.md.
 """
@@ -56,20 +56,43 @@ def _open_store(db_path: str, *, must_exist: bool = False, synchronous: str = "f
     return Store(db_path, synchronous=synchronous)
 
 
+def _batch_pairs(path: Path) -> set[tuple[str, str]]:
+    """The (id, annotator_id) pairs of ``path`` if it is an annotation batch, else nothing.
+
+    A file counts as a batch only if every non-empty line is a valid spec record: task files,
+    notes, logs, binary files and anything else that merely ends in ``.jsonl`` are unrelated and
+    cannot clash with an export.
+    """
+    from evalpipe.annotation.schema import validate_annotation
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return set()
+    pairs: set[tuple[str, str]] = set()
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            return set()
+        if validate_annotation(obj, where=f"{path}:{lineno}"):
+            return set()
+        pairs.add((obj["id"], obj["annotator_id"]))
+    return pairs
+
+
 def _existing_pairs(directory: Path, *, exclude: Path | None = None) -> dict[tuple[str, str], str]:
-    """(id, annotator_id) -> batch file name, over the batches already in ``directory``."""
+    """(id, annotator_id) -> batch file name, over the annotation batches already in ``directory``."""
     seen: dict[tuple[str, str], str] = {}
-    if not directory.exists():
+    if not directory.is_dir():
         return seen
     for path in sorted(directory.glob("*.jsonl")):
-        if exclude is not None and path.resolve() == exclude.resolve():
+        if not path.is_file() or (exclude is not None and path.resolve() == exclude.resolve()):
             continue
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                obj = json.loads(line)
-                seen.setdefault((obj["id"], obj["annotator_id"]), path.name)
-            except (ValueError, KeyError, TypeError):
-                continue  # the agreement stage reports malformed lines with their location
+        for pair in sorted(_batch_pairs(path)):
+            seen.setdefault(pair, path.name)
     return seen
 
 
@@ -141,6 +164,21 @@ def main() -> None:
     show_default=True,
     help="Send the session cookie over HTTPS only (when served behind TLS).",
 )
+@click.option(
+    "--login-limit",
+    nargs=3,
+    type=(int, int, float),
+    default=(10, 100, 300.0),
+    show_default=True,
+    metavar="PER_ADDRESS OVERALL SECONDS",
+    help="Failed logins allowed per client address and in total per time window.",
+)
+@click.option(
+    "--require-qualification/--no-require-qualification",
+    default=None,
+    help="Annotators must pass the qualification test before they get items "
+    "(default: params annotation.require_qualification, else on).",
+)
 @params_option
 @fail_cleanly
 def serve(
@@ -153,6 +191,8 @@ def serve(
     synchronous: str,
     overlap: int | None,
     secure_cookies: bool,
+    login_limit: tuple[int, int, float],
+    require_qualification: bool | None,
     params_path: str,
 ) -> None:
     """Serve the annotation web app with waitress (not Flask's development server)."""
@@ -178,6 +218,14 @@ def serve(
             min_kappa=float(cfg.get("min_kappa", 0.60)),
             target_kappa=float(cfg.get("target_kappa", 0.80)),
             secure_cookies=secure_cookies,
+            login_attempts_per_address=login_limit[0],
+            login_attempts_overall=login_limit[1],
+            login_window_s=login_limit[2],
+            require_qualification=bool(
+                require_qualification
+                if require_qualification is not None
+                else cfg.get("require_qualification", True)
+            ),
         ),
     )
     try:
@@ -190,7 +238,7 @@ def serve(
             f"log in; put it behind HTTPS and pass --secure-cookies",
             err=True,
         )
-    people = [p for p in store.annotators() if not p["is_admin"]]
+    people = [p for p in store.annotators() if p["role"] == "annotator"]
     click.echo(
         f"annotate serve: {len(tasks)} tasks ({added} new), {len(people)} annotators, "
         f"overlap {overlap} ({assigned} new assignments), db {db_path} -> "
@@ -213,7 +261,13 @@ def serve(
 @click.option(
     "--admin",
     is_flag=True,
-    help="An admin account: sees progress and agreement, downloads the export, gets no items.",
+    help="An admin account: sees progress and agreement, downloads the export, adjudicates, "
+    "gets no items.",
+)
+@click.option(
+    "--adjudicator",
+    is_flag=True,
+    help="An adjudicator account: settles disagreements (final ratings with a note), gets no items.",
 )
 @click.option("--reset-token", is_flag=True, help="Issue a new token for an existing account.")
 @db_option
@@ -228,6 +282,7 @@ def serve(
 def add_annotator(
     annotator_id: str,
     admin: bool,
+    adjudicator: bool,
     reset_token: bool,
     db_path: str,
     overlap: int | None,
@@ -240,15 +295,50 @@ def add_annotator(
         click.echo(f"new token for {annotator_id} (the old one no longer works):")
         click.echo(token)
         return
-    token = store.add_annotator(annotator_id, admin=admin)
+    if admin and adjudicator:
+        raise InputError("--admin and --adjudicator: choose one role")
+    role = "admin" if admin else "adjudicator" if adjudicator else "annotator"
+    token = store.add_annotator(annotator_id, role=role)
     cfg = _annotation_params(params_path)
     new = store.rebalance(
         overlap=int(overlap if overlap is not None else cfg.get("overlap", 2)), seed=cfg["seed"]
     )
-    role = "admin" if admin else "annotator"
-    detail = "" if admin else f", {new} assignments added"
+    detail = "" if role != "annotator" else f", {new} assignments added"
     click.echo(f"created {role} {annotator_id}{detail}; their login token (shown once):")
     click.echo(token)
+
+
+@main.command("waive-qualification")
+@click.argument("annotator_id")
+@click.option("--reason", required=True, help="Why (recorded with the waiver and exported).")
+@db_option
+@fail_cleanly
+def waive_qualification(annotator_id: str, reason: str, db_path: str) -> None:
+    """Let an annotator rate without taking the qualification test (e.g. they qualified in an
+    earlier campaign); recorded as a passed attempt marked as waived, with the reason."""
+    from evalpipe.annotation.schema import AXES
+
+    store = _open_store(db_path, must_exist=True)
+    person = store.annotator(annotator_id)
+    if person is None or person.role != "annotator":
+        raise InputError(f"annotator {annotator_id!r} does not exist (or is not an annotator)")
+    why = f"waived: {reason.strip()}"
+    attempt = len(store.qual_attempts(annotator_id)) + 1
+    store.finish_qualification(
+        annotator_id,
+        attempt,
+        {
+            "axes": {
+                a: {"kappa": None, "n": 0, "passed": True, "undefined_reason": why} for a in AXES
+            },
+            "overall": None,
+            "passed": True,
+            "threshold": None,
+            "reason": why,
+            "waived": True,
+        },
+    )
+    click.echo(f"annotate waive-qualification: {annotator_id} may rate items (attempt {attempt})")
 
 
 @main.command()
@@ -264,7 +354,7 @@ def users(db_path: str) -> None:
     )
     for r in rows:
         click.echo(
-            f"{r['id']:<20} {'admin' if r['is_admin'] else 'annotator':<9} {r['rated']:>5} "
+            f"{r['id']:<20} {r['role']:<9} {r['rated']:>5} "
             f"{r['assigned']:>8} {r['skipped']:>7} {r['active_ms'] / 60000:>10.1f}"
         )
 
@@ -290,9 +380,19 @@ def users(db_path: str) -> None:
     default=None,
     help="Also write time per item (active seconds) and edit counts as CSV.",
 )
+@click.option(
+    "--notes",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write adjudication notes and annotators' comments and flags as CSV.",
+)
 @fail_cleanly
-def export(db_path: str, out_dir: str, output: str | None, timings: str | None) -> None:
-    """Write every rating as the spec's raw JSONL (sorted by id, annotator).
+def export(
+    db_path: str, out_dir: str, output: str | None, timings: str | None, notes: str | None
+) -> None:
+    """Write every rating as the spec's raw JSONL (sorted by id, annotator), and the final
+    ratings of adjudicated items beside it (``batch_NNN.adjudicated.jsonl``,
+    ``annotator_id: adjudicated:<name>``).
 
     The first export takes the next free batch_NNN.jsonl; later exports of the same database
     rewrite that file, so an edited rating never appears in two batches.
@@ -306,10 +406,22 @@ def export(db_path: str, out_dir: str, output: str | None, timings: str | None) 
     if not records:
         raise InputError(f"{db_path}: no ratings to export yet")
     target = Path(output) if output else ex.batch_path(store, out_dir)
+    adjudicated = ex.adjudication_records(store)
+    adj_target = ex.adjudication_path(target)
     _refuse_duplicates(records, target.parent, exclude=target)
+    _refuse_duplicates(adjudicated, adj_target.parent, exclude=adj_target)
     atomic.write_text(target, ex.to_jsonl(records))
+    if adjudicated:
+        atomic.write_text(adj_target, ex.to_jsonl(adjudicated))
     if not output:
         ex.remember_batch(store, target)
+    if notes:
+        atomic.write_csv(
+            notes,
+            pd.DataFrame(
+                ex.notes_rows(store), columns=["id", "annotator_id", "kind", "flag", "text"]
+            ),
+        )
     if timings:
         atomic.write_csv(
             timings,
@@ -318,7 +430,38 @@ def export(db_path: str, out_dir: str, output: str | None, timings: str | None) 
             ),
         )
     n_people = len({r["annotator_id"] for r in records})
-    click.echo(f"annotate export: {len(records)} ratings by {n_people} annotators -> {target}")
+    extra = f"; {len(adjudicated)} adjudicated -> {adj_target}" if adjudicated else ""
+    click.echo(
+        f"annotate export: {len(records)} ratings by {n_people} annotators -> {target}{extra}"
+    )
+
+
+@main.command("export-qualification")
+@db_option
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=str(PATHS.raw / "qualification" / "results.jsonl"),
+    show_default=True,
+    help="Where to write the results (one JSON object per attempt).",
+)
+@fail_cleanly
+def export_qualification(db_path: str, output: str) -> None:
+    """Write every scored qualification attempt: annotator, attempt, passed, kappa per axis.
+
+    Not an annotation batch (the items are the qualification set, not the tasks), so it goes
+    outside data/raw/annotations/.
+    """
+    from evalpipe.annotation.web import export as ex
+
+    store = _open_store(db_path, must_exist=True)
+    rows = ex.qualification_records(store)
+    atomic.write_text(output, ex.to_jsonl(rows))
+    passed = sorted({r["annotator_id"] for r in rows if r["passed"]})
+    click.echo(
+        f"annotate export-qualification: {len(rows)} attempts, {len(passed)} annotators "
+        f"passed -> {output}"
+    )
 
 
 @main.command()

@@ -1,4 +1,4 @@
-"""Drive a real annotation server over HTTP: start ``stages.annotate serve`` as a process on
+"""Drive a real annotation server over HTTP: start ``stages.annotation_app serve`` as a process on
 127.0.0.1, log in as an annotator, submit ratings the way the browser form does.
 
 Used by the load benchmark (benchmarks/annotation_load.py) and the HTTP tests; nothing here is a
@@ -39,7 +39,7 @@ def free_port() -> int:
 
 
 class ServerProcess:
-    """``python -m stages.annotate serve`` in a child process, ready when ``/healthz`` answers.
+    """``python -m stages.annotation_app serve`` in a child process, ready when ``/healthz`` answers.
 
     Parameters
     ----------
@@ -53,6 +53,8 @@ class ServerProcess:
         Default: a free port.
     extra_args:
         More ``serve`` options, e.g. ``["--overlap", "3"]``.
+    require_qualification:
+        Off by default here, so tests about rating get items right after login.
     """
 
     def __init__(
@@ -65,6 +67,7 @@ class ServerProcess:
         port: int | None = None,
         extra_args: list[str] | None = None,
         env: dict[str, str] | None = None,
+        require_qualification: bool = False,
     ) -> None:
         self.db = Path(db)
         self.tasks = Path(tasks)
@@ -72,6 +75,8 @@ class ServerProcess:
         self.port = port or free_port()
         self.secret = secret
         self.extra_args = list(extra_args or [])
+        if not require_qualification and not any("qualification" in a for a in self.extra_args):
+            self.extra_args.append("--no-require-qualification")
         self.env = dict(env or os.environ)
         self.proc: subprocess.Popen[str] | None = None
         self.log_path = self.db.with_suffix(".serve.log")
@@ -85,7 +90,7 @@ class ServerProcess:
         cmd = [
             sys.executable,
             "-m",
-            "stages.annotate",
+            "stages.annotation_app",
             "serve",
             "--tasks",
             str(self.tasks),
@@ -166,7 +171,7 @@ class AnnotatorClient:
             data={"csrf_token": self.csrf, "annotator_id": self.annotator_id, "token": self.token},
         )
         if resp.status_code == 303:
-            self._remember_csrf(self.http.get("/done").text)
+            self._remember_csrf(self.http.get("/guidelines").text)
         return resp
 
     def page(self, position: int) -> httpx.Response:

@@ -1,0 +1,148 @@
+"""What every publisher-file reader returns, and the small parsing helpers they share.
+
+A reader turns one benchmark's folder of publisher files (``data/raw/benchmarks/<name>/``, the
+files exactly as the publisher distributes them) into raw-schema rows plus, for each row, the
+place it came from (``file:line``), so that a mapper's error names the line of the publisher's
+file. Rows keep the publisher's own field names; the reader's ``mapper`` turns them into the
+common example schema (``evalpipe.benchmarks.mapping``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalpipe.errors import InputError
+
+Mapper = Callable[..., dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class RawSplit:
+    """Rows of one split, each with its location in the publisher's files.
+
+    ``split`` is the name used in example ids (``<benchmark>/<split>/...``); it follows the Hub
+    path's names (JGLUE's valid set is ``test``, as llm-jp-eval calls it) so that the same
+    question gets the same id whichever source it was read from.
+    """
+
+    split: str
+    rows: list[dict[str, Any]]
+    locations: list[str]
+
+
+@dataclass(frozen=True)
+class PublisherFiles:
+    """A benchmark read from its publisher's files.
+
+    Attributes
+    ----------
+    evaluated : the evaluated split.
+    fewshot : the train/dev split for few-shot demonstrations, or None when its file is absent.
+    version : the dataset version as the files state it (e.g. ``JGLUE v1.1``), with a short
+        content digest of the files read, so two different copies never share a version string.
+    missing : optional files that were not found (the few-shot source), for the user's message.
+    holdout : evaluated examples per subtask to hold out as the few-shot pool when there is no
+        few-shot split (BBH, as on the Hub path).
+    id_key : raw-row key holding a stable example id (IMDB's ``<split>/<pos|neg>/<id>``), or None
+        for numbered ids.
+    """
+
+    evaluated: RawSplit
+    fewshot: RawSplit | None
+    version: str
+    missing: tuple[str, ...] = ()
+    holdout: int = 0
+    id_key: str | None = None
+
+
+@dataclass(frozen=True)
+class Reader:
+    """A registered reader: how to read a folder, how to map its rows, what it expects."""
+
+    name: str
+    read: Callable[[Path], PublisherFiles]
+    mapper: Mapper
+    layout: tuple[str, ...] = field(default=())  # expected files, shown when the folder is wrong
+    origin: str = ""  # where the publisher distributes the files
+
+
+def require_file(folder: Path, name: str, reader: str) -> Path:
+    """``folder / name``, or an InputError saying which publisher file is expected there."""
+    path = folder / name
+    if not path.is_file():
+        raise InputError(
+            f"{path}: file not found; the {reader} reader expects the publisher's file "
+            f"{name!r} in {folder}"
+        )
+    return path
+
+
+def digest(paths: Iterable[Path]) -> str:
+    """First 12 hex digits of sha256 over the files' names and bytes (in the given order)."""
+    h = hashlib.sha256()
+    for path in paths:
+        h.update(path.name.encode("utf-8") + b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def read_text(path: Path) -> str:
+    """The file as UTF-8 text (a BOM is dropped); an InputError when it is not UTF-8."""
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise InputError(f"{path}:{line}: not UTF-8 text ({exc.reason})") from None
+
+
+def read_jsonl(path: Path, *, expected: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """Rows of a JSON-lines file and their ``file:line`` locations (blank lines skipped).
+
+    Parameters
+    ----------
+    path : the file.
+    expected : what one line should be, for the error message (e.g. ``{"question", "answer"}``).
+
+    Returns
+    -------
+    (rows, locations)
+
+    Raises
+    ------
+    InputError
+        A line that is not one JSON object, naming the file and line.
+    """
+    rows: list[dict[str, Any]] = []
+    locations: list[str] = []
+    for number, line in enumerate(read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError as exc:
+            raise InputError(
+                f"{path}:{number}: not valid JSON ({exc}); expected one JSON object per line "
+                f"{expected}"
+            ) from None
+        if not isinstance(value, dict):
+            raise InputError(
+                f"{path}:{number}: expected one JSON object per line {expected}, "
+                f"got {type(value).__name__}"
+            )
+        rows.append(value)
+        locations.append(f"{path}:{number}")
+    return rows, locations
+
+
+def require_keys(row: dict[str, Any], keys: Iterable[str], where: str, expected: str) -> None:
+    """An InputError naming the first missing key and the expected record layout."""
+    for key in keys:
+        if key not in row:
+            raise InputError(
+                f'{where}: field "{key}" is missing; expected {expected} (found keys {sorted(row)})'
+            )

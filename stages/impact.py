@@ -1,0 +1,101 @@
+"""Stage impact: per-word, per-operation and per-script typo impact -> data/impact/, plots/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pandas as pd
+
+from evalpipe import atomic
+from evalpipe.errors import InputError
+from evalpipe.params import load_params, section
+from evalpipe.paths import ProjectPaths
+from evalpipe.scoring.word_impact import POOLED, ImpactSettings, build_impact, top_words
+from evalpipe.words import LANGUAGES
+from stages._common import fail_cleanly, params_option
+
+PERTURBED_COLUMNS = ["benchmark", "example_id", "word_rank", "language", "perturbations"]
+
+
+def read_parquet(path: Path, columns: list[str] | None = None) -> pd.DataFrame:
+    if not path.exists():
+        raise InputError(f"{path}: missing (run `dvc repro` for the stage that writes it)")
+    try:
+        return pd.read_parquet(path, columns=columns)
+    except Exception as exc:  # pyarrow raises several types for a damaged file or a missing column
+        raise InputError(f"{path}: cannot read Parquet columns {columns or 'all'}: {exc}") from exc
+
+
+def language_of(perturbed: pd.DataFrame, *, path: Path) -> str:
+    values = sorted(set(perturbed["language"].dropna().astype(str)))
+    if len(values) != 1 or values[0] not in LANGUAGES:
+        raise InputError(
+            f"{path}: column 'language': expected one of {', '.join(LANGUAGES)} on every row, "
+            f"got {values or 'nothing'}"
+        )
+    return values[0]
+
+
+@click.command()
+@params_option
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False),
+    default=".",
+    show_default=True,
+    help="Project root holding data/ and plots/.",
+)
+@fail_cleanly
+def main(params_path: str, root: str) -> None:
+    """Rank target words (and typo kinds) by how much accuracy their typos cost."""
+    params = load_params(params_path)
+    settings = ImpactSettings(
+        seed=int(section(params, "seed")),
+        samples=int(section(params, "impact", "bootstrap_samples")),
+        level=float(section(params, "scoring", "confidence_level")),
+        small_n=int(section(params, "impact", "small_n")),
+    )
+    top_n = int(section(params, "impact", "top_n_plot"))
+    paths = ProjectPaths(Path(root))
+    scored_dir = paths.scored("_").parent
+    files = sorted(scored_dir.glob("*.parquet"))
+    if not files:
+        raise InputError(f"{scored_dir}: no *.parquet scored rows (run `dvc repro score`)")
+
+    scored, perturbed, languages = {}, {}, {}
+    for path in files:
+        name = path.stem
+        scored[name] = read_parquet(path)
+        pert_path = paths.perturbed(name)
+        perturbed[name] = read_parquet(pert_path, PERTURBED_COLUMNS)
+        languages[name] = language_of(perturbed[name], path=pert_path)
+    words = {
+        language: read_parquet(paths.words(language))
+        for language in sorted(set(languages.values()))
+    }
+    word_table, operations, scripts = build_impact(
+        scored, perturbed, words, languages=languages, settings=settings
+    )
+    atomic.write_parquet(paths.impact("words"), word_table)
+    atomic.write_parquet(paths.impact("operations"), operations)
+    atomic.write_parquet(paths.impact("scripts"), scripts)
+    # One CSV per known language, empty when none of its benchmarks ran: dvc.yaml declares each.
+    for language in LANGUAGES:
+        top = top_words(word_table, language=language, top_n=top_n)
+        atomic.write_csv(paths.top_words_plot(language), top)
+
+    pooled = word_table.loc[(word_table["scope"] == POOLED) & ~word_table["small_n"]]
+    heads = []
+    for language, rows in pooled.groupby("language", sort=True):
+        first = rows.iloc[0]
+        heads.append(f"{language} '{first['variant']}' {first['delta']:+.3f}")
+    click.echo(
+        f"impact: {len(scored)} benchmarks, {word_table['variant'].nunique()} words, "
+        f"{len(word_table)} word rows -> {paths.impact('words').parent}, plots/top_words_*.csv "
+        f"(most harmful: {'; '.join(heads) or 'no word with n >= ' + str(settings.small_n)})"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""metrics/generation.json holds counts only; the generate stage prints its timings instead."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from evalpipe.inference.engine import RunStats
+from tests.inference_servers import CannedServer
+from tests.test_inference_openai import _stage_project
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_run_stats_dict_has_no_wall_clock_figures():
+    stats = RunStats(output_tokens=100, generation_seconds=0.5, engine_start_seconds=7.0)
+    assert (
+        stats.to_dict()
+        .keys()
+        .isdisjoint({"generation_seconds", "engine_start_seconds", "tokens_per_s"})
+    )
+    assert stats.timings() == {
+        "engine_start_seconds": 7.0,
+        "generation_seconds": 0.5,
+        "tokens_per_s": 200.0,
+    }
+
+
+def test_generate_stage_metrics_are_identical_across_runs_and_timings_are_printed(tmp_path):
+    # before: generation_seconds, engine_start_seconds and tokens_per_s were in the metrics file,
+    # so two runs of the same work always differed
+    env = dict(os.environ, PYTHONPATH=f"{REPO / 'src'}{os.pathsep}{REPO}")
+    texts = []
+    with CannedServer(tmp_path / "log.jsonl") as server:
+        root = _stage_project(tmp_path, server.url)
+        for _ in range(2):
+            for cache in (root / "data" / "cache").glob("**/seg-*.parquet"):
+                cache.unlink()  # generate again, do not read the cache
+            proc = subprocess.run(
+                [sys.executable, "-m", "stages.generate", "--no-progress"],
+                cwd=root,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            assert proc.returncode == 0, proc.stderr
+            assert re.search(
+                r"tokens in \d+\.\d+ s, \d+ tokens/s\), engine started in", proc.stdout
+            )
+            texts.append((root / "metrics" / "generation.json").read_text())
+    assert texts[0] == texts[1]
+    metrics = json.loads(texts[0])
+    assert not [k for k in metrics if "seconds" in k or k.endswith("_per_s")]
+    assert metrics["misses"] == 20 and metrics["engine_started"] is True

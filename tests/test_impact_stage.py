@@ -1,0 +1,157 @@
+"""The impact stage on hand-made scored, perturbed and word-list files, and end to end under DVC:
+`dvc repro` of score + impact, then the forest plot definition renders the top-N words."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from stages.impact import main as impact_main
+from stages.score import main as score_main
+from tests.scoring_fixtures import WORDS, make_outputs
+
+REPO = Path(__file__).resolve().parents[1]
+LANGUAGE = {"mmlu": "english", "gsm8k": "english", "jnli": "japanese", "jsquad": "japanese"}
+WORD_LISTS = {
+    "english": pd.DataFrame({
+        "rank": [1, 2, 3], "word": list(WORDS), "lemma": [None] * 3, "pos": [None] * 3,
+        "score": [9.0, 8.0, 7.0], "freq_count": [None] * 3, "cd_count": [None] * 3,
+        "source": ["wordfreq"] * 3,
+    }),
+    "japanese": pd.DataFrame({
+        "rank": [1, 2, 3], "word": list(WORDS), "lemma": list(WORDS), "pos": ["名詞"] * 3,
+        "score": [3.0, 2.0, 1.0], "freq_count": [None] * 3, "cd_count": [None] * 3,
+        "source": ["bccwj"] * 3,
+    }),
+}  # fmt: skip
+OPS = ("replace", "insert", "delete")
+
+
+def _perturbed(outputs: pd.DataFrame, language: str) -> pd.DataFrame:
+    """The perturb stage's rows for these outputs: one operation per fired occurrence."""
+    records = []
+    for k, row in enumerate(outputs.itertuples()):
+        ops = [
+            {"op": OPS[(k + j) % 3], "original_char": "e", "new_char": "x"}
+            for j in range(int(row.perturbed_occurrences))
+        ]
+        records.append(ops)
+    return pd.DataFrame({
+        "benchmark": outputs["benchmark"], "example_id": outputs["example_id"],
+        "variant": outputs["variant"], "word_rank": outputs["word_rank"], "language": language,
+        "perturbations": records,
+    })  # fmt: skip
+
+
+def _setup(root: Path, *, names=("mmlu", "gsm8k", "jnli"), p_flip: float = 0.3) -> Path:
+    for folder in ("outputs", "perturbed", "words"):
+        (root / "data" / folder).mkdir(parents=True, exist_ok=True)
+    for k, name in enumerate(names):
+        outputs = make_outputs(name, n_examples=24, seed=k, p_flip=p_flip)
+        outputs.to_parquet(root / "data" / "outputs" / f"{name}.parquet")
+        _perturbed(outputs, LANGUAGE[name]).to_parquet(
+            root / "data" / "perturbed" / f"{name}.parquet"
+        )
+    for language, words in WORD_LISTS.items():
+        words.to_parquet(root / "data" / "words" / f"{language}.parquet")
+    params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+    params["scoring"]["bootstrap_samples"] = 100
+    params["impact"] = {"small_n": 10, "top_n_plot": 2, "bootstrap_samples": 200}
+    (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    return root
+
+
+def _invoke(command, root: Path):
+    return CliRunner().invoke(command, ["--root", str(root), "--params", str(root / "params.yaml")])
+
+
+def test_stage_writes_the_three_tables_and_top_words_per_language(tmp_path):
+    root = _setup(tmp_path)
+    assert _invoke(score_main, root).exit_code == 0
+    result = _invoke(impact_main, root)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("impact: 3 benchmarks, 3 words")
+    words = pd.read_parquet(root / "data" / "impact" / "words.parquet")
+    assert set(words["scope"]) == {"pooled", "mmlu", "gsm8k", "jnli"}
+    assert set(words["language"]) == {"english", "japanese"}
+    assert words["model"].eq("tiny-random").all()
+    english = words.loc[(words["language"] == "english") & (words["scope"] == "pooled")]
+    assert sorted(english["word"]) == sorted(WORDS)
+    # Pooled over mmlu and gsm8k, example-weighted: n is the sum of the benchmarks' n.
+    per_benchmark = words.loc[words["scope"].isin(["mmlu", "gsm8k"])].groupby("word")["n"].sum()
+    assert english.set_index("word")["n"].to_dict() == per_benchmark.to_dict()
+    assert set(words.loc[words["language"] == "japanese", "source"]) == {"bccwj"}
+    operations = pd.read_parquet(root / "data" / "impact" / "operations.parquet")
+    scripts = pd.read_parquet(root / "data" / "impact" / "scripts.parquet")
+    assert set(operations["operation"]) <= {"replace", "insert", "delete", "mixed"}
+    assert set(scripts["script"]) == {"latin"}
+    for table in (operations, scripts):
+        pooled = table.loc[table["scope"] == "pooled"].groupby("language")["n"].sum()
+        assert pooled.to_dict() == english.groupby("language")["n"].sum().to_dict() | {
+            "japanese": int(words.loc[words["scope"] == "jnli", "n"].sum())
+        }
+    top = pd.read_csv(root / "plots" / "top_words_english.csv")
+    assert len(top) == 2
+    assert top["delta"].is_monotonic_increasing
+    assert {"label", "delta", "ci_low", "ci_high", "p_holm", "p_bh"} <= set(top.columns)
+    assert (root / "plots" / "top_words_japanese.csv").exists()
+
+
+def test_stage_rerun_is_byte_identical(tmp_path):
+    root = _setup(tmp_path, names=("mmlu", "jnli"))
+    assert _invoke(score_main, root).exit_code == 0
+    assert _invoke(impact_main, root).exit_code == 0
+    files = sorted((root / "data" / "impact").glob("*")) + sorted(
+        (root / "plots").glob("top_words_*.csv")
+    )
+    before = {p: p.read_bytes() for p in files}
+    assert _invoke(impact_main, root).exit_code == 0
+    assert {p: p.read_bytes() for p in files} == before
+
+
+def test_missing_perturbed_file_and_bad_language_are_input_errors(tmp_path):
+    root = _setup(tmp_path, names=("mmlu",))
+    assert _invoke(score_main, root).exit_code == 0
+    path = root / "data" / "perturbed" / "mmlu.parquet"
+    frame = pd.read_parquet(path)
+    frame.assign(language="klingon").to_parquet(path)
+    result = _invoke(impact_main, root)
+    assert result.exit_code == 2
+    assert "mmlu.parquet: column 'language'" in result.output and "klingon" in result.output
+    path.unlink()
+    result = _invoke(impact_main, root)
+    assert result.exit_code == 2
+    assert "perturbed/mmlu.parquet: missing" in result.output
+    assert not (root / "data" / "impact" / "words.parquet").exists()
+
+
+def test_help_names_the_stage():
+    result = CliRunner().invoke(impact_main, ["--help"])
+    assert result.exit_code == 0
+    assert "accuracy" in result.output
+
+
+@pytest.mark.e2e
+def test_dvc_repro_impact_and_forest_plot_render(project):
+    root = project.root
+    for stale in (root / "plots").glob("*"):
+        stale.unlink()
+    _setup(root, names=("mmlu", "jnli"))
+    project.dvc("repro", "--single-item", "score")
+    project.dvc("repro", "--single-item", "impact")
+    assert "impact" in (root / "dvc.lock").read_text()
+    shown = json.loads(project.dvc("plots", "show", "--json").stdout)["data"]
+    plot = shown["top_words_english"][0]
+    spec = plot["content"]
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == ["rule", "point"]
+    assert spec["layer"][0]["encoding"]["x2"] == {"field": "ci_high"}
+    values = spec["data"]["values"]
+    assert len(values) == 2 and {"delta", "ci_low", "ci_high", "label"} <= set(values[0])
+    assert "word_accuracy_drop" not in shown
+    # A second run with nothing changed is a no-op for DVC.
+    assert "didn't change" in project.dvc("repro", "--single-item", "impact").stdout
