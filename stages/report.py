@@ -144,7 +144,7 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
     if (raw := get(rejected, "written by `dvc repro agreement`")) is not None:
         data.rejected = _parse_jsonl(rejected, raw)
     for kind in ("words", "operations", "scripts"):
-        path = str(rel.impact_table(kind))
+        path = str(rel.impact(kind))
         if (raw := get(path, "the per-word impact tables (issue 14)")) is not None:
             setattr(data, kind, _parse_parquet(path, raw))
     scored_dir = str(rel.scored("_").parent)

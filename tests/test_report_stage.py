@@ -40,7 +40,7 @@ def lay_out(root: Path, *, words: bool = True, params: bool = True) -> ProjectPa
     atomic.write_jsonl(paths.rejected, [{"id": "sample_008", "reasons": ["span 2 > 1"]}])
     atomic.write_parquet(paths.scored("jnli"), scored_frame())
     if words:
-        atomic.write_parquet(paths.impact_table("words"), words_frame())
+        atomic.write_parquet(paths.impact("words"), words_frame())
     return paths
 
 
@@ -115,7 +115,7 @@ def two_revisions(tmp_path) -> Path:
     atomic.write_json(root / "metrics" / "robustness.json", changed)
     words = words_frame()
     words.loc[words["word"] == "and", "delta"] = -0.35
-    atomic.write_parquet(ProjectPaths(root).impact_table("words"), words)
+    atomic.write_parquet(ProjectPaths(root).impact("words"), words)
     return root
 
 
