@@ -73,7 +73,7 @@ def revision_reader(root: Path, rev: str) -> tuple[Reader, Lister]:
             with fs.open(rel, "rb") as handle:
                 return handle.read()
         except Exception as exc:  # absent at this revision, or data not fetched
-            log.info("%s@%s not available: %s", rel, rev, exc)
+            log.debug("%s@%s not available: %s", rel, rev, exc)
             return None
 
     def ls(rel: str, pattern: str) -> list[str]:
