@@ -8,6 +8,9 @@ waitress on 127.0.0.1), signs in as the admin and times page loads over HTTP:
   per-item disagreement are computed; before the cache, every load cost this);
 - warm: later loads while the ratings are unchanged (served from the cache keyed by the
   ratings' version);
+- after an edit: the first load after a rating changed (the admin page serves the previous
+  statistics at once and refreshes them in the background; the adjudication queue recomputes
+  the per-item disagreement, which is cheap);
 - the same for the adjudication queue.
 
     python benchmarks/annotation_admin.py [--items 500] [--annotators 4] [--loads 20]
@@ -94,6 +97,7 @@ def main(items: int, annotators: int, loads: int, seed: int) -> None:
             rater.login()
             click.echo(f"{n} ratings ({items} items x {annotators} annotators)")
             for path in ("/admin", "/adjudicate"):
+                time.sleep(3)  # let background refreshes of the previous page finish
                 cold = timed(lead, path)
                 warm = sorted(timed(lead, path) for _ in range(loads))
                 # One edited rating invalidates the cache: the next load is cold again.

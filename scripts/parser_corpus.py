@@ -105,6 +105,12 @@ def _gsm8k(rng: random.Random) -> Iterator[tuple[str, str, str | None]]:
             f"{steps} Altogether that makes {n}.\n{_next_question(rng)}",
             str(n),
         )
+        yield "gsm8k_boxed", rng.choice([
+            f"{steps}\nTherefore, the final answer is $\\boxed{{{n}}}$.",
+            f"{steps}\nFinal Answer: The final answer is ${n}$. I hope it is correct.",
+        ]), str(n)  # fmt: skip
+        check = f"Check: {n} - 4 = {n - 4}, and {n - 4} + 4 = {n}. Correct."
+        yield "gsm8k_answer_then_check", f"The answer is {n}.\n{check}", str(n)
         yield (
             "gsm8k_japanese",
             f"{rng.choice(NAMES)}さんは合計で計算します。答えは{n}個です。",
@@ -157,6 +163,11 @@ def _mc_forms(rng: random.Random, labels: list[str]) -> Iterator[tuple[str, str,
             ]),
             x,
         )  # fmt: skip
+        yield (
+            "mc_answer_then_explanation",
+            f"Answer: {x}\n\nExplanation: {y} or {z} might look right, but {reason}.",
+            x,
+        )
         yield "mc_cot_fallback", f"Looking at the options, {y} is too broad and {z} is unrelated; ({x}) fits because {reason}.", x  # fmt: skip
 
 

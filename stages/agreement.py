@@ -4,7 +4,9 @@ Reads ``data/raw/annotations/*.jsonl`` (human annotators), and where present
 ``data/annotations/judge.jsonl`` and ``data/annotations/markers.jsonl``; validates them against the
 task set; writes ``data/annotations/consensus.jsonl``, ``data/annotations/quality_reports/
 {kappa_report,outlier_report}.json``, ``data/annotations/rejected/low_agreement.jsonl``,
-``metrics/agreement.json`` and ``plots/agreement.csv``.
+``metrics/agreement.json`` and ``plots/agreement.csv``; the A.7 quality gate's verdict
+(``quality_reports/gate.json``, summarised under ``gate`` in the metrics) and agreement over time
+(``quality_reports/agreement_over_time.csv``, ``plots/agreement_weekly.csv``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import click
 
 from evalpipe import atomic
 from evalpipe.annotation.report import QualitySettings, run_quality
-from evalpipe.annotation.schema import read_annotations, read_tasks, sample_tasks_path
+from evalpipe.annotation.schema import AXES, read_annotations, read_tasks, sample_tasks_path
 from evalpipe.errors import InputError
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
@@ -84,16 +86,22 @@ def main(
     atomic.write_json(PATHS.quality_reports / "outlier_report.json", result.outlier_report)
     atomic.write_json(PATHS.metrics / "agreement.json", result.metrics)
     atomic.write_csv(PATHS.plots / "agreement.csv", result.plot)
+    atomic.write_json(PATHS.quality_reports / "gate.json", result.gate)
+    atomic.write_csv(PATHS.quality_reports / "agreement_over_time.csv", result.over_time)
+    atomic.write_csv(PATHS.plots / "agreement_weekly.csv", result.weekly_plot)
 
     kappas = ", ".join(
-        f"{axis} {v['kappa']:.2f}" if v["kappa"] is not None else f"{axis} n/a"
-        for axis, v in result.metrics.items()
-        if isinstance(v, dict)
+        f"{axis} {result.metrics[axis]['kappa']:.2f}"
+        if result.metrics[axis]["kappa"] is not None
+        else f"{axis} n/a"
+        for axis in AXES
     )
     click.echo(
         f"agreement: {len(batches)} batches, {result.metrics['annotators']} annotators, "
         f"{result.metrics['consensus_items']} consensus / {result.metrics['rejected_items']} "
-        f"rejected items; kappa {kappas} -> {PATHS.consensus}"
+        f"rejected items; kappa {kappas}; quality gate {result.gate['status']} "
+        f"({result.gate['n_failures']} failure(s): python -m stages.annotation check) "
+        f"-> {PATHS.consensus}"
     )
 
 

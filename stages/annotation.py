@@ -1,17 +1,20 @@
-"""The annotation spec's command-line tools (seed 001, A.6): ``kappa`` and ``merge``.
+"""The annotation spec's command-line tools (seed 001, A.6/A.7): ``kappa``, ``merge``, ``check``.
 
     python -m stages.annotation kappa --input data/raw/annotations/batch_001.jsonl \\
         --output data/annotations/quality_reports/kappa_report.json
     python -m stages.annotation merge --input data/raw/annotations/*.jsonl \\
         --method weighted_average --min_kappa 0.60 --output data/annotations/consensus.jsonl
+    python -m stages.annotation check          # the A.7 quality gate; exit 1 lists failures
 
 ``--input`` may be repeated, may be a quoted glob, and may be followed by more files (what an
-unquoted shell glob expands to). Only human annotators are used (ids not ``llm:*``/``markers``).
+unquoted shell glob expands to). Only human annotators are used (ids not ``llm:*``/``markers``);
+``merge`` also applies adjudications (``adjudicated:<name>``), which win over the merge.
 """
 
 from __future__ import annotations
 
 import glob
+import sys
 from pathlib import Path
 
 import click
@@ -23,9 +26,23 @@ from evalpipe.annotation.agreement import (
     annotator_kappas,
 )
 from evalpipe.annotation.consensus import METHODS, build_consensus
-from evalpipe.annotation.schema import Annotation, is_human, read_annotations, to_long_frame
+from evalpipe.annotation.report import QualitySettings, run_quality
+from evalpipe.annotation.schema import (
+    Annotation,
+    annotator_kind,
+    collect_annotations,
+    is_human,
+    read_annotations,
+    read_tasks,
+    sample_tasks_path,
+    to_long_frame,
+)
 from evalpipe.errors import InputError
-from stages._common import fail_cleanly
+from evalpipe.params import load_params, section
+from evalpipe.paths import ProjectPaths
+from stages._common import fail_cleanly, params_option
+
+PATHS = ProjectPaths()
 
 
 def _expand(inputs: tuple[str, ...], extra: tuple[str, ...]) -> list[Path]:
@@ -40,9 +57,11 @@ def _expand(inputs: tuple[str, ...], extra: tuple[str, ...]) -> list[Path]:
     return list(dict.fromkeys(paths))
 
 
-def _humans(paths: list[Path]) -> list[Annotation]:
-    annotations = [a for a in read_annotations(paths) if is_human(a.annotator_id)]
-    if not annotations:
+def _humans(paths: list[Path], *, adjudications: bool = False) -> list[Annotation]:
+    """Human annotations of ``paths`` (and adjudications ``adjudicated:<name>`` if asked)."""
+    kinds = {"human", "adjudicated"} if adjudications else {"human"}
+    annotations = [a for a in read_annotations(paths) if annotator_kind(a.annotator_id) in kinds]
+    if not any(is_human(a.annotator_id) for a in annotations):
         raise InputError(f"{', '.join(map(str, paths))}: no human annotations")
     return annotations
 
@@ -69,7 +88,7 @@ input_option = click.option(
 
 @click.group()
 def cli() -> None:
-    """Annotation agreement and consensus tools (the annotation spec's A.6 commands)."""
+    """Annotation agreement, consensus and quality-gate tools (the spec's A.6/A.7 commands)."""
 
 
 @cli.command()
@@ -172,14 +191,15 @@ def merge(
 ) -> None:
     """Merge several annotators into one consensus annotation per item -> JSONL."""
     paths = _expand(inputs, extra)
-    humans = _humans(paths)
+    rated = _humans(paths, adjudications=True)
+    humans = [a for a in rated if is_human(a.annotator_id)]
     kappas = annotator_kappas(to_long_frame(humans), min_pair_overlap=min_pair_overlap)
     judged = {a: k["overall"] for a, k in kappas.items() if k["overall"] is not None}
     low = sorted(a for a, k in judged.items() if k < min_kappa)
     # Only annotators with enough shared items are judged; with two, blame cannot be assigned.
     excluded = low if len(judged) >= 3 and len(kappas) - len(low) >= 2 else []
     consensus, rejects = build_consensus(
-        humans,
+        rated,
         method=method,
         min_confidence=min_confidence,
         max_item_range=max_item_range,
@@ -193,6 +213,72 @@ def merge(
         f"merge: {len(paths)} file(s), {len(consensus)} consensus items, "
         f"{len(rejects)} rejected ({method}){left_out} -> {output}"
     )
+
+
+@cli.command()
+@input_option
+@click.argument("extra", nargs=-1, type=click.Path())
+@click.option(
+    "--tasks",
+    "tasks_path",
+    default=str(PATHS.annotation_tasks),
+    show_default=True,
+    help="Task set every item of which needs ratings. If this default is missing, the bundled "
+    "sample tasks are used.",
+)
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write the verdict (status, checks, failures) as JSON here.",
+)
+@params_option
+@fail_cleanly
+def check(
+    inputs: tuple[str, ...],
+    extra: tuple[str, ...],
+    tasks_path: str,
+    output: str | None,
+    params_path: str,
+) -> None:
+    """Quality gate (spec A.7): list every failure and exit 1 if there is one.
+
+    Checks the batches (default: data/raw/annotations/*.jsonl) for required fields, value ranges,
+    weighted kappa >= min_kappa per axis, completeness (every task has `overlap` human ratings),
+    consistency flags <= max_consistency_rate, and annotator outliers, with the thresholds of
+    params.yaml's `annotation` section. Exit 0: passed; 1: failed; 2: unusable input.
+    """
+    params = load_params(params_path)
+    settings = QualitySettings.from_params(
+        section(params, "annotation"), seed=params.get("seed", 0)
+    )
+    if not inputs and not extra:
+        inputs = (str(PATHS.raw_annotations / "*.jsonl"),)
+    paths = _expand(inputs, extra)
+    tasks_file = Path(tasks_path)
+    task_label = str(tasks_file)
+    if not tasks_file.exists():
+        if tasks_path != str(PATHS.annotation_tasks):
+            raise InputError(f"{tasks_file}: task file not found")
+        tasks_file, task_label = sample_tasks_path(), "the bundled sample tasks"
+    tasks = read_tasks(tasks_file)
+    annotations, problems = collect_annotations(paths, task_ids=[t.id for t in tasks])
+    result = run_quality(annotations, tasks, settings, validation_problems=problems)
+    gate = result.gate
+    if output:
+        atomic.write_json(output, gate)
+    for failure in gate["failures"]:
+        click.echo(f"FAIL [{failure['check']}] {failure['message']}")
+    summary = ", ".join(
+        f"{name} {'ok' if c['passed'] else 'FAIL'}" for name, c in gate["checks"].items()
+    )
+    click.echo(
+        f"check: {len(paths)} file(s), {len(annotations)} valid annotation(s), "
+        f"{len(tasks)} task(s) ({task_label}): {gate['status'].upper()} "
+        f"with {gate['n_failures']} failure(s) [{summary}]"
+    )
+    if gate["status"] != "pass":
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import pandas as pd
 
 from evalpipe import atomic
 from evalpipe.benchmarks import build_prompts, get_spec
+from evalpipe.benchmarks.loading import recorded_metadata
 from evalpipe.errors import InputError
 from evalpipe.inference import TINY_RANDOM_NOTE, make_engine
 from evalpipe.inference.generate import (
@@ -87,6 +88,14 @@ def main(names: tuple[str, ...], progress: bool, params_path: str) -> None:
             if style == "few_shot"
             else None
         )
+        if fewshot is not None and fewshot.empty and n_shots:
+            missing = recorded_metadata(fewshot_path).get("fewshot_missing")
+            click.echo(
+                f"generate: {name}: the few-shot pool is empty"
+                + (f" (missing: {', '.join(missing)})" if missing else "")
+                + "; few_shot prompts have no demonstrations",
+                err=True,
+            )
         prompts = build_prompts(spec, rows, fewshot, style=style, n_shots=n_shots)
         budget = answer_budget(spec.max_tokens(style), style=style, cap=cap)
         requests = make_requests(

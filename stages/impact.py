@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 import pandas as pd
+import pyarrow.parquet as pq
 
 from evalpipe import atomic
 from evalpipe.errors import InputError
@@ -16,12 +17,22 @@ from evalpipe.words import LANGUAGES
 from stages._common import fail_cleanly, params_option
 
 PERTURBED_COLUMNS = ["benchmark", "example_id", "word_rank", "language", "perturbations"]
+# What the impact tables use of a scored file (prompts and outputs are most of its bytes).
+SCORED_COLUMNS = ["benchmark", "example_id", "variant", "word_rank", "correct", "model",
+                  "occurrences", "perturbed_occurrences", "parse_status"]  # fmt: skip
 
 
-def read_parquet(path: Path, columns: list[str] | None = None) -> pd.DataFrame:
+def read_parquet(
+    path: Path, columns: list[str] | None = None, *, optional: bool = False
+) -> pd.DataFrame:
+    """Read ``columns`` of a Parquet file; with ``optional``, only those it has (the library
+    names any required one that is missing)."""
     if not path.exists():
         raise InputError(f"{path}: missing (run `dvc repro` for the stage that writes it)")
     try:
+        if optional and columns is not None:
+            present = set(pq.read_schema(path).names)
+            columns = [c for c in columns if c in present]
         return pd.read_parquet(path, columns=columns)
     except Exception as exc:  # pyarrow raises several types for a damaged file or a missing column
         raise InputError(f"{path}: cannot read Parquet columns {columns or 'all'}: {exc}") from exc
@@ -66,7 +77,7 @@ def main(params_path: str, root: str) -> None:
     scored, perturbed, languages = {}, {}, {}
     for path in files:
         name = path.stem
-        scored[name] = read_parquet(path)
+        scored[name] = read_parquet(path, SCORED_COLUMNS, optional=True)
         pert_path = paths.perturbed(name)
         perturbed[name] = read_parquet(pert_path, PERTURBED_COLUMNS)
         languages[name] = language_of(perturbed[name], path=pert_path)

@@ -132,9 +132,15 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
         METRICS_FILES, ("robustness", "classification", "agreement"), strict=True
     ):
         path = str(rel.metrics / name)
-        raw = get(
-            path, "written by `dvc repro " + ("agreement`" if attr == "agreement" else "score`")
-        )
+        if attr != "agreement" and (details := read(str(rel.scored_details(attr)))) is not None:
+            # metrics/ holds the score stage's headline keys only; McNemar p, per-class figures
+            # and confusion matrices are in its details file.
+            path, raw = str(rel.scored_details(attr)), details
+            hashes[path] = hashlib.md5(raw).hexdigest()[:12]
+        else:
+            raw = get(
+                path, "written by `dvc repro " + ("agreement`" if attr == "agreement" else "score`")
+            )
         if raw is not None:
             setattr(data, attr, _parse_json(path, raw))
     kappa = str(rel.quality_reports / "kappa_report.json")

@@ -1,5 +1,5 @@
-"""Stage score: parse and score every output -> data/scored/, metrics/robustness.json,
-metrics/classification.json and the plot tables in plots/."""
+"""Stage score: parse and score every output -> data/scored/ (rows and every figure),
+headline metrics in metrics/robustness.json and metrics/classification.json, plot tables in plots/."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from evalpipe.benchmarks.spec import get_spec
 from evalpipe.errors import InputError
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
-from evalpipe.scoring.report import ClassificationSetup, build_reports
+from evalpipe.scoring.report import ClassificationSetup, build_reports, truncation_warnings
 from evalpipe.scoring.scorer import error_preview, score_frame
 from stages._common import fail_cleanly, params_option
 
@@ -89,8 +89,10 @@ def main(params_path: str, root: str) -> None:
     for name, frame in scored.items():
         atomic.write_parquet(paths.scored(name), frame)
         atomic.write_jsonl(paths.errors_preview(name), error_preview(frame, limit=20))
-    atomic.write_json(paths.metrics / "robustness.json", reports.robustness)
-    atomic.write_json(paths.metrics / "classification.json", reports.classification)
+    atomic.write_json(paths.scored_details("robustness"), reports.robustness)
+    atomic.write_json(paths.scored_details("classification"), reports.classification)
+    atomic.write_json(paths.metrics / "robustness.json", reports.robustness_metrics)
+    atomic.write_json(paths.metrics / "classification.json", reports.classification_metrics)
     atomic.write_csv(paths.plots / "word_accuracy_drop.csv", reports.word_accuracy_drop)
     atomic.write_csv(paths.plots / "confusion.csv", reports.confusion)
     atomic.write_csv(paths.plots / "accuracy_by_rate.csv", reports.accuracy_by_rate)
@@ -99,6 +101,8 @@ def main(params_path: str, root: str) -> None:
     unparsed = sum(int((f["parse_status"] == "unparsed").sum()) for f in scored.values())
     deltas = [r["delta"] for r in reports.robustness.values() if r.get("delta") is not None]
     mean_delta = f"{sum(deltas) / len(deltas):+.4f}" if deltas else "n/a"
+    for line in truncation_warnings(reports.robustness):
+        click.echo(line, err=True)
     click.echo(
         f"score: {len(scored)} benchmarks, {rows} rows ({unparsed} unparsed) -> "
         f"{paths.scored('*').parent}, metrics/robustness.json (mean delta {mean_delta}), "

@@ -349,7 +349,11 @@ def test_bundled_samples_validate_and_cover_every_task():
     tasks = read_tasks(sample_tasks_path())
     assert len(tasks) == 30
     anns = read_annotations(BATCHES, task_ids=[t.id for t in tasks])
-    assert {a.annotator_id for a in anns} == {"ann_001", "ann_002", "ann_003"}
+    assert {a.annotator_id for a in anns} == {
+        "illustrative_001",
+        "illustrative_002",
+        "illustrative_003",
+    }
     assert {a.id for a in anns} == {t.id for t in tasks}
     languages = {"ja" if any(ord(c) > 0x3000 for c in t.response) else "en" for t in tasks}
     assert languages == {"ja", "en"}
@@ -514,14 +518,18 @@ def test_quality_run_separates_humans_from_judge_and_markers():
     judge = [
         Annotation(a.id, "llm:tiny", a.timestamp, dict(a.annotations), dict(a.confidence))
         for a in humans
-        if a.annotator_id == "ann_001"
+        if a.annotator_id == "illustrative_001"
     ]
     markers = [
         Annotation(a.id, "markers", a.timestamp, dict.fromkeys(AXES, 1), dict.fromkeys(AXES, 1.0))
         for a in judge
     ]
     result = run_quality(humans + judge + markers, tasks, QualitySettings(bootstrap_samples=200))
-    assert result.kappa_report["annotators"] == ["ann_001", "ann_002", "ann_003"]
+    assert result.kappa_report["annotators"] == [
+        "illustrative_001",
+        "illustrative_002",
+        "illustrative_003",
+    ]
     assert result.metrics["annotators"] == 3
     assert result.metrics["judge"] == "llm:tiny"
     for axis in AXES:

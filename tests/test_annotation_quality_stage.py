@@ -18,6 +18,9 @@ OUTPUTS = (
     "data/annotations/rejected/low_agreement.jsonl",
     "metrics/agreement.json",
     "plots/agreement.csv",
+    "data/annotations/quality_reports/gate.json",
+    "data/annotations/quality_reports/agreement_over_time.csv",
+    "plots/agreement_weekly.csv",
 )
 
 
@@ -56,6 +59,11 @@ def test_agreement_stage_runs_on_the_bundled_batches_and_reruns_byte_identically
     assert all(json.loads(c)["annotator_id"] == "consensus" for c in consensus)
     header = (project.root / "plots/agreement.csv").read_text().splitlines()[0]
     assert header.startswith("axis,kappa,")
+    assert metrics["gate"]["status"] == "pass"
+    assert metrics["data_notes"]["illustrative_humans"] is True
+    weekly = (project.root / "plots/agreement_weekly.csv").read_text().splitlines()
+    assert weekly[0] == "window_start,n_items,social,avoidant,mechanical,self"
+    assert [w.split(",")[0] for w in weekly[1:]] == ["2025-01-06", "2025-01-13"]
     first = _snapshot(project.root)
     project.run("python", "-m", "stages.agreement")
     assert _snapshot(project.root) == first
@@ -90,7 +98,7 @@ def test_kappa_and_merge_commands_reproduce_the_spec_usage(project):
     )
     assert "2 file(s), 30 items" in kappa.stdout
     report = json.loads((project.root / "out/kappa_report.json").read_text())
-    assert report["annotators"] == ["ann_001", "ann_002"]
+    assert report["annotators"] == ["illustrative_001", "illustrative_002"]
     merge = project.run(
         "bash",
         "-c",
@@ -167,3 +175,58 @@ def test_dvc_repro_agreement_and_metrics_diff_after_a_new_batch(project):
     changes = diff["metrics/agreement.json"]
     assert changes["annotators"] == {"old": 3, "new": 4, "diff": 1}
     assert any(changes[f"{axis}.kappa"]["diff"] != 0 for axis in AXES)
+
+
+def test_a_batch_below_threshold_fails_the_gate_in_metrics_and_check_and_adjudication_merges(
+    project,
+):
+    # A fourth annotator who rates at random on every task drags every axis below 0.60.
+    rows = [
+        json.loads(x)
+        for x in (project.root / "data/raw/annotations/batch_001.jsonl").read_text().splitlines()
+    ]
+    out = []
+    for i, r in enumerate(rows):
+        scores = {a: 1 + (i * 7 + k * 3) % 5 for k, a in enumerate(AXES)}
+        out.append(json.dumps({**r, "annotator_id": "ann_random", "annotations": scores}))
+    for name in ("batch_002.jsonl", "batch_003.jsonl"):
+        (project.root / "data/raw/annotations" / name).unlink()
+    (project.root / "data/raw/annotations/batch_004.jsonl").write_text("\n".join(out) + "\n")
+    project.run("python", "-m", "stages.agreement")
+    metrics = json.loads((project.root / "metrics/agreement.json").read_text())
+    assert metrics["gate"]["status"] == "fail" and metrics["gate"]["kappa"] == "fail"
+    check = project.run("python", "-m", "stages.annotation", "check", check=False)
+    assert check.returncode == 1
+    assert check.stdout.count("FAIL [kappa]") == 4
+    gate = json.loads((project.root / "data/annotations/quality_reports/gate.json").read_text())
+    assert gate["n_failures"] == metrics["gate"]["failures"] >= 4
+
+    # An adjudication of one item: merge takes it, agreement ignores it.
+    adjudicated = {
+        **json.loads(out[0]),
+        "annotator_id": "adjudicated:kim",
+        "annotations": {"social": 2, "avoidant": 2, "mechanical": 2, "self": 2},
+    }
+    (project.root / "data/raw/annotations/adjudicated.jsonl").write_text(
+        json.dumps(adjudicated) + "\n"
+    )
+    project.run(
+        "python",
+        "-m",
+        "stages.annotation",
+        "merge",
+        "--input",
+        "data/raw/annotations/*.jsonl",
+        "--output",
+        "out/consensus.jsonl",
+    )
+    merged = [
+        json.loads(x) for x in (project.root / "out/consensus.jsonl").read_text().splitlines()
+    ]
+    by_id = {m["id"]: m for m in merged}
+    assert by_id[adjudicated["id"]]["adjudicated"] is True
+    assert by_id[adjudicated["id"]]["annotations"] == adjudicated["annotations"]
+    project.run("python", "-m", "stages.agreement")
+    again = json.loads((project.root / "metrics/agreement.json").read_text())
+    assert again["annotators"] == 2 and again["adjudicated_items"] == 1
+    assert all(again[a]["kappa"] == metrics[a]["kappa"] for a in AXES)

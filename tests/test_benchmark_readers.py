@@ -16,9 +16,10 @@ import yaml
 
 from evalpipe import atomic
 from evalpipe.benchmarks import EXAMPLE_COLUMNS, get_spec, load_benchmark, to_arrow
-from evalpipe.benchmarks.loading import dataset_metadata, resolve_source
+from evalpipe.benchmarks.loading import dataset_metadata, recorded_metadata, resolve_source
 from evalpipe.benchmarks.readers import RAW_HUB, READERS, jglue
 from evalpipe.errors import InputError
+from evalpipe.params_schema import validate_params
 from tests.test_benchmarks import _hub_repo
 
 FIXTURES = Path(__file__).parent / "fixtures" / "publisher"
@@ -298,6 +299,26 @@ def test_source_may_be_chosen_per_benchmark() -> None:
         resolve_source({"jnli": "files"}, "gsm8k")
 
 
+@pytest.mark.parametrize(
+    "value", ["files", "hub_raw", {"default": "hub", "jnli": "hub_raw", "gsm8k": "files"}]
+)
+def test_params_accept_the_new_sources(value) -> None:
+    validate_params({"benchmarks": {"source": value}})
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("hubb", r"benchmarks\.source: expected one of sample, hub, files, hub_raw or a mapping"),
+        ({"default": "hub", "jnli": "raw"}, r"benchmarks\.source\.jnli: expected one of sample"),
+        (3, r"benchmarks\.source: expected one of .*got 3"),
+    ],
+)
+def test_params_reject_an_unknown_source_naming_the_key(value, message) -> None:
+    with pytest.raises(InputError, match=message):
+        validate_params({"benchmarks": {"source": value}})
+
+
 def test_mmlu_hub_load_never_builds_the_auxiliary_train_split(tmp_path) -> None:
     mmlu = READERS["mmlu"].read(FIXTURES / "mmlu")
     rows = [{**r, "answer": "ABCD".index(r["answer"])} for r in mmlu.evaluated.rows]
@@ -510,8 +531,59 @@ def test_stage_reads_publisher_files_and_records_the_version(project) -> None:
     assert "few-shot source missing (train-v1.1.json)" in proc.stderr
     meta = pq.read_schema(project.root / "data" / "benchmarks" / "jnli.parquet").metadata
     assert meta[b"evalpipe.dataset_version"].startswith(b"JGLUE v1.1 (")
+    # the generate stage reads this back to say why few_shot prompts have no demonstrations
+    pool = recorded_metadata(project.root / "data" / "benchmarks" / "jnli.fewshot.parquet")
+    assert pool == {
+        "source": "files",
+        "dataset_version": meta[b"evalpipe.dataset_version"].decode(),
+        "fewshot_missing": ["train-v1.1.json"],
+    }
     proc = project.run("python", "-m", "stages.benchmarks", "--name", "jamp")
     assert "5 examples + 3 few-shot" in proc.stdout and not proc.stderr.strip()
     shutil.rmtree(raw / "jnli")
     proc = project.run("python", "-m", "stages.benchmarks", "--name", "jnli", check=False)
     assert proc.returncode == 2 and "jnli: folder not found" in proc.stderr
+
+
+def test_generate_says_why_few_shot_prompts_have_no_demonstrations(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from tests.inference_servers import CannedServer
+    from tests.test_inference_openai import _cfg
+
+    repo = Path(__file__).resolve().parents[1]
+    examples, fewshot = _files("jnli")  # valid only: train-v1.1.json is not in the fixture
+    rows = examples.assign(
+        variant="original",
+        word_rank=0,
+        seed=0,
+        perturbations=[[] for _ in range(len(examples))],
+        occurrences=0,
+        perturbed_occurrences=0,
+    )
+    root = tmp_path / "proj"
+    meta = dataset_metadata(examples)
+    atomic.write_parquet(root / "data" / "perturbed" / "jnli.parquet", rows)
+    atomic.write_parquet(
+        root / "data" / "benchmarks" / "jnli.fewshot.parquet", to_arrow(fewshot), metadata=meta
+    )
+    with CannedServer(tmp_path / "log.jsonl") as server:
+        params = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))
+        params["model"] = _cfg(server.url, name="canned", max_concurrency=1)
+        params["prompt"].update({"style": "few_shot", "n_shots": 3})
+        (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+        proc = subprocess.run(
+            [sys.executable, "-m", "stages.generate", "--no-progress"],
+            cwd=root,
+            env=dict(os.environ, PYTHONPATH=f"{repo / 'src'}{os.pathsep}{repo}"),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "generate: jnli: the few-shot pool is empty (missing: train-v1.1.json); "
+        "few_shot prompts have no demonstrations"
+    ) in proc.stderr

@@ -436,6 +436,11 @@ def test_hedges_and_none_of_the_above_are_unparsed(raw):
     assert result.extra["reason"] in ("hedge", "none_of_the_above")
 
 
+def test_answer_line_then_explanation_mentioning_other_choices_is_the_answer():
+    raw = "Answer: A\n\nExplanation: B or C might look right, but the passage rules them out."
+    assert (mc_letter(raw, **MMLU).prediction, mc_letter(raw, **MMLU).status) == ("A", "strict")
+
+
 def test_a_comma_after_the_answer_is_not_a_hedge():
     assert mc_letter("Answer: b, 第4条", **ABCD_LOWER).prediction == "b"
     assert mc_letter("The answer is (B), not (A) or (C).", **MMLU).prediction == "B"

@@ -12,6 +12,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from evalpipe.scoring.report import CLASSIFICATION_HEADLINE, ROBUSTNESS_HEADLINE
 from stages.score import main as score_main
 from tests.scoring_fixtures import make_outputs
 
@@ -19,10 +20,12 @@ REPO = Path(__file__).resolve().parents[1]
 NAMES = ("mmlu", "jcommonsenseqa", "jnli", "imdb", "gsm8k", "jsquad")
 
 
-def _setup(root: Path, *, p_flip: float = 0.3, strict: bool = True, names=NAMES) -> Path:
+def _setup(
+    root: Path, *, p_flip: float = 0.3, strict: bool = True, names=NAMES, p_correct: float = 0.7
+) -> Path:
     (root / "data" / "outputs").mkdir(parents=True, exist_ok=True)
     for k, name in enumerate(names):
-        make_outputs(name, seed=k, p_flip=p_flip).to_parquet(
+        make_outputs(name, seed=k, p_flip=p_flip, p_correct=p_correct).to_parquet(
             root / "data" / "outputs" / f"{name}.parquet"
         )
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
@@ -30,6 +33,11 @@ def _setup(root: Path, *, p_flip: float = 0.3, strict: bool = True, names=NAMES)
     params["scoring"]["bootstrap_samples"] = 200
     (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     return root
+
+
+def flatten(metrics: dict) -> dict:
+    """``{"mmlu": {"delta": 1}}`` -> ``{"mmlu.delta": 1}``, as `dvc metrics show` names columns."""
+    return {f"{name}.{key}": value for name, keys in metrics.items() for key, value in keys.items()}
 
 
 def _run(root: Path):
@@ -43,8 +51,10 @@ def test_stage_scores_every_row_and_counts_every_unparsed_output(tmp_path):
     result = _run(root)
     assert result.exit_code == 0, result.output
     assert "6 benchmarks" in result.output
-    robustness = json.loads((root / "metrics" / "robustness.json").read_text())
-    classification = json.loads((root / "metrics" / "classification.json").read_text())
+    robustness = json.loads((root / "data" / "scored" / "robustness_details.json").read_text())
+    classification = json.loads(
+        (root / "data" / "scored" / "classification_details.json").read_text()
+    )
     assert sorted(robustness) == sorted(NAMES)
     assert sorted(classification) == ["imdb", "jcommonsenseqa", "jnli", "mmlu"]
     for name in NAMES:
@@ -77,6 +87,66 @@ def test_stage_scores_every_row_and_counts_every_unparsed_output(tmp_path):
     assert rate["n"].sum() == sum(len(make_outputs(n)) for n in NAMES)
 
 
+def test_metrics_files_hold_headline_keys_and_details_hold_the_rest(tmp_path):
+    root = _setup(tmp_path)
+    assert _run(root).exit_code == 0
+    metrics = json.loads((root / "metrics" / "robustness.json").read_text())
+    details = json.loads((root / "data" / "scored" / "robustness_details.json").read_text())
+    for name in NAMES:
+        assert set(metrics[name]) == set(ROBUSTNESS_HEADLINE)
+        assert {key: details[name][key] for key in ROBUSTNESS_HEADLINE} == metrics[name]
+        assert {"flip_c2i", "mcnemar_p", "n_words", "unparsed", "truncated"} <= set(details[name])
+    classification = json.loads((root / "metrics" / "classification.json").read_text())
+    class_details = json.loads(
+        (root / "data" / "scored" / "classification_details.json").read_text()
+    )
+    for name, report in classification.items():
+        assert set(report) == set(CLASSIFICATION_HEADLINE)
+        assert {"per_class", "confusion", "n", "invalid"} <= set(class_details[name])
+    # One row per metrics file, one column per key: this is what `dvc metrics show` prints.
+    assert len(flatten(metrics)) + len(flatten(classification)) == 6 * 11 + 4 * 4
+
+
+def test_strict_accuracy_counts_only_strict_parses(tmp_path):
+    root = _setup(tmp_path, names=("gsm8k",))
+    path = root / "data" / "outputs" / "gsm8k.parquet"
+    frame = pd.read_parquet(path)
+    originals = (frame["variant"] == "original").to_numpy()
+    # The first four originals answer right with an answer statement, the rest right by the
+    # last number only: strict 4 / 12, flexible 12 / 12.
+    cue = [f"Step one. The answer is {a}." for a in frame["answer"]]
+    bare = [f"Step one gives 2, so {a}" for a in frame["answer"]]
+    rank = frame.groupby("variant").cumcount().to_numpy()
+    frame["output"] = [c if (o and r < 4) or not o else b
+                       for c, b, o, r in zip(cue, bare, originals, rank, strict=True)]  # fmt: skip
+    frame.to_parquet(path)
+    assert _run(root).exit_code == 0
+    summary = json.loads((root / "metrics" / "robustness.json").read_text())["gsm8k"]
+    assert summary["accuracy_flexible"] == 1.0
+    assert summary["accuracy_strict"] == round(4 / 12, 4)
+    scored = pd.read_parquet(root / "data" / "scored" / "gsm8k.parquet")
+    assert (scored.loc[originals, "parse_status"] == "strict").sum() == 4
+
+
+def test_truncated_outputs_are_counted_and_warned_about_above_five_percent(tmp_path):
+    root = _setup(tmp_path, names=("gsm8k", "mmlu"))
+    for name, cut in (("gsm8k", 5), ("mmlu", 1)):
+        path = root / "data" / "outputs" / f"{name}.parquet"
+        frame = pd.read_parquet(path)
+        frame.loc[frame.index[:cut], "finish_reason"] = "length"
+        frame.to_parquet(path)
+    result = _run(root)
+    assert result.exit_code == 0, result.output
+    details = json.loads((root / "data" / "scored" / "robustness_details.json").read_text())
+    metrics = json.loads((root / "metrics" / "robustness.json").read_text())
+    rows = len(make_outputs("gsm8k"))
+    assert details["gsm8k"]["truncated"] == 5 and details["mmlu"]["truncated"] == 1
+    assert metrics["gsm8k"]["truncated_rate"] == round(5 / rows, 4)
+    assert 5 / rows > 0.05 > 1 / rows
+    assert "warning: gsm8k: 5 outputs" in result.output
+    assert "warning: mmlu" not in result.output
+
+
 def test_stage_rerun_is_byte_identical(tmp_path):
     root = _setup(tmp_path)
     assert _run(root).exit_code == 0
@@ -91,7 +161,8 @@ def test_stage_rerun_is_byte_identical(tmp_path):
 def test_non_strict_sentiment_reports_an_invalid_class(tmp_path):
     root = _setup(tmp_path, strict=False, names=("imdb",))
     assert _run(root).exit_code == 0
-    report = json.loads((root / "metrics" / "classification.json").read_text())["imdb"]
+    details = root / "data" / "scored" / "classification_details.json"
+    report = json.loads(details.read_text())["imdb"]
     assert "invalid" in report["per_class"]
     assert report["invalid"] == sum(row["invalid"] for row in report["confusion"].values())
 
@@ -138,7 +209,8 @@ def test_metrics_and_plots_diff_across_commits(project):
     project.commit("score a run")
 
     project.git("checkout", "-q", "-b", "more-typos")
-    _setup(root, p_flip=0.8, strict=False, names=("mmlu", "imdb", "jsquad"))
+    # Fewer right originals: the headline classification metrics change too.
+    _setup(root, p_flip=0.8, strict=False, names=("mmlu", "imdb", "jsquad"), p_correct=0.3)
     status = project.dvc("status", "score").stdout
     assert "changed deps" in status or "modified" in status
     project.dvc("repro", "--single-item", "score")
@@ -147,7 +219,7 @@ def test_metrics_and_plots_diff_across_commits(project):
     robustness = diff["metrics/robustness.json"]
     for bench in ("mmlu", "imdb", "jsquad"):
         assert f"{bench}.accuracy_perturbed" in robustness
-        assert f"{bench}.flip_c2i" in robustness or f"{bench}.flip_i2c" in robustness
+        assert f"{bench}.delta" in robustness or f"{bench}.accuracy_flexible" in robustness
     assert any(key.startswith("imdb.") for key in diff["metrics/classification.json"])
     text = project.dvc("metrics", "diff", "main").stdout
     assert "mmlu.accuracy_perturbed" in text
@@ -203,14 +275,16 @@ def test_replace_prob_change_shows_in_metrics_and_plots_diff(project):
     after = json.loads((root / "metrics" / "robustness.json").read_text())
     assert sorted(after) == sorted(before)
     # Every output is counted: the tiny model's unparseable answers included.
-    for name, summary in after.items():
+    details = json.loads((root / "data" / "scored" / "robustness_details.json").read_text())
+    for name, summary in details.items():
         scored = pd.read_parquet(root / "data" / "scored" / f"{name}.parquet")
         assert summary["unparsed"] == int((scored["parse_status"] == "unparsed").sum())
+        assert summary["truncated"] == int((scored["finish_reason"] == "length").sum())
 
     diff = json.loads(project.dvc("metrics", "diff", "main", "--json").stdout)
     changed = diff.get("metrics/robustness.json", {})
     assert changed, diff
-    assert any(key.split(".", 1)[1] in {"n", "n_words", "unparsed"} for key in changed), changed
+    assert any(key.split(".", 1)[1] in {"n", "unparsed_rate"} for key in changed), changed
     plots = json.loads(project.dvc("plots", "diff", "main", "--json").stdout)["data"]
     assert set(plots["accuracy_by_rate"][0]["revisions"]) == {"main", "workspace"}
     rates = {
@@ -222,3 +296,15 @@ def test_replace_prob_change_shows_in_metrics_and_plots_diff(project):
         for rev in ("main", "workspace")
     }
     assert rates["main"] != rates["workspace"]
+
+
+def test_report_stage_reads_every_figure_from_the_details_files(tmp_path):
+    from evalpipe.paths import ProjectPaths
+    from stages.report import load_report_data, workspace_reader
+
+    root = _setup(tmp_path, names=("mmlu", "gsm8k"))
+    assert _run(root).exit_code == 0
+    data = load_report_data(*workspace_reader(root), ProjectPaths(root))
+    assert "confusion" in data.classification["mmlu"]
+    assert {"mcnemar_p", "accuracy_strict", "truncated_rate"} <= set(data.robustness["gsm8k"])
+    assert "data/scored/classification_details.json" in data.provenance["inputs"]

@@ -164,6 +164,36 @@ def test_clustered_bootstrap_is_wider_than_naive_when_occurrences_cluster():
     ) == cluster_bootstrap_ci(per_example, samples=500, level=0.9, seed=4)
 
 
+def test_unclustered_bootstrap_agrees_with_scipy_percentile_bootstrap():
+    from scipy.stats import bootstrap
+
+    rng = np.random.default_rng(8)
+    diff = rng.choice([-1.0, 0.0, 0.0, 0.0, 1.0], size=150, p=[0.3, 0.2, 0.2, 0.2, 0.1])
+    ours = cluster_bootstrap_ci(diff, samples=20000, level=0.95, seed=3)
+    ref = bootstrap(
+        (diff,), np.mean, n_resamples=20000, confidence_level=0.95, method="percentile",
+        random_state=np.random.default_rng(4),
+    ).confidence_interval  # fmt: skip
+    assert ours == pytest.approx((ref.low, ref.high), abs=0.012)
+
+
+def test_clustered_bootstrap_width_matches_the_cluster_robust_standard_error():
+    # Clusters of unequal size with a shared outcome: the bootstrap SD of the row mean should match
+    # the cluster-robust (CR0 / sandwich) standard error sqrt(sum_c (T_c - m n_c)^2) / N.
+    rng = np.random.default_rng(9)
+    sizes = rng.integers(1, 12, size=60)
+    outcome = rng.choice([-1.0, 0.0, 1.0], size=60, p=[0.35, 0.45, 0.2])
+    diff = np.repeat(outcome, sizes)
+    clusters = np.repeat(np.arange(60), sizes)
+    mean = diff.mean()
+    totals = outcome * sizes
+    se = np.sqrt(np.sum((totals - mean * sizes) ** 2)) / diff.size
+    low, high = cluster_bootstrap_ci(diff, clusters=clusters, samples=20000, level=0.95, seed=5)
+    assert (high - low) == pytest.approx(2 * 1.96 * se, rel=0.12)
+    naive_low, naive_high = cluster_bootstrap_ci(diff, samples=20000, level=0.95, seed=5)
+    assert (naive_high - naive_low) < 0.6 * (high - low)
+
+
 def test_stratified_bootstrap_keeps_each_benchmark_weight_fixed():
     # Benchmark a: 10 pairs, all correct -> incorrect; b: 30 pairs, no change. Stratified by
     # benchmark, every resample has 10 a-pairs and 30 b-pairs: delta is exactly -0.25 each time.
@@ -280,13 +310,17 @@ def test_japanese_rows_get_lemma_pos_and_their_language():
     assert scripts["script"].unique().tolist() == ["hiragana"]
 
 
-def test_top_words_csv_keeps_pooled_reliable_words_only():
+def test_top_words_csv_lists_reliable_words_first_and_marks_small_n():
     examples = [(f"e{i}", True, {"the": (i % 2 == 1, 1, REPLACE), "of": (True, 1, REPLACE),
                  **({"and": (False, 1, REPLACE)} if i < 2 else {})}) for i in range(20)]  # fmt: skip
     words, _, _ = _build({"gsm8k": examples}, small_n=5)
     top = top_words(words, language="english", top_n=1)
-    assert top["label"].tolist() == ["the (#1)"]
+    assert top["label"].tolist() == ["the (#1, n=20)"]
     assert top["delta"].tolist() == [-0.5]
+    # "and" (n = 2, delta -1) only fills the list after the reliable words, and says so.
+    top = top_words(words, language="english", top_n=3)
+    assert top["label"].tolist() == ["the (#1, n=20)", "of (#2, n=20)", "and (#3, n=2, small n)"]
+    assert top["small_n"].tolist() == [False, False, True]
     assert top_words(words, language="japanese", top_n=5).empty
 
 
@@ -301,7 +335,7 @@ def test_each_pair_is_attributed_to_one_operation_or_to_mixed():
         ("e3", True, {"the": (True, 1, [("insert", None, "z")])}),
     ]
     _, operations, _ = _build({"gsm8k": examples}, samples=0)
-    pooled = operations.loc[operations["scope"] == POOLED].set_index("operation")
+    pooled = operations.loc[operations["scope"] == POOLED].set_index("op")
     assert sorted(pooled.index) == ["delete", "insert", "mixed", "replace"]
     assert pooled["n"].sum() == 4  # a partition: no pair counted twice
     assert pooled.loc["replace", "delta"] == -1.0
@@ -366,11 +400,30 @@ def test_tables_are_deterministic_and_carry_the_contract_columns():
         "mcnemar_p", "p_holm", "p_bh", "per_occurrence_impact", "small_n",
     }  # fmt: skip
     assert contract <= set(words.columns)
-    assert contract - {"word", "lemma", "pos", "rank", "frequency_score"} | {"operation"} <= set(
+    assert contract - {"word", "lemma", "pos", "rank", "frequency_score"} | {"op"} <= set(
         operations.columns
     )
     assert "script" in scripts.columns
     assert words["model"].notna().all()
+
+
+def test_several_models_get_their_own_rows_and_pairs():
+    a_scored, perturbed = _rows("gsm8k", _no_effect_examples("g", n=8), model="model-a")
+    b_examples = [(f"g{i}", True, {"the": (False, 1, REPLACE)}) for i in range(8)]
+    b_scored, _ = _rows("gsm8k", b_examples, model="model-b")
+    words, operations, _ = build_impact(
+        {"gsm8k": pd.concat([a_scored, b_scored], ignore_index=True)},
+        {"gsm8k": perturbed},
+        WORDS,
+        languages={"gsm8k": "english"},
+        settings=ImpactSettings(samples=0, small_n=0),
+    )
+    pooled = words.loc[words["scope"] == POOLED].set_index("model")
+    assert pooled.loc["model-a", "delta"] == 0.0 and pooled.loc["model-b", "delta"] == -1.0
+    assert pooled["n"].tolist() == [8, 8]
+    assert sorted(operations["model"].unique()) == ["model-a", "model-b"]
+    top = top_words(words, language="english", top_n=5)
+    assert top["label"].tolist() == ["model-a: the (#1, n=8)", "model-b: the (#1, n=8)"]
 
 
 def test_missing_model_column_and_orphans_are_input_errors():

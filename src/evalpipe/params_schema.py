@@ -124,6 +124,13 @@ def _perturb_check(cfg: Mapping[str, Any], source: str) -> None:
     validate_probabilities(cfg, source=source)
 
 
+def _benchmarks_check(cfg: Mapping[str, Any], source: str) -> None:
+    from evalpipe.benchmarks.loading import validate_source  # pandas/pyarrow imports
+
+    if "source" in cfg:
+        validate_source(cfg["source"], where=f"{source}: benchmarks.source")
+
+
 BACKENDS = ("vllm", "openai")
 
 
@@ -172,8 +179,7 @@ SCHEMA = Section(
         ),
         "benchmarks": Section(
             {
-                # sample | hub | files | hub_raw, or {default: ..., <benchmark>: ...}; the
-                # benchmark loader checks the values against its SOURCES
+                # sample | hub | files | hub_raw, or {default: ..., <benchmark>: ...}
                 "source": anything("where benchmark rows come from"),
                 "max_samples": integer("examples per benchmark", minimum=1, nullable=True),
                 # not read by any stage (dvc.yaml vars.suites decides what runs); kept until the
@@ -184,7 +190,8 @@ SCHEMA = Section(
                     each=anything("a local dataset spec, checked by evalpipe.benchmarks"),
                     nullable=True,
                 ),
-            }
+            },
+            check=_benchmarks_check,
         ),
         "perturb": Section(
             {

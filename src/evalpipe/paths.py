@@ -75,6 +75,10 @@ class ProjectPaths:
     def scored(self, name: str) -> Path:
         return self.data / "scored" / f"{name}.parquet"
 
+    def scored_details(self, kind: str) -> Path:
+        """Every per-benchmark figure behind metrics/{kind}.json (a data file, not a metric)."""
+        return self.data / "scored" / f"{kind}_details.json"
+
     def errors_preview(self, name: str) -> Path:
         return self.data / "scored" / "errors" / f"{name}.jsonl"
 

@@ -9,6 +9,12 @@ Methods (``merge_method``):
 
 Ratings with confidence below ``min_confidence`` do not vote, but they still count for the
 item's dispersion: a confident-but-lonely rating must not hide that others disagreed.
+
+Adjudications (records with ``annotator_id`` ``adjudicated:<name>``, exported by the web app's
+adjudicator) come first: an adjudicated item takes the adjudicator's scores on every axis, is
+never rejected (the adjudication is what settles a disagreement), and its consensus line says so
+(``adjudicated: true``, ``adjudicator``, ``source: "adjudicated"`` and ``merged``: what the merge
+alone would have given). When an item was adjudicated more than once, the newest record wins.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from evalpipe.annotation.schema import AXES, CONSENSUS_ID, LABELS, Annotation
+from evalpipe.annotation.schema import AXES, CONSENSUS_ID, LABELS, Annotation, annotator_kind
 from evalpipe.errors import InputError
 
 METHODS = ("weighted_average", "median", "majority")
@@ -116,7 +122,17 @@ def merge_annotations(
     )
 
 
+def _newer(a: Annotation, b: Annotation) -> bool:
+    """Whether ``a`` is the later record (ties: the larger annotator id, for determinism)."""
+    return (datetime.fromisoformat(a.timestamp), a.annotator_id) > (
+        datetime.fromisoformat(b.timestamp),
+        b.annotator_id,
+    )
+
+
 def _dispersion(scores: Sequence[int]) -> dict[str, Any]:
+    if not scores:
+        return {"n": 0, "mean": None, "sd": None, "range": 0, "scores": []}
     mean = sum(scores) / len(scores)
     sd = math.sqrt(sum((s - mean) ** 2 for s in scores) / len(scores))
     return {
@@ -142,7 +158,8 @@ def build_consensus(
     Parameters
     ----------
     annotations:
-        Human ratings (several items, several annotators).
+        Human ratings (several items, several annotators), plus any adjudications
+        (``adjudicated:<name>``), which take precedence.
     method:
         ``weighted_average`` | ``median`` | ``majority``.
     min_confidence:
@@ -158,28 +175,37 @@ def build_consensus(
     -------
     (consensus, rejected)
         Consensus: the spec's annotation format with annotator_id ``consensus`` plus ``method``,
-        ``n_annotators``, ``weighted_mean`` (unrounded confidence-weighted mean per axis) and ``dispersion``
-        per axis. Rejected: ``{id, reasons: [...], ratings: {annotator: {axis: score}}}``.
-        Both sorted by id.
+        ``n_annotators``, ``weighted_mean`` (unrounded confidence-weighted mean per axis),
+        ``dispersion`` per axis, ``adjudicated`` (bool), ``source`` (``"adjudicated"`` or
+        ``"merged"``) and, for adjudicated items, ``adjudicator`` and ``merged`` (the merge's
+        scores, for audit). Rejected: ``{id, reasons: [...], ratings: {annotator: {axis:
+        score}}}``. Both sorted by id.
     """
     if method not in METHODS:
         raise InputError(f"unknown merge method {method!r} (expected one of {', '.join(METHODS)})")
     excluded = set(exclude)
     by_item: dict[str, list[Annotation]] = defaultdict(list)
+    adjudications: dict[str, Annotation] = {}
     for a in annotations:
-        if a.annotator_id not in excluded:
+        if annotator_kind(a.annotator_id) == "adjudicated":
+            prev = adjudications.get(a.id)
+            if prev is None or _newer(a, prev):
+                adjudications[a.id] = a
+        elif a.annotator_id not in excluded:
             by_item[a.id].append(a)
     consensus: list[dict[str, Any]] = []
     rejected: list[dict[str, Any]] = []
-    for item in sorted(by_item):
-        group = sorted(by_item[item], key=lambda a: a.annotator_id)
+    for item in sorted(set(by_item) | set(adjudications)):
+        group = sorted(by_item.get(item, []), key=lambda a: a.annotator_id)
+        adjudication = adjudications.get(item)
         reasons: list[str] = []
         if len(group) < min_annotators:
             reasons.append(f"only {len(group)} annotator(s), need {min_annotators}")
+        stamps = [a.timestamp for a in group] + ([adjudication.timestamp] if adjudication else [])
         record: dict[str, Any] = {
             "id": item,
             "annotator_id": CONSENSUS_ID,
-            "timestamp": _latest(a.timestamp for a in group),
+            "timestamp": _latest(stamps),
             "annotations": {},
             "confidence": {},
             "method": method,
@@ -208,6 +234,16 @@ def build_consensus(
             record["weighted_mean"][axis] = round(
                 sum(x * w for x, w in zip(s, c, strict=True)) / total, 4
             )
+        record["adjudicated"] = adjudication is not None
+        record["source"] = "adjudicated" if adjudication else "merged"
+        if adjudication is not None:
+            # The adjudicator settles the item: their scores replace the merge on every axis,
+            # and the reasons it would have been rejected no longer apply.
+            record["merged"] = dict(record["annotations"])
+            record["annotations"] = {axis: adjudication.annotations[axis] for axis in AXES}
+            record["confidence"] = {axis: adjudication.confidence[axis] for axis in AXES}
+            record["adjudicator"] = adjudication.annotator_id
+            reasons = []
         if reasons:
             rejected.append(
                 {

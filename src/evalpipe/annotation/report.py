@@ -8,13 +8,15 @@ their kappa can be read next to the human-vs-human kappa of the same axis.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from evalpipe.annotation.agreement import agreement_report, annotator_kappas, rater_vs_reference
 from evalpipe.annotation.consensus import build_consensus
+from evalpipe.annotation.gate import quality_gate
+from evalpipe.annotation.monitoring import agreement_over_time
 from evalpipe.annotation.quality import (
     RULES,
     annotator_bias,
@@ -22,7 +24,41 @@ from evalpipe.annotation.quality import (
     consistency_flags,
     item_outliers,
 )
-from evalpipe.annotation.schema import AXES, Annotation, DialoguePair, annotator_kind, to_long_frame
+from evalpipe.annotation.schema import (
+    AXES,
+    Annotation,
+    DialoguePair,
+    annotator_kind,
+    read_tasks,
+    sample_tasks_path,
+    to_long_frame,
+)
+
+ILLUSTRATIVE_PREFIX = "illustrative_"
+"""Annotator ids of the bundled sample batches: ratings written for the project, not a campaign."""
+
+NOTE_ILLUSTRATIVE = (
+    "human ratings include the bundled illustrative batches (annotators illustrative_*): written "
+    "for the project to exercise the pipeline, not collected in an annotation campaign; their "
+    "agreement figures describe those files, not real annotators"
+)
+NOTE_MARKERS_IN_SAMPLE = (
+    "markers_kappa is in-sample on the bundled sample dialogues: the marker rater's phrase "
+    "tables were written against the same dialogues, so it overstates what the markers achieve "
+    "on new text"
+)
+
+
+def _data_notes(
+    humans: Sequence[Annotation], markers: Sequence[Annotation]
+) -> tuple[dict[str, bool], list[str]]:
+    """Flags and sentences saying which figures rest on the bundled, project-written data."""
+    illustrative = any(a.annotator_id.startswith(ILLUSTRATIVE_PREFIX) for a in humans)
+    sample_ids = {t.id for t in read_tasks(sample_tasks_path())}
+    markers_in_sample = any(a.id in sample_ids for a in markers)
+    notes = [NOTE_ILLUSTRATIVE] if illustrative else []
+    notes += [NOTE_MARKERS_IN_SAMPLE] if markers_in_sample else []
+    return {"illustrative_humans": illustrative, "markers_in_sample": markers_in_sample}, notes
 
 
 @dataclass(frozen=True)
@@ -66,6 +102,9 @@ class QualityResult:
     outlier_report: dict[str, Any]
     metrics: dict[str, Any]
     plot: pd.DataFrame
+    gate: dict[str, Any] = field(default_factory=dict)
+    over_time: pd.DataFrame = field(default_factory=pd.DataFrame)
+    weekly_plot: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def _reference_agreement(
@@ -88,8 +127,11 @@ def run_quality(
     annotations: Sequence[Annotation],
     tasks: Sequence[DialoguePair],
     settings: QualitySettings,
+    *,
+    validation_problems: Sequence[str] = (),
 ) -> QualityResult:
-    """Agreement, consensus, outliers and consistency for a set of annotations.
+    """Agreement, consensus, outliers, consistency and the A.7 quality gate for a set of
+    annotations.
 
     Parameters
     ----------
@@ -99,6 +141,8 @@ def run_quality(
         The task set (for completeness and text-based consistency rules).
     settings:
         Thresholds and methods.
+    validation_problems:
+        Problems found while reading the batches (the gate lists them as format/range failures).
 
     Returns
     -------
@@ -108,6 +152,8 @@ def run_quality(
     humans = [a for a in annotations if annotator_kind(a.annotator_id) == "human"]
     judges = [a for a in annotations if annotator_kind(a.annotator_id) == "judge"]
     markers = [a for a in annotations if annotator_kind(a.annotator_id) == "markers"]
+    # Adjudications settle the consensus but are not independent ratings: never in agreement.
+    adjudications = [a for a in annotations if annotator_kind(a.annotator_id) == "adjudicated"]
     long = to_long_frame(humans)
     report = agreement_report(
         long,
@@ -136,7 +182,7 @@ def run_quality(
     # Dropping a low-agreement annotator only helps while enough others remain to form a consensus.
     excluded = low if n_humans - len(low) >= settings.min_annotators else []
     consensus, rejected = build_consensus(
-        humans,
+        humans + adjudications,
         method=settings.merge_method,
         min_confidence=settings.min_confidence,
         max_item_range=settings.max_item_range,
@@ -193,6 +239,7 @@ def run_quality(
         "annotators": n_humans,
         "consensus_items": len(consensus),
         "rejected_items": len(rejected),
+        "adjudicated_items": sum(c["adjudicated"] for c in consensus),
     }
     plot_rows = []
     for axis in AXES:
@@ -222,6 +269,37 @@ def run_quality(
         )
     if judge_id:
         metrics["judge"] = judge_id
+    flags, notes = _data_notes(humans, markers)
+    metrics["data_notes"] = flags
+    report["data_notes"] = notes
+    gate = quality_gate(
+        validation_problems=validation_problems,
+        humans=humans,
+        tasks=tasks,
+        kappa_report=report,
+        outlier_report=outlier_report,
+        min_kappa=settings.min_kappa,
+        overlap=settings.overlap,
+        max_consistency_rate=settings.max_consistency_rate,
+    )
+    metrics["gate"] = {
+        "status": gate["status"],
+        "failures": gate["n_failures"],
+        **{check: "pass" if c["passed"] else "fail" for check, c in gate["checks"].items()},
+    }
+    over_time, weekly_plot = agreement_over_time(
+        humans,
+        window_days=settings.monitor_window_days,
+        min_pair_overlap=settings.min_pair_overlap,
+    )
     return QualityResult(
-        consensus, rejected, report, outlier_report, metrics, pd.DataFrame(plot_rows)
+        consensus,
+        rejected,
+        report,
+        outlier_report,
+        metrics,
+        pd.DataFrame(plot_rows),
+        gate,
+        over_time,
+        weekly_plot,
     )

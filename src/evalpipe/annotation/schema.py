@@ -334,6 +334,24 @@ def read_annotations(
         or not integers, confidences outside 0-1, unknown axes, bad timestamps, duplicate
         (id, annotator_id) across all files, ids absent from the task set.
     """
+    out, problems = collect_annotations(paths, task_ids=task_ids)
+    _raise(problems, "annotation batches")
+    return out
+
+
+def collect_annotations(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    task_ids: Iterable[str] | None = None,
+) -> tuple[list[Annotation], list[str]]:
+    """Like :func:`read_annotations`, but return the valid records and the problems instead of
+    raising, so a quality gate can list format errors next to its other findings.
+
+    Returns
+    -------
+    (annotations, problems)
+        The records that passed, in file order; one ``file:line: ...`` message per problem.
+    """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     known = set(task_ids) if task_ids is not None else None
@@ -359,8 +377,7 @@ def read_annotations(
                 problems.append(f'{loc}: field "id": {obj["id"]!r} is not in the task set')
                 continue
             out.append(annotation_from_dict(obj))
-    _raise(problems, "annotation batches")
-    return out
+    return out, problems
 
 
 def to_long_frame(annotations: Iterable[Annotation]) -> pd.DataFrame:

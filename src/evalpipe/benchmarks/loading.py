@@ -366,6 +366,50 @@ def _as_list(value: Any) -> list[str] | None:
     return None if value is None else [str(v) for v in value]
 
 
+def validate_source(source: Any, *, where: str = "params.yaml: benchmarks.source") -> None:
+    """Check a ``benchmarks.source`` value: one of ``SOURCES``, or a mapping of benchmark names
+    (and ``default``) to one of them.
+
+    Raises
+    ------
+    InputError
+        Naming ``where``, the offending entry and the accepted values.
+    """
+    entries = source.items() if isinstance(source, Mapping) else [(None, source)]
+    for key, value in entries:
+        if not isinstance(value, str) or value not in SOURCES:
+            at = f"{where}.{key}" if key is not None else where
+            raise InputError(
+                f"{at}: expected one of {', '.join(SOURCES)}"
+                + ("" if key is not None else " or a mapping {default: ..., <benchmark>: ...}")
+                + f", got {value!r}"
+            )
+
+
+def recorded_metadata(path: str | Path) -> dict[str, Any]:
+    """What ``dataset_metadata`` recorded in a benchmark Parquet file (empty when nothing was).
+
+    Parameters
+    ----------
+    path : ``data/benchmarks/{name}.parquet`` or its ``.fewshot.parquet``.
+
+    Returns
+    -------
+    dict
+        ``{"source", "dataset_version", "fewshot_missing": list}`` as far as recorded.
+    """
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(path).metadata or {}
+    out: dict[str, Any] = {}
+    for key in ("source", "dataset_version", "fewshot_missing"):
+        raw = meta.get(f"evalpipe.{key}".encode())
+        if raw is not None:
+            text = raw.decode("utf-8")
+            out[key] = json.loads(text) if key == "fewshot_missing" else text
+    return out
+
+
 def resolve_source(source: str | Mapping[str, str], name: str) -> str:
     """The source of benchmark ``name``: ``source`` itself, or from a per-benchmark mapping.
 

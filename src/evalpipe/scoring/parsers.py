@@ -84,10 +84,10 @@ _MC_CUE = re.compile(
 _MC_LEAD = r"^[\s*_\"'「『(\[【]*"
 _MC_AFTER_LEAD = r"\s*(?=\.(?![0-9])|[)\]】」』:,、。]|\s*$|\s*\n)"
 # An English article or pronoun that happens to equal a choice letter ("A cat", "I think"): a
-# single letter followed by a word, unless the word is one that follows a committed answer
-# ("B because ...", "A is correct").
+# single letter followed by a word on the same line, unless the word is one that follows a
+# committed answer ("B because ...", "A is correct"). "Answer: A\n\nExplanation" is choice A.
 _ARTICLE = re.compile(
-    r"\s+(?!(?:because|since|as|is|was|for|given|due|which|and|or|seems|looks|fits)\b)[A-Za-z]",
+    r"[ \t]+(?!(?:because|since|as|is|was|for|given|due|which|and|or|seems|looks|fits)\b)[A-Za-z]",
     re.IGNORECASE,
 )
 # A committed answer that names no option.

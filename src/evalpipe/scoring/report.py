@@ -14,6 +14,16 @@ from evalpipe.scoring.robustness import accuracy_by_rate, benchmark_summary, wor
 from evalpipe.scoring.scorer import ORIGINAL
 
 DECIMALS = 4
+# metrics/*.json keep only what a reader compares across commits, so that `dvc metrics show` and
+# `dvc metrics diff` stay readable; every figure is in the details files under data/scored/.
+ROBUSTNESS_HEADLINE = (
+    "n", "accuracy_original", "accuracy_perturbed", "delta", "ci_low", "ci_high", "pdr",
+    "accuracy_strict", "accuracy_flexible", "unparsed_rate", "truncated_rate",
+)  # fmt: skip
+CLASSIFICATION_HEADLINE = ("accuracy", "precision_macro", "recall_macro", "f1_macro")
+# Above this share of outputs cut at the generation budget, the stage warns: the scores then
+# measure the budget as much as the model.
+TRUNCATION_WARN_RATE = 0.05
 
 WORD_COLUMNS = [
     "label", "benchmark", "word", "word_rank", "n", "accuracy_original", "accuracy_perturbed",
@@ -35,10 +45,16 @@ class ClassificationSetup:
 
 @dataclass(frozen=True)
 class Reports:
-    """Everything the score stage writes besides the scored frames."""
+    """Everything the score stage writes besides the scored frames.
+
+    ``robustness`` / ``classification`` hold every figure per benchmark (the details files);
+    ``robustness_metrics`` / ``classification_metrics`` their headline keys (the metrics files).
+    """
 
     robustness: dict[str, Any]
     classification: dict[str, Any]
+    robustness_metrics: dict[str, Any]
+    classification_metrics: dict[str, Any]
     word_accuracy_drop: pd.DataFrame
     confusion: pd.DataFrame
     accuracy_by_rate: pd.DataFrame
@@ -64,6 +80,68 @@ def rounded(value: Any, decimals: int = DECIMALS) -> Any:
         result = round(value, decimals)
         return 0.0 if result == 0 else result  # no "-0.0" in diffs
     return value
+
+
+def answer_summary(scored: pd.DataFrame) -> dict[str, Any]:
+    """How much of a benchmark's score is read from explicit answers, and how many outputs hit
+    the generation budget.
+
+    lm-evaluation-harness reports a strict-match and a flexible-extract score side by side; here
+    ``accuracy_strict`` counts an original answer as correct only when its parse status is
+    ``strict`` (an answer statement, ``#### N``, the bare label, a JSON label), while
+    ``accuracy_flexible`` also credits fallback extractions (it equals ``accuracy_base``). The gap
+    is the part of the score that comes from fallbacks.
+
+    Parameters
+    ----------
+    scored : one benchmark's scored frame (``variant, correct, parse_status``; ``finish_reason``
+        when the outputs carry it).
+
+    Returns
+    -------
+    dict
+        ``accuracy_strict``, ``accuracy_flexible`` (original rows; None without any),
+        ``truncated`` (outputs, original and perturbed, with ``finish_reason == "length"``) and
+        ``truncated_rate`` (None when the frame has no ``finish_reason`` column or no rows).
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"variant": ["original"] * 2, "correct": [True, True],
+    ...                       "parse_status": ["strict", "fallback"],
+    ...                       "finish_reason": ["stop", "length"]})
+    >>> answer_summary(frame)
+    {'accuracy_strict': 0.5, 'accuracy_flexible': 1.0, 'truncated': 1, 'truncated_rate': 0.5}
+    """
+    originals = scored.loc[scored["variant"] == ORIGINAL]
+    correct = originals["correct"].astype(bool)
+    strict = correct & (originals["parse_status"] == "strict")
+    has_reason = "finish_reason" in scored.columns
+    truncated = int((scored["finish_reason"] == "length").sum()) if has_reason else None
+    return {
+        "accuracy_strict": float(strict.mean()) if len(originals) else None,
+        "accuracy_flexible": float(correct.mean()) if len(originals) else None,
+        "truncated": truncated,
+        "truncated_rate": truncated / len(scored) if has_reason and len(scored) else None,
+    }
+
+
+def truncation_warnings(
+    robustness: Mapping[str, Mapping[str, Any]], *, threshold: float = TRUNCATION_WARN_RATE
+) -> list[str]:
+    """One warning line per benchmark whose ``truncated_rate`` is above ``threshold``.
+
+    >>> truncation_warnings({"gsm8k": {"truncated": 30, "truncated_rate": 0.3}})
+    ['warning: gsm8k: 30 outputs (30.0%) stopped at the generation budget (finish_reason=length)']
+    """
+    lines = []
+    for name in sorted(robustness):
+        rate = robustness[name].get("truncated_rate")
+        if rate is not None and rate > threshold:
+            lines.append(
+                f"warning: {name}: {robustness[name].get('truncated')} outputs ({rate:.1%}) "
+                "stopped at the generation budget (finish_reason=length)"
+            )
+    return lines
 
 
 def _round_frame(frame: pd.DataFrame) -> pd.DataFrame:
@@ -94,7 +172,11 @@ def build_reports(
     Returns
     -------
     Reports
-        ``robustness`` / ``classification``: per benchmark, rounded to 4 decimals;
+        ``robustness`` / ``classification``: per benchmark, rounded to 4 decimals, every figure
+        (:func:`~evalpipe.scoring.robustness.benchmark_summary` plus :func:`answer_summary`;
+        :func:`~evalpipe.scoring.metrics.classification_report` plus ``unparsed``);
+        ``robustness_metrics`` / ``classification_metrics``: the same restricted to
+        :data:`ROBUSTNESS_HEADLINE` / :data:`CLASSIFICATION_HEADLINE`;
         ``word_accuracy_drop``: one row per (benchmark, word) with a ``label`` "benchmark: word";
         ``confusion``: one row per original row of a classification benchmark (``benchmark,
         example_id, actual, predicted``, labels prefixed with the benchmark so that label spaces
@@ -107,11 +189,10 @@ def build_reports(
         frame = scored[name]
         source = f"data/scored/{name}.parquet"
         table = word_table(frame, seed=seed, samples=samples, level=level, source=source)
-        robustness[name] = rounded(
-            benchmark_summary(
-                frame, seed=seed, samples=samples, level=level, words=table, source=source
-            )
+        summary = benchmark_summary(
+            frame, seed=seed, samples=samples, level=level, words=table, source=source
         )
+        robustness[name] = rounded({**summary, **answer_summary(frame)})
         if len(table):
             words.append(table.assign(label=name + ": " + table["word"]))
         frames.append(frame)
@@ -160,6 +241,14 @@ def build_reports(
     return Reports(
         robustness=robustness,
         classification=class_metrics,
+        robustness_metrics={
+            name: {key: summary.get(key) for key in ROBUSTNESS_HEADLINE}
+            for name, summary in robustness.items()
+        },
+        classification_metrics={
+            name: {key: report.get(key) for key in CLASSIFICATION_HEADLINE}
+            for name, report in class_metrics.items()
+        },
         word_accuracy_drop=_round_frame(word_frame),
         confusion=confusion_frame,
         accuracy_by_rate=_round_frame(rate),

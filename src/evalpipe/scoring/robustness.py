@@ -14,6 +14,8 @@ Definitions (REFERENCE.md §2):
 - ``flip_c2i`` / ``flip_i2c``: share of pairs that went correct -> incorrect / incorrect -> correct;
 - ``mcnemar_p``: exact two-sided McNemar test, a binomial test of the discordant pairs against
   p = 0.5 (``scipy.stats.binomtest``); 1.0 with no discordant pairs;
+- ``p_holm`` / ``p_bh`` (per-word table): McNemar p adjusted over the benchmark's words, Holm and
+  Benjamini-Hochberg (:mod:`evalpipe.scoring.multiple_testing`);
 - ``ci_low, ci_high``: percentile bootstrap CI of delta, resampling pairs, seeded by hashing
   (seed, benchmark, word);
 - ``per_occurrence_impact`` (upstream): ``(acc_base - acc_merged) / perturbed_occurrences``, where

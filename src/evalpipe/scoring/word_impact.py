@@ -92,7 +92,7 @@ WORD_COLUMNS = [
     "model", "language", "source", "scope", "word", "variant", "lemma", "pos", "rank",
     "frequency_score", *STAT_COLUMNS,
 ]  # fmt: skip
-OPERATION_COLUMNS = ["model", "language", "source", "scope", "operation", "n_words",
+OPERATION_COLUMNS = ["model", "language", "source", "scope", "op", "n_words",
                      *STAT_COLUMNS]  # fmt: skip
 SCRIPT_COLUMNS = ["model", "language", "source", "scope", "script", "n_words",
                   *STAT_COLUMNS]  # fmt: skip
@@ -227,7 +227,7 @@ def impact_pairs(
     DataFrame
         ``model, language, benchmark, example_id, variant, word_rank, occurrences,
         perturbed_occurrences, correct_original, correct_perturbed, unparsed_perturbed,
-        operation, script``, sorted by model, word rank, variant, example.
+        op, script``, sorted by model, word rank, variant, example.
 
     Raises
     ------
@@ -274,7 +274,7 @@ def impact_pairs(
     pairs["correct_perturbed"] = pairs["correct_perturbed"].astype(bool)
     pairs["word_rank"] = pairs["word_rank"].astype("int64")
     pairs["language"] = language
-    pairs["operation"] = None
+    pairs["op"] = None
     pairs["script"] = None
     if perturbations is not None and len(pairs):
         check_columns(
@@ -286,7 +286,7 @@ def impact_pairs(
                 "benchmark": records["benchmark"].to_numpy(),
                 "example_id": records["example_id"].to_numpy(),
                 "word_rank": records["word_rank"].astype("int64").to_numpy(),
-                "operation": [
+                "op": [
                     _attribute([str(op["op"]) for op in (ops if ops is not None else [])])
                     for ops in records["perturbations"]
                 ],
@@ -298,12 +298,12 @@ def impact_pairs(
                 ],
             }
         )
-        pairs = pairs.drop(columns=["operation", "script"]).merge(
+        pairs = pairs.drop(columns=["op", "script"]).merge(
             kinds, on=["benchmark", "example_id", "word_rank"], how="left", validate="many_to_one"
         )
     columns = ["model", "language", "benchmark", "example_id", "variant", "word_rank",
                "occurrences", "perturbed_occurrences", "correct_original", "correct_perturbed",
-               "unparsed_perturbed", "operation", "script"]  # fmt: skip
+               "unparsed_perturbed", "op", "script"]  # fmt: skip
     pairs = pairs.sort_values(["model", "word_rank", "variant", "example_id"], kind="stable")
     return pairs[columns].reset_index(drop=True)
 
@@ -539,12 +539,12 @@ def category_impact(
     bases: pd.DataFrame,
     settings: ImpactSettings,
 ) -> pd.DataFrame:
-    """Impact per operation type (``by="operation"``) or script class (``by="script"``).
+    """Impact per operation type (``by="op"``) or script class (``by="script"``).
 
     Parameters
     ----------
     pairs : :func:`impact_pairs` of all benchmarks (with the perturbation records joined).
-    by : ``"operation"`` or ``"script"``.
+    by : ``"op"`` (the column name of the perturbation records) or ``"script"``.
     sources : language -> word-list source (for the ``source`` column).
     bases : :func:`base_counts` of all benchmarks.
     settings : bootstrap settings and the small-n threshold.
@@ -555,9 +555,9 @@ def category_impact(
         :data:`OPERATION_COLUMNS` or :data:`SCRIPT_COLUMNS`; one row per (model, language, scope,
         kind) with pairs; pairs with several kinds of typo form the ``mixed`` row.
     """
-    if by not in ("operation", "script"):
-        raise ValueError(f"by: expected 'operation' or 'script', got {by!r}")
-    columns = OPERATION_COLUMNS if by == "operation" else SCRIPT_COLUMNS
+    if by not in ("op", "script"):
+        raise ValueError(f"by: expected 'op' or 'script', got {by!r}")
+    columns = OPERATION_COLUMNS if by == "op" else SCRIPT_COLUMNS
     rows = _grouped_table(pairs, bases, sources, (by,), settings)
     table = pd.DataFrame(rows)
     if table.empty:
@@ -614,9 +614,7 @@ def build_impact(
             raise InputError(f"data/words/{language}.parquet: word list missing for {language}")
     sources = {lang: _source_of(frame, lang) for lang, frame in words.items()}
     word_table = word_impact(pairs, words, bases=bases, settings=settings)
-    operations = category_impact(
-        pairs, by="operation", sources=sources, bases=bases, settings=settings
-    )
+    operations = category_impact(pairs, by="op", sources=sources, bases=bases, settings=settings)
     scripts = category_impact(pairs, by="script", sources=sources, bases=bases, settings=settings)
     return word_table, operations, scripts
 
@@ -624,8 +622,9 @@ def build_impact(
 def top_words(table: pd.DataFrame, *, language: str, top_n: int) -> pd.DataFrame:
     """The most harmful words of one language, pooled over its benchmarks, for the plot CSV.
 
-    Rows flagged ``small_n`` are left out (a word seen in 3 examples would top any list); the
-    order is the table's impact order.
+    The first ``top_n`` pooled rows per (model, source) in the table's impact order: words with
+    enough examples first, then, only to fill the list (small sample runs), ``small_n`` words. The
+    label carries n and marks small-n words, so the plot never hides how thin a row is.
 
     Parameters
     ----------
@@ -636,21 +635,28 @@ def top_words(table: pd.DataFrame, *, language: str, top_n: int) -> pd.DataFrame
     Returns
     -------
     DataFrame
-        ``label`` ("word (#rank)", prefixed "model: " when there are several models), ``model,
-        source, word, variant, rank, n, delta, ci_low, ci_high, mcnemar_p, p_holm, p_bh,
-        per_occurrence_impact, impact_rank``; floats rounded to 4 decimals.
+        ``label`` ("word (#rank, n=42)", "small n" added for small-n words, prefixed "model: "
+        when there are several models), ``model, source, word, variant, rank, n, delta, ci_low,
+        ci_high, mcnemar_p, p_holm, p_bh, per_occurrence_impact, small_n, impact_rank``; floats
+        rounded to 4 decimals.
     """
     columns = ["label", "model", "source", "word", "variant", "rank", "n", "delta", "ci_low",
-               "ci_high", "mcnemar_p", "p_holm", "p_bh", "per_occurrence_impact",
+               "ci_high", "mcnemar_p", "p_holm", "p_bh", "per_occurrence_impact", "small_n",
                "impact_rank"]  # fmt: skip
     if table.empty:
         return pd.DataFrame(columns=columns)
-    chosen = table.loc[
-        (table["language"] == language) & (table["scope"] == POOLED) & ~table["small_n"]
-    ]
+    chosen = table.loc[(table["language"] == language) & (table["scope"] == POOLED)]
     chosen = chosen.groupby(["model", "source"], sort=True, dropna=False).head(int(top_n))
     chosen = chosen.copy()
-    label = chosen["variant"].astype(str) + " (#" + chosen["rank"].astype(str) + ")"
+    label = (
+        chosen["variant"].astype(str)
+        + " (#"
+        + chosen["rank"].astype(str)
+        + ", n="
+        + chosen["n"].astype(str)
+        + np.where(chosen["small_n"].astype(bool), ", small n", "")
+        + ")"
+    )
     if chosen["model"].nunique() > 1:
         label = chosen["model"].astype(str) + ": " + label
     chosen["label"] = label

@@ -31,12 +31,18 @@ class VersionCache:
     ----------
     version:
         Returns the current state key (``Store.ratings_version``).
+
+    ``get`` recomputes synchronously when a value is missing or stale. ``get_stale_ok`` returns
+    a stale value at once (with ``fresh=False``) and recomputes it in a background thread, one
+    at a time per name: while annotators keep saving, the admin page stays fast and is at most
+    one computation behind.
     """
 
     def __init__(self, version: Callable[[], Any]) -> None:
         self._version = version
         self._lock = threading.Lock()
         self._values: dict[str, tuple[Any, Any]] = {}
+        self._running: dict[str, threading.Thread] = {}
 
     def get(self, name: str, compute: Callable[[], Any]) -> Any:
         key = self._version()
@@ -48,6 +54,41 @@ class VersionCache:
         with self._lock:
             self._values[name] = (key, value)
         return value
+
+    def get_stale_ok(self, name: str, compute: Callable[[], Any]) -> tuple[Any, bool]:
+        """``(value, fresh)``; a stale value is refreshed in the background."""
+        key = self._version()
+        with self._lock:
+            hit = self._values.get(name)
+            if hit is not None and hit[0] == key:
+                return hit[1], True
+            if hit is not None:
+                if name not in self._running:
+                    worker = threading.Thread(
+                        target=self._refresh, args=(name, key, compute), daemon=True
+                    )
+                    self._running[name] = worker
+                    worker.start()
+                return hit[1], False
+        return self.get(name, compute), True
+
+    def _refresh(self, name: str, key: Any, compute: Callable[[], Any]) -> None:
+        try:
+            value = compute()
+            with self._lock:
+                self._values[name] = (key, value)
+        except Exception as exc:  # keep serving the stale value; retry on the next request
+            log.warning("refreshing %s failed: %s", name, exc)
+        finally:
+            with self._lock:
+                self._running.pop(name, None)
+
+    def wait(self, timeout: float = 30.0) -> None:
+        """Wait for background refreshes (tests, benchmarks)."""
+        with self._lock:
+            workers = list(self._running.values())
+        for w in workers:
+            w.join(timeout)
 
 
 def fmt_stat(value: Any, reason: str | None = None) -> str:
@@ -122,21 +163,21 @@ def register(app: Flask, store: Store, config: Any, require_login: Callable[[], 
             abort(403)
         return None
 
-    def disagreement() -> list[dict[str, Any]]:
-        def compute() -> list[dict[str, Any]]:
-            ratings = store.ratings()
-            if not ratings:
-                return []
-            return item_disagreement(to_long_frame(to_annotations(ratings)))
+    def compute_disagreement() -> list[dict[str, Any]]:
+        ratings = store.ratings()
+        if not ratings:
+            return []
+        return item_disagreement(to_long_frame(to_annotations(ratings)))
 
-        return cache.get("disagreement", compute)
+    def disagreement() -> list[dict[str, Any]]:
+        return cache.get("disagreement", compute_disagreement)
 
     @app.get("/admin")
     def admin() -> Any:
         if (resp := staff("admin")) is not None:
             return resp
         people = [p for p in store.annotators() if p["role"] == "annotator"]
-        medians = cache.get("median_seconds", lambda: _median_seconds(store))
+        medians, _fresh = cache.get_stale_ok("median_seconds", lambda: _median_seconds(store))
         attempts: dict[str, list[dict[str, Any]]] = {}
         for a in store.qual_attempts():
             attempts.setdefault(a["annotator_id"], []).append(a)
@@ -148,18 +189,20 @@ def register(app: Flask, store: Store, config: Any, require_login: Callable[[], 
             p["median_seconds"] = medians.get(p["id"])
             p["attempts"] = attempts.get(p["id"], [])
             p["flags"] = flags.get(p["id"], 0)
-        agreement, agreement_error = cache.get(
+        (agreement, agreement_error), agreement_fresh = cache.get_stale_ok(
             "agreement",
             lambda: agreement_rows(
                 store, min_kappa=config.min_kappa, target_kappa=config.target_kappa
             ),
         )
-        disputed = [d for d in disagreement() if d["max_range"] > 0]
+        rows, _fresh = cache.get_stale_ok("disagreement", compute_disagreement)
+        disputed = [d for d in rows if d["max_range"] > 0]
         return render_template(
             "admin.html",
             people=people,
             agreement=agreement,
             agreement_error=agreement_error,
+            agreement_fresh=agreement_fresh,
             items=len(store.item_ids()),
             total=store.count_ratings(),
             disputed=len(disputed),
@@ -198,7 +241,7 @@ def register(app: Flask, store: Store, config: Any, require_login: Callable[[], 
                     },
                 }
             )
-        kappas = cache.get("annotator_kappas", lambda: _annotator_kappas(store))
+        kappas, _fresh = cache.get_stale_ok("annotator_kappas", lambda: _annotator_kappas(store))
         notes = [n for n in store.notes() if n["annotator_id"] == annotator_id]
         return render_template(
             "admin_annotator.html",
