@@ -573,6 +573,7 @@ def test_generate_says_why_few_shot_prompts_have_no_demonstrations(tmp_path) -> 
         params = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))
         params["model"] = _cfg(server.url, name="canned", max_concurrency=1)
         params["prompt"].update({"style": "few_shot", "n_shots": 3})
+        params["benchmarks"]["suites"] = {"jnli": "japanese"}
         (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
         proc = subprocess.run(
             [sys.executable, "-m", "stages.generate", "--no-progress"],
@@ -584,6 +585,6 @@ def test_generate_says_why_few_shot_prompts_have_no_demonstrations(tmp_path) -> 
         )
     assert proc.returncode == 0, proc.stderr
     assert (
-        "generate: jnli: the few-shot pool is empty (missing: train-v1.1.json); "
-        "few_shot prompts have no demonstrations"
+        "jnli: the few-shot pool is empty (missing: train-v1.1.json): prompt.style few_shot "
+        "runs zero-shot for this benchmark"
     ) in proc.stderr
