@@ -73,7 +73,7 @@ def revision_reader(root: Path, rev: str) -> tuple[Reader, Lister]:
             with fs.open(rel, "rb") as handle:
                 return handle.read()
         except Exception as exc:  # absent at this revision, or data not fetched
-            log.info("%s@%s not available: %s", rel, rev, exc)
+            log.debug("%s@%s not available: %s", rel, rev, exc)
             return None
 
     def ls(rel: str, pattern: str) -> list[str]:
@@ -150,7 +150,7 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
     if (raw := get(rejected, "written by `dvc repro agreement`")) is not None:
         data.rejected = _parse_jsonl(rejected, raw)
     for kind in ("words", "operations", "scripts"):
-        path = str(rel.impact_table(kind))
+        path = str(rel.impact(kind))
         if (raw := get(path, "the per-word impact tables (issue 14)")) is not None:
             setattr(data, kind, _parse_parquet(path, raw))
     scored_dir = str(rel.scored("_").parent)

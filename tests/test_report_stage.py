@@ -40,7 +40,7 @@ def lay_out(root: Path, *, words: bool = True, params: bool = True) -> ProjectPa
     atomic.write_jsonl(paths.rejected, [{"id": "sample_008", "reasons": ["span 2 > 1"]}])
     atomic.write_parquet(paths.scored("jnli"), scored_frame())
     if words:
-        atomic.write_parquet(paths.impact_table("words"), words_frame())
+        atomic.write_parquet(paths.impact("words"), words_frame())
     return paths
 
 
@@ -115,7 +115,7 @@ def two_revisions(tmp_path) -> Path:
     atomic.write_json(root / "metrics" / "robustness.json", changed)
     words = words_frame()
     words.loc[words["word"] == "and", "delta"] = -0.35
-    atomic.write_parquet(ProjectPaths(root).impact_table("words"), words)
+    atomic.write_parquet(ProjectPaths(root).impact("words"), words)
     return root
 
 
@@ -200,3 +200,37 @@ def test_dvc_repro_report_and_image_plots_across_commits(project):
     compare = paths.report_compare_html.read_text(encoding="utf-8")
     assert "main vs workspace" in compare and "-0.250" in compare  # delta -0.15 -> -0.40
     assert "dvc metrics diff --json main" in compare
+
+
+@pytest.mark.e2e
+@pytest.mark.vllm
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_dvc_repro_writes_the_report_from_the_whole_pipeline(project):
+    """`dvc repro report` on the defaults (shrunk for a CPU): every upstream stage runs, the
+    report finds every input, and forcing the stage again gives the same bytes."""
+    import yaml
+
+    root = project.root
+    params_path = root / "params.yaml"
+    params = yaml.safe_load(params_path.read_text(encoding="utf-8"))
+    params["benchmarks"]["max_samples"] = 2
+    params["words"]["top_n"] = 2
+    params["sampling"]["max_tokens"] = 8
+    params["scoring"]["bootstrap_samples"] = 100
+    params["impact"]["bootstrap_samples"] = 100
+    params_path.write_text(
+        yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8"
+    )
+    proc = project.dvc("repro", "report", timeout=1700)
+    assert "Running stage 'report'" in proc.stdout
+    paths = ProjectPaths(root)
+    page = paths.report_html.read_text(encoding="utf-8")
+    for gone in ("metrics/robustness.json", "data/impact/words.parquet", "data/scored/*.parquet"):
+        assert f"{gone}: " not in page, gone  # not listed under "Missing inputs"
+    assert "tiny-random@" in page and 'id="words-japanese-' in page
+    assert 'id="words-english-' in page and '<del class="edit"' in page
+    first = paths.report_html.read_bytes()
+    project.dvc("repro", "--force", "--single-item", "report")
+    assert paths.report_html.read_bytes() == first
+    assert "changed" not in project.dvc("status", "report").stdout

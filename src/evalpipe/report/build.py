@@ -330,6 +330,8 @@ IMPACT_KEYS = ("model", "language", "source", "scope")
 
 def _impact_label(row: Mapping[str, Any], key: str) -> str:
     label = str(row.get(key))
+    if key == "word" and row.get("variant") and row.get("variant") != row.get("word"):
+        label = str(row["variant"])
     if key == "word":
         lemma, pos = row.get("lemma"), row.get("pos")
         extra = [str(x) for x in (lemma if lemma != row.get("word") else None, pos) if x]
@@ -339,10 +341,12 @@ def _impact_label(row: Mapping[str, Any], key: str) -> str:
 
 
 def most_harmful(frame: pd.DataFrame, *, top: int, key: str = "word") -> pd.DataFrame:
-    """The ``top`` rows with the most negative delta (stable: ties by ``key``), NaN deltas last."""
-    order = frame.assign(_d=frame["delta"].astype(float).fillna(np.inf))
-    order = order.sort_values(["_d", key], kind="stable")
-    return order.drop(columns="_d").head(top)
+    """The ``top`` rows with the most negative delta: rows flagged ``small_n`` after the others
+    (as the impact tables sort), NaN deltas last, ties by ``key``."""
+    small = frame["small_n"].fillna(False).astype(bool) if "small_n" in frame else False
+    order = frame.assign(_s=small, _d=frame["delta"].astype(float).fillna(np.inf))
+    order = order.sort_values(["_s", "_d", key], kind="stable")
+    return order.drop(columns=["_s", "_d"]).head(top)
 
 
 def impact_forest(frame: pd.DataFrame, *, title: str, key: str = "word") -> str:
@@ -380,6 +384,8 @@ def impact_columns(key: str) -> list[h.Column]:
     if key == "word":
         first += [h.text("lemma", "lemma"), h.text("pos", "pos"), h.num("rank", "freq. rank", 0)]
         first += [h.num("frequency_score", "freq. score", 2)]
+    else:
+        first += [h.num("n_words", "words", 0)]
     return [
         *first,
         h.num("occurrences", "occurrences", 0),
@@ -397,6 +403,8 @@ def impact_columns(key: str) -> list[h.Column]:
         h.Column("p_holm", "p Holm", h.fmt_p, numeric=True),
         h.Column("p_bh", "p BH", h.fmt_p, numeric=True),
         h.num("per_occurrence_impact", "per-occ. impact", 4),
+        h.num("unparsed_rate", "unparsed (perturbed)", 3),
+        h.num("n_benchmarks", "benchmarks", 0),
         h.Column("small_n", "small n", lambda v: "n/a" if h.is_missing(v) else h.fmt_num(bool(v))),
     ]
 
@@ -460,10 +468,12 @@ def impact_section(data: ReportData, options: ReportOptions) -> str:
                 )
             )
     for name, frame, key in (
-        ("operations", data.operations, "op"),
+        ("operations", data.operations, "operation"),
         ("scripts", data.scripts, "script"),
     ):
-        what = "operation type" if key == "op" else "script class"
+        what = "operation type" if key == "operation" else "script class"
+        if frame is not None and key not in frame.columns and "op" in frame.columns:
+            frame = frame.rename(columns={"op": key})
         body.append(f"<h3>By {what}</h3>")
         if frame is None:
             body.append(h.missing(f"data/impact/{name}.parquet is missing."))
@@ -729,6 +739,14 @@ def examples_section(data: ReportData, options: ReportOptions) -> str:
 AXIS_ORDER = ("social", "avoidant", "mechanical", "self")
 
 
+def _note(value: Any) -> str | None:
+    if not value:
+        return None
+    if isinstance(value, Mapping | list):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return str(value)
+
+
 def agreement_figure(kappa_report: Mapping[str, Any] | None) -> str:
     """Forest plot of human-vs-human quadratic kappa per axis with its bootstrap CI."""
     axes = (kappa_report or {}).get("axes") or {}
@@ -779,6 +797,12 @@ def annotation_section(data: ReportData) -> str:
                     "alpha_ci": h.fmt_ci(*(e.get("alpha_ci") or [None, None])),
                     "ac2": e.get("ac2"),
                     "ac2_ci": h.fmt_ci(*(e.get("ac2_ci") or [None, None])),
+                    "raw": e.get("raw_agreement"),
+                    "raw_ci": h.fmt_ci(*(e.get("raw_agreement_ci") or [None, None])),
+                    "within_one": e.get("within_one_agreement"),
+                    "within_one_ci": h.fmt_ci(*(e.get("within_one_agreement_ci") or [None, None])),
+                    "status": e.get("status"),
+                    "note": _note(e.get("kappa_note") or e.get("undefined_reason")),
                 }
             )
         boot = report.get("bootstrap") or {}
@@ -786,7 +810,8 @@ def annotation_section(data: ReportData) -> str:
             "<h3>Human-vs-human agreement per axis</h3>"
             f'<p class="note">Quadratic-weighted kappa (labels 1-5), Krippendorff alpha '
             f"(ordinal), Gwet AC2; CIs: {h.esc(boot.get('samples', 'n/a'))} bootstrap resamples "
-            f"of items, level {h.esc(boot.get('confidence_level', 'n/a'))}.</p>"
+            f"of items, level {h.esc(boot.get('confidence_level', 'n/a'))}. Kappa estimator: "
+            f"{h.esc(report.get('kappa_estimator', 'n/a'))}.</p>"
             + h.table(
                 [
                     h.text("axis", "axis"),
@@ -797,6 +822,12 @@ def annotation_section(data: ReportData) -> str:
                     h.text("alpha_ci", "CI"),
                     h.num("ac2", "AC2"),
                     h.text("ac2_ci", "CI"),
+                    h.num("raw", "exact agreement"),
+                    h.text("raw_ci", "CI"),
+                    h.num("within_one", "within ±1"),
+                    h.text("within_one_ci", "CI"),
+                    h.text("status", "status"),
+                    h.text("note", "note"),
                 ],
                 rows,
                 table_id="agreement-axes",
