@@ -160,6 +160,14 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
             data.scored[Path(path).stem] = _parse_parquet(path, raw)
     if not data.scored:
         data.missing[f"{scored_dir}/*.parquet"] = "written by `dvc repro score`"
+    for name in sorted(data.scored):
+        path = str(rel.perturbed(name))
+        # Only what the examples need: the perturbed set also holds every other column.
+        raw = get(path, "the typo edits shown in the examples (`dvc repro perturb`)")
+        if raw is not None:
+            frame = _parse_parquet(path, raw)
+            keep = ["benchmark", "example_id", "word_rank", "fields", "perturbations"]
+            data.perturbed[name] = frame[[c for c in keep if c in frame.columns]]
     params_raw = read(str(rel.params))
     params = yaml.safe_load(params_raw.decode("utf-8")) if params_raw else {}
     models = sorted(
