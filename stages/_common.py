@@ -6,9 +6,11 @@ import functools
 import logging
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+import pandas as pd
 
 from evalpipe.errors import InputError
 
@@ -39,3 +41,13 @@ params_option = click.option(
     type=click.Path(dir_okay=False),
     help="The params file to read.",
 )
+
+
+def read_parquet(path: Path, hint: str | None = None) -> pd.DataFrame:
+    """A stage's Parquet input; InputError naming the file (and how to make it) otherwise."""
+    if not path.exists():
+        raise InputError(f"{path}: not found" + (f" ({hint})" if hint else ""))
+    try:
+        return pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises several types for a damaged file
+        raise InputError(f"{path}: not a readable Parquet file ({exc})") from exc

@@ -3,13 +3,13 @@ data/benchmarks/{name}.fewshot.parquet. ``--list`` shows every benchmark."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import click
 
 from evalpipe import atomic
 from evalpipe.benchmarks import (
+    SOURCES,
     BenchmarkSpec,
     get_spec,
     list_specs,
@@ -17,44 +17,67 @@ from evalpipe.benchmarks import (
     sample_files,
     to_arrow,
 )
-from evalpipe.benchmarks.loading import dataset_metadata, read_json_rows, resolve_source
-from evalpipe.benchmarks.readers import RAW_HUB
+from evalpipe.benchmarks.loading import (
+    READERS,
+    dataset_metadata,
+    expand,
+    resolve_source,
+    samples_root,
+)
+from evalpipe.benchmarks.readers import load_files
 from evalpipe.errors import InputError
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from stages._common import fail_cleanly, params_option
 
 
-def _count_lines(path: Path) -> int:
+def _count_lines(path) -> int:
     with path.open(encoding="utf-8") as handle:
         return sum(1 for line in handle if line.strip())
 
 
-def _size(spec: BenchmarkSpec, source: str) -> str:
-    if spec.kind == "local":
-        path = Path((spec.local or {})["path"])
-        if not path.is_file():
-            return "file missing"
+def _size(spec: BenchmarkSpec, source: str, paths: ProjectPaths) -> str:
+    if spec.kind == "local" or source == "files":
+        assert spec.files is not None
+        folder = spec.root if spec.kind == "local" else paths.raw_benchmarks / spec.name
+        if spec.files.reader not in READERS:  # a publisher's reader: counted when loaded
+            return "? (counted when loaded)" if folder.is_dir() else "files missing"
+        if not expand(folder, spec.files.test):
+            return "files missing"
         try:
-            return str(len(read_json_rows(path, json_field=(spec.local or {}).get("json_field"))))
+            read = READERS[spec.files.reader]
+            return str(len(read(folder, spec.files.test, options=spec.files.options)))
         except InputError:
             return "unreadable"
+    if source == "hub_raw":
+        return str(spec.hub_raw.hub.size) if spec.hub_raw else "no hub_raw copy"
     if source == "hub":
         size = spec.hub.size if spec.hub else None
         return str(size) if size is not None else "? (counted when loaded)"
-    if source == "hub_raw" and spec.name in RAW_HUB:
-        return str(RAW_HUB[spec.name].hub.size)
-    if source in ("files", "hub_raw"):
-        return "? (counted when loaded)"
-    return str(_count_lines(sample_files(spec.name)[0]))
+    if spec.sample is not None and spec.sample.folder is not None:
+        folder = samples_root() / spec.sample.folder
+        return str(len(load_files(spec, folder, reader=spec.files.reader).examples))
+    return str(_count_lines(sample_files(spec)[0]))
 
 
-def _list(cfg: dict[str, Any]) -> None:
+def _list(cfg: dict[str, Any], paths: ProjectPaths) -> None:
     source = cfg.get("source", "sample")
-    rows = [("name", "task_type", "language", "source", "size")]
-    for spec in list_specs(cfg.get("local")):
+    suites = cfg.get("suites") or {}
+    rows = [("name", "task_type", "language", "source", "size", "in suites")]
+    for spec in list_specs(paths.raw_benchmarks):
         src = "local" if spec.kind == "local" else resolve_source(source, spec.name)
-        rows.append((spec.name, spec.task_type, spec.language, src, _size(spec, src)))
+        has = spec.kind == "local" or src == "hub_raw" or getattr(spec, src, None) is not None
+        size = _size(spec, src, paths) if has else f"no {src} source"
+        rows.append(
+            (
+                spec.name,
+                spec.task_type,
+                spec.language,
+                src,
+                size,
+                "yes" if spec.name in suites else "no",
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
@@ -62,7 +85,7 @@ def _list(cfg: dict[str, Any]) -> None:
 
 
 @click.command()
-@click.option("--name", help="Benchmark to build (a built-in one or a key of benchmarks.local).")
+@click.option("--name", help="Benchmark to build (a built-in one or a local spec's folder name).")
 @click.option("--list", "list_", is_flag=True, help="List every benchmark and exit.")
 @params_option
 @fail_cleanly
@@ -70,14 +93,19 @@ def main(name: str | None, list_: bool, params_path: str) -> None:
     """Build benchmark NAME's evaluated set and few-shot pool from params.yaml's source."""
     params = load_params(params_path)
     cfg = section(params, "benchmarks", path=params_path)
+    paths = ProjectPaths()
     if list_:
-        _list(cfg)
+        _list(cfg, paths)
         return
     if not name:
         raise click.UsageError("give --name NAME or --list")
-    spec = get_spec(name, cfg.get("local"))
+    spec = get_spec(name, paths.raw_benchmarks)
     source = cfg.get("source", "sample")
-    paths = ProjectPaths()
+    if resolve_source(source, name) not in SOURCES:
+        raise InputError(
+            f"{params_path}: benchmarks.source: expected one of {', '.join(SOURCES)}, "
+            f"got {source!r}"
+        )
     examples, fewshot = load_benchmark(
         spec,
         source=source,
@@ -91,10 +119,11 @@ def main(name: str | None, list_: bool, params_path: str) -> None:
     atomic.write_parquet(out, to_arrow(examples), metadata=meta)
     atomic.write_parquet(fewshot_out, to_arrow(fewshot), metadata=meta)
     info = examples.attrs.get("evalpipe", {})
-    origin = "local file" if spec.kind == "local" else info.get("source", source)
+    origin = "local files" if spec.kind == "local" else info.get("source", source)
     click.echo(
         f"benchmarks@{name}: {len(examples)} examples + {len(fewshot)} few-shot "
-        f"({spec.task_type}, {spec.language}, from {origin}) -> {out}"
+        f"({spec.task_type}, {spec.language}, from {origin}; {info.get('dataset_version', '')})"
+        f" -> {out}"
     )
     if info.get("fewshot_missing"):
         # the run goes on: zero-shot and CoT need no demonstrations, few-shot prompts get none

@@ -1,42 +1,32 @@
-"""Stage generate: every perturbed benchmark -> data/outputs/{name}.parquet, through the
-generation cache (data/cache/generations) and one engine for all benchmarks; run summary ->
-metrics/generation.json."""
+"""Stage generate: every benchmark declared in ``benchmarks.suites`` -> data/outputs/{name}.parquet,
+through the generation cache (data/cache/generations) and one engine for all benchmarks; run
+summary -> metrics/generation.json."""
 
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 import click
-import pandas as pd
 
 from evalpipe import atomic
-from evalpipe.benchmarks import build_prompts, get_spec
+from evalpipe.benchmarks import build_prompts, get_spec, validate_suites
 from evalpipe.benchmarks.loading import recorded_metadata
-from evalpipe.errors import InputError
 from evalpipe.inference import TINY_RANDOM_NOTE, make_engine
 from evalpipe.inference.generate import (
     answer_budget,
     make_requests,
     outputs_frame,
     sampling_settings,
+    truncated_share,
     validate_perturbed,
 )
 from evalpipe.inference.tiny import default_model_cache
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
-from stages._common import fail_cleanly, params_option
+from stages._common import fail_cleanly, params_option, read_parquet
 
 log = logging.getLogger("stages.generate")
-
-
-def _read_parquet(path: Path, hint: str) -> pd.DataFrame:
-    if not path.exists():
-        raise InputError(f"{path}: not found ({hint})")
-    try:
-        return pd.read_parquet(path)
-    except Exception as exc:  # pyarrow raises several types for a damaged file
-        raise InputError(f"{path}: not a readable Parquet file ({exc})") from exc
+TRUNCATION_WARNING = 0.05  # warn when more of a benchmark's outputs than this hit their budget
 
 
 @click.command()
@@ -44,7 +34,7 @@ def _read_parquet(path: Path, hint: str) -> pd.DataFrame:
     "--name",
     "names",
     multiple=True,
-    help="Benchmarks to generate for (repeatable); default: every data/perturbed/*.parquet.",
+    help="Benchmarks to generate for (repeatable); default: those of benchmarks.suites.",
 )
 @click.option(
     "--progress/--no-progress",
@@ -58,52 +48,48 @@ def main(names: tuple[str, ...], progress: bool, params_path: str) -> None:
     """Generate answers for every perturbed prompt; only prompts the cache lacks reach the model."""
     params = load_params(params_path)
     model_cfg = section(params, "model", path=params_path)
-    temperature, cap, seed = sampling_settings(
+    temperature, override, seed = sampling_settings(
         section(params, "sampling", path=params_path), source=params_path
     )
     style = str(section(params, "prompt", "style", path=params_path))
     n_shots = int(params["prompt"].get("n_shots", 0) or 0)
-    local = (params.get("benchmarks") or {}).get("local")
     paths = ProjectPaths()
-    files = (
-        [paths.perturbed(n) for n in names]
-        if names
-        else sorted((paths.data / "perturbed").glob("*.parquet"))
+    # Exactly the declared sets: dvc.yaml's generate stage tracks data/perturbed as a whole, so
+    # reading a stray file there would use data DVC does not attribute to this run.
+    declared = validate_suites(
+        section(params, "benchmarks", "suites", path=params_path),
+        local=paths.raw_benchmarks,
+        source=params_path,
     )
-    if not files:
-        raise InputError(
-            f"{paths.data / 'perturbed'}: no perturbed sets found (run `dvc repro perturb` first)"
-        )
+    names = names or tuple(declared)
 
     # Build every prompt first so the engine gets all benchmarks' misses in one batch.
     plans = []
-    for path in files:
-        name = path.stem
-        rows = _read_parquet(path, f"run `dvc repro perturb@{name}`")
+    for name in names:
+        path = paths.perturbed(name)
+        rows = read_parquet(path, f"run `dvc repro perturb@{name}`")
         validate_perturbed(rows, source=str(path))
-        spec = get_spec(name, local)
-        fewshot_path = paths.benchmark_fewshot(name)
-        fewshot = (
-            _read_parquet(fewshot_path, f"run `dvc repro benchmarks@{name}`")
-            if style == "few_shot"
-            else None
-        )
-        if fewshot is not None and fewshot.empty and n_shots:
-            missing = recorded_metadata(fewshot_path).get("fewshot_missing")
-            click.echo(
-                f"generate: {name}: the few-shot pool is empty"
-                + (f" (missing: {', '.join(missing)})" if missing else "")
-                + "; few_shot prompts have no demonstrations",
-                err=True,
-            )
+        spec = get_spec(name, paths.raw_benchmarks)
+        fewshot = None
+        if style == "few_shot":
+            fewshot_path = paths.benchmark_fewshot(name)
+            fewshot = read_parquet(fewshot_path, f"run `dvc repro benchmarks@{name}`")
+            if fewshot.empty and n_shots:
+                missing = recorded_metadata(fewshot_path).get("fewshot_missing")
+                click.echo(
+                    f"generate: {name}: the few-shot pool is empty"
+                    + (f" (missing: {', '.join(missing)})" if missing else "")
+                    + "; few_shot prompts have no demonstrations",
+                    err=True,
+                )
         prompts = build_prompts(spec, rows, fewshot, style=style, n_shots=n_shots)
-        budget = answer_budget(spec.max_tokens(style), style=style, cap=cap)
         requests = make_requests(
             prompts,
-            max_tokens=budget,
+            max_tokens=answer_budget(spec.max_tokens(style), override=override),
             temperature=temperature,
             json_schema=spec.json_schema,
             seed=seed,
+            stop=spec.stop(style),
         )
         plans.append((name, rows, prompts, requests))
 
@@ -121,10 +107,23 @@ def main(names: tuple[str, ...], progress: bool, params_path: str) -> None:
         offset += len(requests)
         frame = outputs_frame(rows, prompts, gens, model=engine.identity.label)
         atomic.write_parquet(paths.outputs(name), frame)
+        truncated, share = truncated_share(gens)
+        if share > TRUNCATION_WARNING:
+            log.warning(
+                "%s: %d of %d outputs (%.0f%%) stopped at the %d-token budget; raise "
+                "generation.max_tokens in its spec (or sampling.max_tokens)",
+                name,
+                truncated,
+                len(gens),
+                100 * share,
+                requests[0].max_tokens,
+            )
         per_benchmark[name] = {
             "prompts": len(requests),
             "from_cache": int(sum(g.from_cache for g in gens)),
             "max_tokens": requests[0].max_tokens if requests else 0,
+            "stop": list(requests[0].stop) if requests else [],
+            "truncated": truncated,
             "structured_output": bool(requests and requests[0].json_schema),
         }
     smoke = engine.is_smoke_test_model

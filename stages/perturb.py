@@ -3,10 +3,7 @@ and its summary -> metrics/perturbation/{name}.json."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
-import pandas as pd
 
 from evalpipe import atomic
 from evalpipe.errors import InputError
@@ -14,15 +11,7 @@ from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.perturb import perturb_frame, validate_probabilities
 from stages._common import fail_cleanly, params_option
-
-
-def _read_parquet(path: Path, hint: str) -> pd.DataFrame:
-    if not path.exists():
-        raise InputError(f"{path}: not found ({hint})")
-    try:
-        return pd.read_parquet(path)
-    except Exception as exc:  # pyarrow raises several types for a damaged file
-        raise InputError(f"{path}: not a readable Parquet file ({exc})") from exc
+from stages._common import read_parquet as _read_parquet
 
 
 @click.command()

@@ -15,17 +15,11 @@ from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.report import ClassificationSetup, build_reports, truncation_warnings
 from evalpipe.scoring.scorer import error_preview, score_frame
-from stages._common import fail_cleanly, params_option
-
-# Parsers whose predictions live in a closed label space: these get classification metrics.
-CLASSIFICATION_PARSERS = ("mc_letter", "mc_index", "nli", "json_label")
+from stages._common import fail_cleanly, params_option, read_parquet
 
 
 def read_outputs(path: Path) -> pd.DataFrame:
-    try:
-        return pd.read_parquet(path)
-    except Exception as exc:  # pyarrow raises several types for a damaged file
-        raise InputError(f"{path}: cannot read Parquet: {exc}") from exc
+    return read_parquet(path, "run `dvc repro generate`")
 
 
 @click.command()
@@ -44,8 +38,8 @@ def main(params_path: str, root: str) -> None:
     seed = int(section(params, "seed"))
     samples = int(section(params, "scoring", "bootstrap_samples"))
     level = float(section(params, "scoring", "confidence_level"))
-    sentiment_strict = bool(section(params, "scoring", "sentiment_strict"))
-    local = (params.get("benchmarks") or {}).get("local")
+    # answer types take their scoring-time options from here (json_label: sentiment_strict)
+    scoring = section(params, "scoring")
     paths = ProjectPaths(Path(root))
     outputs_dir = paths.outputs("_").parent
     files = sorted(outputs_dir.glob("*.parquet"))
@@ -57,15 +51,12 @@ def main(params_path: str, root: str) -> None:
     for path in files:
         name = path.stem
         try:
-            spec = get_spec(name, local)
+            spec = get_spec(name, paths.raw_benchmarks)
         except InputError as exc:
             raise InputError(f"{path}: no benchmark named after this file: {exc}") from exc
 
         def options_for_row(subtask: str | None, spec=spec) -> dict:
-            options = spec.parser_kwargs(subtask)
-            if spec.parser == "json_label":
-                options["strict"] = sentiment_strict
-            return options
+            return spec.answer_kwargs({"subtask": subtask}, scoring=scoring)
 
         frame = score_frame(
             read_outputs(path),
@@ -76,10 +67,10 @@ def main(params_path: str, root: str) -> None:
             progress=True,
         )
         scored[name] = frame
-        if spec.labels and spec.parser in CLASSIFICATION_PARSERS:
+        if spec.labels and spec.answer.classification:
             classification[name] = ClassificationSetup(
                 labels=list(spec.labels),
-                explicit_invalid=spec.parser == "json_label" and not sentiment_strict,
+                explicit_invalid=spec.answer.has_invalid_class(spec.answer_kwargs(scoring=scoring)),
             )
 
     reports = build_reports(

@@ -3,11 +3,13 @@ the hub loading path (against a local directory laid out like the Hub) and bad i
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from evalpipe.benchmarks import (
     BBH_SUBTASKS,
@@ -18,14 +20,17 @@ from evalpipe.benchmarks import (
     get_spec,
     list_specs,
     load_benchmark,
-    local_spec,
     sample_files,
     select_examples,
     to_arrow,
+    validate_suites,
 )
 from evalpipe.errors import InputError
 
 BUILTIN = list(REGISTRY)
+# samples bundled as JSONL in the Hub schema (lawqa's sample is the publisher's own file)
+JSONL_SAMPLES = [n for n in BUILTIN if REGISTRY[n].sample and REGISTRY[n].sample.test]
+WITH_HUB = [n for n in BUILTIN if REGISTRY[n].hub is not None]
 
 
 def _jsonl(path: Path) -> list[dict]:
@@ -49,18 +54,28 @@ def loaded() -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
     }
 
 
-def test_registry_has_the_nine_benchmarks_with_their_parsers() -> None:
-    assert BUILTIN == [
-        "gsm8k",
-        "bbh",
-        "mmlu",
-        "imdb",
-        "jamp",
-        "jnli",
-        "niilc",
-        "jsquad",
-        "jcommonsenseqa",
-    ]
+def test_registry_has_the_built_in_benchmarks_with_their_parsers() -> None:
+    assert sorted(BUILTIN) == sorted(
+        [
+            "gsm8k",
+            "bbh",
+            "mmlu",
+            "imdb",
+            "jamp",
+            "jnli",
+            "niilc",
+            "jsquad",
+            "jcommonsenseqa",
+            "lawqa",
+            "lawqa_orders",
+            "ja_sentiment",
+        ]
+    )
+    lawqa = get_spec("lawqa")
+    assert (lawqa.parser, lawqa.parser_options["labels"]) == ("mc_letter", ["a", "b", "c", "d"])
+    # seed 004: digits 1-4 stand for a-d
+    assert lawqa.parser_options["digit_map"] == {"1": "a", "2": "b", "3": "c", "4": "d"}
+    assert get_spec("ja_sentiment").labels == ["positive", "neutral", "negative"]
     assert len(BBH_SUBTASKS) == 27 and len(MMLU_SUBJECTS) == 57
     parsers = {s.name: (s.parser, s.parser_options) for s in list_specs()}
     assert parsers["mmlu"] == ("mc_letter", {"labels": ["A", "B", "C", "D"], "digit_map": None})
@@ -79,7 +94,7 @@ def test_registry_has_the_nine_benchmarks_with_their_parsers() -> None:
     assert schema["properties"]["reason"]["type"] == "string"
 
 
-@pytest.mark.parametrize("name", BUILTIN)
+@pytest.mark.parametrize("name", JSONL_SAMPLES)
 def test_every_sample_set_loads_and_maps_to_the_schema(name, loaded) -> None:
     spec = get_spec(name)
     examples, fewshot = loaded[name]
@@ -117,7 +132,7 @@ def test_perturbable_fields_never_hold_answer_choices(name, loaded) -> None:
     for rec in examples.to_dict("records"):
         fields = json.loads(rec["fields"])
         text = "\n".join(fields.values())
-        assert "Options:" not in text and "選択肢" not in text
+        assert "Options:" not in text and "選択肢：" not in text
         if rec["choices"] is not None:
             for choice in rec["choices"]:
                 # a field may mention a word that is also an option, but never the options block
@@ -221,16 +236,17 @@ def test_bad_max_samples_is_rejected(bad) -> None:
 
 
 def test_unknown_source_is_rejected() -> None:
-    with pytest.raises(InputError, match=r"benchmarks\.source.*sample, hub"):
+    with pytest.raises(InputError, match=r"benchmarks\.source.*sample, hub, files"):
         load_benchmark(get_spec("gsm8k"), source="s3", seed=42)
 
 
-def test_unknown_benchmark_name_lists_the_known_ones() -> None:
+def test_unknown_benchmark_name_lists_the_known_ones(tmp_path) -> None:
+    _write_spec(tmp_path, "law_local", _law_spec())
     with pytest.raises(InputError) as info:
-        get_spec("gsm9k", {"lawqa": {}})
+        get_spec("gsm9k", tmp_path)
     message = str(info.value)
     assert "'gsm9k'" in message
-    for name in [*BUILTIN, "lawqa"]:
+    for name in [*BUILTIN, "law_local"]:
         assert name in message
 
 
@@ -258,30 +274,49 @@ LAW_ROWS = [
 ]
 
 
-def _law_config(path: Path, **extra) -> dict:
-    return {
-        "path": str(path),
-        "language": "japanese",
+def _law_spec(**extra) -> dict:
+    spec = {
+        "include": ["japanese", "local"],
         "task_type": "mc",
-        "id": "id",
-        "fields": {"問題": "question"},
-        "choices": "choices",
-        "answer": "answer",
         "labels": ["a", "b", "c", "d"],
-        **extra,
+        "sources": {"files": {"reader": "json", "test": ["law.jsonl"]}},
+        "mapping": {
+            "id": "id",
+            "fields": {"問題": "question"},
+            "choices": "choices",
+            "answer": "answer",
+        },
+        "answer": {"type": "choice_letter", "digit_map": "one_based"},
     }
+    spec.update(extra)
+    return spec
+
+
+def _write_spec(root: Path, name: str, spec: dict) -> Path:
+    """A local benchmark folder ``root/name/`` with its spec.yaml; returns ``root``."""
+    folder = root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "spec.yaml").write_text(yaml.safe_dump(spec, allow_unicode=True), encoding="utf-8")
+    return root
+
+
+def _law(tmp_path: Path, rows: list[dict] | None = None, **extra):
+    """The law-QA local benchmark in ``tmp_path/law_local/`` with ``rows`` as law.jsonl."""
+    _write_spec(tmp_path, "law_local", _law_spec(**extra))
+    if rows is not None:
+        _write_jsonl(tmp_path / "law_local" / "law.jsonl", rows)
+    return get_spec("law_local", tmp_path)
 
 
 def test_local_jsonl_maps_fields_choices_and_normalises_answers(tmp_path) -> None:
-    path = _write_jsonl(tmp_path / "law.jsonl", LAW_ROWS)
-    spec = get_spec("lawqa", {"lawqa": _law_config(path)})
+    spec = _law(tmp_path, LAW_ROWS)
     assert spec.kind == "local" and spec.parser == "mc_letter"
     assert spec.parser_options == {
         "labels": ["a", "b", "c", "d"],
         "digit_map": {"1": "a", "2": "b", "3": "c", "4": "d"},
     }
     examples, fewshot = load_benchmark(spec, source="hub", max_samples=None, seed=42)
-    assert list(examples["example_id"]) == ["lawqa/q1", "lawqa/q2", "lawqa/q3"]
+    assert list(examples["example_id"]) == ["law_local/q1", "law_local/q2", "law_local/q3"]
     assert list(examples["answer"]) == ["b", "d", "b"]  # "4" -> d, full-width "Ｂ" -> b
     assert json.loads(examples.iloc[0]["fields"]) == {"問題": "衆議院議員の任期は何年か。"}
     assert list(examples.iloc[0]["perturbable"]) == ["問題"]
@@ -303,22 +338,30 @@ def test_local_json_file_with_choices_in_separate_keys_and_a_fewshot_file(tmp_pa
         }
         for r in LAW_ROWS[:2]
     ]
-    path = tmp_path / "law.json"
-    path.write_text(
+    _write_spec(
+        tmp_path,
+        "mylaw",
+        {
+            "include": ["english", "local"],
+            "task_type": "mc",
+            "labels": ["A", "B", "C", "D"],
+            "sources": {
+                "files": {
+                    "reader": "json",
+                    "test": ["law.json"],
+                    "fewshot": ["shots.jsonl"],
+                    "json_field": "samples",
+                }
+            },
+            "mapping": {"fields": {"Question": "text"}, "choices": list("ABCD"), "answer": "gold"},
+            "answer": {"type": "choice_letter", "digit_map": "one_based"},
+        },
+    )
+    (tmp_path / "mylaw" / "law.json").write_text(
         json.dumps({"version": 1, "samples": rows}, ensure_ascii=False), encoding="utf-8"
     )
-    shots = _write_jsonl(tmp_path / "shots.jsonl", [dict(rows[0], text="日本の首都は？")])
-    config = {
-        "path": str(path),
-        "json_field": "samples",
-        "fewshot_path": str(shots),
-        "language": "english",
-        "fields": {"Question": "text"},
-        "choices": ["A", "B", "C", "D"],
-        "answer": "gold",
-        "labels": ["A", "B", "C", "D"],
-    }
-    spec = local_spec("mylaw", config)
+    _write_jsonl(tmp_path / "mylaw" / "shots.jsonl", [dict(rows[0], text="日本の首都は？")])
+    spec = get_spec("mylaw", tmp_path)
     examples, fewshot = load_benchmark(spec, max_samples=None, seed=1)
     assert list(examples["answer"]) == ["B", "D"]
     assert list(examples["example_id"]) == ["mylaw/test/0", "mylaw/test/1"]
@@ -328,20 +371,22 @@ def test_local_json_file_with_choices_in_separate_keys_and_a_fewshot_file(tmp_pa
 
 
 def test_local_prompt_shows_fields_in_the_configured_order(tmp_path) -> None:
-    path = _write_jsonl(
-        tmp_path / "c.jsonl", [{"q": "Which one?", "ctx": "Some context.", "y": "yes"}]
-    )
-    spec = local_spec(
+    _write_spec(
+        tmp_path,
         "ordered",
         {
-            "path": str(path),
-            "language": "english",
+            "include": ["english", "local"],
             "task_type": "classification",
-            "fields": {"Passage": "ctx", "Question": "q"},
-            "answer": "y",
             "labels": ["yes", "no"],
+            "sources": {"files": {"reader": "json", "test": ["c.jsonl"]}},
+            "mapping": {"fields": {"Passage": "ctx", "Question": "q"}, "answer": "y"},
+            "answer": {"type": "label"},
         },
     )
+    _write_jsonl(
+        tmp_path / "ordered" / "c.jsonl", [{"q": "Which one?", "ctx": "Some context.", "y": "yes"}]
+    )
+    spec = get_spec("ordered", tmp_path)
     examples, _ = load_benchmark(spec, seed=42)
     prompt = build_prompts(spec, examples, None, style="zero_shot", n_shots=0)[0]
     assert "Passage: Some context.\nQuestion: Which one?\nAnswer:" in prompt
@@ -349,102 +394,115 @@ def test_local_prompt_shows_fields_in_the_configured_order(tmp_path) -> None:
 
 
 def test_local_classification_dataset_uses_its_label_space(tmp_path) -> None:
-    path = _write_jsonl(
-        tmp_path / "c.jsonl",
-        [{"t": "最高の映画だった", "y": "pos"}, {"t": "二度と見ない", "y": "neg"}],
-    )
-    spec = local_spec(
+    _write_spec(
+        tmp_path,
         "reviews",
         {
-            "path": str(path),
-            "language": "japanese",
+            "include": ["japanese", "local"],
             "task_type": "classification",
-            "fields": {"文章": "t"},
-            "answer": "y",
             "labels": ["pos", "neg"],
+            "sources": {"files": {"reader": "json", "test": ["c.jsonl"]}},
+            "mapping": {"fields": {"文章": "t"}, "answer": "y"},
+            "answer": {"type": "label"},
         },
     )
+    _write_jsonl(
+        tmp_path / "reviews" / "c.jsonl",
+        [{"t": "最高の映画だった", "y": "pos"}, {"t": "二度と見ない", "y": "neg"}],
+    )
+    spec = get_spec("reviews", tmp_path)
     examples, _ = load_benchmark(spec, seed=42)
     assert list(examples["answer"]) == ["pos", "neg"] and examples["choices"].isna().all()
     assert spec.parser == "nli" and spec.parser_options == {"labels": ["pos", "neg"]}
 
 
 def test_local_file_missing_a_mapped_field_names_the_file_and_field(tmp_path) -> None:
-    path = _write_jsonl(
-        tmp_path / "law.jsonl", [{k: v for k, v in r.items() if k != "question"} for r in LAW_ROWS]
-    )
+    spec = _law(tmp_path, [{k: v for k, v in r.items() if k != "question"} for r in LAW_ROWS])
     with pytest.raises(InputError, match=r"law\.jsonl: mapped field\(s\) \['question'\] not found"):
-        load_benchmark(get_spec("lawqa", {"lawqa": _law_config(path)}), seed=42)
+        load_benchmark(spec, seed=42)
 
 
 def test_local_row_missing_a_mapped_field_names_the_row(tmp_path) -> None:
     rows = [dict(r) for r in LAW_ROWS]
     del rows[2]["question"]
-    path = _write_jsonl(tmp_path / "law.jsonl", rows)
     with pytest.raises(InputError, match=r'law\.jsonl, row 3: field "question" is missing'):
-        load_benchmark(get_spec("lawqa", {"lawqa": _law_config(path)}), seed=42)
+        load_benchmark(_law(tmp_path, rows), seed=42)
 
 
 def test_local_answer_outside_the_choices_names_the_row(tmp_path) -> None:
     rows = [dict(r) for r in LAW_ROWS]
     rows[1]["answer"] = "e"
-    path = _write_jsonl(tmp_path / "law.jsonl", rows)
     with pytest.raises(
         InputError, match=r"law\.jsonl, row 2: field \"answer\": answer 'e' is not one of"
     ):
-        load_benchmark(get_spec("lawqa", {"lawqa": _law_config(path)}), seed=42)
+        load_benchmark(_law(tmp_path, rows), seed=42)
 
 
 def test_local_row_with_the_wrong_number_of_choices_names_the_row(tmp_path) -> None:
     rows = [dict(r) for r in LAW_ROWS]
     rows[0]["choices"] = ["2年", "4年", "6年"]
-    path = _write_jsonl(tmp_path / "law.jsonl", rows)
     with pytest.raises(InputError, match=r"row 1: .*expected 4 choices"):
-        load_benchmark(get_spec("lawqa", {"lawqa": _law_config(path)}), seed=42)
+        load_benchmark(_law(tmp_path, rows), seed=42)
 
 
 def test_local_empty_file_is_an_empty_selection_error(tmp_path) -> None:
-    path = tmp_path / "law.jsonl"
-    path.write_text("\n", encoding="utf-8")
-    with pytest.raises(InputError, match="lawqa: no examples selected"):
-        load_benchmark(get_spec("lawqa", {"lawqa": _law_config(path)}), seed=42)
+    spec = _law(tmp_path, [])
+    (tmp_path / "law_local" / "law.jsonl").write_text("\n", encoding="utf-8")
+    with pytest.raises(InputError, match="law_local: no examples selected"):
+        load_benchmark(spec, seed=42)
 
 
 def test_local_broken_json_line_is_named(tmp_path) -> None:
-    path = tmp_path / "law.jsonl"
-    path.write_text(
+    spec = _law(tmp_path, [])
+    (tmp_path / "law_local" / "law.jsonl").write_text(
         json.dumps(LAW_ROWS[0], ensure_ascii=False) + '\n{"id": "q2", \n', encoding="utf-8"
     )
     with pytest.raises(InputError, match=r"law\.jsonl:2: not valid JSON"):
-        load_benchmark(get_spec("lawqa", {"lawqa": _law_config(path)}), seed=42)
+        load_benchmark(spec, seed=42)
 
 
 def test_local_duplicate_ids_are_rejected(tmp_path) -> None:
-    path = _write_jsonl(tmp_path / "law.jsonl", [LAW_ROWS[0], LAW_ROWS[0]])
-    with pytest.raises(InputError, match="row 2: duplicate example id 'lawqa/q1'"):
-        load_benchmark(get_spec("lawqa", {"lawqa": _law_config(path)}), seed=42)
+    with pytest.raises(InputError, match="row 2: duplicate example id 'law_local/q1'"):
+        load_benchmark(_law(tmp_path, [LAW_ROWS[0], LAW_ROWS[0]]), seed=42)
 
 
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"path": None}, "missing key 'path'"),
+        ({"sources": {}}, "sources.files: a local benchmark reads its own files"),
         ({"language": "french"}, "language: expected one of english, japanese"),
-        ({"task_type": "regression"}, "task_type: expected one of mc, classification"),
-        ({"choices": None}, None),
-        ({"perturbable": ["answer"]}, r"perturbable: \['answer'\] are not among fields"),
+        ({"task_type": "regression"}, "task_type one of mc, classification"),
+        ({"mapping": {"fields": {"問題": "question"}, "answer": "answer"}}, "missing key 'choices'"),
+        ({"perturbable": ["answer"]}, r"perturbable: \['answer'\] are not among mapping.fields"),
+        ({"answer": {"type": "choice_letter", "strict": True}}, r"\['strict'\] are not options"),
+        ({"answer": {"type": "letters"}}, "unknown answer type 'letters'"),
+        ({"metric": "bleu"}, "metric: expected one of"),
+        ({"include": ["japanese", "locale"]}, "include: 'locale' not found"),
+        ({"prompt": {"body": "{{ question "}}, r"prompt.body: not a valid template"),
+        ({"generation": {"max_tokens": {"zero_shot": 0}}}, r"max_tokens.zero_shot: expected an integer >= 1"),
+        ({"colour": "red"}, r"unknown key\(s\) \['colour'\]"),
     ],
-)
-def test_local_config_errors_name_the_params_key(tmp_path, change, message) -> None:
-    config = _law_config(tmp_path / "x.jsonl")
-    config.update(change)
-    if change == {"choices": None}:
-        del config["choices"]
-        message = "missing key 'choices'"
-    with pytest.raises(InputError, match=message):
-        local_spec("lawqa", config)
+)  # fmt: skip
+def test_local_spec_errors_name_the_spec_file_and_key(tmp_path, change, message) -> None:
+    with pytest.raises(InputError, match=message) as info:
+        _law(tmp_path, LAW_ROWS, **change)
+    assert str(tmp_path / "law_local" / "spec.yaml") in str(info.value)
+
+
+def test_local_spec_named_like_a_builtin_is_rejected(tmp_path) -> None:
+    _write_spec(tmp_path, "gsm8k", _law_spec())
     with pytest.raises(InputError, match="clashes with the built-in"):
-        local_spec("gsm8k", _law_config(tmp_path / "x.jsonl"))
+        get_spec("gsm8k", tmp_path)
+
+
+def test_include_cycle_is_reported(tmp_path) -> None:
+    (tmp_path / "a.yaml").write_text("include: b\n", encoding="utf-8")
+    (tmp_path / "b.yaml").write_text("include: a\n", encoding="utf-8")
+    _write_spec(tmp_path, "loop", {**_law_spec(), "include": ["../a"]})
+    with pytest.raises(
+        InputError, match=r"include cycle \(spec.yaml -> a.yaml -> b.yaml -> a.yaml\)"
+    ):
+        get_spec("loop", tmp_path)
 
 
 # --- hub path --------------------------------------------------------------------------------
@@ -504,7 +562,7 @@ def hub_dir(tmp_path_factory) -> Path:
     return root
 
 
-@pytest.mark.parametrize("name", BUILTIN)
+@pytest.mark.parametrize("name", WITH_HUB)
 def test_hub_loader_reads_a_directory_laid_out_like_the_hub(name, hub_dir) -> None:
     spec = get_spec(name)
     examples, fewshot = load_benchmark(
@@ -536,3 +594,127 @@ def test_hub_loader_failure_names_the_dataset(tmp_path) -> None:
         InputError, match=r"openai/gsm8k \(config main, split test\): could not load"
     ):
         load_benchmark(get_spec("gsm8k"), source="hub", seed=42, hub_dir=tmp_path)
+
+
+# --- spec files: inheritance, the files source, the suites declaration, answer types ---------
+
+
+def test_includes_merge_the_jglue_family_and_the_nli_base() -> None:
+    jnli, jamp = get_spec("jnli"), get_spec("jamp")
+    # jglue gives the version, jnli.yaml the reader; nli_ja gives labels and the mapper
+    assert jnli.files.reader == "jnli" and jamp.files.reader == "jamp"
+    assert jnli.version == "JGLUE v1.1" and jamp.version.startswith("Jamp")
+    for spec in (jnli, jamp):
+        assert spec.labels == ["entailment", "contradiction", "neutral"]
+        assert spec.mapper_name == "llm_jp_nli" and spec.perturbable == ("premise", "hypothesis")
+        assert spec.hub.dataset == "zenless-lab/llm-jp-eval" and spec.hub.configs == (spec.name,)
+    assert get_spec("bbh").hub.configs == BBH_SUBTASKS  # the one list, in bbh.yaml
+
+
+def test_the_worked_example_of_the_docs_renders_the_documented_prompt(tmp_path) -> None:
+    e2e = importlib.util.spec_from_file_location(
+        "_e2e", Path(__file__).with_name("test_benchmarks_e2e.py")
+    )
+    module = importlib.util.module_from_spec(e2e)
+    e2e.loader.exec_module(module)
+    (tmp_path / "mini").mkdir()
+    (tmp_path / "mini" / "spec.yaml").write_text(module.MINI_SPEC, encoding="utf-8")
+    _write_jsonl(tmp_path / "mini" / "test.jsonl", [{"q": "Is ice hot?", "a": "no"}])
+    spec = get_spec("mini", tmp_path)
+    examples, _ = load_benchmark(spec, seed=42)
+    assert build_prompts(spec, examples, None, style="zero_shot", n_shots=0) == [
+        "Classify the following input as one of: yes, no. Answer with the label only.\n\n"
+        "Question: Is ice hot?\nAnswer:"
+    ]
+    assert spec.parser == "nli" and spec.answer.classification
+
+
+def test_a_spec_can_include_a_builtin_and_read_listed_files_with_the_json_reader(tmp_path) -> None:
+    """The generic reader: the spec lists the files (publisher readers know their own)."""
+    from evalpipe.benchmarks import load_spec
+
+    spec_file = tmp_path / "gsm8k_copy.yaml"
+    spec_file.write_text(
+        "include: gsm8k\n"
+        "sources:\n"
+        "  files: {reader: json, test: [test.jsonl], fewshot: [train.jsonl], version: copy v1}\n",
+        encoding="utf-8",
+    )
+    spec = load_spec(spec_file, name="gsm8k", kind="builtin")
+    assert spec.prompt["vars"]["answer_prefix"] == "Answer:" and spec.budgets["cot"] == 512
+    test, train = (_jsonl(p) for p in sample_files("gsm8k"))
+    (tmp_path / "gsm8k").mkdir()
+    _write_jsonl(tmp_path / "gsm8k" / "test.jsonl", test)
+    _write_jsonl(tmp_path / "gsm8k" / "train.jsonl", train)
+    files, files_shots = load_benchmark(spec, source="files", files_dir=tmp_path, seed=42)
+    sample, sample_shots = load_benchmark(spec, source="sample", seed=42)
+    pd.testing.assert_frame_equal(files, sample)
+    assert sorted(files_shots["fields"]) == sorted(sample_shots["fields"])
+    assert files.attrs["evalpipe"]["dataset_version"] == "copy v1"
+    # no train file: the benchmark still runs, with an empty pool, and says what is missing
+    (tmp_path / "gsm8k" / "train.jsonl").unlink()
+    examples, no_shots = load_benchmark(spec, source="files", files_dir=tmp_path, seed=42)
+    assert no_shots.empty
+    assert examples.attrs["evalpipe"]["fewshot_missing"] == [
+        str(tmp_path / "gsm8k" / "train.jsonl")
+    ]
+    (tmp_path / "gsm8k" / "test.jsonl").unlink()
+    with pytest.raises(InputError, match=r"gsm8k: no file matches \['test.jsonl'\]"):
+        load_benchmark(spec, source="files", files_dir=tmp_path, seed=42)
+
+
+def test_a_reader_that_is_not_registered_is_named(tmp_path) -> None:
+    _write_spec(
+        tmp_path,
+        "odd",
+        {**_law_spec(), "sources": {"files": {"reader": "nosuch", "test": ["law.jsonl"]}}},
+    )
+    _write_jsonl(tmp_path / "odd" / "law.jsonl", LAW_ROWS)
+    with pytest.raises(InputError, match=r"unknown reader 'nosuch'; known readers: .*json"):
+        load_benchmark(get_spec("odd", tmp_path), seed=42)
+
+
+def test_suites_declaration_is_checked_against_the_specs(tmp_path) -> None:
+    _write_spec(tmp_path, "law_local", _law_spec())
+    ok = validate_suites({"gsm8k": "english", "law_local": "japanese"}, local=tmp_path)
+    assert ok == {"gsm8k": "english", "law_local": "japanese"}
+    with pytest.raises(InputError, match=r"benchmarks.suites.gsm8k: japanese, but its spec"):
+        validate_suites({"gsm8k": "japanese"}, local=tmp_path)
+    with pytest.raises(InputError, match="unknown benchmark 'nope'"):
+        validate_suites({"nope": "english"}, local=tmp_path)
+    with pytest.raises(InputError, match=r"benchmarks.suites: expected a mapping"):
+        validate_suites(["gsm8k"], local=tmp_path)
+
+
+def test_answer_types_decide_parsers_options_and_classification() -> None:
+    from evalpipe.scoring.answer_types import ANSWER_TYPES
+
+    classification = {n for n, s in REGISTRY.items() if s.answer.classification}
+    assert classification == {
+        "mmlu",
+        "imdb",
+        "jamp",
+        "jnli",
+        "jcommonsenseqa",
+        "lawqa",
+        "lawqa_orders",
+        "ja_sentiment",
+    }
+    bbh = get_spec("bbh")
+    assert bbh.answer_kwargs({"subtask": "navigate"}) == {"subtask": "navigate"}
+    imdb = get_spec("imdb")
+    assert imdb.answer_kwargs(scoring={"sentiment_strict": False})["strict"] is False
+    assert imdb.answer.has_invalid_class(imdb.answer_kwargs(scoring={"sentiment_strict": False}))
+    assert not imdb.answer.has_invalid_class(imdb.answer_kwargs())
+    assert ANSWER_TYPES["number"].normalise_gold("1,234") == "1234"
+    assert ANSWER_TYPES["number"].parse("#### 1,234").prediction == "1234"
+
+
+def test_bbh_parser_knows_the_answer_format_of_exactly_the_specs_subtasks() -> None:
+    # bbh.yaml is the one list of subtasks; the parser only classifies their answer formats
+    from evalpipe.scoring import parsers
+
+    known = set(parsers.BBH_MC) | set(parsers.BBH_BINARY) | set(parsers.BBH_NUMERIC)
+    known |= set(parsers.BBH_FREE)
+    assert known == set(BBH_SUBTASKS)
+    assert all(parsers.bbh_family(s) != "generic" for s in BBH_SUBTASKS)

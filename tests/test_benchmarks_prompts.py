@@ -20,26 +20,21 @@ from evalpipe.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = Path(__file__).with_name("test_benchmarks_golden.json")
-LAWQA = {
-    "path": str(REPO / "data" / "raw" / "benchmarks" / "lawqa_example.jsonl"),
-    "language": "japanese", "task_type": "mc", "id": "id", "fields": {"問題": "question"},
-    "choices": "choices", "answer": "answer", "labels": ["a", "b", "c", "d"],
-}  # fmt: skip
-NAMES = [*REGISTRY, "lawqa"]
+LOCAL = REPO / "data" / "raw" / "benchmarks"  # holds my_mc/spec.yaml, a local benchmark
+NAMES = [*REGISTRY, "my_mc"]
 
 
 @pytest.fixture(scope="module")
 def sets() -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
-    local = {"lawqa": LAWQA}
     return {
-        name: load_benchmark(get_spec(name, local), source="sample", max_samples=20, seed=42)
+        name: load_benchmark(get_spec(name, LOCAL), source="sample", max_samples=20, seed=42)
         for name in NAMES
     }
 
 
 def _render(sets, name: str, style: str, row: int = 0) -> str:
     examples, fewshot = sets[name]
-    spec = get_spec(name, {"lawqa": LAWQA})
+    spec = get_spec(name, LOCAL)
     return build_prompts(spec, examples.iloc[row : row + 1], fewshot, style=style, n_shots=3)[0]
 
 
@@ -93,7 +88,7 @@ def test_cot_asks_for_reasoning_then_a_final_answer_line(sets) -> None:
             in _render(sets, name, "cot")
         )
     assert "So the answer is X." in _render(sets, "bbh", "cot")
-    for name in ("jamp", "jnli", "niilc", "jsquad", "jcommonsenseqa", "lawqa"):
+    for name in ("jamp", "jnli", "niilc", "jsquad", "jcommonsenseqa", "my_mc"):
         cot = _render(sets, name, "cot")
         assert "最後の行には「回答: X」の形式で" in cot
         assert "それ以外には何も含めないことを厳守してください" not in cot

@@ -63,8 +63,10 @@ def test_key_changes_with_model_sampling_schema_system_and_prompt() -> None:
         cache_key(MODEL, GenerationRequest("2+2=", max_tokens=8, json_schema={"type": "object"})),
         cache_key(MODEL, GenerationRequest("2+2=", max_tokens=8, system="be brief")),
         cache_key(MODEL, GenerationRequest("2+2= ", max_tokens=8)),
+        cache_key(MODEL, GenerationRequest("2+2=", max_tokens=8, stop=("\n\nQ:",))),
+        cache_key(MODEL, GenerationRequest("2+2=", max_tokens=8, stop=("\n\nQuestion:",))),
     }
-    assert len(keys) == 9
+    assert len(keys) == 11
     # The label is for people; only the identity fields address the cache.
     assert cache_key(ModelIdentity("other label", MODEL.fields), base) == cache_key(MODEL, base)
 
@@ -172,10 +174,23 @@ def test_openai_backend_needs_a_url() -> None:
         )
 
 
-@pytest.mark.parametrize("bad", [0, -5, "64", None, True])
-def test_max_tokens_must_be_a_positive_integer(bad: object) -> None:
-    with pytest.raises(InputError, match=r"sampling\.max_tokens: expected an integer > 0"):
+@pytest.mark.parametrize("bad", [0, -5, "64", True])
+def test_max_tokens_must_be_null_or_a_positive_integer(bad: object) -> None:
+    with pytest.raises(
+        InputError, match=r"sampling\.max_tokens: expected null .* or an integer > 0"
+    ):
         sampling_settings({"temperature": 0.0, "max_tokens": bad})
+    assert sampling_settings({"max_tokens": None})[1] is None
+    assert sampling_settings({"max_tokens": 64})[1] == 64
+
+
+def test_a_request_without_stop_sequences_keeps_its_old_cache_key() -> None:
+    # Keys computed before stop sequences existed (the judge's cached generations) stay valid.
+    req = GenerationRequest("2+2=", max_tokens=8)
+    assert "stop" not in req.sampling_key()
+    assert GenerationRequest("2+2=", max_tokens=8, stop=("x",)).sampling_key()["stop"] == ["x"]
+    with pytest.raises(InputError, match='field "stop"'):
+        GenerationRequest("a", 4, stop=("",)).validate()
 
 
 def test_request_with_max_tokens_zero_is_rejected_before_any_engine_starts(tmp_path: Path) -> None:
@@ -188,10 +203,15 @@ def test_request_with_max_tokens_zero_is_rejected_before_any_engine_starts(tmp_p
     assert engine.backend.started is False
 
 
-def test_answer_budget_caps_short_answers_but_not_chain_of_thought() -> None:
-    assert answer_budget(1, style="zero_shot", cap=64) == 1
-    assert answer_budget(256, style="few_shot", cap=64) == 64
-    assert answer_budget(512, style="cot", cap=64) == 512
+def test_budget_is_the_specs_unless_sampling_max_tokens_overrides_it() -> None:
+    from evalpipe.benchmarks import get_spec
+
+    gsm8k = get_spec("gsm8k")
+    # the old silent cap of 64 cut GSM8K solutions and CoT answers before their answer line
+    assert answer_budget(gsm8k.max_tokens("few_shot")) == 256
+    assert answer_budget(gsm8k.max_tokens("cot")) == 512
+    assert answer_budget(get_spec("jcommonsenseqa").max_tokens("zero_shot")) == 1
+    assert answer_budget(gsm8k.max_tokens("cot"), override=64) == 64
 
 
 def test_perturbed_frame_without_fields_names_file_and_columns() -> None:

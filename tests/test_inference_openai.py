@@ -163,13 +163,15 @@ def _stage_project(root: Path, url: str) -> Path:
         atomic.write_parquet(root / "data" / "perturbed" / f"{name}.parquet", rows)
         atomic.write_parquet(root / "data" / "benchmarks" / f"{name}.fewshot.parquet", fewshot)
     params = yaml.safe_load((REPO / "params.yaml").read_text())
+    params["benchmarks"]["suites"] = {"imdb": "english", "gsm8k": "english"}
     params["model"] = _cfg(url, name="canned", max_concurrency=1, checkpoint_every=4)
     (root / "params.yaml").write_text(yaml.safe_dump(params))
     return root
 
 
 def _run_stage(root: Path, **kw: object) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    # this checkout's stages and library, whatever copy of evalpipe the venv has installed
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), str(REPO / "src")]))
     return subprocess.Popen(
         [sys.executable, "-m", "stages.generate", "--no-progress"],
         cwd=root,
@@ -206,3 +208,11 @@ def test_generate_stage_killed_mid_run_resumes_without_regenerating(tmp_path: Pa
     assert len(outputs) == 10 and outputs["output"].map(json.loads).tolist() == [CANNED_JSON] * 10
     assert outputs["from_cache"].sum() + len(outputs[~outputs["from_cache"]]) == 10
     assert "generate: 20 prompts" in out
+    # every request carries its benchmark's budget and stop sequences for the prompt style
+    logged = [json.loads(line) for name in ("slow.jsonl", "fast.jsonl")
+              for line in (tmp_path / name).read_text().splitlines() if line]  # fmt: skip
+    sent = {("Question:" in r["body"]["messages"][-1]["content"]): r["body"] for r in logged}
+    assert sent[True]["max_tokens"] == 256 and sent[True]["stop"] == ["\n\nQuestion:"]
+    assert sent[False]["max_tokens"] == 128 and "stop" not in sent[False]
+    per = metrics["benchmarks"]
+    assert per["gsm8k"]["stop"] == ["\n\nQuestion:"] and per["gsm8k"]["truncated"] == 0

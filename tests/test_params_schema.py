@@ -119,7 +119,9 @@ def test_all_problems_are_reported_at_once(tmp_path):
 
 
 def test_nested_lists_and_user_named_sections_are_checked():
-    validate_params({"benchmarks": {"local": {"mine": {"path": "x.jsonl"}}}})
+    validate_params({"benchmarks": {"suites": {"mine": "japanese"}}})
+    with pytest.raises(InputError, match=r"benchmarks\.suites\.mine must be one of english"):
+        validate_params({"benchmarks": {"suites": {"mine": "french"}}})
     with pytest.raises(InputError, match=r"annotation\.dialogues\[1\] must be a string"):
         validate_params({"annotation": {"dialogues": ["sample", 3]}})
 

@@ -14,7 +14,7 @@ Add one entry to the section's ``Section({...})`` below, e.g. in ``annotation``:
 Constructors: ``integer``, ``number``, ``probability``, ``boolean``, ``text`` (optionally with
 ``choices``), ``list_of(item)``, ``anything`` (a value another module validates), and
 ``Section({...})`` for a nested mapping (``Section(each=...)`` when the keys are names the user
-chooses, as in ``benchmarks.local``). Every constructor takes ``nullable=True`` when ``null``
+chooses, as in ``benchmarks.suites``). Every constructor takes ``nullable=True`` when ``null``
 is allowed. A key declared here is optional: a stage that needs it still reports it missing.
 """
 
@@ -182,13 +182,13 @@ SCHEMA = Section(
                 # sample | hub | files | hub_raw, or {default: ..., <benchmark>: ...}
                 "source": anything("where benchmark rows come from"),
                 "max_samples": integer("examples per benchmark", minimum=1, nullable=True),
-                # not read by any stage (dvc.yaml vars.suites decides what runs); kept until the
-                # benchmark declaration is redone
-                "english": list_of(text("benchmark name"), "English benchmarks", nullable=True),
-                "japanese": list_of(text("benchmark name"), "Japanese benchmarks", nullable=True),
-                "local": Section(
-                    each=anything("a local dataset spec, checked by evalpipe.benchmarks"),
-                    nullable=True,
+                # the one declaration of what runs: dvc.yaml iterates over it; generate reads
+                # exactly these sets (evalpipe.benchmarks.validate_suites checks names/languages)
+                "suites": Section(
+                    each=text(
+                        "the language of the benchmark's target words",
+                        choices=("english", "japanese"),
+                    )
                 ),
             },
             check=_benchmarks_check,
@@ -210,7 +210,9 @@ SCHEMA = Section(
         "sampling": Section(
             {
                 "temperature": number("sampling temperature", minimum=0.0, maximum=5.0),
-                "max_tokens": integer("new tokens per answer", minimum=1),
+                # null: each benchmark's budget for the prompt style (its spec); a number
+                # overrides every budget
+                "max_tokens": integer("new tokens per answer", minimum=1, nullable=True),
                 "seed": integer("sampling seed", nullable=True),
             }
         ),

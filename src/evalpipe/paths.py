@@ -31,19 +31,13 @@ class ProjectPaths:
     def params(self) -> Path:
         return self.root / "params.yaml"
 
-    @property
-    def raw_benchmarks(self) -> Path:
-        """The publishers' files, one folder per benchmark (``benchmarks.source: files``)."""
-        return self.raw / "benchmarks"
-
     def raw_words(self, language: str) -> Path:
         return self.raw / language
 
-    def subtlex(self) -> Path:
-        return self.raw / "english" / "SUBTLEX-US.xlsx"
-
-    def bccwj(self) -> Path:
-        return self.raw / "japanese" / "BCCWJ_frequencylist_suw_ver1_0.tsv"
+    @property
+    def raw_benchmarks(self) -> Path:
+        """The publishers' files (``<name>/``) and local benchmarks (``<name>/spec.yaml``)."""
+        return self.raw / "benchmarks"
 
     def words(self, language: str) -> Path:
         return self.data / "words" / f"{language}.parquet"

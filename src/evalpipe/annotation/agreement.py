@@ -36,7 +36,6 @@ says nothing about agreement (the "0.00, CI 0.00-0.00" an admin page showed for 
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -47,18 +46,13 @@ import numpy as np
 import pandas as pd
 
 from evalpipe.annotation.schema import AXES, LABELS
+from evalpipe.seeding import hashed_seed
 
 Q = len(LABELS)
 _K = np.arange(Q)
 # Disagreement weights for kappa ((k-l)^2 / (q-1)^2) and agreement weights for AC2 (1 - that).
 QUADRATIC_DISAGREEMENT = ((_K[:, None] - _K[None, :]) ** 2) / (Q - 1) ** 2
 QUADRATIC_AGREEMENT = 1.0 - QUADRATIC_DISAGREEMENT
-
-
-def hashed_seed(*parts: object) -> int:
-    """A 63-bit seed from the full key, so every random stream is reproducible on its own."""
-    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big") >> 1
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
-"""The benchmark registry: declarative specs, loaders for Hub / bundled samples / local files,
-and prompt templates. See docs/benchmarks.md."""
+"""The benchmark registry: one declarative YAML spec per benchmark (``specs/``), loaders for the
+Hub, the publishers' files, bundled samples and local files, and prompt rendering from the
+specs' templates. See docs/benchmarks.md."""
 
 from evalpipe.benchmarks.loading import (
     EXAMPLE_COLUMNS,
@@ -11,36 +12,54 @@ from evalpipe.benchmarks.loading import (
     select_examples,
     to_arrow,
 )
-from evalpipe.benchmarks.prompts import STYLES, build_prompts, render
+from evalpipe.benchmarks.prompts import build_prompts, render
 from evalpipe.benchmarks.spec import (
-    BBH_SUBTASKS,
-    MMLU_SUBJECTS,
+    LOCAL_SPEC,
     REGISTRY,
+    STYLES,
     BenchmarkSpec,
+    FilesSource,
     HubSource,
+    SampleSource,
     get_spec,
     list_specs,
-    local_spec,
+    load_spec,
+    local_names,
+    subtasks_of,
+    validate_suites,
 )
 
 __all__ = [
-    "BBH_SUBTASKS",
     "EXAMPLE_COLUMNS",
     "EXAMPLE_SCHEMA",
     "HUB_DIR_ENV",
-    "MMLU_SUBJECTS",
+    "LOCAL_SPEC",
     "REGISTRY",
     "SOURCES",
     "STYLES",
     "BenchmarkSpec",
+    "FilesSource",
     "HubSource",
+    "SampleSource",
     "build_prompts",
     "get_spec",
     "list_specs",
     "load_benchmark",
-    "local_spec",
+    "load_spec",
+    "local_names",
     "render",
     "sample_files",
     "select_examples",
+    "subtasks_of",
     "to_arrow",
+    "validate_suites",
 ]
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    # BBH's subtasks and MMLU's subjects are listed once, in their spec files.
+    if name in ("BBH_SUBTASKS", "MMLU_SUBJECTS"):
+        from evalpipe.benchmarks import spec
+
+        return getattr(spec, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,10 +1,12 @@
 """Load a benchmark's evaluated split and few-shot pool as frames of the common schema.
 
-Every source goes through ``datasets.load_dataset``: the Hub ids of the registry (``hub``), the
-bundled JSONL sample files (``sample``), or a user's JSON/JSONL file (``local`` benchmarks). A
-local directory laid out like the Hub repositories can stand in for the Hub (``hub_dir``, or the
-``EVALPIPE_HUB_DIR`` environment variable): ``<hub_dir>/<owner>/<dataset>/`` with the dataset's
-README.md (``configs:`` metadata) and data files.
+A spec's ``sources`` say where rows come from: the Hub ids (``hub``, through
+``datasets.load_dataset``), the bundled JSONL sample files (``sample``), or files in a folder
+(``files``: the publishers' files in ``data/raw/benchmarks/<name>/``, or a local benchmark's own
+files next to its spec) parsed by a named reader. A local directory laid out like the Hub
+repositories can stand in for the Hub (``hub_dir``, or the ``EVALPIPE_HUB_DIR`` environment
+variable): ``<hub_dir>/<owner>/<dataset>/`` with the dataset's README.md (``configs:`` metadata)
+and data files.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,8 @@ import pandas as pd
 import pyarrow as pa
 from tqdm.auto import tqdm
 
-from evalpipe.benchmarks.spec import BenchmarkSpec, HubSource
+from evalpipe.benchmarks.mapping import get_mapper
+from evalpipe.benchmarks.spec import BenchmarkSpec, FilesSource, HubSource
 from evalpipe.errors import InputError
 
 SOURCES = ("sample", "hub", "files", "hub_raw")
@@ -59,10 +62,22 @@ def samples_root() -> Path:
     return Path(str(resources.files("evalpipe.benchmarks") / "samples"))
 
 
-def sample_files(name: str) -> tuple[Path, Path]:
-    """The bundled (evaluated, few-shot) JSONL files of benchmark ``name``."""
-    folder = samples_root() / name
-    return folder / "test.jsonl", folder / "fewshot.jsonl"
+def sample_files(name: str | BenchmarkSpec) -> tuple[Path, Path | None]:
+    """The bundled (evaluated, few-shot) JSONL files of a built-in benchmark (its spec's
+    ``sources.sample``; the few-shot file is None when the spec lists none)."""
+    from evalpipe.benchmarks.spec import get_spec
+
+    spec = get_spec(name) if isinstance(name, str) else name
+    if spec.sample is None:
+        raise InputError(f"{spec.path}: sources.sample: the spec has no bundled sample")
+    if spec.sample.test is None:
+        raise InputError(
+            f"{spec.path}: sources.sample is the folder {spec.sample.folder!r} of publisher "
+            "files, not JSONL files"
+        )
+    root = samples_root()
+    fewshot = root / spec.sample.fewshot if spec.sample.fewshot else None
+    return root / spec.sample.test, fewshot
 
 
 def hash_key(*parts: object) -> str:
@@ -165,6 +180,17 @@ def _hub_rows(
         return _load_dataset(*args, what=what, cache_dir=cache_dir, **kwargs), what
 
 
+def _mapper_options(spec: BenchmarkSpec) -> dict[str, Any]:
+    """What the declarative ``local`` mapper needs besides the row."""
+    return {
+        **spec.mapping,
+        "labels": list(spec.labels or []),
+        "task_type": spec.task_type,
+        "perturbable": list(spec.perturbable),
+        "digit_map": spec.answer_options.get("digit_map"),
+    }
+
+
 def _map_rows(
     spec: BenchmarkSpec,
     rows: list[dict[str, Any]],
@@ -172,19 +198,34 @@ def _map_rows(
     split: str,
     config: str | None,
     where: str,
-    options: Mapping[str, Any] | None = None,
+    mapper: str | Callable[..., dict[str, Any]] | None = None,
     id_key: str | None = None,
-    mapper: Any = None,
+    options: Mapping[str, Any] | None = None,
     locations: list[str] | None = None,
 ) -> list[dict[str, Any]]:
-    # mapper/locations: a publisher-file reader's own mapper and each row's file:line
-    mapper = mapper or spec.mapper
+    # mapper: a name in the mapper registry, or a publisher-file reader's own mapper; locations:
+    # each row's file:line (readers), else "<where>, row <n>"
     out: list[dict[str, Any]] = []
     counters: dict[str | None, int] = {}
     seen: dict[str, int] = {}
+    if mapper is None or isinstance(mapper, str):
+        map_row = get_mapper(mapper or spec.mapper_name, where=str(spec.path))
+    else:
+        map_row = mapper
+    options = _mapper_options(spec) if options is None else options
     for i, row in enumerate(tqdm(rows, desc=f"map {spec.name}/{split}", disable=len(rows) < 2000)):
         loc = locations[i] if locations is not None else f"{where}, row {i + 1}"
-        ex = mapper(row, config=config, where=loc, options=options)
+        ex = map_row(row, config=config, where=loc, options=options)
+        stray = [f for f in spec.perturbable if f not in ex["fields"]]
+        if stray:
+            raise InputError(
+                f"{spec.path}: perturbable: {stray} are not fields of the mapped rows "
+                f"(fields: {sorted(ex['fields'])}; first seen at {loc})"
+            )
+        protected = list(ex["protected"])
+        for key in spec.protected:
+            values = ex["answers"] if key == "answers" else [ex["answer"]]
+            protected += [v for v in values if v and v not in protected]
         sub = ex["subtask"]
         n = counters.get(sub, 0)
         counters[sub] = n + 1
@@ -210,13 +251,13 @@ def _map_rows(
                 "language": spec.language,
                 "task_type": spec.task_type,
                 "fields": json.dumps(ex["fields"], ensure_ascii=False, sort_keys=True),
-                "perturbable": list(ex["perturbable"]),
+                "perturbable": list(spec.perturbable),
                 "choices": ex["choices"],
                 "answer": ex["answer"],
                 "answers": list(ex["answers"]),
                 "labels": list(spec.labels) if spec.labels is not None else None,
                 "target": ex["target"],
-                "protected": list(ex["protected"]),
+                "protected": protected,
             }
         )
     return out
@@ -267,34 +308,35 @@ def _fewshot_pool(df: pd.DataFrame, per_group: int) -> pd.DataFrame:
 def load_benchmark(
     spec: BenchmarkSpec,
     *,
-    source: str = "sample",
+    source: str | Mapping[str, str] = "sample",
     max_samples: int | None = None,
     seed: int = 42,
     hub_dir: str | Path | None = None,
-    fewshot_pool: int = FEWSHOT_POOL,
     files_dir: str | Path | None = None,
+    fewshot_pool: int | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The evaluated examples and the few-shot pool of one benchmark.
 
     Parameters
     ----------
     spec : the benchmark (``get_spec(name)``).
-    source : ``sample`` (bundled files), ``hub`` (Hugging Face ids of the registry), ``files``
-        (the publishers' own files in ``files_dir/<name>/``) or ``hub_raw`` (the raw-schema Hub
-        copies of the JGLUE tasks); a mapping ``{default: ..., <name>: ...}`` chooses per
-        benchmark. Ignored for local benchmarks, which always read their own file.
+    source : ``sample`` (bundled files), ``hub`` (the spec's Hugging Face ids), ``files`` (the
+        publisher's files in ``files_dir/<name>/``, through the reader the spec names) or
+        ``hub_raw`` (the raw-schema Hub copies of the JGLUE tasks); a mapping ``{default: ...,
+        <name>: ...}`` chooses per benchmark. Ignored for local benchmarks, which always read
+        the files next to their spec.
     max_samples : evaluated examples to keep (deterministic hash selection), None for all.
     seed : the project seed (part of the selection hash).
     hub_dir : a local directory laid out like the Hub to load from instead of the network;
         defaults to the ``EVALPIPE_HUB_DIR`` environment variable.
-    fewshot_pool : few-shot candidates kept per subtask.
     files_dir : the folder holding ``<name>/`` folders of publisher files (source ``files``);
         defaults to ``data/raw/benchmarks`` relative to the working directory.
+    fewshot_pool : few-shot candidates kept per subtask (default: the spec's ``fewshot.pool``).
 
     Returns
     -------
     (examples, fewshot) : two DataFrames with columns ``EXAMPLE_COLUMNS``. The few-shot pool
-        comes from the train/dev split (or, for BBH on the Hub, from examples held out of the
+        comes from the train/dev split (or, where there is none, from examples held out of the
         evaluated split), never from the evaluated examples; it may be empty.
         ``examples.attrs["evalpipe"]`` = ``{"source", "dataset_version", "fewshot_missing"}``
         (see ``dataset_metadata``).
@@ -312,30 +354,37 @@ def load_benchmark(
             f"got {max_samples!r}"
         )
     source = resolve_source(source, spec.name)
-    version, missing = "", ()
+    missing: tuple[str, ...] = ()
     if spec.kind == "local":
-        examples, fewshot, origin = _load_local(spec)
-        source, version = "local", str(origin)
-    elif source == "sample":
-        examples, fewshot, origin = _load_sample(spec)
-        version = "bundled sample"
-    elif source == "hub":
-        hub_dir = hub_dir or os.environ.get(HUB_DIR_ENV) or None
-        examples, fewshot, origin = _load_hub(spec, hub_dir)
-        version = origin
-    elif source in ("files", "hub_raw"):
-        from evalpipe.benchmarks import readers
-
-        if source == "files":
-            loaded = readers.load_files(spec, Path(files_dir or FILES_DIR) / spec.name)
-        else:
-            loaded = readers.load_raw_hub(spec, hub_dir or os.environ.get(HUB_DIR_ENV) or None)
-        examples, fewshot, origin = loaded.examples, loaded.fewshot, loaded.origin
-        version, missing = loaded.version, loaded.missing
-    else:
+        assert spec.files is not None  # build_spec requires it for local specs
+        examples, fewshot, origin, version, missing = _read_folder(spec, spec.root)
+        source = "local"
+    elif source not in SOURCES:
         raise InputError(
             f"params.yaml: benchmarks.source: expected one of {', '.join(SOURCES)}, got {source!r}"
         )
+    elif getattr(spec, source) is None:
+        raise InputError(
+            f"{spec.path}: sources.{source}: benchmark {spec.name!r} declares no {source} source "
+            f"(it has: {', '.join(s for s in SOURCES if getattr(spec, s) is not None)})"
+        )
+    elif source == "sample":
+        examples, fewshot, origin = _load_sample(spec)
+        version = "bundled sample" + (f" ({spec.version})" if spec.version else "")
+    elif source == "hub":
+        hub_dir = hub_dir or os.environ.get(HUB_DIR_ENV) or None
+        examples, fewshot, origin = _load_hub(spec, hub_dir)
+        version = (spec.hub.version if spec.hub else None) or origin
+    elif source == "files":
+        examples, fewshot, origin, version, missing = _read_folder(
+            spec, Path(files_dir or FILES_DIR) / spec.name
+        )
+    else:
+        from evalpipe.benchmarks import readers
+
+        loaded = readers.load_raw_hub(spec, hub_dir or os.environ.get(HUB_DIR_ENV) or None)
+        examples, fewshot, origin = loaded.examples, loaded.fewshot, loaded.origin
+        version, missing = loaded.version, loaded.missing
     examples = select_examples(_frame(examples), max_samples, seed=seed)
     if examples.empty:
         raise InputError(
@@ -348,7 +397,10 @@ def load_benchmark(
     # same text and differs only in the options, so text alone would empty the pool.
     evaluated = set(_item_keys(examples))
     fewshot_df = fewshot_df[~_item_keys(fewshot_df).isin(evaluated)]
-    pool = _fewshot_pool(fewshot_df.reset_index(drop=True), fewshot_pool)
+    pool = _fewshot_pool(
+        fewshot_df.reset_index(drop=True),
+        spec.fewshot_pool if fewshot_pool is None else fewshot_pool,
+    )
     examples.attrs["evalpipe"] = {
         "source": source,
         "dataset_version": version,
@@ -462,23 +514,52 @@ def dataset_metadata(examples: pd.DataFrame) -> dict[str, str]:
     }
 
 
-def _load_sample(spec: BenchmarkSpec) -> tuple[list, list, str]:
-    test_path, fewshot_path = sample_files(spec.name)
+def _splits(spec: BenchmarkSpec) -> tuple[str, str]:
+    """Split names used in example ids, the same whichever source the rows come from."""
     split = spec.hub.split if spec.hub else "test"
     fs_split = (spec.hub.fewshot_split if spec.hub else None) or "fewshot"
-    config = None
-    examples = _map_rows(
-        spec, read_json_rows(test_path), split=split, config=config, where=str(test_path)
+    return split, fs_split
+
+
+def _holdout(
+    mapped: list[dict[str, Any]], per_group: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Take ``per_group`` examples per subtask (by hash) out of ``mapped`` as demonstrations."""
+    groups: dict[str | None, list[dict[str, Any]]] = {}
+    for r in mapped:
+        groups.setdefault(r["subtask"], []).append(r)
+    held: set[str] = set()
+    for rows in groups.values():
+        ranked = sorted(rows, key=lambda r: hash_key("holdout", r["example_id"]))
+        held.update(r["example_id"] for r in ranked[:per_group])
+    return (
+        [r for r in mapped if r["example_id"] not in held],
+        [r for r in mapped if r["example_id"] in held],
     )
+
+
+def _load_sample(spec: BenchmarkSpec) -> tuple[list, list, str]:
+    if spec.sample is not None and spec.sample.folder is not None:
+        if spec.files is None:
+            raise InputError(
+                f"{spec.path}: sources.sample.folder needs sources.files.reader to read it"
+            )
+        folder = samples_root() / spec.sample.folder
+        examples, fewshot, _, _, _ = _read_folder(spec, folder)
+        return examples, fewshot, f"bundled sample {spec.sample.folder}/ (publisher files)"
+    test_path, fewshot_path = sample_files(spec)
+    split, fs_split = _splits(spec)
+    mapper = spec.sample.mapper if spec.sample else None
+    examples = _map_rows(
+        spec, read_json_rows(test_path), split=split, config=None, where=str(test_path),
+        mapper=mapper,
+    )  # fmt: skip
     fewshot = []
-    if fewshot_path.exists():
+    if fewshot_path is not None and fewshot_path.exists():
         fewshot = _map_rows(
-            spec,
-            read_json_rows(fewshot_path),
-            split=fs_split,
-            config=config,
-            where=str(fewshot_path),
-        )
+            spec, read_json_rows(fewshot_path), split=fs_split, config=None,
+            where=str(fewshot_path), mapper=mapper,
+        )  # fmt: skip
     return examples, fewshot, f"bundled sample {test_path.name}"
 
 
@@ -491,79 +572,141 @@ def _load_hub(
     options: Mapping[str, Any] | None = None,
     split_names: tuple[str, str] | None = None,
 ) -> tuple[list, list, str]:
-    # hub/mapper/options/split_names: a raw-schema copy (readers.RAW_HUB) whose split names
+    # hub/mapper/options/split_names: a raw-schema copy (sources.hub_raw) whose split names
     # differ from the ids' (JGLUE valid = "validation" there, "test" in example ids)
     hub = hub or spec.hub
     assert hub is not None
+    mapper = mapper or hub.mapper
     id_split, id_fs_split = split_names or (hub.split, hub.fewshot_split)
     examples: list[dict[str, Any]] = []
     fewshot: list[dict[str, Any]] = []
+    kw: dict[str, Any] = {"mapper": mapper, "options": options}
     for config in tqdm(hub.configs, desc=f"load {spec.name}", disable=len(hub.configs) < 2):
         rows, what = _hub_rows(hub.dataset, config, hub.split, hub_dir, hub.data_files)
-        mapped = _map_rows(
-            spec, rows, split=id_split, config=config, where=what, mapper=mapper, options=options
-        )
+        mapped = _map_rows(spec, rows, split=id_split, config=config, where=what, **kw)
         if hub.fewshot_split is None and hub.fewshot_holdout:
-            held = {
-                r["example_id"]
-                for r in sorted(mapped, key=lambda r: hash_key("holdout", r["example_id"]))[
-                    : hub.fewshot_holdout
-                ]
-            }
-            fewshot.extend(r for r in mapped if r["example_id"] in held)
-            mapped = [r for r in mapped if r["example_id"] not in held]
+            mapped, held = _holdout(mapped, hub.fewshot_holdout)
+            fewshot.extend(held)
         examples.extend(mapped)
         if hub.fewshot_split is not None:
             fs_rows, fs_what = _hub_rows(
                 hub.dataset, config, hub.fewshot_split, hub_dir, hub.data_files
             )
+            fs_split = id_fs_split or hub.fewshot_split
             fewshot.extend(
-                _map_rows(
-                    spec,
-                    fs_rows,
-                    split=id_fs_split or hub.fewshot_split,
-                    config=config,
-                    where=fs_what,
-                    mapper=mapper,
-                    options=options,
-                )
+                _map_rows(spec, fs_rows, split=fs_split, config=config, where=fs_what, **kw)
             )
     return examples, fewshot, f"{hub.dataset} split {hub.split}"
 
 
-def _load_local(spec: BenchmarkSpec) -> tuple[list, list, str]:
-    cfg = spec.local or {}
-    path = Path(cfg["path"])
-    json_field = cfg.get("json_field")
-    rows = read_json_rows(path, json_field=json_field)
-    if rows:
-        missing = sorted({*cfg["fields"].values(), cfg["answer"]} - set(rows[0]))
-        choices = cfg.get("choices")
-        if isinstance(choices, str) and choices not in rows[0]:
-            missing.append(choices)
-        elif isinstance(choices, list):
-            missing.extend(c for c in choices if c not in rows[0])
-        if missing:
-            raise InputError(
-                f"{path}: mapped field(s) {missing} not found in any row; "
-                f"the file has {sorted(rows[0])}"
-            )
-    examples = _map_rows(
-        spec, rows, split="test", config=None, where=str(path), options=cfg, id_key=cfg.get("id")
-    )
-    fewshot = []
-    if cfg.get("fewshot_path"):
-        fs_path = Path(cfg["fewshot_path"])
+Reader = Callable[..., list[dict[str, Any]]]
+"""``reader(folder, patterns, *, options) -> raw rows``: the files matching ``patterns`` (glob
+patterns relative to ``folder``) parsed into rows of the publisher's own schema; ``options`` is
+the spec's ``sources.files`` entry. A row may carry ``subtask`` (BBH, MMLU: one file each)."""
+
+
+def expand(folder: Path, patterns: Sequence[str]) -> list[Path]:
+    """The files matching ``patterns`` under ``folder``, each pattern's matches sorted by name."""
+    found: list[Path] = []
+    for pattern in patterns:
+        for path in sorted(folder.glob(pattern)):
+            if path.is_file() and path not in found:
+                found.append(path)
+    return found
+
+
+def read_json_files(
+    folder: Path, patterns: Sequence[str], *, options: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """The ``json`` reader: JSON/JSONL files (see :func:`read_json_rows`), rows in file order."""
+    rows: list[dict[str, Any]] = []
+    for path in expand(folder, patterns):
+        rows.extend(read_json_rows(path, json_field=options.get("json_field")))
+    return rows
+
+
+READERS: dict[str, Reader] = {"json": read_json_files}
+
+
+def _read_folder(spec: BenchmarkSpec, folder: Path) -> tuple[list, list, str, str, tuple[str, ...]]:
+    """Rows from a folder through the spec's reader: a publisher's reader
+    (``evalpipe.benchmarks.readers.READERS``: it knows its files, version and mapper) or a
+    generic one of :data:`READERS` (the spec lists the files)."""
+    from evalpipe.benchmarks import readers
+
+    files = spec.files
+    assert files is not None
+    if files.reader in readers.READERS:
+        loaded = readers.load_files(spec, folder, reader=files.reader)
+        return loaded.examples, loaded.fewshot, loaded.origin, loaded.version, loaded.missing
+    examples, fewshot, origin, missing = _load_files(spec, files, folder)
+    return examples, fewshot, origin, files.version or spec.version or origin, missing
+
+
+def reader_names() -> list[str]:
+    """Every reader a spec may name: the generic ones and the publishers' (sorted)."""
+    from evalpipe.benchmarks import readers
+
+    return sorted({*READERS, *readers.READERS})
+
+
+def _load_files(
+    spec: BenchmarkSpec, files: FilesSource, folder: Path
+) -> tuple[list, list, str, tuple[str, ...]]:
+    if files.reader not in READERS:
+        raise InputError(
+            f"{spec.path}: sources.files.reader: unknown reader {files.reader!r}; known readers: "
+            f"{', '.join(reader_names())}"
+        )
+    read = READERS[files.reader]
+    options = {"json_field": None, **files.options}
+    if not files.test:
+        raise InputError(
+            f"{spec.path}: sources.files.test: the {files.reader} reader reads the files the spec "
+            "lists; expected at least one file name or pattern"
+        )
+    if not expand(folder, files.test):
+        raise InputError(
+            f"{folder}: no file matches {list(files.test)} (benchmark {spec.name!r}, "
+            f"sources.files.test of {spec.path.name})"
+        )
+    split, fs_split = _splits(spec)
+    kw = {"mapper": files.mapper}
+    id_key = spec.mapping.get("id")
+    where = str(folder / files.test[0]) if len(files.test) == 1 else str(folder)
+    rows = read(folder, files.test, options=options)
+    if spec.kind == "local" and rows:
+        _check_local_keys(spec, expand(folder, files.test)[0], rows[0])
+    examples = _map_rows(spec, rows, split=split, config=None, where=where, id_key=id_key, **kw)
+    fewshot: list[dict[str, Any]] = []
+    missing: tuple[str, ...] = ()
+    if files.fewshot and not expand(folder, files.fewshot):
+        missing = tuple(str(folder / p) for p in files.fewshot)
+    if files.fewshot and expand(folder, files.fewshot):
+        fs_where = str(folder / files.fewshot[0]) if len(files.fewshot) == 1 else str(folder)
         # numbered ids ("<name>/fewshot/<n>") keep the pool apart from the evaluated ids
         fewshot = _map_rows(
-            spec,
-            read_json_rows(fs_path, json_field=json_field),
-            split="fewshot",
-            config=None,
-            where=str(fs_path),
-            options=cfg,
+            spec, read(folder, files.fewshot, options=options), split=fs_split, config=None,
+            where=fs_where, **kw,
+        )  # fmt: skip
+    elif files.fewshot_holdout:
+        examples, fewshot = _holdout(examples, files.fewshot_holdout)
+    return examples, fewshot, where, missing
+
+
+def _check_local_keys(spec: BenchmarkSpec, path: Path, first: Mapping[str, Any]) -> None:
+    """A mapped key absent from the first row is a mapping error, not a row error: say so."""
+    cfg = spec.mapping
+    missing = sorted({*cfg["fields"].values(), cfg["answer"]} - set(first))
+    choices = cfg.get("choices")
+    if isinstance(choices, str) and choices not in first:
+        missing.append(choices)
+    elif isinstance(choices, list):
+        missing.extend(c for c in choices if c not in first)
+    if missing:
+        raise InputError(
+            f"{path}: mapped field(s) {missing} not found in any row; the file has {sorted(first)}"
         )
-    return examples, fewshot, str(path)
 
 
 def to_arrow(df: pd.DataFrame) -> pa.Table:

@@ -129,6 +129,22 @@ def imdb(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) ->
     return _example({"text": text}, ["text"], answer)
 
 
+SENTIMENT3 = ("positive", "neutral", "negative")
+
+
+def ja_sentiment(
+    row: Mapping[str, Any], *, config: str | None, where: str, **_: Any
+) -> dict[str, Any]:
+    """``{text, label: positive | neutral | negative}`` (seed 003's dev-set lines) -> an example."""
+    text = _text(row, "text", where)
+    label = unicodedata.normalize("NFKC", _text(row, "label", where)).strip().lower()
+    if label not in SENTIMENT3:
+        raise InputError(
+            f'{where}: field "label": expected one of {", ".join(SENTIMENT3)}, got {label!r}'
+        )
+    return _example({"text": text}, ["text"], label)
+
+
 def _split_labelled(text: str, labels: tuple[str, ...], where: str) -> list[str]:
     """Split ``前提：A\\n仮説：B`` style input into its parts, in order, without the labels."""
     pattern = "|".join(re.escape(label) for label in labels)
@@ -164,17 +180,11 @@ def llm_jp_nli(
 def jsquad(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -> dict[str, Any]:
     """llm-jp-eval JSQuAD ``{input: "文章：title [SEP] text\\n質問：..", output: answer}``.
 
-    The answer span is listed in ``protected`` so that a perturbation may skip it: a typo inside
-    the span would change what a perfect reader copies out.
+    The spec's ``protected: [answers]`` keeps the answer span free of typos.
     """
     context, question = _split_labelled(_text(row, "input", where), ("文章", "質問"), where)
     answer = _text(row, "output", where).strip()
-    return _example(
-        {"context": context, "question": question},
-        ["context", "question"],
-        answer,
-        protected=[answer],
-    )
+    return _example({"context": context, "question": question}, ["context", "question"], answer)
 
 
 def niilc(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -> dict[str, Any]:
@@ -218,7 +228,11 @@ def jcommonsenseqa(
 def local(
     row: Mapping[str, Any], *, config: str | None, where: str, options: Mapping[str, Any], **_: Any
 ) -> dict[str, Any]:
-    """A user's row mapped through ``benchmarks.local.<name>`` (fields, choices, answer, labels)."""
+    """A user's row mapped by the spec's declarative ``mapping`` (fields, choices, answer).
+
+    ``options`` holds the spec's ``mapping`` plus ``labels``, ``task_type``, ``perturbable`` and
+    ``digit_map`` (1-based digits that stand for the labels, or None).
+    """
     fields = {name: _text(row, key, where) for name, key in options["fields"].items()}
     labels = [str(label) for label in options["labels"]]
     raw_answer = row.get(options["answer"])
@@ -255,3 +269,78 @@ def local(
             f"the labels {labels}"
         )
     return _example(fields, list(options["perturbable"]), answer, choices=choices)
+
+
+LOCAL_TASK_TYPES = ("mc", "classification")
+
+
+def check_local_mapping(config: Mapping[str, Any], task_type: Any, *, where: str) -> None:
+    """Check a spec's declarative ``mapping`` (``fields``, ``answer``, ``choices`` for mc, ``id``).
+
+    Raises
+    ------
+    InputError
+        Naming the spec key and what was expected.
+    """
+    if task_type not in LOCAL_TASK_TYPES:
+        raise InputError(
+            f"{where}: the declarative mapping needs task_type one of "
+            f"{', '.join(LOCAL_TASK_TYPES)}, got {task_type!r}"
+        )
+    fields = config.get("fields")
+    if (
+        not isinstance(fields, Mapping)
+        or not fields
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in fields.items())
+    ):
+        raise InputError(f"{where}.fields: expected a mapping {{field name: key in the file}}")
+    if not isinstance(config.get("answer"), str) or not config["answer"]:
+        raise InputError(f"{where}: missing key 'answer' (the key holding the gold answer)")
+    choices = config.get("choices")
+    if task_type == "mc" and not (
+        isinstance(choices, str)
+        or (isinstance(choices, list) and choices and all(isinstance(c, str) for c in choices))
+    ):
+        raise InputError(
+            f"{where}: missing key 'choices' (required for task_type mc): a key holding a list, "
+            "or a list of keys"
+        )
+    unknown = sorted(set(config) - {"fields", "answer", "choices", "id"})
+    if unknown:
+        raise InputError(f"{where}: unknown key(s) {unknown}; expected fields, answer, choices, id")
+
+
+MAPPERS: dict[str, Mapper] = {
+    "gsm8k": gsm8k,
+    "bbh": bbh,
+    "mmlu": mmlu,
+    "imdb": imdb,
+    "ja_sentiment": ja_sentiment,
+    "llm_jp_nli": llm_jp_nli,
+    "jsquad": jsquad,
+    "niilc": niilc,
+    "jcommonsenseqa": jcommonsenseqa,
+    "local": local,
+}
+
+
+def mapper_registry() -> dict[str, Mapper]:
+    """Every mapper by name (a publisher-file reader brings its own mapper; see
+    ``evalpipe.benchmarks.readers``); the readers' mappers are listed under their reader's name
+    when no built-in mapper has that name, so a spec read only from publisher files can name
+    its reader's mapper."""
+    from evalpipe.benchmarks.readers import READERS
+
+    registry = {name: reader.mapper for name, reader in READERS.items()}
+    registry.update(MAPPERS)
+    return registry
+
+
+def get_mapper(name: str, *, where: str = "spec") -> Mapper:
+    """The mapper called ``name``; InputError naming ``where`` and the known names otherwise."""
+    registry = mapper_registry()
+    if name not in registry:
+        raise InputError(
+            f"{where}: unknown mapper {name!r}; known mappers: {', '.join(sorted(registry))}"
+        )
+    return registry[name]

@@ -1,83 +1,60 @@
-"""The benchmark registry: one declarative spec per benchmark.
+"""The benchmark registry: one declarative YAML spec file per benchmark.
 
-A spec says where the data comes from (a Hugging Face dataset id, its configs and splits, or the
-bundled sample files), how a raw row becomes an example of the common schema (``mapping``), which
-parser and metric score it, and how many tokens an answer needs. Prompt wording lives in
-``evalpipe.benchmarks.prompts``; loading in ``evalpipe.benchmarks.loading``.
+A spec (``specs/<name>.yaml``; a local one in ``data/raw/benchmarks/<name>/spec.yaml``) says
+where the data comes from (``sources``: Hub id and splits, the publisher's files with the reader
+that parses them, the bundled sample), how a raw row becomes an example (``mapper`` or a
+declarative ``mapping``), which fields may get typos and which spans never do, the prompt
+templates per style, the answer type (-> parser and gold normaliser), the metric, the generation
+budget and stop sequences per prompt style, and the dataset version. Shared parts live in base
+files that a spec pulls in with ``include:`` (later files and the spec itself win; mappings merge
+key by key, anything else is replaced). docs/benchmarks.md describes every key.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
 from typing import Any
+
+import yaml
+from jinja2 import StrictUndefined, Template, TemplateError
+from jinja2.sandbox import SandboxedEnvironment
 
 from evalpipe.benchmarks import mapping
 from evalpipe.errors import InputError
+from evalpipe.languages import LANGUAGES
+from evalpipe.scoring.answer_types import AnswerType, get_answer_type
+from evalpipe.scoring.scorer import METRICS
 
-LANGUAGES = ("english", "japanese")
+STYLES = ("zero_shot", "few_shot", "cot")
+LOCAL_SPEC = "spec.yaml"  # a local benchmark's spec: <local dir>/<name>/spec.yaml
+# Spec keys a template sees as variables besides the prompt section's own (docs/benchmarks.md).
+_PROMPT_KEYS = ("template", "instruction", "body")
+_TOP_KEYS = {
+    "include", "description", "language", "task_type", "version", "labels", "sources", "mapper",
+    "mapping", "perturbable", "protected", "answer", "metric", "prompt", "generation",
+    "subtasks", "fewshot",
+}  # fmt: skip
+_SOURCE_KEYS = {
+    "hub": {"dataset", "configs", "per_subtask", "split", "fewshot_split", "fewshot_holdout",
+            "size", "mapper", "version", "data_files"},
+    "files": {"reader", "test", "fewshot", "fewshot_holdout", "mapper", "version", "json_field"},
+    "sample": {"test", "fewshot", "mapper", "folder"},
+    # a Hub copy in the publisher's raw schema, mapped by a publisher reader's mapper
+    "hub_raw": {"dataset", "configs", "split", "fewshot_split", "size", "version", "data_files",
+                "reader", "label_names"},
+}  # fmt: skip
+PROTECTED_SOURCES = ("answer", "answers")
 
-NLI_LABELS = ["entailment", "contradiction", "neutral"]
-SENTIMENT_LABELS = ["positive", "negative"]
+_ENV = SandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True)
 
-IMDB_JSON_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "label": {"type": "string", "enum": list(SENTIMENT_LABELS)},
-        "confidence": {"type": "number", "minimum": 0.0, "maximum": 1.0},
-        "reason": {"type": "string"},
-    },
-    "required": ["label", "confidence", "reason"],
-    "additionalProperties": False,
-}
 
-BBH_SUBTASKS = (
-    "boolean_expressions",
-    "causal_judgement",
-    "date_understanding",
-    "disambiguation_qa",
-    "dyck_languages",
-    "formal_fallacies",
-    "geometric_shapes",
-    "hyperbaton",
-    "logical_deduction_five_objects",
-    "logical_deduction_seven_objects",
-    "logical_deduction_three_objects",
-    "movie_recommendation",
-    "multistep_arithmetic_two",
-    "navigate",
-    "object_counting",
-    "penguins_in_a_table",
-    "reasoning_about_colored_objects",
-    "ruin_names",
-    "salient_translation_error_detection",
-    "snarks",
-    "sports_understanding",
-    "temporal_sequences",
-    "tracking_shuffled_objects_five_objects",
-    "tracking_shuffled_objects_seven_objects",
-    "tracking_shuffled_objects_three_objects",
-    "web_of_lies",
-    "word_sorting",
-)
-
-MMLU_SUBJECTS = (
-    "abstract_algebra", "anatomy", "astronomy", "business_ethics", "clinical_knowledge",
-    "college_biology", "college_chemistry", "college_computer_science", "college_mathematics",
-    "college_medicine", "college_physics", "computer_security", "conceptual_physics",
-    "econometrics", "electrical_engineering", "elementary_mathematics", "formal_logic",
-    "global_facts", "high_school_biology", "high_school_chemistry",
-    "high_school_computer_science", "high_school_european_history", "high_school_geography",
-    "high_school_government_and_politics", "high_school_macroeconomics",
-    "high_school_mathematics", "high_school_microeconomics", "high_school_physics",
-    "high_school_psychology", "high_school_statistics", "high_school_us_history",
-    "high_school_world_history", "human_aging", "human_sexuality", "international_law",
-    "jurisprudence", "logical_fallacies", "machine_learning", "management", "marketing",
-    "medical_genetics", "miscellaneous", "moral_disputes", "moral_scenarios", "nutrition",
-    "philosophy", "prehistory", "professional_accounting", "professional_law",
-    "professional_medicine", "professional_psychology", "public_relations", "security_studies",
-    "sociology", "us_foreign_policy", "virology", "world_religions",
-)  # fmt: skip
+def specs_root() -> Path:
+    """The folder of the built-in spec files (package data)."""
+    return Path(str(resources.files("evalpipe.benchmarks") / "specs"))
 
 
 @dataclass(frozen=True)
@@ -86,7 +63,7 @@ class HubSource:
 
     ``configs`` are loaded one after the other (BBH: one config per subtask). ``fewshot_split``
     is None when the dataset has only the evaluated split; then ``fewshot_holdout`` examples per
-    subtask are taken out of the evaluated split and never evaluated.
+    config are taken out of the evaluated split and never evaluated.
     """
 
     dataset: str
@@ -95,37 +72,122 @@ class HubSource:
     fewshot_split: str | None
     fewshot_holdout: int = 0
     size: int | None = None  # rows of the evaluated split, for `--list` (None: not known offline)
+    mapper: str | None = None  # a mapper for this source's raw schema; None: the spec's
+    version: str | None = None
     # {split: file pattern in the repository}: load only these files, so that a config's other
     # splits are never built (cais/mmlu "all" would also build its 161 MB auxiliary_train)
     data_files: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
+class RawHubSource:
+    """A Hub copy that keeps the publisher's raw schema (``benchmarks.source: hub_raw``), read
+    through the mapper of the publisher reader ``reader`` (``evalpipe.benchmarks.readers``), so
+    it gives the same examples as the publisher's files. ``options`` go to that mapper (e.g.
+    ``label_names``: the copy's ClassLabel names, in order)."""
+
+    hub: HubSource
+    reader: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FilesSource:
+    """Files read from a folder: the publisher's files (``benchmarks.source: files``, folder
+    ``data/raw/benchmarks/<name>/``) or a local benchmark's own files (its spec's folder).
+
+    ``reader`` names a publisher's reader (``evalpipe.benchmarks.readers.READERS``: it knows its
+    files, version and mapper) or a generic one (``evalpipe.benchmarks.loading.READERS``:
+    ``json``), which reads the files ``test`` / ``fewshot`` list (glob patterns relative to the
+    folder) and maps them with ``mapper`` (default: the spec's).
+    """
+
+    reader: str
+    test: tuple[str, ...]
+    fewshot: tuple[str, ...] = ()
+    fewshot_holdout: int = 0
+    mapper: str | None = None
+    version: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SampleSource:
+    """The bundled sample: JSONL files under ``evalpipe/benchmarks/samples/`` in the Hub schema,
+    or (``folder``) the publisher's own files bundled there, read by the spec's files reader."""
+
+    test: str | None
+    fewshot: str | None
+    mapper: str | None = None
+    folder: str | None = None
+
+
+@dataclass(frozen=True)
 class BenchmarkSpec:
-    """One benchmark: source, mapping to the common schema, scoring and generation settings.
+    """One benchmark, as its spec file declares it.
 
     Attributes used by other stages (docs/architecture.md): ``name, language, task_type,
-    max_new_tokens, parser, parser_options, metric, labels, json_schema``.
+    answer_type, parser, parser_options, metric, labels, json_schema``, ``max_tokens(style)``,
+    ``stop(style)``, ``answer_kwargs(row)``.
     """
 
     name: str
     language: str
     task_type: str
-    max_new_tokens: int
-    parser: str
-    parser_options: dict[str, Any]
+    answer_type: str
+    answer_options: dict[str, Any]
     metric: str
     labels: list[str] | None
-    json_schema: dict[str, Any] | None
     description: str
+    version: str
+    budgets: dict[str, int]
+    stops: dict[str, tuple[str, ...]]
+    json_schema: dict[str, Any] | None
+    perturbable: tuple[str, ...]
+    protected: tuple[str, ...]
+    mapper_name: str
+    mapping: dict[str, Any]
+    prompt: dict[str, Any]
+    subtasks: dict[str, str]
     hub: HubSource | None
-    mapper: mapping.Mapper
-    cot_max_new_tokens: int = 512
+    files: FilesSource | None
+    sample: SampleSource | None
+    path: Path
+    hub_raw: RawHubSource | None = None
+    fewshot_pool: int = 8
     kind: str = "builtin"  # builtin | local
-    local: dict[str, Any] | None = field(default=None, repr=False)
+
+    @property
+    def root(self) -> Path:
+        """The spec file's folder (a local benchmark's files are read from there)."""
+        return self.path.parent
+
+    @property
+    def mapper(self) -> mapping.Mapper:
+        return mapping.get_mapper(self.mapper_name, where=str(self.path))
+
+    @property
+    def max_new_tokens(self) -> int:
+        """The zero-shot budget (kept for callers of the older attribute)."""
+        return self.budgets["zero_shot"]
+
+    @property
+    def answer(self) -> AnswerType:
+        """The answer type (parser, gold normaliser, classification or not)."""
+        return get_answer_type(self.answer_type, where=str(self.path))
+
+    @property
+    def parser(self) -> str:
+        """The parser's name (``evalpipe.scoring.parsers.PARSERS``) behind the answer type."""
+        return self.answer.parser
+
+    @property
+    def parser_options(self) -> dict[str, Any]:
+        """Keyword arguments for the parser common to every row (labels, digit_map, ...)."""
+        return dict(self.answer_options)
 
     def max_tokens(self, style: str) -> int:
-        """Tokens an answer needs in prompt ``style``: chain of thought needs room to reason.
+        """New tokens an answer may take in prompt ``style`` (the spec's budget).
 
         Parameters
         ----------
@@ -135,174 +197,471 @@ class BenchmarkSpec:
         -------
         int
         """
-        return self.cot_max_new_tokens if style == "cot" else self.max_new_tokens
+        return self.budgets[_style(style)]
 
-    def parser_kwargs(self, subtask: str | None = None) -> dict[str, Any]:
-        """Keyword arguments for ``parse_answer(spec.parser, text, **kwargs)`` for one row.
+    def stop(self, style: str) -> tuple[str, ...]:
+        """Stop sequences for prompt ``style`` (generation ends before them; may be empty)."""
+        return self.stops.get(_style(style), ())
 
-        BBH's parser dispatches on the subtask, which is per row, so it is added here.
+    def answer_kwargs(
+        self, row: Mapping[str, Any] | None = None, *, scoring: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Parser keyword arguments for one row (per-row values and scoring overrides added).
 
         Parameters
         ----------
-        subtask : the row's ``subtask`` (BBH subtask, MMLU subject) or None.
+        row : the row's values, e.g. ``{"subtask": "navigate"}``.
+        scoring : the ``scoring`` params section, or None.
 
         Returns
         -------
         dict
         """
-        kwargs = dict(self.parser_options)
-        if self.parser == "bbh" and subtask:
-            kwargs["subtask"] = subtask
-        return kwargs
+        return self.answer.row_kwargs(self.answer_options, row=row, scoring=scoring)
+
+    def parser_kwargs(self, subtask: str | None = None) -> dict[str, Any]:
+        """``answer_kwargs({"subtask": subtask})``: the parser options of a row of ``subtask``."""
+        return self.answer_kwargs({"subtask": subtask})
 
 
-_LLM_JP_EVAL = "zenless-lab/llm-jp-eval"
-
-_BUILTIN: tuple[BenchmarkSpec, ...] = (
-    BenchmarkSpec(
-        name="gsm8k",
-        language="english",
-        task_type="numeric",
-        max_new_tokens=256,
-        parser="numeric",
-        parser_options={},
-        metric="exact_match",
-        labels=None,
-        json_schema=None,
-        description="Grade-school math word problems; gold is the number after '####'.",
-        hub=HubSource("openai/gsm8k", ("main",), "test", "train", size=1319),
-        mapper=mapping.gsm8k,
-    ),
-    BenchmarkSpec(
-        name="bbh",
-        language="english",
-        task_type="bbh",
-        max_new_tokens=32,
-        parser="bbh",
-        parser_options={},
-        metric="exact_match",
-        labels=None,
-        json_schema=None,
-        description="BIG-Bench Hard, 27 subtasks; 'Options:' blocks are kept out of the fields.",
-        hub=HubSource("SaylorTwift/bbh", BBH_SUBTASKS, "test", None, fewshot_holdout=3, size=6511),
-        mapper=mapping.bbh,
-    ),
-    BenchmarkSpec(
-        name="mmlu",
-        language="english",
-        task_type="mc",
-        max_new_tokens=32,
-        parser="mc_letter",
-        parser_options={"labels": ["A", "B", "C", "D"], "digit_map": None},
-        metric="exact_match",
-        labels=["A", "B", "C", "D"],
-        json_schema=None,
-        description="57-subject multiple choice (A-D); few-shot examples from the dev split.",
-        hub=HubSource(
-            "cais/mmlu",
-            ("all",),
-            "test",
-            "dev",
-            size=14042,
-            data_files={"test": "all/test-*", "dev": "all/dev-*"},
-        ),
-        mapper=mapping.mmlu,
-    ),
-    BenchmarkSpec(
-        name="imdb",
-        language="english",
-        task_type="sentiment",
-        max_new_tokens=128,
-        parser="json_label",
-        parser_options={"labels": list(SENTIMENT_LABELS), "strict": True},
-        metric="accuracy",
-        labels=list(SENTIMENT_LABELS),
-        json_schema=IMDB_JSON_SCHEMA,
-        description="Movie-review sentiment, zero-shot with a JSON answer {label, confidence, reason}.",
-        hub=HubSource("stanfordnlp/imdb", (None,), "test", "train", size=25000),
-        mapper=mapping.imdb,
-    ),
-    BenchmarkSpec(
-        name="jamp",
-        language="japanese",
-        task_type="nli",
-        max_new_tokens=3,
-        parser="nli",
-        parser_options={"labels": list(NLI_LABELS)},
-        metric="exact_match",
-        labels=list(NLI_LABELS),
-        json_schema=None,
-        description="Temporal NLI (llm-jp-eval processed); 前提/仮説 -> entailment/contradiction/neutral.",
-        hub=HubSource(_LLM_JP_EVAL, ("jamp",), "test", "train"),
-        mapper=mapping.llm_jp_nli,
-    ),
-    BenchmarkSpec(
-        name="jnli",
-        language="japanese",
-        task_type="nli",
-        max_new_tokens=3,
-        parser="nli",
-        parser_options={"labels": list(NLI_LABELS)},
-        metric="exact_match",
-        labels=list(NLI_LABELS),
-        json_schema=None,
-        description="JGLUE JNLI v1.1 via llm-jp-eval (JGLUE valid as test).",
-        hub=HubSource(_LLM_JP_EVAL, ("jnli",), "test", "train"),
-        mapper=mapping.llm_jp_nli,
-    ),
-    BenchmarkSpec(
-        name="niilc",
-        language="japanese",
-        task_type="open_qa",
-        max_new_tokens=180,
-        parser="extractive",
-        parser_options={},
-        metric="char_f1",
-        labels=None,
-        json_schema=None,
-        description="NIILC encyclopaedic QA (llm-jp-eval); several answers joined by ','.",
-        hub=HubSource(_LLM_JP_EVAL, ("niilc",), "test", "train"),
-        mapper=mapping.niilc,
-    ),
-    BenchmarkSpec(
-        name="jsquad",
-        language="japanese",
-        task_type="extractive_qa",
-        max_new_tokens=25,
-        parser="extractive",
-        parser_options={},
-        metric="char_f1",
-        labels=None,
-        json_schema=None,
-        description="JGLUE JSQuAD v1.1 via llm-jp-eval; 文章 (title [SEP] text) + 質問.",
-        hub=HubSource(_LLM_JP_EVAL, ("jsquad",), "test", "train"),
-        mapper=mapping.jsquad,
-    ),
-    BenchmarkSpec(
-        name="jcommonsenseqa",
-        language="japanese",
-        task_type="mc",
-        max_new_tokens=1,
-        parser="mc_index",
-        parser_options={"labels": ["0", "1", "2", "3", "4"]},
-        metric="exact_match",
-        labels=["0", "1", "2", "3", "4"],
-        json_schema=None,
-        description="JGLUE JCommonsenseQA v1.1 via llm-jp-eval; five choices, gold '0'-'4'.",
-        hub=HubSource(_LLM_JP_EVAL, ("jcommonsenseqa",), "test", "train"),
-        mapper=mapping.jcommonsenseqa,
-    ),
-)
-
-REGISTRY: dict[str, BenchmarkSpec] = {spec.name: spec for spec in _BUILTIN}
+def _style(style: str) -> str:
+    if style not in STYLES:
+        raise InputError(
+            f"params.yaml: prompt.style: expected one of {', '.join(STYLES)}, got {style!r}"
+        )
+    return style
 
 
-def list_specs(local: Mapping[str, Any] | None = None) -> list[BenchmarkSpec]:
-    """Every built-in benchmark, then the local ones configured in params (sorted by name).
+# --- reading spec files ----------------------------------------------------------------------
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise InputError(f"{path}: spec file not found")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise InputError(f"{path}: not valid YAML: {exc}") from exc
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: expected a mapping of spec keys at the top level")
+    return data
+
+
+def _include_path(name: str, base: Path, where: Path) -> Path:
+    """An include names a file next to the including one, else a built-in base or spec."""
+    if not isinstance(name, str) or not name:
+        raise InputError(f"{where}: include: expected a file name or a list of them")
+    candidates = []
+    for folder in (base, specs_root() / "base", specs_root()):
+        candidates += [folder / name, folder / f"{name}.yaml"]
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise InputError(
+        f"{where}: include: {name!r} not found next to the spec nor among the built-in bases "
+        f"({', '.join(sorted(p.stem for p in (specs_root() / 'base').glob('*.yaml')))})"
+    )
+
+
+def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``over`` on top of ``base``: mappings merge key by key, anything else is replaced.
+
+    Examples
+    --------
+    >>> merge({"a": {"x": 1, "y": 2}, "b": [1]}, {"a": {"y": 3}, "b": [2]})
+    {'a': {'x': 1, 'y': 3}, 'b': [2]}
+    """
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def resolve(path: str | Path, *, _stack: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The spec file at ``path`` with its includes merged in (without the ``include`` key).
 
     Parameters
     ----------
-    local : the ``benchmarks.local`` section of params.yaml, or None.
+    path : a spec or base file.
+
+    Returns
+    -------
+    dict : the merged spec.
+
+    Raises
+    ------
+    InputError
+        Unreadable YAML, a missing include, or an include cycle.
+    """
+    path = Path(path).resolve()
+    if path in _stack:
+        chain = " -> ".join(p.name for p in (*_stack, path))
+        raise InputError(f"{path}: include cycle ({chain})")
+    data = _read_yaml(path)
+    includes = data.pop("include", None) or []
+    if isinstance(includes, str):
+        includes = [includes]
+    if not isinstance(includes, list):
+        raise InputError(f"{path}: include: expected a file name or a list of them")
+    merged: dict[str, Any] = {}
+    for name in includes:
+        merged = merge(
+            merged, resolve(_include_path(name, path.parent, path), _stack=(*_stack, path))
+        )
+    return merge(merged, data)
+
+
+def _compile(source: Any, where: str) -> Template:
+    if not isinstance(source, str):
+        raise InputError(f"{where}: expected a template string, got {type(source).__name__}")
+    try:
+        return _ENV.from_string(source)
+    except TemplateError as exc:
+        raise InputError(f"{where}: not a valid template: {exc}") from exc
+
+
+def _str_list(value: Any, where: str, *, allow_empty: bool = True) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InputError(f"{where}: expected a list of strings, got {value!r}")
+    if not value and not allow_empty:
+        raise InputError(f"{where}: expected at least one entry")
+    return tuple(value)
+
+
+def _per_style(value: Any, where: str, kind: type) -> dict[str, Any]:
+    """``{zero_shot: x, few_shot: y, cot: z}``; a ``default`` key fills the missing styles."""
+    if not isinstance(value, Mapping):
+        value = {"default": value}
+    unknown = sorted(set(value) - {*STYLES, "default"})
+    if unknown:
+        raise InputError(f"{where}: unknown style(s) {unknown}; expected {', '.join(STYLES)}")
+    out = {}
+    for style in STYLES:
+        if style in value:
+            out[style] = value[style]
+        elif "default" in value:
+            out[style] = value["default"]
+    for style, v in out.items():
+        if kind is int and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise InputError(f"{where}.{style}: expected an integer >= 1, got {v!r}")
+    return out
+
+
+def _source(kind: str, value: Any, where: str, subtasks: Mapping[str, str], name: str) -> Any:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise InputError(f"{where}: expected a mapping")
+    unknown = sorted(set(value) - _SOURCE_KEYS[kind])
+    if unknown:
+        raise InputError(
+            f"{where}: unknown key(s) {unknown}; expected some of {sorted(_SOURCE_KEYS[kind])}"
+        )
+    if kind == "hub_raw":
+        if not value.get("reader"):
+            raise InputError(f"{where}: expected `reader` (the publisher reader whose mapper fits)")
+        names = value.get("label_names")
+        if names is not None and (not isinstance(names, list) or not names):
+            raise InputError(f"{where}.label_names: expected a list of label names")
+        hub = _source("hub", {k: v for k, v in value.items() if k in _SOURCE_KEYS["hub"]},
+                      where, subtasks, name)  # fmt: skip
+        options = {"label_names": [str(n) for n in names]} if names else {}
+        return RawHubSource(hub=hub, reader=str(value["reader"]), options=options)
+    if kind == "hub":
+        if not value.get("dataset") or not value.get("split"):
+            raise InputError(f"{where}: expected `dataset` and `split`")
+        if value.get("per_subtask"):
+            if not subtasks:
+                raise InputError(f"{where}: per_subtask needs the spec's `subtasks`")
+            configs: tuple[str | None, ...] = tuple(subtasks)
+        else:
+            raw = value.get("configs", [name])
+            if not isinstance(raw, list) or not raw:
+                raise InputError(f"{where}.configs: expected a list of config names (or null)")
+            configs = tuple(None if c is None else str(c) for c in raw)
+        return HubSource(
+            dataset=str(value["dataset"]),
+            configs=configs,
+            split=str(value["split"]),
+            fewshot_split=value.get("fewshot_split"),
+            fewshot_holdout=int(value.get("fewshot_holdout") or 0),
+            size=value.get("size"),
+            mapper=value.get("mapper"),
+            version=value.get("version"),
+            data_files=dict(value["data_files"]) if value.get("data_files") else None,
+        )
+    if kind == "files":
+        if not value.get("reader"):
+            raise InputError(f"{where}: expected `reader` (the name of a file reader)")
+        return FilesSource(
+            reader=str(value["reader"]),
+            test=_str_list(value.get("test") or [], f"{where}.test"),
+            fewshot=_str_list(value.get("fewshot") or [], f"{where}.fewshot"),
+            fewshot_holdout=int(value.get("fewshot_holdout") or 0),
+            mapper=value.get("mapper"),
+            version=value.get("version"),
+            options={k: v for k, v in value.items() if k == "json_field"},
+        )
+    if value.get("folder"):
+        return SampleSource(None, None, None, str(value["folder"]))
+    if not value.get("test"):
+        raise InputError(
+            f"{where}: expected `test` (a file under the bundled samples) or `folder` (the "
+            "publisher's files bundled there, read by sources.files.reader)"
+        )
+    return SampleSource(str(value["test"]), value.get("fewshot"), value.get("mapper"))
+
+
+def build_spec(data: Mapping[str, Any], *, name: str, path: Path, kind: str) -> BenchmarkSpec:
+    """Validate a resolved spec mapping and build the :class:`BenchmarkSpec`.
+
+    Parameters
+    ----------
+    data : the spec with includes merged (:func:`resolve`).
+    name : the benchmark name (the file's stem, or the local folder's name).
+    path : the spec file (for messages, and the folder local files are read from).
+    kind : builtin | local.
+
+    Returns
+    -------
+    BenchmarkSpec
+
+    Raises
+    ------
+    InputError
+        Naming the spec file, the key and what was expected.
+    """
+    where = str(path)
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        raise InputError(f"{where}: unknown key(s) {unknown}; expected some of {sorted(_TOP_KEYS)}")
+    for key in ("language", "task_type", "answer", "metric", "prompt", "generation"):
+        if data.get(key) in (None, "", [], {}):
+            raise InputError(f"{where}: missing key {key!r}")
+    language = data["language"]
+    if language not in LANGUAGES:
+        raise InputError(
+            f"{where}: language: expected one of {', '.join(LANGUAGES)}, got {language!r}"
+        )
+    labels = data.get("labels")
+    if labels is not None:
+        if not isinstance(labels, list) or not labels:
+            raise InputError(f"{where}: labels: expected a non-empty list, got {labels!r}")
+        labels = [str(x) for x in labels]
+    answer = data["answer"]
+    if not isinstance(answer, Mapping) or "type" not in answer:
+        raise InputError(f"{where}: answer: expected a mapping with `type`")
+    answer_type = get_answer_type(answer["type"], where=where)
+    options = answer_type.spec_options(answer, labels, where=where)
+    if options.get("digit_map") == "one_based":
+        # models often answer "2" for the second option: 1-based digits stand for the labels
+        options["digit_map"] = {str(i + 1): label for i, label in enumerate(labels or [])}
+    elif isinstance(options.get("digit_map"), Mapping):
+        options["digit_map"] = {str(k): str(v) for k, v in options["digit_map"].items()}
+    metric = data["metric"]
+    if metric not in METRICS:
+        raise InputError(f"{where}: metric: expected one of {', '.join(METRICS)}, got {metric!r}")
+    subtasks_raw = data.get("subtasks") or {}
+    if isinstance(subtasks_raw, list):
+        subtasks_raw = {str(s): "" for s in subtasks_raw}
+    if not isinstance(subtasks_raw, Mapping):
+        raise InputError(f"{where}: subtasks: expected a list of names or {{name: description}}")
+    subtasks = {str(k): "" if v is None else str(v) for k, v in subtasks_raw.items()}
+
+    mapping_cfg = dict(data.get("mapping") or {})
+    mapper_name = str(data.get("mapper") or ("local" if mapping_cfg else ""))
+    if not mapper_name:
+        raise InputError(f"{where}: missing key 'mapper' (or a declarative `mapping:`)")
+    mapping.get_mapper(mapper_name, where=where)
+    if mapper_name == "local":
+        mapping.check_local_mapping(mapping_cfg, data.get("task_type"), where=f"{where}: mapping")
+    perturbable = _str_list(
+        data.get("perturbable") or list(mapping_cfg.get("fields") or {}),
+        f"{where}: perturbable",
+        allow_empty=False,
+    )
+    if mapper_name == "local":
+        stray = [f for f in perturbable if f not in mapping_cfg["fields"]]
+        if stray:
+            raise InputError(
+                f"{where}: perturbable: {stray} are not among mapping.fields {list(mapping_cfg['fields'])}"
+            )
+    protected = _str_list(data.get("protected") or [], f"{where}: protected")
+    bad = [p for p in protected if p not in PROTECTED_SOURCES]
+    if bad:
+        raise InputError(f"{where}: protected: {bad}; expected some of {list(PROTECTED_SOURCES)}")
+
+    generation = data["generation"]
+    if not isinstance(generation, Mapping):
+        raise InputError(f"{where}: generation: expected a mapping")
+    budgets = _per_style(generation.get("max_tokens"), f"{where}: generation.max_tokens", int)
+    missing = [s for s in STYLES if s not in budgets]
+    if missing:
+        raise InputError(f"{where}: generation.max_tokens: no budget for style(s) {missing}")
+    stops_raw = generation.get("stop") or {}
+    stops = {
+        s: _str_list(v, f"{where}: generation.stop.{s}")
+        for s, v in _per_style(stops_raw, f"{where}: generation.stop", list).items()
+    }
+    json_schema = generation.get("json_schema")
+    if json_schema is not None and not isinstance(json_schema, Mapping):
+        raise InputError(f"{where}: generation.json_schema: expected a JSON schema mapping")
+
+    prompt = dict(data["prompt"])
+    templates = _per_style(prompt.get("template"), f"{where}: prompt.template", str)
+    missing = [s for s in STYLES if s not in templates]
+    if missing:
+        raise InputError(f"{where}: prompt.template: no template for style(s) {missing}")
+    instructions = _per_style(prompt.get("instruction", ""), f"{where}: prompt.instruction", str)
+    if "body" not in prompt:
+        raise InputError(f"{where}: prompt: missing key 'body' (the template of one example)")
+    compiled = {
+        "template": {s: _compile(t, f"{where}: prompt.template.{s}") for s, t in templates.items()},
+        "instruction": {
+            s: _compile(t, f"{where}: prompt.instruction.{s}") for s, t in instructions.items()
+        },
+        "body": _compile(prompt["body"], f"{where}: prompt.body"),
+        "vars": {k: v for k, v in prompt.items() if k not in _PROMPT_KEYS},
+    }
+
+    sources = data.get("sources") or {}
+    if not isinstance(sources, Mapping) or set(sources) - set(_SOURCE_KEYS):
+        raise InputError(f"{where}: sources: expected some of {sorted(_SOURCE_KEYS)}")
+    built = {
+        k: _source(k, sources.get(k), f"{where}: sources.{k}", subtasks, name) for k in _SOURCE_KEYS
+    }
+    for kind_name, src in built.items():
+        if src is not None and getattr(src, "mapper", None):
+            mapping.get_mapper(src.mapper, where=f"{where}: sources.{kind_name}.mapper")
+    if kind == "local" and built["files"] is None:
+        raise InputError(
+            f"{where}: sources.files: a local benchmark reads its own files; expected `reader` and `test`"
+        )
+    fewshot_cfg = data.get("fewshot") or {}
+    pool = int(fewshot_cfg.get("pool", 8)) if isinstance(fewshot_cfg, Mapping) else 8
+
+    return BenchmarkSpec(
+        name=name,
+        language=language,
+        task_type=str(data["task_type"]),
+        answer_type=answer_type.name,
+        answer_options=options,
+        metric=metric,
+        labels=labels,
+        description=str(data.get("description") or "").strip(),
+        version=str(data.get("version") or "").strip(),
+        budgets=budgets,
+        stops=stops,
+        json_schema=dict(json_schema) if json_schema is not None else None,
+        perturbable=perturbable,
+        protected=protected,
+        mapper_name=mapper_name,
+        mapping=mapping_cfg,
+        prompt=compiled,
+        subtasks=subtasks,
+        hub=built["hub"],
+        files=built["files"],
+        sample=built["sample"],
+        hub_raw=built["hub_raw"],
+        path=path,
+        fewshot_pool=pool,
+        kind=kind,
+    )
+
+
+def load_spec(path: str | Path, *, name: str | None = None, kind: str = "local") -> BenchmarkSpec:
+    """Read one spec file (with its includes) into a :class:`BenchmarkSpec`.
+
+    Parameters
+    ----------
+    path : the spec file.
+    name : the benchmark's name; default: the file's stem (``spec.yaml``: its folder's name).
+    kind : builtin | local.
+
+    Returns
+    -------
+    BenchmarkSpec
+    """
+    path = Path(path)
+    if name is None:
+        name = path.parent.name if path.name == LOCAL_SPEC else path.stem
+    return build_spec(resolve(path), name=name, path=path, kind=kind)
+
+
+@functools.cache
+def _builtin() -> dict[str, BenchmarkSpec]:
+    paths = sorted(specs_root().glob("*.yaml"))
+    specs = [load_spec(p, kind="builtin") for p in paths]
+    order = {n: i for i, n in enumerate(BUILTIN_ORDER)}
+    specs.sort(key=lambda s: (order.get(s.name, len(order)), s.name))
+    return {s.name: s for s in specs}
+
+
+# Display order of the built-ins (English, then Japanese); a new spec file sorts after them.
+BUILTIN_ORDER = (
+    "gsm8k",
+    "bbh",
+    "mmlu",
+    "imdb",
+    "jamp",
+    "jnli",
+    "niilc",
+    "jsquad",
+    "jcommonsenseqa",
+)
+
+
+class _Registry(Mapping[str, BenchmarkSpec]):
+    """The built-in specs, read from their files on first use."""
+
+    def __getitem__(self, name: str) -> BenchmarkSpec:
+        return _builtin()[name]
+
+    def __iter__(self):
+        return iter(_builtin())
+
+    def __len__(self) -> int:
+        return len(_builtin())
+
+
+REGISTRY: Mapping[str, BenchmarkSpec] = _Registry()
+
+
+def _local_dirs(local: str | Path | Iterable[str | Path] | None) -> list[Path]:
+    if local is None:
+        return []
+    if isinstance(local, str | Path):
+        return [Path(local)]
+    if isinstance(local, Mapping):
+        raise InputError(
+            "benchmarks.local is gone: a local benchmark is a spec file, "
+            f"<data/raw/benchmarks>/<name>/{LOCAL_SPEC} (docs/benchmarks.md)"
+        )
+    return [Path(p) for p in local]
+
+
+def local_names(local: str | Path | Iterable[str | Path] | None) -> list[str]:
+    """Names of the local benchmarks: folders holding a ``spec.yaml`` under the local dirs."""
+    names = set()
+    for folder in _local_dirs(local):
+        if folder.is_dir():
+            names.update(p.parent.name for p in folder.glob(f"*/{LOCAL_SPEC}"))
+    return sorted(names)
+
+
+def list_specs(local: str | Path | Iterable[str | Path] | None = None) -> list[BenchmarkSpec]:
+    """Every built-in benchmark, then the local ones found under ``local`` (sorted by name).
+
+    Parameters
+    ----------
+    local : folder(s) holding local benchmarks (``<folder>/<name>/spec.yaml``), or None.
 
     Returns
     -------
@@ -313,19 +672,16 @@ def list_specs(local: Mapping[str, Any] | None = None) -> list[BenchmarkSpec]:
     >>> [s.name for s in list_specs()][:3]
     ['gsm8k', 'bbh', 'mmlu']
     """
-    specs = list(_BUILTIN)
-    for name in sorted(local or {}):
-        specs.append(local_spec(name, (local or {})[name]))
-    return specs
+    return [*REGISTRY.values(), *(get_spec(n, local) for n in local_names(local))]
 
 
-def get_spec(name: str, local: Mapping[str, Any] | None = None) -> BenchmarkSpec:
-    """The spec of benchmark ``name``: a built-in one, or one from ``benchmarks.local``.
+def get_spec(name: str, local: str | Path | Iterable[str | Path] | None = None) -> BenchmarkSpec:
+    """The spec of benchmark ``name``: a built-in one, or a local ``<folder>/<name>/spec.yaml``.
 
     Parameters
     ----------
-    name : benchmark name (``gsm8k``, ..., or a key of ``local``).
-    local : the ``benchmarks.local`` section of params.yaml; needed only for local benchmarks.
+    name : benchmark name (``gsm8k``, ..., or a local benchmark's folder name).
+    local : folder(s) holding local benchmarks (the stages pass ``data/raw/benchmarks``).
 
     Returns
     -------
@@ -334,109 +690,99 @@ def get_spec(name: str, local: Mapping[str, Any] | None = None) -> BenchmarkSpec
     Raises
     ------
     InputError
-        When the name is unknown; the message lists the known names.
+        When the name is unknown (the message lists the known names), or the spec is invalid.
     """
     if name in REGISTRY:
+        for folder in _local_dirs(local):
+            if (folder / name / LOCAL_SPEC).is_file():
+                raise InputError(
+                    f"{folder / name / LOCAL_SPEC}: name clashes with the built-in benchmark "
+                    f"{name!r}; rename the folder"
+                )
         return REGISTRY[name]
-    if local and name in local:
-        return local_spec(name, local[name])
-    known = [*REGISTRY, *sorted(local or {})]
+    for folder in _local_dirs(local):
+        path = folder / name / LOCAL_SPEC
+        if path.is_file():
+            return load_spec(path, name=name, kind="local")
+    known = [*REGISTRY, *local_names(local)]
     raise InputError(
         f"unknown benchmark {name!r}; known benchmarks: {', '.join(known)} "
-        "(local datasets are declared under benchmarks.local in params.yaml)"
+        f"(a local benchmark is a folder data/raw/benchmarks/<name>/ holding {LOCAL_SPEC})"
     )
 
 
-LOCAL_TASK_TYPES = ("mc", "classification")
+def subtasks_of(name: str) -> tuple[str, ...]:
+    """The subtasks a built-in spec lists (BBH's 27, MMLU's 57 subjects)."""
+    return tuple(REGISTRY[name].subtasks)
 
 
-def local_spec(name: str, config: Mapping[str, Any]) -> BenchmarkSpec:
-    """Build the spec of a user's own JSON/JSONL dataset from its ``benchmarks.local`` entry.
+def validate_suites(
+    suites: Any, *, local: Any = None, source: str = "params.yaml"
+) -> dict[str, str]:
+    """The ``benchmarks.suites`` declaration, checked: ``{benchmark: language of its words}``.
 
     Parameters
     ----------
-    name : the benchmark name (key under ``benchmarks.local``).
-    config : mapping with ``path``, ``language``, ``task_type`` (mc | classification),
-        ``fields`` ({field name: source key}), ``answer`` (source key), ``labels`` and, for mc,
-        ``choices`` (a source key holding a list, or a list of source keys). Optional:
-        ``perturbable``, ``id``, ``json_field``, ``fewshot_path``, ``instruction``,
-        ``digit_map``, ``max_new_tokens``.
+    suites : the params value.
+    local : folder(s) of local benchmarks.
+    source : the params file, for messages.
 
     Returns
     -------
-    BenchmarkSpec
+    dict
 
     Raises
     ------
     InputError
-        When a required key is missing or has the wrong type.
+        Not a mapping, an unknown benchmark, or a language that is not a word list.
     """
-    where = f"params.yaml: benchmarks.local.{name}"
-    if name in REGISTRY:
-        raise InputError(f"{where}: name clashes with the built-in benchmark {name!r}")
-    if not isinstance(config, Mapping):
-        raise InputError(f"{where}: expected a mapping with path, language, fields, answer")
-    for key in ("path", "language", "fields", "answer", "labels"):
-        if key not in config or config[key] in (None, "", [], {}):
-            raise InputError(f"{where}: missing key {key!r}")
-    language = config["language"]
-    if language not in LANGUAGES:
+    if not isinstance(suites, Mapping) or not suites:
         raise InputError(
-            f"{where}.language: expected one of {', '.join(LANGUAGES)}, got {language!r}"
+            f"{source}: benchmarks.suites: expected a mapping {{benchmark: language}}, got {suites!r}"
         )
-    task_type = config.get("task_type", "mc")
-    if task_type not in LOCAL_TASK_TYPES:
-        raise InputError(
-            f"{where}.task_type: expected one of {', '.join(LOCAL_TASK_TYPES)}, got {task_type!r}"
-        )
-    fields = config["fields"]
-    if not isinstance(fields, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in fields.items()
-    ):
-        raise InputError(f"{where}.fields: expected a mapping {{field name: source key}}")
-    labels = config["labels"]
-    if not isinstance(labels, list) or not labels:
-        raise InputError(f"{where}.labels: expected a non-empty list")
-    labels = [str(label) for label in labels]
-    perturbable = config.get("perturbable", list(fields))
-    unknown = [f for f in perturbable if f not in fields]
-    if unknown:
-        raise InputError(f"{where}.perturbable: {unknown} are not among fields {list(fields)}")
-    digit_map: dict[str, str] | None = None
-    if task_type == "mc":
-        if "choices" not in config:
-            raise InputError(f"{where}: missing key 'choices' (required for task_type mc)")
-        digit_map = config.get("digit_map")
-        if digit_map is None:
-            # Models often answer "2" for the second option; map 1-based digits onto the labels.
-            digit_map = {str(i + 1): label for i, label in enumerate(labels)}
-        digit_map = {str(k): str(v) for k, v in dict(digit_map).items()}
-        parser, options = "mc_letter", {"labels": labels, "digit_map": digit_map}
-        task = "mc"
-    else:
-        parser, options = "nli", {"labels": labels}
-        task = "classification"
-    max_new = int(config.get("max_new_tokens", 8))
-    return BenchmarkSpec(
-        name=name,
-        language=language,
-        task_type=task,
-        max_new_tokens=max_new,
-        parser=parser,
-        parser_options=options,
-        metric="exact_match",
-        labels=labels,
-        json_schema=None,
-        description=f"Local dataset from {config['path']}",
-        hub=None,
-        mapper=mapping.local,
-        cot_max_new_tokens=int(config.get("cot_max_new_tokens", 512)),
-        kind="local",
-        local={
-            **dict(config),
-            "perturbable": list(perturbable),
-            "task_type": task,
-            "labels": labels,
-            "digit_map": digit_map,
-        },
-    )
+    out = {}
+    for name, language in suites.items():
+        if language not in LANGUAGES:
+            raise InputError(
+                f"{source}: benchmarks.suites.{name}: expected one of {', '.join(LANGUAGES)}, "
+                f"got {language!r}"
+            )
+        spec = get_spec(str(name), local)
+        if spec.language != language:
+            raise InputError(
+                f"{source}: benchmarks.suites.{name}: {language}, but its spec ({spec.path}) "
+                f"says language {spec.language}; the target words follow the benchmark's language"
+            )
+        out[str(name)] = str(language)
+    return out
+
+
+__all__ = [
+    "BUILTIN_ORDER",
+    "LOCAL_SPEC",
+    "REGISTRY",
+    "STYLES",
+    "BenchmarkSpec",
+    "FilesSource",
+    "HubSource",
+    "SampleSource",
+    "build_spec",
+    "get_spec",
+    "list_specs",
+    "load_spec",
+    "local_names",
+    "merge",
+    "resolve",
+    "specs_root",
+    "subtasks_of",
+    "validate_suites",
+]
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    # BBH's subtasks and MMLU's subjects are listed once, in their spec files.
+    if name == "BBH_SUBTASKS":
+        return subtasks_of("bbh")
+    if name == "MMLU_SUBJECTS":
+        return subtasks_of("mmlu")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -67,12 +67,19 @@ def validate_perturbed(df: pd.DataFrame, *, source: str) -> None:
 
 def sampling_settings(
     sampling: dict[str, Any], *, source: str = "params.yaml"
-) -> tuple[float, int, int | None]:
-    """``(temperature, max_tokens, seed)`` from the ``sampling`` params section, validated."""
+) -> tuple[float, int | None, int | None]:
+    """``(temperature, max_tokens override, seed)`` from the ``sampling`` params section.
+
+    ``max_tokens`` is None (each benchmark's spec budget for the prompt style) or an integer that
+    replaces every budget.
+    """
     max_tokens = sampling.get("max_tokens")
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
+    if max_tokens is not None and (
+        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0
+    ):
         raise InputError(
-            f"{source}: sampling.max_tokens: expected an integer > 0, got {max_tokens!r}"
+            f"{source}: sampling.max_tokens: expected null (the specs' budgets) or an integer > 0, "
+            f"got {max_tokens!r}"
         )
     temperature = sampling.get("temperature", 0.0)
     if (
@@ -86,18 +93,19 @@ def sampling_settings(
     seed = sampling.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise InputError(f"{source}: sampling.seed: expected an integer or null, got {seed!r}")
-    return float(temperature), int(max_tokens), seed
+    return float(temperature), None if max_tokens is None else int(max_tokens), seed
 
 
-def answer_budget(spec_max_tokens: int, *, style: str, cap: int) -> int:
-    """New tokens for one benchmark's answers.
+def answer_budget(spec_max_tokens: int, *, override: int | None = None) -> int:
+    """New tokens for one benchmark's answers: the spec's budget for the prompt style, unless
+    ``sampling.max_tokens`` overrides it (explicitly, for every benchmark and style).
 
-    Short answers get ``min(cap, spec budget)`` so a 1-token JCommonsenseQA answer is not padded
-    to 64 tokens; chain of thought gets the spec's CoT budget (``cap`` would cut the reasoning).
+    Examples
+    --------
+    >>> answer_budget(512), answer_budget(512, override=64)
+    (512, 64)
     """
-    if style == "cot":
-        return int(spec_max_tokens)
-    return max(1, min(int(cap), int(spec_max_tokens)))
+    return int(spec_max_tokens) if override is None else int(override)
 
 
 def make_requests(
@@ -107,8 +115,9 @@ def make_requests(
     temperature: float,
     json_schema: dict[str, Any] | None,
     seed: int | None,
+    stop: Sequence[str] = (),
 ) -> list[GenerationRequest]:
-    """One request per prompt with the benchmark's budget and schema."""
+    """One request per prompt with the benchmark's budget, schema and stop sequences."""
     return [
         GenerationRequest(
             prompt=p,
@@ -116,9 +125,16 @@ def make_requests(
             temperature=temperature,
             json_schema=json_schema,
             seed=seed,
+            stop=tuple(stop),
         )
         for p in prompts
     ]
+
+
+def truncated_share(generations: Sequence[Generation]) -> tuple[int, float]:
+    """How many generations stopped at their budget (finish_reason ``length``), and their share."""
+    n = sum(1 for g in generations if g.finish_reason == "length")
+    return n, (n / len(generations) if generations else 0.0)
 
 
 def prompt_hash(prompt: str) -> str:

@@ -111,6 +111,8 @@ class OpenAIBackend:
         }
         if req.seed is not None:
             body["seed"] = int(req.seed)
+        if req.stop:
+            body["stop"] = list(req.stop)
         if req.json_schema is not None and self.structured_outputs:
             body["response_format"] = {
                 "type": "json_schema",

@@ -32,6 +32,9 @@ class GenerationRequest:
         An optional system message (the judge uses one).
     seed:
         Sampling seed for temperature > 0; part of the cache key.
+    stop:
+        Stop sequences: generation ends before the first of them (the benchmark spec's, per
+        prompt style); part of the cache key when not empty.
     """
 
     prompt: str
@@ -40,6 +43,7 @@ class GenerationRequest:
     json_schema: dict[str, Any] | None = None
     system: str | None = None
     seed: int | None = None
+    stop: tuple[str, ...] = ()
 
     def validate(self, index: int = 0) -> None:
         """Raise InputError naming the request and field when a value is out of range."""
@@ -57,6 +61,13 @@ class GenerationRequest:
             raise InputError(
                 f'request {index}: field "temperature": expected 0..5, got {self.temperature!r}'
             )
+        if not isinstance(self.stop, tuple | list) or not all(
+            isinstance(x, str) and x for x in self.stop
+        ):
+            raise InputError(
+                f'request {index}: field "stop": expected a list of non-empty strings, '
+                f"got {self.stop!r}"
+            )
         if self.json_schema is not None and not isinstance(self.json_schema, dict):
             raise InputError(
                 f'request {index}: field "json_schema": expected a JSON object '
@@ -64,13 +75,20 @@ class GenerationRequest:
             )
 
     def sampling_key(self) -> dict[str, Any]:
-        """Everything besides the prompt and model that changes the output."""
-        return {
+        """Everything besides the prompt and model that changes the output.
+
+        ``stop`` joins the key only when set, so requests without stop sequences (the judge's)
+        keep the keys their cached generations were stored under.
+        """
+        key: dict[str, Any] = {
             "max_tokens": int(self.max_tokens),
             "temperature": float(self.temperature),
             "seed": self.seed,
             "json_schema": self.json_schema,
         }
+        if self.stop:
+            key["stop"] = list(self.stop)
+        return key
 
 
 @dataclass(frozen=True)

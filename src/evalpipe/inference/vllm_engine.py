@@ -145,6 +145,7 @@ class VLLMBackend:
                     max_tokens=max_tokens,
                     temperature=float(req.temperature),
                     seed=req.seed,
+                    stop=list(req.stop) or None,
                     structured_outputs=structured,
                 )
             )

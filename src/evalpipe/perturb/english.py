@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import re
 
-import pandas as pd
-
 from evalpipe.errors import InputError
 
 # Combining marks and variation selectors stay inside a token, so "the\u0301" is not "the".
@@ -77,8 +75,3 @@ class EnglishFinder:
             if tok.isascii() or tok.replace("’", "'").isascii():
                 out.append((t, m.start(), m.end()))
         return out
-
-
-def english_targets(words: pd.DataFrame) -> list[str]:
-    """The ``word`` column of an English word list, in rank order."""
-    return [str(w) for w in words["word"].tolist()]

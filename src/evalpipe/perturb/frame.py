@@ -20,6 +20,7 @@ import pyarrow as pa
 from tqdm import tqdm
 
 from evalpipe.errors import InputError
+from evalpipe.languages import LANGUAGES
 from evalpipe.perturb.english import EnglishFinder
 from evalpipe.perturb.japanese import JapaneseFinder, Tokenizer
 from evalpipe.perturb.ops import (
@@ -32,7 +33,6 @@ from evalpipe.perturb.ops import (
 )
 from evalpipe.perturb.scripts import char_class
 
-LANGUAGES = ("english", "japanese")
 REQUIRED_COLUMNS = ("benchmark", "example_id", "language", "fields", "perturbable")
 CARRIED_COLUMNS = (
     "subtask",

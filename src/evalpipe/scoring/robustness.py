@@ -25,7 +25,6 @@ Definitions (REFERENCE.md §2):
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -38,20 +37,10 @@ from scipy.stats import binomtest
 from evalpipe.errors import InputError
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
 from evalpipe.scoring.scorer import ORIGINAL, check_columns
+from evalpipe.seeding import hashed_seed
 
 PAIR_COLUMNS = ("benchmark", "example_id", "variant", "correct", "parse_status")
 RATE_BINS: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, float("inf"))
-
-
-def hashed_seed(*parts: object) -> int:
-    """A 64-bit seed from the full key, so no two (seed, benchmark, word) keys collide by
-    arithmetic (upstream's ``base*10000 + ...`` did).
-
-    >>> hashed_seed(42, "gsm8k", "the") == hashed_seed(42, "gsm8k", "the")
-    True
-    """
-    key = "\x1f".join(str(p) for p in parts).encode("utf-8")
-    return int.from_bytes(hashlib.sha256(key).digest()[:8], "big")
 
 
 def pdr(accuracy_original: float | None, accuracy_perturbed: float | None) -> float | None:

@@ -61,8 +61,9 @@ import pandas as pd
 from evalpipe.errors import InputError
 from evalpipe.perturb.scripts import char_class
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
-from evalpipe.scoring.robustness import hashed_seed, mcnemar_exact, pdr
+from evalpipe.scoring.robustness import mcnemar_exact, pdr
 from evalpipe.scoring.scorer import ORIGINAL, check_columns
+from evalpipe.seeding import hashed_seed
 
 POOLED = "pooled"
 MIXED = "mixed"
@@ -143,7 +144,7 @@ def cluster_bootstrap_ci(
     strata : stratum per row (the benchmark); None for one stratum.
     samples : bootstrap resamples; 0 gives (None, None).
     level : confidence level in (0, 1).
-    seed : RNG seed (hash the full key with :func:`~evalpipe.scoring.robustness.hashed_seed`).
+    seed : RNG seed (hash the full key with :func:`~evalpipe.seeding.hashed_seed`).
 
     Returns
     -------

@@ -1,8 +1,8 @@
 """Ranked lists of a language's most frequent words, from SUBTLEX-US, BCCWJ or wordfreq."""
 
+from evalpipe.languages import LANGUAGES
 from evalpipe.words.rank import WORD_COLUMNS, rank_words
 from evalpipe.words.sources import (
-    LANGUAGES,
     SOURCES,
     WordList,
     build_word_list,

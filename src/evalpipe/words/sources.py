@@ -17,7 +17,6 @@ import pandas as pd
 
 from evalpipe.errors import InputError
 
-LANGUAGES = ("english", "japanese")
 SOURCES = {"english": ("wordfreq", "subtlex"), "japanese": ("wordfreq", "bccwj")}
 
 SUBTLEX_COLUMNS = ("Word", "FREQcount", "CDcount")

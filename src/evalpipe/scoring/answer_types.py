@@ -1,0 +1,190 @@
+"""The answer-type registry: what a benchmark's answer is, and how to parse and normalise it.
+
+A benchmark spec names an answer type (``answer: {type: choice_letter, digit_map: null}``); this
+registry maps the type to its parser in :mod:`evalpipe.scoring.parsers`, the options the parser
+accepts, the per-row values it needs (BBH: the subtask), whether its predictions live in a
+closed label space (classification metrics), and which scoring params override an option. Stages
+and the scorer ask the registry; none of them dispatches on parser names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalpipe.errors import InputError
+from evalpipe.scoring.parsers import ParseResult, normalise_gold, parse_answer
+
+
+@dataclass(frozen=True)
+class AnswerType:
+    """One kind of answer.
+
+    Attributes
+    ----------
+    name : the type's name in spec files.
+    parser : the key of :data:`evalpipe.scoring.parsers.PARSERS` that reads it.
+    uses_labels : the parser takes the benchmark's ``labels`` as its label space.
+    options : further options a spec may set under ``answer:`` (with their defaults).
+    row_options : per-row columns the parser needs (``subtask`` for BBH).
+    classification : predictions live in the closed label space (confusion matrix, macro F1).
+    scoring_params : ``{option: key of the scoring params}`` that override an option at scoring
+        time (``json_label``'s ``strict`` follows ``scoring.sentiment_strict``).
+    """
+
+    name: str
+    parser: str
+    uses_labels: bool = False
+    options: Mapping[str, Any] = field(default_factory=dict)
+    row_options: tuple[str, ...] = ()
+    classification: bool = False
+    scoring_params: Mapping[str, str] = field(default_factory=dict)
+
+    def spec_options(
+        self, answer: Mapping[str, Any], labels: Sequence[str] | None, *, where: str
+    ) -> dict[str, Any]:
+        """The parser options a spec's ``answer:`` entry gives, validated.
+
+        Parameters
+        ----------
+        answer : the spec's ``answer`` mapping (``type`` plus options).
+        labels : the spec's label space, or None.
+        where : the spec file, for error messages.
+
+        Returns
+        -------
+        dict : keyword arguments for the parser (``labels`` first when the type uses them).
+
+        Raises
+        ------
+        InputError
+            On an option the type does not take, or labels missing where they are needed.
+        """
+        unknown = sorted(set(answer) - {"type"} - set(self.options))
+        if unknown:
+            known = ", ".join(sorted(self.options)) or "none"
+            raise InputError(
+                f"{where}: answer: option(s) {unknown} are not options of answer type "
+                f"{self.name!r} (its options: {known})"
+            )
+        out: dict[str, Any] = {}
+        if self.uses_labels:
+            if not labels:
+                raise InputError(
+                    f"{where}: answer type {self.name!r} needs `labels:` (the label space)"
+                )
+            out["labels"] = [str(label) for label in labels]
+        for key, default in self.options.items():
+            if key in answer:
+                out[key] = answer[key]
+            elif default is not None:
+                out[key] = default
+        return out
+
+    def row_kwargs(
+        self,
+        options: Mapping[str, Any],
+        *,
+        row: Mapping[str, Any] | None = None,
+        scoring: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Options for one row: the spec's, plus per-row values, plus scoring-param overrides.
+
+        Parameters
+        ----------
+        options : the spec's parser options (``spec.parser_options``).
+        row : the row's values (``{"subtask": ...}``); missing or empty values are left out.
+        scoring : the ``scoring`` params section, or None.
+
+        Returns
+        -------
+        dict
+        """
+        out = dict(options)
+        for key in self.row_options:
+            value = (row or {}).get(key)
+            if isinstance(value, str) and value:
+                out[key] = value
+        for option, param in self.scoring_params.items():
+            if scoring is not None and param in scoring:
+                out[option] = scoring[param]
+        return out
+
+    def parse(self, text: str | None, **options: Any) -> ParseResult:
+        """Parse a model output (see :func:`evalpipe.scoring.parsers.parse_answer`)."""
+        return parse_answer(self.parser, text, **options)
+
+    def normalise_gold(self, gold: str | None, **options: Any) -> str | None:
+        """The gold answer in the canonical form :meth:`parse` predicts."""
+        return normalise_gold(self.parser, gold, **options)
+
+    def has_invalid_class(self, options: Mapping[str, Any]) -> bool:
+        """Whether out-of-label answers form their own "invalid" class (lenient json_label)."""
+        return "strict" in self.options and not bool(options.get("strict", True))
+
+
+ANSWER_TYPES: dict[str, AnswerType] = {
+    t.name: t
+    for t in (
+        # a letter (or other label) naming one of the choices: MMLU A-D, a local set's a-d
+        AnswerType(
+            "choice_letter",
+            "mc_letter",
+            uses_labels=True,
+            options={"digit_map": None},
+            classification=True,
+        ),
+        # the 0-based index of a choice: JCommonsenseQA "0"-"4"
+        AnswerType("choice_index", "mc_index", uses_labels=True, classification=True),
+        # a number: GSM8K
+        AnswerType("number", "numeric"),
+        # BBH: multiple choice, yes/no, numbers or free text, decided per subtask
+        AnswerType("bbh", "bbh", row_options=("subtask",)),
+        # a word from a closed label set: NLI labels, a local classification set
+        AnswerType(
+            "label", "nli", uses_labels=True, options={"aliases": None}, classification=True
+        ),
+        # a JSON object {label, confidence, reason}: IMDB sentiment
+        AnswerType(
+            "json_label",
+            "json_label",
+            uses_labels=True,
+            options={"strict": True},
+            classification=True,
+            scoring_params={"strict": "sentiment_strict"},
+        ),
+        # a short free-text answer: JSQuAD spans, NIILC answers
+        AnswerType("span", "extractive"),
+    )
+}
+
+
+def get_answer_type(name: str, *, where: str = "spec") -> AnswerType:
+    """The answer type called ``name``.
+
+    Parameters
+    ----------
+    name : a key of :data:`ANSWER_TYPES`.
+    where : the spec file, for the error message.
+
+    Returns
+    -------
+    AnswerType
+
+    Raises
+    ------
+    InputError
+        For an unknown name; the message lists the known ones.
+
+    Examples
+    --------
+    >>> get_answer_type("choice_letter").parse("ANSWER: B", labels=["A", "B"]).prediction
+    'B'
+    """
+    try:
+        return ANSWER_TYPES[name]
+    except (KeyError, TypeError):
+        raise InputError(
+            f"{where}: unknown answer type {name!r}; known types: {', '.join(ANSWER_TYPES)}"
+        ) from None
