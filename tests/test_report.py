@@ -338,3 +338,11 @@ def test_a_language_without_word_rows_is_named():
     data = full_data()
     data.words = data.words[data.words["language"] == "english"]
     assert "japanese: no per-word rows" in build_report(data)
+
+
+def test_headline_only_metrics_are_read_as_one_model():
+    """metrics/classification.json keeps four numbers per benchmark: still a flat file."""
+    headline = {
+        "jnli": {"accuracy": 0.5, "f1_macro": 0.3, "precision_macro": 0.2, "recall_macro": 0.4}
+    }
+    assert by_model(headline, "m1") == {"m1": headline}

@@ -244,3 +244,19 @@ def test_dvc_repro_writes_the_report_from_the_whole_pipeline(project):
     project.dvc("repro", "--force", "--single-item", "report")
     assert paths.report_html.read_bytes() == first
     assert "changed" not in project.dvc("status", "report").stdout
+
+
+def test_details_files_fill_what_the_headline_metrics_leave_out(tmp_path):
+    """metrics/*.json hold headline keys only; data/scored/*_details.json have the confusion
+    matrices and McNemar p the report shows."""
+    paths = lay_out(tmp_path)
+    atomic.write_json(paths.metrics / "classification.json", {"jnli": {"accuracy": 0.5}})
+    headline = {k: robustness()["jnli"][k] for k in ("n", "delta", "accuracy_original")}
+    atomic.write_json(paths.metrics / "robustness.json", {"jnli": headline})
+    atomic.write_json(paths.scored_details("classification"), classification())
+    atomic.write_json(paths.scored_details("robustness"), robustness())
+    code, out = run("build", "--root", str(tmp_path), "--params", str(tmp_path / "params.yaml"))
+    assert code == 0, out
+    page = paths.report_html.read_text(encoding="utf-8")
+    assert "actual \\ predicted" in page  # the confusion matrix, from the details file
+    assert ">0.041<" in page  # jnli McNemar p, only in the details file

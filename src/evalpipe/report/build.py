@@ -50,6 +50,10 @@ class ReportData:
         the scored rows do not carry.
     missing:
         ``{input name: message}`` for inputs the stage could not find.
+    metrics:
+        ``{metrics file path: parsed JSON}`` as committed (for the comparison's diff); the
+        tables use ``robustness`` / ``classification``, which the stage fills from the full
+        details files under data/scored/ when they exist.
     """
 
     provenance: dict[str, Any] = field(default_factory=dict)
@@ -64,6 +68,7 @@ class ReportData:
     scored: dict[str, pd.DataFrame] = field(default_factory=dict)
     perturbed: dict[str, pd.DataFrame] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -119,10 +124,12 @@ def by_model(metrics: Mapping[str, Any] | None, default_model: str) -> dict[str,
     if not metrics:
         return {}
     entries = {k: v for k, v in metrics.items() if isinstance(v, Mapping)}
-    flat = any(
-        any(key in v for key in (*ROBUSTNESS_KEYS, "confusion", "n")) for v in entries.values()
+    # Nested by model: every entry maps benchmarks to stats mappings; a flat file's stats hold
+    # numbers.
+    nested = bool(entries) and all(
+        v and all(isinstance(x, Mapping) for x in v.values()) for v in entries.values()
     )
-    if flat:
+    if not nested:
         return {default_model: dict(entries)}
     return {m: {b: s for b, s in v.items() if isinstance(s, Mapping)} for m, v in entries.items()}
 
