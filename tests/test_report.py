@@ -320,3 +320,29 @@ def test_report_reads_the_impact_stage_tables_as_written():
     assert 'id="scripts-japanese-wordfreq"' in page
     figures = build_figures(data, ReportOptions(top_words=3), languages=["japanese"])
     assert "日本" in figures["words_japanese.svg"]
+
+
+def test_examples_take_the_edits_from_the_perturbed_set_when_scored_rows_lack_them():
+    scored = scored_frame()
+    perturbed = scored[["benchmark", "example_id", "word_rank", "fields", "perturbations"]]
+    data = full_data()
+    data.scored = {"jnli": scored.drop(columns=["fields", "perturbations"])}
+    assert '<del class="edit"' not in build_report(data)
+    data.perturbed = {"jnli": perturbed}
+    page = build_report(data)
+    assert ">日本</del>の首都は東京です。" in page and ">日木</ins>の首都は東京です。" in page
+    assert ">nan<" not in page  # an unparsed prediction shows as n/a
+
+
+def test_a_language_without_word_rows_is_named():
+    data = full_data()
+    data.words = data.words[data.words["language"] == "english"]
+    assert "japanese: no per-word rows" in build_report(data)
+
+
+def test_headline_only_metrics_are_read_as_one_model():
+    """metrics/classification.json keeps four numbers per benchmark: still a flat file."""
+    headline = {
+        "jnli": {"accuracy": 0.5, "f1_macro": 0.3, "precision_macro": 0.2, "recall_macro": 0.4}
+    }
+    assert by_model(headline, "m1") == {"m1": headline}

@@ -44,8 +44,16 @@ class ReportData:
         ``data/impact/{words,operations,scripts}.parquet``.
     scored:
         ``{benchmark: data/scored/<benchmark>.parquet}``.
+    perturbed:
+        ``{benchmark: data/perturbed/<benchmark>.parquet}`` (``benchmark, example_id,
+        word_rank, fields, perturbations``): the edits and field texts of the examples, which
+        the scored rows do not carry.
     missing:
         ``{input name: message}`` for inputs the stage could not find.
+    metrics:
+        ``{metrics file path: parsed JSON}`` as committed (for the comparison's diff); the
+        tables use ``robustness`` / ``classification``, which the stage fills from the full
+        details files under data/scored/ when they exist.
     """
 
     provenance: dict[str, Any] = field(default_factory=dict)
@@ -58,7 +66,9 @@ class ReportData:
     operations: pd.DataFrame | None = None
     scripts: pd.DataFrame | None = None
     scored: dict[str, pd.DataFrame] = field(default_factory=dict)
+    perturbed: dict[str, pd.DataFrame] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -114,10 +124,12 @@ def by_model(metrics: Mapping[str, Any] | None, default_model: str) -> dict[str,
     if not metrics:
         return {}
     entries = {k: v for k, v in metrics.items() if isinstance(v, Mapping)}
-    flat = any(
-        any(key in v for key in (*ROBUSTNESS_KEYS, "confusion", "n")) for v in entries.values()
+    # Nested by model: every entry maps benchmarks to stats mappings; a flat file's stats hold
+    # numbers.
+    nested = bool(entries) and all(
+        v and all(isinstance(x, Mapping) for x in v.values()) for v in entries.values()
     )
-    if flat:
+    if not nested:
         return {default_model: dict(entries)}
     return {m: {b: s for b, s in v.items() if isinstance(s, Mapping)} for m, v in entries.items()}
 
@@ -447,6 +459,14 @@ def impact_section(data: ReportData, options: ReportOptions) -> str:
             "Rows flagged small n (shaded, hollow points) rest on few examples. "
             "p Holm / p BH: McNemar p adjusted over all words of the table.</p>"
         )
+        with_rows = {lang for (lang, _), _ in impact_groups(data.words)}
+        for lang in sorted(set(_languages(data).values()) - with_rows):
+            body.append(
+                h.missing(
+                    f"{lang}: no per-word rows (no target word of this language was typo'd in "
+                    "any evaluated example)."
+                )
+            )
         for (lang, src), group in impact_groups(data.words):
             pooled = group[group["scope"] == "pooled"] if "scope" in group else group
             body.append(f"<h3>{h.esc(lang)} · word list {h.esc(src)}</h3>")
@@ -639,6 +659,17 @@ def highlight_edits(text: str, edits: Sequence[Mapping[str, Any]]) -> tuple[str,
     return "".join(before) + tail, "".join(after) + tail, problems
 
 
+def with_perturbations(scored: pd.DataFrame, perturbed: pd.DataFrame | None) -> pd.DataFrame:
+    """``scored`` with ``fields`` and ``perturbations`` taken from the perturbed set where the
+    scored rows lack them (joined on benchmark, example_id, word_rank)."""
+    wanted = [c for c in ("fields", "perturbations") if c not in scored.columns]
+    keys = ["benchmark", "example_id", "word_rank"]
+    if perturbed is None or not wanted or not set(keys) <= set(perturbed.columns):
+        return scored
+    extra = perturbed[keys + [c for c in wanted if c in perturbed.columns]]
+    return scored.merge(extra.drop_duplicates(keys), on=keys, how="left")
+
+
 def pick_examples(frame: pd.DataFrame, *, limit: int) -> list[tuple[pd.Series, pd.Series]]:
     """The first wrong perturbed answers, flips (original right, perturbed wrong) first.
 
@@ -672,7 +703,8 @@ def _output_block(label: str, row: Mapping[str, Any]) -> str:
     status = row.get("parse_status")
     verdict = "correct" if bool(row.get("correct")) else "wrong"
     return (
-        f"<div><b>{h.esc(label)}</b> — parsed as <code>{h.esc(row.get('prediction'))}</code> "
+        f"<div><b>{h.esc(label)}</b> — parsed as "
+        f"<code>{h.esc(h.fmt_num(row.get('prediction')) if h.is_missing(row.get('prediction')) else row.get('prediction'))}</code> "
         f"({h.esc(status)}, {verdict}, finish {h.esc(row.get('finish_reason'))})"
         f'<pre class="text">{h.esc(row.get("output"))}</pre></div>'
     )
@@ -688,7 +720,8 @@ def examples_section(data: ReportData, options: ReportOptions) -> str:
         "benchmark, <ins class='edit'>underlined</ins> = its typo.</p>"
     ]
     for bench in sorted(data.scored):
-        pairs = pick_examples(data.scored[bench], limit=options.examples_per_benchmark)
+        frame = with_perturbations(data.scored[bench], data.perturbed.get(bench))
+        pairs = pick_examples(frame, limit=options.examples_per_benchmark)
         parts.append(f"<h3>{h.esc(bench)}</h3>")
         if not pairs:
             parts.append('<p class="note">No wrong answer on a perturbed prompt.</p>')
