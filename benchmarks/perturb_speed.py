@@ -20,6 +20,13 @@ target word, searched in every example) on the same input.
 
     python benchmarks/perturb_speed.py            # everything (a few minutes on 2 cores)
     python benchmarks/perturb_speed.py --quick    # smaller scales, for a smoke run
+    python benchmarks/perturb_speed.py --upstream DIR   # also the upstream study, side by side
+
+With ``--upstream DIR`` (a checkout of Maxel31/typo-robustness-analysis, branch
+refactor/module-reorganization; never part of this repository) both implementations run as whole
+processes (interpreter start-up and imports included) on the same examples and the same 500 words,
+alternating, and the medians are compared. No figure about the upstream code is printed without
+running it here.
 """
 
 from __future__ import annotations
@@ -30,6 +37,8 @@ import os
 import random
 import re
 import resource
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -46,7 +55,19 @@ from evalpipe.words import read_wordfreq, word_list
 
 PROBS = Probabilities(0.2, 0.2, 0.2)
 SEED = 42
-UPSTREAM = {"english": (127.0, 444e6), "japanese": (44.0, 746e6)}  # seconds, bytes of JSON
+
+# The upstream study's perturbation (github.com/Maxel31/typo-robustness-analysis, branch
+# refactor/module-reorganization), run from a checkout given with --upstream: its own
+# generate_perturbed_data on the same examples and the same word list, one JSON file per word.
+UPSTREAM_DRIVER = """
+import json, sys
+from pathlib import Path
+from src.perturbation.benchmark_perturbator import OriginalBenchmarkData, generate_perturbed_data
+inp, out = Path(sys.argv[1]), Path(sys.argv[2])
+spec = json.loads((inp / "upstream.json").read_text(encoding="utf-8"))
+data = OriginalBenchmarkData(spec["name"], spec["language"], spec["text_field"], spec["examples"])
+generate_perturbed_data(data, spec["words"], None, out, 0.2, 0.2, 0.2, 42, case_sensitive=False)
+"""
 
 
 def _vocab(language: str, size: int) -> tuple[list[str], np.ndarray]:
@@ -244,12 +265,122 @@ def _line(r: dict) -> str:
     )
 
 
+def side_by_side_input(case: str, n: int, folder: Path) -> None:
+    """The same examples and word list for both sides: one perturbable text field per example
+    (upstream perturbs a single field: Japanese context and question are joined)."""
+    if case == "english":
+        bench, words = english_input(n)
+        field = "question"
+    else:
+        bench, words = japanese_input(n, "surface")
+        field = "text"
+        bench["fields"] = [
+            json.dumps({"text": f["context"] + f["question"]}, ensure_ascii=False)
+            for f in map(json.loads, bench["fields"])
+        ]
+        bench["perturbable"] = [["text"]] * len(bench)
+    atomic.write_parquet(folder / "bench.parquet", bench)
+    atomic.write_parquet(folder / "words.parquet", words)
+    examples = [
+        {**json.loads(f), "choices": c, "answer": a}
+        for f, c, a in zip(bench["fields"], bench["choices"], bench["answer"], strict=True)
+    ]
+    spec = {
+        "name": bench["benchmark"].iloc[0],
+        "language": "english" if case == "english" else "japanese",
+        "text_field": field,
+        "examples": [{k: v for k, v in e.items() if v is not None} for e in examples],
+        "words": words["word"].tolist(),
+    }
+    (folder / "upstream.json").write_text(json.dumps(spec, ensure_ascii=False), encoding="utf-8")
+
+
+def evalpipe_side(inp: Path, out: Path) -> None:
+    """What the perturb stage does, in a fresh process: read, perturb, write Parquet."""
+    bench = pd.read_parquet(inp / "bench.parquet")
+    words = pd.read_parquet(inp / "words.parquet")
+    result = perturb_frame(bench, words, probabilities=PROBS, seed=SEED)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic.write_parquet(out / "perturbed.parquet", result.table)
+
+
+def _timed(cmd: list[str], **kw) -> tuple[float, float]:
+    """Wall and CPU seconds of a whole child process (start-up and imports included)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def _tree_size(folder: Path) -> tuple[int, int]:
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    return len(files), sum(p.stat().st_size for p in files)
+
+
+def side_by_side(upstream: Path, cases: list[tuple[str, int]], repeats: int) -> None:
+    """Both implementations as whole processes on the same input, alternating, ``repeats``
+    times each; prints the median wall and CPU time of each side and their ratio."""
+    if not (upstream / "src" / "perturbation" / "benchmark_perturbator.py").exists():
+        sys.exit(f"{upstream}: not a checkout of Maxel31/typo-robustness-analysis")
+    env = {**os.environ, "TQDM_DISABLE": "1"}
+    up_env = {**env, "PYTHONPATH": str(upstream)}
+    for case, n in cases:
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            side_by_side_input(case, n, tmp)
+            runs: dict[str, list[tuple[float, float]]] = {"evalpipe": [], "upstream": []}
+            sizes = {}
+            for i in range(repeats):
+                for side in ("evalpipe", "upstream"):
+                    out = tmp / f"{side}-{i}"
+                    if side == "evalpipe":
+                        cmd = [sys.executable, __file__, "--side", str(tmp), str(out)]
+                        runs[side].append(_timed(cmd, env=env))
+                    else:
+                        cmd = [sys.executable, "-c", UPSTREAM_DRIVER, str(tmp), str(out)]
+                        runs[side].append(_timed(cmd, env=up_env, cwd=upstream))
+                    sizes[side] = _tree_size(out)
+                    shutil.rmtree(out)
+            med = {
+                side: (
+                    statistics.median(w for w, _ in r),
+                    statistics.median(c for _, c in r),
+                )
+                for side, r in runs.items()
+            }
+            (ew, ec), (uw, uc) = med["evalpipe"], med["upstream"]
+            print(
+                f"{case} ({n} examples, 500 words, median of {repeats}, whole process both): "
+                f"evalpipe {ew:.2f} s wall / {ec:.2f} s CPU, {sizes['evalpipe'][1] / 1e6:.1f} MB "
+                f"in {sizes['evalpipe'][0]} file; upstream {uw:.2f} s wall / {uc:.2f} s CPU, "
+                f"{sizes['upstream'][1] / 1e6:.0f} MB in {sizes['upstream'][0]} files -> "
+                f"{uw / ew:.1f}x (wall), {uc / ec:.1f}x (CPU), "
+                f"{sizes['upstream'][1] / sizes['evalpipe'][1]:.0f}x smaller | load "
+                f"{os.getloadavg()[0]:.1f}"
+            )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller scales for a smoke run")
     ap.add_argument("--child", nargs=2, metavar=("CASE", "N"), help=argparse.SUPPRESS)
     ap.add_argument("--naive", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--side", nargs=2, metavar=("IN", "OUT"), help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--upstream",
+        type=Path,
+        metavar="DIR",
+        help="a checkout of the upstream study (Maxel31/typo-robustness-analysis, branch "
+        "refactor/module-reorganization): also time it side by side on the same input",
+    )
+    ap.add_argument("--repeats", type=int, default=3, help="side-by-side runs per side")
     args = ap.parse_args()
+    if args.side:
+        evalpipe_side(Path(args.side[0]), Path(args.side[1]))
+        return
     if args.child:
         print(json.dumps(run_case(args.child[0], int(args.child[1]), args.naive)))
         return
@@ -259,14 +390,11 @@ def main() -> None:
     for case, n in (("english", en_n), ("japanese-surface", ja_n), ("japanese-lemma", ja_n)):
         full[case] = r = _child(case, n)
         print(_line(r))
-    for lang, case in (("english", "english"), ("japanese", "japanese-surface")):
-        t, b = UPSTREAM[lang]
-        r = full[case]
-        print(
-            f"{case}: {t / r['total_s']:.1f}x (wall) / {t / r['total_cpu_s']:.1f}x (CPU) faster "
-            f"than upstream's {t:.0f} s, "
-            f"{b / r['bytes']:.0f}x smaller than its {b / 1e6:.0f} MB of JSON"
-        )
+    if args.upstream:
+        print("== side by side with the upstream study's code ==")
+        side_by_side(args.upstream, [("english", en_n), ("japanese", ja_n)], args.repeats)
+    else:
+        print("(no --upstream DIR: no comparison with the upstream study's code)")
     print("== scaling, english ==")
     scales = [500, 1000, 2000] if args.quick else [1000, 2000, 4000, 8000, 14042]
     for n in scales:

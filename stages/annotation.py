@@ -210,7 +210,8 @@ def merge(
         atomic.write_jsonl(rejected, rejects)
     left_out = f"; left out (kappa < {min_kappa}): {', '.join(excluded)}" if excluded else ""
     click.echo(
-        f"merge: {len(paths)} file(s), {len(consensus)} consensus items, "
+        f"merge: {len(paths)} file(s), {len(consensus)} consensus items "
+        f"({sum(c['adjudicated'] for c in consensus)} adjudicated), "
         f"{len(rejects)} rejected ({method}){left_out} -> {output}"
     )
 

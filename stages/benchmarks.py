@@ -22,8 +22,9 @@ from evalpipe.benchmarks.loading import (
     dataset_metadata,
     expand,
     resolve_source,
+    samples_root,
 )
-from evalpipe.benchmarks.readers import RAW_HUB
+from evalpipe.benchmarks.readers import load_files
 from evalpipe.errors import InputError
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
@@ -49,10 +50,13 @@ def _size(spec: BenchmarkSpec, source: str, paths: ProjectPaths) -> str:
         except InputError:
             return "unreadable"
     if source == "hub_raw":
-        return str(RAW_HUB[spec.name].hub.size) if spec.name in RAW_HUB else "no hub_raw copy"
+        return str(spec.hub_raw.hub.size) if spec.hub_raw else "no hub_raw copy"
     if source == "hub":
         size = spec.hub.size if spec.hub else None
         return str(size) if size is not None else "? (counted when loaded)"
+    if spec.sample is not None and spec.sample.folder is not None:
+        folder = samples_root() / spec.sample.folder
+        return str(len(load_files(spec, folder, reader=spec.files.reader).examples))
     return str(_count_lines(sample_files(spec)[0]))
 
 

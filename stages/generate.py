@@ -76,11 +76,11 @@ def main(names: tuple[str, ...], progress: bool, params_path: str) -> None:
             fewshot = read_parquet(fewshot_path, f"run `dvc repro benchmarks@{name}`")
             if fewshot.empty and n_shots:
                 missing = recorded_metadata(fewshot_path).get("fewshot_missing")
-                log.warning(
-                    "%s: the few-shot pool is empty%s: prompt.style few_shot runs zero-shot for "
-                    "this benchmark",
-                    name,
-                    f" (missing: {', '.join(missing)})" if missing else "",
+                click.echo(
+                    f"generate: {name}: the few-shot pool is empty"
+                    + (f" (missing: {', '.join(missing)})" if missing else "")
+                    + "; few_shot prompts have no demonstrations",
+                    err=True,
                 )
         prompts = build_prompts(spec, rows, fewshot, style=style, n_shots=n_shots)
         requests = make_requests(

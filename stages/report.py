@@ -73,7 +73,7 @@ def revision_reader(root: Path, rev: str) -> tuple[Reader, Lister]:
             with fs.open(rel, "rb") as handle:
                 return handle.read()
         except Exception as exc:  # absent at this revision, or data not fetched
-            log.info("%s@%s not available: %s", rel, rev, exc)
+            log.debug("%s@%s not available: %s", rel, rev, exc)
             return None
 
     def ls(rel: str, pattern: str) -> list[str]:
@@ -142,6 +142,15 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
                 path, "written by `dvc repro " + ("agreement`" if attr == "agreement" else "score`")
             )
         if raw is not None:
+            data.metrics[path] = _parse_json(path, raw)
+            setattr(data, attr, data.metrics[path])
+    # The metrics files keep headline keys only; the details files hold every figure (McNemar
+    # p, confusion matrices, ...).
+    for attr in ("robustness", "classification"):
+        path = str(rel.scored_details(attr))
+        raw = read(path)
+        if raw is not None:
+            hashes[path] = hashlib.md5(raw).hexdigest()[:12]
             setattr(data, attr, _parse_json(path, raw))
     kappa = str(rel.quality_reports / "kappa_report.json")
     if (raw := get(kappa, "written by `dvc repro agreement`")) is not None:
@@ -150,7 +159,7 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
     if (raw := get(rejected, "written by `dvc repro agreement`")) is not None:
         data.rejected = _parse_jsonl(rejected, raw)
     for kind in ("words", "operations", "scripts"):
-        path = str(rel.impact_table(kind))
+        path = str(rel.impact(kind))
         if (raw := get(path, "the per-word impact tables (issue 14)")) is not None:
             setattr(data, kind, _parse_parquet(path, raw))
     scored_dir = str(rel.scored("_").parent)
@@ -160,6 +169,14 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
             data.scored[Path(path).stem] = _parse_parquet(path, raw)
     if not data.scored:
         data.missing[f"{scored_dir}/*.parquet"] = "written by `dvc repro score`"
+    for name in sorted(data.scored):
+        path = str(rel.perturbed(name))
+        # Only what the examples need: the perturbed set also holds every other column.
+        raw = get(path, "the typo edits shown in the examples (`dvc repro perturb`)")
+        if raw is not None:
+            frame = _parse_parquet(path, raw)
+            keep = ["benchmark", "example_id", "word_rank", "fields", "perturbations"]
+            data.perturbed[name] = frame[[c for c in keep if c in frame.columns]]
     params_raw = read(str(rel.params))
     params = yaml.safe_load(params_raw.decode("utf-8")) if params_raw else {}
     models = sorted(
@@ -296,8 +313,8 @@ def compare(rev_a: str, rev_b: str, params_path: str, root: str, out: str | None
     if diff is None:
         log.info("dvc metrics diff failed (%s); diffing the metrics files directly", source)
         diff = diff_metrics(
-            {f"metrics/{n}": getattr(sides[0], n.split(".")[0]) for n in METRICS_FILES},
-            {f"metrics/{n}": getattr(sides[1], n.split(".")[0]) for n in METRICS_FILES},
+            {f"metrics/{n}": sides[0].metrics.get(f"metrics/{n}") for n in METRICS_FILES},
+            {f"metrics/{n}": sides[1].metrics.get(f"metrics/{n}") for n in METRICS_FILES},
         )
         source = "the metrics files of both revisions (dvc metrics diff was not available)"
     html = build_comparison(

@@ -324,3 +324,81 @@ def full_data() -> ReportData:
         ),
         scored={"jnli": scored_frame()},
     )
+
+
+def study_frames(n_examples: int = 12) -> tuple[dict, dict, dict]:
+    """A jnli run for the real impact tables: three target words, each typo'd in every example;
+    the model loses the answer on 日本 for two thirds of the examples, never on の."""
+    words = {
+        "japanese": pd.DataFrame(
+            {
+                "rank": [1, 2, 3],
+                "word": ["の", "日本", "する"],
+                "lemma": ["の", "日本", "為る"],
+                "pos": ["助詞-格助詞", "名詞-固有名詞", "動詞-非自立可能"],
+                "score": [40000.0, 900.0, 800.0],
+                "source": ["wordfreq"] * 3,
+            }
+        )
+    }
+    text = "日本の人が旅行する。"
+    spans = {
+        "の": (2, 3, "の", "な"),
+        "日本": (0, 2, "日本", "日木"),
+        "する": (7, 9, "する", "すろ"),
+    }
+    rows = []
+    for i in range(n_examples):
+        eid = f"e{i:02d}"
+        base = {
+            "benchmark": "jnli",
+            "example_id": eid,
+            "language": "japanese",
+            "model": MODEL,
+            "answer": "entailment",
+            "gold": "entailment",
+            "finish_reason": "stop",
+            "prompt": f"前提：{text}",
+        }
+        rows.append(
+            dict(
+                base,
+                variant="original",
+                word_rank=0,
+                fields=json.dumps({"premise": text}, ensure_ascii=False),
+                perturbations=[],
+                occurrences=0,
+                perturbed_occurrences=0,
+                output="entailment",
+                prediction="entailment",
+                parse_status="strict",
+                correct=True,
+            )
+        )
+        for rank, word in ((1, "の"), (2, "日本"), (3, "する")):
+            start, end, orig, pert = spans[word]
+            wrong = (word == "日本" and i % 3 != 0) or (word == "する" and i % 4 == 0)
+            edit = {"field": "premise", "occurrence": 0, "start": start, "end": end,
+                    "original": orig, "perturbed": pert, "op": "replace", "position": start,
+                    "original_char": orig[-1], "new_char": pert[-1]}  # fmt: skip
+            rows.append(
+                dict(
+                    base,
+                    variant=word,
+                    word_rank=rank,
+                    fields=json.dumps(
+                        {"premise": text[:start] + pert + text[end:]}, ensure_ascii=False
+                    ),
+                    perturbations=[edit],
+                    occurrences=1,
+                    perturbed_occurrences=1,
+                    output="neutral" if wrong else "entailment",
+                    prediction="neutral" if wrong else "entailment",
+                    parse_status="strict",
+                    correct=not wrong,
+                )
+            )
+    scored = pd.DataFrame(rows)
+    scored["score"] = scored["correct"].astype(float)
+    perturbed = scored[["benchmark", "example_id", "word_rank", "variant", "perturbations"]]
+    return {"jnli": scored}, {"jnli": perturbed}, words

@@ -138,3 +138,21 @@ def test_the_quality_run_carries_monitoring_and_honest_notes():
     plain = run_quality(real, tasks, QualitySettings(bootstrap_samples=0))
     assert plain.metrics["data_notes"] == {"illustrative_humans": False, "markers_in_sample": False}
     assert plain.kappa_report["data_notes"] == []
+
+
+def test_per_window_annotator_kappa_is_annotator_kappas_on_those_items():
+    from evalpipe.annotation.agreement import annotator_kappas, rating_matrix
+    from evalpipe.annotation.monitoring import _annotator_kappas_on
+
+    anns = campaign(weeks=2)
+    long = to_long_frame(anns)
+    all_items = sorted(long["id"].unique())
+    matrices = {axis: rating_matrix(long, axis, items=all_items) for axis in AXES}
+    for items in ({a.id for a in anns if a.id.startswith("w1_")}, {a.id for a in anns}):
+        subset = long[long["id"].isin(items)]
+        rows = np.array([i in items for i in all_items])
+        for rater in ("a", "c"):
+            for overlap in (1, 10, 50):
+                expected = annotator_kappas(subset, min_pair_overlap=overlap)[rater]
+                got = _annotator_kappas_on(matrices, rater, rows, overlap)
+                assert got == pytest.approx(expected, abs=1e-4)

@@ -17,7 +17,7 @@ import yaml
 from evalpipe import atomic
 from evalpipe.benchmarks import EXAMPLE_COLUMNS, get_spec, load_benchmark, to_arrow
 from evalpipe.benchmarks.loading import dataset_metadata, recorded_metadata, resolve_source
-from evalpipe.benchmarks.readers import RAW_HUB, READERS, jglue
+from evalpipe.benchmarks.readers import READERS
 from evalpipe.errors import InputError
 from evalpipe.params_schema import validate_params
 from tests.test_benchmarks import _hub_repo
@@ -267,7 +267,7 @@ def raw_hub(tmp_path_factory) -> Path:
     rows = [flat(r) for r in squad.evaluated.rows]
     _hub_repo(root, "sbintuitions/JSQuAD", {None: {"validation": rows, "train": rows[:1]}})
     jnli_rows = READERS["jnli"].read(FIXTURES / "jnli").evaluated.rows
-    names = list(jglue.ZENLESS_JNLI_LABELS)
+    names = get_spec("jnli").hub_raw.options["label_names"]  # the copy's ClassLabel order
     zen = [
         {"premise": r["sentence1"], "hypothesis": r["sentence2"], "label": names.index(r["label"])}
         for r in jnli_rows
@@ -282,12 +282,32 @@ def test_raw_hub_copies_give_the_same_examples_as_the_publisher_files(name, raw_
     files, _ = load_benchmark(spec, source="files", seed=42, files_dir=FIXTURES)
     hub, _ = load_benchmark(spec, source="hub_raw", seed=42, hub_dir=raw_hub)
     pd.testing.assert_frame_equal(files, hub)
-    assert hub.attrs["evalpipe"]["dataset_version"] == RAW_HUB[name].version
+    assert hub.attrs["evalpipe"]["dataset_version"] == spec.hub_raw.hub.version
 
 
-def test_raw_hub_is_only_for_the_jglue_tasks(raw_hub) -> None:
-    with pytest.raises(InputError, match="no raw-schema Hub copy"):
+def test_raw_hub_is_only_for_the_benchmarks_that_declare_it(raw_hub) -> None:
+    assert {n for n in ALL if get_spec(n).hub_raw} == {"jcommonsenseqa", "jsquad", "jnli"}
+    with pytest.raises(InputError, match=r"sources\.hub_raw: benchmark 'jamp' declares no hub_raw"):
         load_benchmark(get_spec("jamp"), source="hub_raw", seed=42, hub_dir=raw_hub)
+
+
+def test_a_raw_hub_copy_is_declared_in_the_spec_file() -> None:
+    from evalpipe.benchmarks.spec import _source
+
+    raw = get_spec("jnli").hub_raw
+    assert raw.reader == "jnli" and raw.hub.dataset == "zenless-lab/jnli"
+    assert raw.hub.configs == ("v1.1",) and raw.hub.split == "test" and raw.hub.size == 2434
+    assert get_spec("jsquad").hub_raw.hub.configs == (None,)
+    with pytest.raises(InputError, match=r"sources\.hub_raw: expected `reader`"):
+        _source("hub_raw", {"dataset": "x/y", "split": "test"}, "s: sources.hub_raw", {}, "y")
+    with pytest.raises(InputError, match=r"sources\.hub_raw\.label_names: expected a list"):
+        _source(
+            "hub_raw",
+            {"dataset": "x/y", "split": "test", "reader": "jnli", "label_names": "a,b"},
+            "s: sources.hub_raw",
+            {},
+            "y",
+        )
 
 
 def test_source_may_be_chosen_per_benchmark() -> None:
@@ -573,7 +593,7 @@ def test_generate_says_why_few_shot_prompts_have_no_demonstrations(tmp_path) -> 
         params = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))
         params["model"] = _cfg(server.url, name="canned", max_concurrency=1)
         params["prompt"].update({"style": "few_shot", "n_shots": 3})
-        params["benchmarks"]["suites"] = {"jnli": "japanese"}
+        params["benchmarks"]["suites"] = {"jnli": "japanese"}  # generate reads the declared sets
         (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
         proc = subprocess.run(
             [sys.executable, "-m", "stages.generate", "--no-progress"],
@@ -585,6 +605,6 @@ def test_generate_says_why_few_shot_prompts_have_no_demonstrations(tmp_path) -> 
         )
     assert proc.returncode == 0, proc.stderr
     assert (
-        "jnli: the few-shot pool is empty (missing: train-v1.1.json): prompt.style few_shot "
-        "runs zero-shot for this benchmark"
+        "generate: jnli: the few-shot pool is empty (missing: train-v1.1.json); "
+        "few_shot prompts have no demonstrations"
     ) in proc.stderr

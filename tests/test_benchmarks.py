@@ -28,6 +28,9 @@ from evalpipe.benchmarks import (
 from evalpipe.errors import InputError
 
 BUILTIN = list(REGISTRY)
+# samples bundled as JSONL in the Hub schema (lawqa's sample is the publisher's own file)
+JSONL_SAMPLES = [n for n in BUILTIN if REGISTRY[n].sample and REGISTRY[n].sample.test]
+WITH_HUB = [n for n in BUILTIN if REGISTRY[n].hub is not None]
 
 
 def _jsonl(path: Path) -> list[dict]:
@@ -51,18 +54,28 @@ def loaded() -> dict[str, tuple[pd.DataFrame, pd.DataFrame]]:
     }
 
 
-def test_registry_has_the_nine_benchmarks_with_their_parsers() -> None:
-    assert BUILTIN == [
-        "gsm8k",
-        "bbh",
-        "mmlu",
-        "imdb",
-        "jamp",
-        "jnli",
-        "niilc",
-        "jsquad",
-        "jcommonsenseqa",
-    ]
+def test_registry_has_the_built_in_benchmarks_with_their_parsers() -> None:
+    assert sorted(BUILTIN) == sorted(
+        [
+            "gsm8k",
+            "bbh",
+            "mmlu",
+            "imdb",
+            "jamp",
+            "jnli",
+            "niilc",
+            "jsquad",
+            "jcommonsenseqa",
+            "lawqa",
+            "lawqa_orders",
+            "ja_sentiment",
+        ]
+    )
+    lawqa = get_spec("lawqa")
+    assert (lawqa.parser, lawqa.parser_options["labels"]) == ("mc_letter", ["a", "b", "c", "d"])
+    # seed 004: digits 1-4 stand for a-d
+    assert lawqa.parser_options["digit_map"] == {"1": "a", "2": "b", "3": "c", "4": "d"}
+    assert get_spec("ja_sentiment").labels == ["positive", "neutral", "negative"]
     assert len(BBH_SUBTASKS) == 27 and len(MMLU_SUBJECTS) == 57
     parsers = {s.name: (s.parser, s.parser_options) for s in list_specs()}
     assert parsers["mmlu"] == ("mc_letter", {"labels": ["A", "B", "C", "D"], "digit_map": None})
@@ -81,7 +94,7 @@ def test_registry_has_the_nine_benchmarks_with_their_parsers() -> None:
     assert schema["properties"]["reason"]["type"] == "string"
 
 
-@pytest.mark.parametrize("name", BUILTIN)
+@pytest.mark.parametrize("name", JSONL_SAMPLES)
 def test_every_sample_set_loads_and_maps_to_the_schema(name, loaded) -> None:
     spec = get_spec(name)
     examples, fewshot = loaded[name]
@@ -119,7 +132,7 @@ def test_perturbable_fields_never_hold_answer_choices(name, loaded) -> None:
     for rec in examples.to_dict("records"):
         fields = json.loads(rec["fields"])
         text = "\n".join(fields.values())
-        assert "Options:" not in text and "選択肢" not in text
+        assert "Options:" not in text and "選択肢：" not in text
         if rec["choices"] is not None:
             for choice in rec["choices"]:
                 # a field may mention a word that is also an option, but never the options block
@@ -549,7 +562,7 @@ def hub_dir(tmp_path_factory) -> Path:
     return root
 
 
-@pytest.mark.parametrize("name", BUILTIN)
+@pytest.mark.parametrize("name", WITH_HUB)
 def test_hub_loader_reads_a_directory_laid_out_like_the_hub(name, hub_dir) -> None:
     spec = get_spec(name)
     examples, fewshot = load_benchmark(
@@ -677,7 +690,16 @@ def test_answer_types_decide_parsers_options_and_classification() -> None:
     from evalpipe.scoring.answer_types import ANSWER_TYPES
 
     classification = {n for n, s in REGISTRY.items() if s.answer.classification}
-    assert classification == {"mmlu", "imdb", "jamp", "jnli", "jcommonsenseqa"}
+    assert classification == {
+        "mmlu",
+        "imdb",
+        "jamp",
+        "jnli",
+        "jcommonsenseqa",
+        "lawqa",
+        "lawqa_orders",
+        "ja_sentiment",
+    }
     bbh = get_spec("bbh")
     assert bbh.answer_kwargs({"subtask": "navigate"}) == {"subtask": "navigate"}
     imdb = get_spec("imdb")
@@ -686,3 +708,13 @@ def test_answer_types_decide_parsers_options_and_classification() -> None:
     assert not imdb.answer.has_invalid_class(imdb.answer_kwargs())
     assert ANSWER_TYPES["number"].normalise_gold("1,234") == "1234"
     assert ANSWER_TYPES["number"].parse("#### 1,234").prediction == "1234"
+
+
+def test_bbh_parser_knows_the_answer_format_of_exactly_the_specs_subtasks() -> None:
+    # bbh.yaml is the one list of subtasks; the parser only classifies their answer formats
+    from evalpipe.scoring import parsers
+
+    known = set(parsers.BBH_MC) | set(parsers.BBH_BINARY) | set(parsers.BBH_NUMERIC)
+    known |= set(parsers.BBH_FREE)
+    assert known == set(BBH_SUBTASKS)
+    assert all(parsers.bbh_family(s) != "generic" for s in BBH_SUBTASKS)

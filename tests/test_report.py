@@ -288,3 +288,61 @@ def test_comparison_report_shows_both_sides_and_the_metrics_diff():
     assert "main vs workspace" in page
     assert "jnli" in page and "+0.100" in page  # delta -0.15 -> -0.05
     assert 'id="metrics-diff-table"' in page and external_references(page) == []
+
+
+def test_report_reads_the_impact_stage_tables_as_written():
+    """The real impact tables (evalpipe.scoring.word_impact) feed the report unchanged."""
+    from evalpipe.scoring.word_impact import ImpactSettings, build_impact
+    from tests.report_fixtures import study_frames
+
+    scored, perturbed, words = study_frames()
+    tables = build_impact(
+        scored,
+        perturbed,
+        words,
+        languages={"jnli": "japanese"},
+        settings=ImpactSettings(seed=1, samples=200, small_n=5),
+    )
+    data = ReportData(
+        provenance={"models": [MODEL]},
+        words=tables[0],
+        operations=tables[1],
+        scripts=tables[2],
+        scored=scored,
+    )
+    page = build_report(data, ReportOptions(top_words=3))
+    plot = page.partition("japanese (wordfreq), " + MODEL)[2].partition("</svg>")[0]
+    labels = re.findall(r'text-anchor="end">([^<]+)<', plot)
+    assert labels[0].startswith("日本")  # lost 8 of 12 answers: the most harmful word
+    assert labels[-1].startswith("の")  # never hurt
+    assert "rank 2" in plot
+    assert 'id="operations-japanese-wordfreq"' in page and ">replace<" in page
+    assert 'id="scripts-japanese-wordfreq"' in page
+    figures = build_figures(data, ReportOptions(top_words=3), languages=["japanese"])
+    assert "日本" in figures["words_japanese.svg"]
+
+
+def test_examples_take_the_edits_from_the_perturbed_set_when_scored_rows_lack_them():
+    scored = scored_frame()
+    perturbed = scored[["benchmark", "example_id", "word_rank", "fields", "perturbations"]]
+    data = full_data()
+    data.scored = {"jnli": scored.drop(columns=["fields", "perturbations"])}
+    assert '<del class="edit"' not in build_report(data)
+    data.perturbed = {"jnli": perturbed}
+    page = build_report(data)
+    assert ">日本</del>の首都は東京です。" in page and ">日木</ins>の首都は東京です。" in page
+    assert ">nan<" not in page  # an unparsed prediction shows as n/a
+
+
+def test_a_language_without_word_rows_is_named():
+    data = full_data()
+    data.words = data.words[data.words["language"] == "english"]
+    assert "japanese: no per-word rows" in build_report(data)
+
+
+def test_headline_only_metrics_are_read_as_one_model():
+    """metrics/classification.json keeps four numbers per benchmark: still a flat file."""
+    headline = {
+        "jnli": {"accuracy": 0.5, "f1_macro": 0.3, "precision_macro": 0.2, "recall_macro": 0.4}
+    }
+    assert by_model(headline, "m1") == {"m1": headline}

@@ -7,6 +7,7 @@ import json
 import subprocess
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -28,6 +29,9 @@ PARAMS = (
 )
 
 
+PERTURBED_KEYS = ["benchmark", "example_id", "word_rank", "fields", "perturbations"]
+
+
 def lay_out(root: Path, *, words: bool = True, params: bool = True) -> ProjectPaths:
     """The report's inputs as the pipeline lays them out (plus a params.yaml unless told not)."""
     paths = ProjectPaths(root)
@@ -38,9 +42,12 @@ def lay_out(root: Path, *, words: bool = True, params: bool = True) -> ProjectPa
     atomic.write_json(paths.metrics / "agreement.json", {"annotators": 2})
     atomic.write_json(paths.quality_reports / "kappa_report.json", kappa_report())
     atomic.write_jsonl(paths.rejected, [{"id": "sample_008", "reasons": ["span 2 > 1"]}])
-    atomic.write_parquet(paths.scored("jnli"), scored_frame())
+    # As the pipeline writes them: the edits and field texts live in the perturbed set only.
+    scored = scored_frame()
+    atomic.write_parquet(paths.perturbed("jnli"), scored[PERTURBED_KEYS])
+    atomic.write_parquet(paths.scored("jnli"), scored.drop(columns=["fields", "perturbations"]))
     if words:
-        atomic.write_parquet(paths.impact_table("words"), words_frame())
+        atomic.write_parquet(paths.impact("words"), words_frame())
     return paths
 
 
@@ -115,7 +122,7 @@ def two_revisions(tmp_path) -> Path:
     atomic.write_json(root / "metrics" / "robustness.json", changed)
     words = words_frame()
     words.loc[words["word"] == "and", "delta"] = -0.35
-    atomic.write_parquet(ProjectPaths(root).impact_table("words"), words)
+    atomic.write_parquet(ProjectPaths(root).impact("words"), words)
     return root
 
 
@@ -200,3 +207,56 @@ def test_dvc_repro_report_and_image_plots_across_commits(project):
     compare = paths.report_compare_html.read_text(encoding="utf-8")
     assert "main vs workspace" in compare and "-0.250" in compare  # delta -0.15 -> -0.40
     assert "dvc metrics diff --json main" in compare
+
+
+@pytest.mark.e2e
+@pytest.mark.vllm
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_dvc_repro_writes_the_report_from_the_whole_pipeline(project):
+    """`dvc repro report` on the defaults (shrunk for a CPU): every upstream stage runs, the
+    report finds every input, and forcing the stage again gives the same bytes."""
+    import yaml
+
+    root = project.root
+    params_path = root / "params.yaml"
+    params = yaml.safe_load(params_path.read_text(encoding="utf-8"))
+    params["benchmarks"]["max_samples"] = 2
+    params["words"]["top_n"] = 2
+    params["sampling"]["max_tokens"] = 8
+    params["scoring"]["bootstrap_samples"] = 100
+    params["impact"]["bootstrap_samples"] = 100
+    params_path.write_text(
+        yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8"
+    )
+    proc = project.dvc("repro", "report", timeout=1700)
+    assert "Running stage 'report'" in proc.stdout
+    paths = ProjectPaths(root)
+    page = paths.report_html.read_text(encoding="utf-8")
+    for gone in ("metrics/robustness.json", "data/impact/words.parquet", "data/scored/*.parquet"):
+        assert f"{gone}: " not in page, gone  # not listed under "Missing inputs"
+    assert "tiny-random@" in page and '<del class="edit"' in page
+    words = pd.read_parquet(paths.impact("words"))
+    assert len(words)
+    for language in sorted(set(words["language"])):
+        assert f'id="words-{language}-' in page, language
+    first = paths.report_html.read_bytes()
+    project.dvc("repro", "--force", "--single-item", "report")
+    assert paths.report_html.read_bytes() == first
+    assert "changed" not in project.dvc("status", "report").stdout
+
+
+def test_details_files_fill_what_the_headline_metrics_leave_out(tmp_path):
+    """metrics/*.json hold headline keys only; data/scored/*_details.json have the confusion
+    matrices and McNemar p the report shows."""
+    paths = lay_out(tmp_path)
+    atomic.write_json(paths.metrics / "classification.json", {"jnli": {"accuracy": 0.5}})
+    headline = {k: robustness()["jnli"][k] for k in ("n", "delta", "accuracy_original")}
+    atomic.write_json(paths.metrics / "robustness.json", {"jnli": headline})
+    atomic.write_json(paths.scored_details("classification"), classification())
+    atomic.write_json(paths.scored_details("robustness"), robustness())
+    code, out = run("build", "--root", str(tmp_path), "--params", str(tmp_path / "params.yaml"))
+    assert code == 0, out
+    page = paths.report_html.read_text(encoding="utf-8")
+    assert "actual \\ predicted" in page  # the confusion matrix, from the details file
+    assert ">0.041<" in page  # jnli McNemar p, only in the details file

@@ -144,11 +144,6 @@ class ProjectPaths:
         """The annotation web app's SQLite database (live data, not a pipeline artifact)."""
         return self.root / "annotation_db" / "annotations.sqlite"
 
-    def impact_table(self, kind: str) -> Path:
-        """Per-word / per-operation / per-script impact statistics (``kind``: words,
-        operations, scripts)."""
-        return self.data / "impact" / f"{kind}.parquet"
-
     @property
     def report_html(self) -> Path:
         """The self-contained HTML report (a cached DVC output)."""

@@ -175,7 +175,8 @@ def annotator_outliers(
         Fewer shared items than this never flag a bias.
     min_pair_overlap:
         Pairs sharing fewer items do not count towards an annotator's kappa, so an annotator
-        with only a few co-rated items is not judged on them (nor are their partners).
+        with only a few co-rated items is not judged on them (nor are their partners); a bias
+        also needs at least this many co-rated items (the larger of it and ``min_items``).
 
     Returns
     -------
@@ -183,8 +184,9 @@ def annotator_outliers(
         ``{annotator_id, kind: "bias"|"low_agreement", axis, value, n}``, sorted.
     """
     flags: list[dict[str, Any]] = []
+    enough = max(min_items, min_pair_overlap)
     for row in annotator_bias(long).itertuples(index=False):
-        if row.n >= min_items and abs(row.bias) >= bias_threshold:
+        if row.n >= enough and abs(row.bias) >= bias_threshold:
             flags.append(
                 {
                     "annotator_id": row.annotator_id,

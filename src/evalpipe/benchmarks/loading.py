@@ -70,6 +70,11 @@ def sample_files(name: str | BenchmarkSpec) -> tuple[Path, Path | None]:
     spec = get_spec(name) if isinstance(name, str) else name
     if spec.sample is None:
         raise InputError(f"{spec.path}: sources.sample: the spec has no bundled sample")
+    if spec.sample.test is None:
+        raise InputError(
+            f"{spec.path}: sources.sample is the folder {spec.sample.folder!r} of publisher "
+            "files, not JSONL files"
+        )
     root = samples_root()
     fewshot = root / spec.sample.fewshot if spec.sample.fewshot else None
     return root / spec.sample.test, fewshot
@@ -358,10 +363,10 @@ def load_benchmark(
         raise InputError(
             f"params.yaml: benchmarks.source: expected one of {', '.join(SOURCES)}, got {source!r}"
         )
-    elif source in ("sample", "hub", "files") and getattr(spec, source) is None:
+    elif getattr(spec, source) is None:
         raise InputError(
             f"{spec.path}: sources.{source}: benchmark {spec.name!r} declares no {source} source "
-            f"(it has: {', '.join(s for s in SOURCES[:3] if getattr(spec, s) is not None)})"
+            f"(it has: {', '.join(s for s in SOURCES if getattr(spec, s) is not None)})"
         )
     elif source == "sample":
         examples, fewshot, origin = _load_sample(spec)
@@ -534,6 +539,14 @@ def _holdout(
 
 
 def _load_sample(spec: BenchmarkSpec) -> tuple[list, list, str]:
+    if spec.sample is not None and spec.sample.folder is not None:
+        if spec.files is None:
+            raise InputError(
+                f"{spec.path}: sources.sample.folder needs sources.files.reader to read it"
+            )
+        folder = samples_root() / spec.sample.folder
+        examples, fewshot, _, _, _ = _read_folder(spec, folder)
+        return examples, fewshot, f"bundled sample {spec.sample.folder}/ (publisher files)"
     test_path, fewshot_path = sample_files(spec)
     split, fs_split = _splits(spec)
     mapper = spec.sample.mapper if spec.sample else None
@@ -559,7 +572,7 @@ def _load_hub(
     options: Mapping[str, Any] | None = None,
     split_names: tuple[str, str] | None = None,
 ) -> tuple[list, list, str]:
-    # hub/mapper/options/split_names: a raw-schema copy (readers.RAW_HUB) whose split names
+    # hub/mapper/options/split_names: a raw-schema copy (sources.hub_raw) whose split names
     # differ from the ids' (JGLUE valid = "validation" there, "test" in example ids)
     hub = hub or spec.hub
     assert hub is not None

@@ -129,6 +129,22 @@ def imdb(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) ->
     return _example({"text": text}, ["text"], answer)
 
 
+SENTIMENT3 = ("positive", "neutral", "negative")
+
+
+def ja_sentiment(
+    row: Mapping[str, Any], *, config: str | None, where: str, **_: Any
+) -> dict[str, Any]:
+    """``{text, label: positive | neutral | negative}`` (seed 003's dev-set lines) -> an example."""
+    text = _text(row, "text", where)
+    label = unicodedata.normalize("NFKC", _text(row, "label", where)).strip().lower()
+    if label not in SENTIMENT3:
+        raise InputError(
+            f'{where}: field "label": expected one of {", ".join(SENTIMENT3)}, got {label!r}'
+        )
+    return _example({"text": text}, ["text"], label)
+
+
 def _split_labelled(text: str, labels: tuple[str, ...], where: str) -> list[str]:
     """Split ``前提：A\\n仮説：B`` style input into its parts, in order, without the labels."""
     pattern = "|".join(re.escape(label) for label in labels)
@@ -299,6 +315,7 @@ MAPPERS: dict[str, Mapper] = {
     "bbh": bbh,
     "mmlu": mmlu,
     "imdb": imdb,
+    "ja_sentiment": ja_sentiment,
     "llm_jp_nli": llm_jp_nli,
     "jsquad": jsquad,
     "niilc": niilc,
@@ -309,8 +326,14 @@ MAPPERS: dict[str, Mapper] = {
 
 def mapper_registry() -> dict[str, Mapper]:
     """Every mapper by name (a publisher-file reader brings its own mapper; see
-    ``evalpipe.benchmarks.readers``)."""
-    return dict(MAPPERS)
+    ``evalpipe.benchmarks.readers``); the readers' mappers are listed under their reader's name
+    when no built-in mapper has that name, so a spec read only from publisher files can name
+    its reader's mapper."""
+    from evalpipe.benchmarks.readers import READERS
+
+    registry = {name: reader.mapper for name, reader in READERS.items()}
+    registry.update(MAPPERS)
+    return registry
 
 
 def get_mapper(name: str, *, where: str = "spec") -> Mapper:

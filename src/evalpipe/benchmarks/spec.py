@@ -42,7 +42,10 @@ _SOURCE_KEYS = {
     "hub": {"dataset", "configs", "per_subtask", "split", "fewshot_split", "fewshot_holdout",
             "size", "mapper", "version", "data_files"},
     "files": {"reader", "test", "fewshot", "fewshot_holdout", "mapper", "version", "json_field"},
-    "sample": {"test", "fewshot", "mapper"},
+    "sample": {"test", "fewshot", "mapper", "folder"},
+    # a Hub copy in the publisher's raw schema, mapped by a publisher reader's mapper
+    "hub_raw": {"dataset", "configs", "split", "fewshot_split", "size", "version", "data_files",
+                "reader", "label_names"},
 }  # fmt: skip
 PROTECTED_SOURCES = ("answer", "answers")
 
@@ -77,6 +80,18 @@ class HubSource:
 
 
 @dataclass(frozen=True)
+class RawHubSource:
+    """A Hub copy that keeps the publisher's raw schema (``benchmarks.source: hub_raw``), read
+    through the mapper of the publisher reader ``reader`` (``evalpipe.benchmarks.readers``), so
+    it gives the same examples as the publisher's files. ``options`` go to that mapper (e.g.
+    ``label_names``: the copy's ClassLabel names, in order)."""
+
+    hub: HubSource
+    reader: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class FilesSource:
     """Files read from a folder: the publisher's files (``benchmarks.source: files``, folder
     ``data/raw/benchmarks/<name>/``) or a local benchmark's own files (its spec's folder).
@@ -98,11 +113,13 @@ class FilesSource:
 
 @dataclass(frozen=True)
 class SampleSource:
-    """The bundled sample: JSONL files under ``evalpipe/benchmarks/samples/`` in the Hub schema."""
+    """The bundled sample: JSONL files under ``evalpipe/benchmarks/samples/`` in the Hub schema,
+    or (``folder``) the publisher's own files bundled there, read by the spec's files reader."""
 
-    test: str
+    test: str | None
     fewshot: str | None
     mapper: str | None = None
+    folder: str | None = None
 
 
 @dataclass(frozen=True)
@@ -136,6 +153,7 @@ class BenchmarkSpec:
     files: FilesSource | None
     sample: SampleSource | None
     path: Path
+    hub_raw: RawHubSource | None = None
     fewshot_pool: int = 8
     kind: str = "builtin"  # builtin | local
 
@@ -346,6 +364,16 @@ def _source(kind: str, value: Any, where: str, subtasks: Mapping[str, str], name
         raise InputError(
             f"{where}: unknown key(s) {unknown}; expected some of {sorted(_SOURCE_KEYS[kind])}"
         )
+    if kind == "hub_raw":
+        if not value.get("reader"):
+            raise InputError(f"{where}: expected `reader` (the publisher reader whose mapper fits)")
+        names = value.get("label_names")
+        if names is not None and (not isinstance(names, list) or not names):
+            raise InputError(f"{where}.label_names: expected a list of label names")
+        hub = _source("hub", {k: v for k, v in value.items() if k in _SOURCE_KEYS["hub"]},
+                      where, subtasks, name)  # fmt: skip
+        options = {"label_names": [str(n) for n in names]} if names else {}
+        return RawHubSource(hub=hub, reader=str(value["reader"]), options=options)
     if kind == "hub":
         if not value.get("dataset") or not value.get("split"):
             raise InputError(f"{where}: expected `dataset` and `split`")
@@ -381,8 +409,13 @@ def _source(kind: str, value: Any, where: str, subtasks: Mapping[str, str], name
             version=value.get("version"),
             options={k: v for k, v in value.items() if k == "json_field"},
         )
+    if value.get("folder"):
+        return SampleSource(None, None, None, str(value["folder"]))
     if not value.get("test"):
-        raise InputError(f"{where}: expected `test` (a file under the bundled samples)")
+        raise InputError(
+            f"{where}: expected `test` (a file under the bundled samples) or `folder` (the "
+            "publisher's files bundled there, read by sources.files.reader)"
+        )
     return SampleSource(str(value["test"]), value.get("fewshot"), value.get("mapper"))
 
 
@@ -536,6 +569,7 @@ def build_spec(data: Mapping[str, Any], *, name: str, path: Path, kind: str) -> 
         hub=built["hub"],
         files=built["files"],
         sample=built["sample"],
+        hub_raw=built["hub_raw"],
         path=path,
         fewshot_pool=pool,
         kind=kind,

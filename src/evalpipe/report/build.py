@@ -44,8 +44,16 @@ class ReportData:
         ``data/impact/{words,operations,scripts}.parquet``.
     scored:
         ``{benchmark: data/scored/<benchmark>.parquet}``.
+    perturbed:
+        ``{benchmark: data/perturbed/<benchmark>.parquet}`` (``benchmark, example_id,
+        word_rank, fields, perturbations``): the edits and field texts of the examples, which
+        the scored rows do not carry.
     missing:
         ``{input name: message}`` for inputs the stage could not find.
+    metrics:
+        ``{metrics file path: parsed JSON}`` as committed (for the comparison's diff); the
+        tables use ``robustness`` / ``classification``, which the stage fills from the full
+        details files under data/scored/ when they exist.
     """
 
     provenance: dict[str, Any] = field(default_factory=dict)
@@ -58,7 +66,9 @@ class ReportData:
     operations: pd.DataFrame | None = None
     scripts: pd.DataFrame | None = None
     scored: dict[str, pd.DataFrame] = field(default_factory=dict)
+    perturbed: dict[str, pd.DataFrame] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -114,10 +124,12 @@ def by_model(metrics: Mapping[str, Any] | None, default_model: str) -> dict[str,
     if not metrics:
         return {}
     entries = {k: v for k, v in metrics.items() if isinstance(v, Mapping)}
-    flat = any(
-        any(key in v for key in (*ROBUSTNESS_KEYS, "confusion", "n")) for v in entries.values()
+    # Nested by model: every entry maps benchmarks to stats mappings; a flat file's stats hold
+    # numbers.
+    nested = bool(entries) and all(
+        v and all(isinstance(x, Mapping) for x in v.values()) for v in entries.values()
     )
-    if flat:
+    if not nested:
         return {default_model: dict(entries)}
     return {m: {b: s for b, s in v.items() if isinstance(s, Mapping)} for m, v in entries.items()}
 
@@ -330,6 +342,8 @@ IMPACT_KEYS = ("model", "language", "source", "scope")
 
 def _impact_label(row: Mapping[str, Any], key: str) -> str:
     label = str(row.get(key))
+    if key == "word" and row.get("variant") and row.get("variant") != row.get("word"):
+        label = str(row["variant"])
     if key == "word":
         lemma, pos = row.get("lemma"), row.get("pos")
         extra = [str(x) for x in (lemma if lemma != row.get("word") else None, pos) if x]
@@ -339,10 +353,12 @@ def _impact_label(row: Mapping[str, Any], key: str) -> str:
 
 
 def most_harmful(frame: pd.DataFrame, *, top: int, key: str = "word") -> pd.DataFrame:
-    """The ``top`` rows with the most negative delta (stable: ties by ``key``), NaN deltas last."""
-    order = frame.assign(_d=frame["delta"].astype(float).fillna(np.inf))
-    order = order.sort_values(["_d", key], kind="stable")
-    return order.drop(columns="_d").head(top)
+    """The ``top`` rows with the most negative delta: rows flagged ``small_n`` after the others
+    (as the impact tables sort), NaN deltas last, ties by ``key``."""
+    small = frame["small_n"].fillna(False).astype(bool) if "small_n" in frame else False
+    order = frame.assign(_s=small, _d=frame["delta"].astype(float).fillna(np.inf))
+    order = order.sort_values(["_s", "_d", key], kind="stable")
+    return order.drop(columns=["_s", "_d"]).head(top)
 
 
 def impact_forest(frame: pd.DataFrame, *, title: str, key: str = "word") -> str:
@@ -380,6 +396,8 @@ def impact_columns(key: str) -> list[h.Column]:
     if key == "word":
         first += [h.text("lemma", "lemma"), h.text("pos", "pos"), h.num("rank", "freq. rank", 0)]
         first += [h.num("frequency_score", "freq. score", 2)]
+    else:
+        first += [h.num("n_words", "words", 0)]
     return [
         *first,
         h.num("occurrences", "occurrences", 0),
@@ -397,6 +415,8 @@ def impact_columns(key: str) -> list[h.Column]:
         h.Column("p_holm", "p Holm", h.fmt_p, numeric=True),
         h.Column("p_bh", "p BH", h.fmt_p, numeric=True),
         h.num("per_occurrence_impact", "per-occ. impact", 4),
+        h.num("unparsed_rate", "unparsed (perturbed)", 3),
+        h.num("n_benchmarks", "benchmarks", 0),
         h.Column("small_n", "small n", lambda v: "n/a" if h.is_missing(v) else h.fmt_num(bool(v))),
     ]
 
@@ -439,6 +459,14 @@ def impact_section(data: ReportData, options: ReportOptions) -> str:
             "Rows flagged small n (shaded, hollow points) rest on few examples. "
             "p Holm / p BH: McNemar p adjusted over all words of the table.</p>"
         )
+        with_rows = {lang for (lang, _), _ in impact_groups(data.words)}
+        for lang in sorted(set(_languages(data).values()) - with_rows):
+            body.append(
+                h.missing(
+                    f"{lang}: no per-word rows (no target word of this language was typo'd in "
+                    "any evaluated example)."
+                )
+            )
         for (lang, src), group in impact_groups(data.words):
             pooled = group[group["scope"] == "pooled"] if "scope" in group else group
             body.append(f"<h3>{h.esc(lang)} · word list {h.esc(src)}</h3>")
@@ -460,10 +488,12 @@ def impact_section(data: ReportData, options: ReportOptions) -> str:
                 )
             )
     for name, frame, key in (
-        ("operations", data.operations, "op"),
+        ("operations", data.operations, "operation"),
         ("scripts", data.scripts, "script"),
     ):
-        what = "operation type" if key == "op" else "script class"
+        what = "operation type" if key == "operation" else "script class"
+        if frame is not None and key not in frame.columns and "op" in frame.columns:
+            frame = frame.rename(columns={"op": key})
         body.append(f"<h3>By {what}</h3>")
         if frame is None:
             body.append(h.missing(f"data/impact/{name}.parquet is missing."))
@@ -629,6 +659,17 @@ def highlight_edits(text: str, edits: Sequence[Mapping[str, Any]]) -> tuple[str,
     return "".join(before) + tail, "".join(after) + tail, problems
 
 
+def with_perturbations(scored: pd.DataFrame, perturbed: pd.DataFrame | None) -> pd.DataFrame:
+    """``scored`` with ``fields`` and ``perturbations`` taken from the perturbed set where the
+    scored rows lack them (joined on benchmark, example_id, word_rank)."""
+    wanted = [c for c in ("fields", "perturbations") if c not in scored.columns]
+    keys = ["benchmark", "example_id", "word_rank"]
+    if perturbed is None or not wanted or not set(keys) <= set(perturbed.columns):
+        return scored
+    extra = perturbed[keys + [c for c in wanted if c in perturbed.columns]]
+    return scored.merge(extra.drop_duplicates(keys), on=keys, how="left")
+
+
 def pick_examples(frame: pd.DataFrame, *, limit: int) -> list[tuple[pd.Series, pd.Series]]:
     """The first wrong perturbed answers, flips (original right, perturbed wrong) first.
 
@@ -662,7 +703,8 @@ def _output_block(label: str, row: Mapping[str, Any]) -> str:
     status = row.get("parse_status")
     verdict = "correct" if bool(row.get("correct")) else "wrong"
     return (
-        f"<div><b>{h.esc(label)}</b> — parsed as <code>{h.esc(row.get('prediction'))}</code> "
+        f"<div><b>{h.esc(label)}</b> — parsed as "
+        f"<code>{h.esc(h.fmt_num(row.get('prediction')) if h.is_missing(row.get('prediction')) else row.get('prediction'))}</code> "
         f"({h.esc(status)}, {verdict}, finish {h.esc(row.get('finish_reason'))})"
         f'<pre class="text">{h.esc(row.get("output"))}</pre></div>'
     )
@@ -678,7 +720,8 @@ def examples_section(data: ReportData, options: ReportOptions) -> str:
         "benchmark, <ins class='edit'>underlined</ins> = its typo.</p>"
     ]
     for bench in sorted(data.scored):
-        pairs = pick_examples(data.scored[bench], limit=options.examples_per_benchmark)
+        frame = with_perturbations(data.scored[bench], data.perturbed.get(bench))
+        pairs = pick_examples(frame, limit=options.examples_per_benchmark)
         parts.append(f"<h3>{h.esc(bench)}</h3>")
         if not pairs:
             parts.append('<p class="note">No wrong answer on a perturbed prompt.</p>')
@@ -727,6 +770,14 @@ def examples_section(data: ReportData, options: ReportOptions) -> str:
 
 
 AXIS_ORDER = ("social", "avoidant", "mechanical", "self")
+
+
+def _note(value: Any) -> str | None:
+    if not value:
+        return None
+    if isinstance(value, Mapping | list):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return str(value)
 
 
 def agreement_figure(kappa_report: Mapping[str, Any] | None) -> str:
@@ -779,6 +830,12 @@ def annotation_section(data: ReportData) -> str:
                     "alpha_ci": h.fmt_ci(*(e.get("alpha_ci") or [None, None])),
                     "ac2": e.get("ac2"),
                     "ac2_ci": h.fmt_ci(*(e.get("ac2_ci") or [None, None])),
+                    "raw": e.get("raw_agreement"),
+                    "raw_ci": h.fmt_ci(*(e.get("raw_agreement_ci") or [None, None])),
+                    "within_one": e.get("within_one_agreement"),
+                    "within_one_ci": h.fmt_ci(*(e.get("within_one_agreement_ci") or [None, None])),
+                    "status": e.get("status"),
+                    "note": _note(e.get("kappa_note") or e.get("undefined_reason")),
                 }
             )
         boot = report.get("bootstrap") or {}
@@ -786,7 +843,8 @@ def annotation_section(data: ReportData) -> str:
             "<h3>Human-vs-human agreement per axis</h3>"
             f'<p class="note">Quadratic-weighted kappa (labels 1-5), Krippendorff alpha '
             f"(ordinal), Gwet AC2; CIs: {h.esc(boot.get('samples', 'n/a'))} bootstrap resamples "
-            f"of items, level {h.esc(boot.get('confidence_level', 'n/a'))}.</p>"
+            f"of items, level {h.esc(boot.get('confidence_level', 'n/a'))}. Kappa estimator: "
+            f"{h.esc(report.get('kappa_estimator', 'n/a'))}.</p>"
             + h.table(
                 [
                     h.text("axis", "axis"),
@@ -797,6 +855,12 @@ def annotation_section(data: ReportData) -> str:
                     h.text("alpha_ci", "CI"),
                     h.num("ac2", "AC2"),
                     h.text("ac2_ci", "CI"),
+                    h.num("raw", "exact agreement"),
+                    h.text("raw_ci", "CI"),
+                    h.num("within_one", "within ±1"),
+                    h.text("within_one_ci", "CI"),
+                    h.text("status", "status"),
+                    h.text("note", "note"),
                 ],
                 rows,
                 table_id="agreement-axes",

@@ -236,6 +236,7 @@ def build_comparison(
             head_rows,
             sortable=True,
             table_id="compare-headline",
+            scroll=True,
         )
         if head_rows
         else h.missing("Neither revision has metrics/robustness.json.")

@@ -258,18 +258,26 @@ def mc_letter(
     text : the model output.
     labels : the choice labels in the gold's spelling; matching ignores case and width.
     digit_map : digits that stand for labels when the benchmark numbers its choices that way
-        (``{"1": "a", ...}``); None means digits are never answers.
+        (``{"1": "a", ...}``); None means digits are never answers. Ignored when the labels
+        are digits themselves ("0"-"4"): a digit then is its own label.
 
     Returns
     -------
     ParseResult
-        Strict for an answer cue ("Answer: X", "The answer is (X)", "回答（…）: X") or a leading
-        label ("B. 4"); fallback for the last standalone label in the text ("(X)" preferred).
+        Strict for the last answer statement ("Answer: X", "The answer is (X)", "回答（…）: X";
+        "answer choice (X)" is a mention, not a statement) or a leading label ("B. 4");
+        fallback for the last standalone label in the text ("(X)" preferred). Text after a new
+        question ("\\nQ: ...") is ignored. A hedge ("B or D", "probably A, C, or E") or "none
+        of the above" is unparsed with ``extra["reason"]`` "hedge" / "none_of_the_above".
 
     Examples
     --------
     >>> mc_letter("The answer is (B).").prediction
     'B'
+    >>> mc_letter("Rule out answer choice (A). So the answer is (C).").prediction
+    'C'
+    >>> mc_letter("the answer is B or D").extra
+    {'reason': 'hedge'}
     >>> mc_letter("回答（1文字のみ）: b", labels=list("abcd"), digit_map={"1": "a"}).prediction
     'b'
     """

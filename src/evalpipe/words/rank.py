@@ -36,7 +36,7 @@ def rank_words(candidates: pd.DataFrame, *, top_n: int, min_length: int = 2) -> 
     if top_n <= 0:
         raise InputError(f"words.top_n must be a positive integer, got {top_n}")
     if min_length < 1:
-        raise InputError(f"words.min_length must be at least 1, got {min_length}")
+        raise InputError(f"words.<language>.min_length must be at least 1, got {min_length}")
     kept = candidates[candidates["word"].str.len() >= min_length].copy()
     kept["_pos_key"] = kept["pos"].fillna("")
     kept = kept.sort_values(

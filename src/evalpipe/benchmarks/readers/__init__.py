@@ -2,21 +2,21 @@
 copies of JGLUE (``hub_raw``), each with the mapper that turns its rows into the common example
 schema.
 
-``READERS[name]`` is the reader a benchmark spec names (``sources: files: reader: <name>``);
-``RAW_HUB[name]`` the raw-schema Hub copy of a JGLUE task. ``load_files`` and ``load_raw_hub``
-give ``(examples, fewshot, origin, version, missing)`` record lists that
+``READERS[name]`` is the reader a benchmark spec names (``sources: files: reader: <name>``,
+and ``sources: hub_raw: reader: <name>`` for a raw-schema Hub copy read through its mapper).
+``load_files`` and ``load_raw_hub`` give ``(examples, fewshot, origin, version, missing)`` record lists that
 ``evalpipe.benchmarks.loading.load_benchmark`` turns into frames. See docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evalpipe.benchmarks.readers import bbh, gsm8k, imdb, jamp, jglue, lawqa, mmlu, niilc, wrime
 from evalpipe.benchmarks.readers.base import Mapper, PublisherFiles, RawSplit, Reader
-from evalpipe.benchmarks.spec import BenchmarkSpec, HubSource
+from evalpipe.benchmarks.spec import BenchmarkSpec
 from evalpipe.errors import InputError
 
 READERS: dict[str, Reader] = {
@@ -35,38 +35,6 @@ READERS: dict[str, Reader] = {
         lawqa.ORDERS_READER,
         wrime.READER,
     )
-}
-
-
-@dataclass(frozen=True)
-class RawHubCopy:
-    """A Hub dataset that keeps the publisher's raw schema, read through a reader's mapper."""
-
-    hub: HubSource
-    mapper: Mapper
-    version: str
-    options: dict[str, Any] = field(default_factory=dict)
-
-
-# Each copy's evaluated split holds JGLUE's valid set (the dataset cards; sizes 1,119 / 4,442 /
-# 2,434). zenless-lab/jnli's "v1.1" config pins the version; the sbintuitions copies state none.
-RAW_HUB: dict[str, RawHubCopy] = {
-    "jcommonsenseqa": RawHubCopy(
-        HubSource("sbintuitions/JCommonsenseQA", (None,), "validation", "train", size=1119),
-        jglue.jcommonsenseqa,
-        "JGLUE (sbintuitions/JCommonsenseQA copy)",
-    ),
-    "jsquad": RawHubCopy(
-        HubSource("sbintuitions/JSQuAD", (None,), "validation", "train", size=4442),
-        jglue.jsquad,
-        "JGLUE (sbintuitions/JSQuAD copy)",
-    ),
-    "jnli": RawHubCopy(
-        HubSource("zenless-lab/jnli", ("v1.1",), "test", "train", size=2434),
-        jglue.jnli,
-        "JGLUE v1.1 (zenless-lab/jnli v1.1)",
-        {"label_names": list(jglue.ZENLESS_JNLI_LABELS)},
-    ),
 }
 
 
@@ -176,11 +144,12 @@ def load_files(spec: BenchmarkSpec, folder: str | Path, *, reader: str | None = 
 
 
 def load_raw_hub(spec: BenchmarkSpec, hub_dir: str | Path | None) -> Loaded:
-    """Benchmark ``spec`` read from its raw-schema Hub copy (``RAW_HUB``).
+    """Benchmark ``spec`` read from the raw-schema Hub copy its spec declares
+    (``sources.hub_raw``), through the mapper of the publisher reader it names.
 
     Parameters
     ----------
-    spec : a JGLUE benchmark (jcommonsenseqa, jnli, jsquad).
+    spec : a benchmark with ``sources.hub_raw`` (the JGLUE tasks).
     hub_dir : a local directory laid out like the Hub, or None for the Hub itself.
 
     Returns
@@ -189,29 +158,30 @@ def load_raw_hub(spec: BenchmarkSpec, hub_dir: str | Path | None) -> Loaded:
     """
     from evalpipe.benchmarks.loading import _load_hub
 
-    if spec.name not in RAW_HUB:
+    raw = spec.hub_raw
+    if raw is None:
         raise InputError(
-            f"{spec.name}: no raw-schema Hub copy; hub_raw is available for "
-            f"{', '.join(RAW_HUB)} (use hub or files for {spec.name})"
+            f"{spec.path}: sources.hub_raw: benchmark {spec.name!r} declares no raw-schema Hub "
+            f"copy (use hub or files for {spec.name})"
         )
-    copy = RAW_HUB[spec.name]
+    reader = reader_for(spec, raw.reader)
+    # JGLUE's valid set is "validation" or "test" on the copies, "test" in example ids (as
+    # llm-jp-eval names it), so the same question gets the same id from every source
     examples, fewshot, origin = _load_hub(
         spec,
         hub_dir,
-        hub=copy.hub,
-        mapper=copy.mapper,
-        options=copy.options,
+        hub=raw.hub,
+        mapper=reader.mapper,
+        options=raw.options,
         split_names=("test", "train"),
     )
-    return Loaded(examples, fewshot, origin, copy.version)
+    return Loaded(examples, fewshot, origin, raw.hub.version or origin)
 
 
 __all__ = [
-    "RAW_HUB",
     "READERS",
     "Loaded",
     "PublisherFiles",
-    "RawHubCopy",
     "RawSplit",
     "Reader",
     "load_files",

@@ -50,10 +50,6 @@ def jcommonsenseqa(
     return _example({"question": question}, ["question"], str(label), choices=choices)
 
 
-# zenless-lab/jnli stores the label as a ClassLabel in this order (its dataset card)
-ZENLESS_JNLI_LABELS = ("entailment", "neutral", "contradiction")
-
-
 def jnli(
     row: Mapping[str, Any],
     *,
