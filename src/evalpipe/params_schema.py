@@ -153,7 +153,13 @@ def _engine_keys() -> dict[str, Value]:
         "retry_backoff_s": number("openai: first retry delay", minimum=0.0, nullable=True),
         "structured_outputs": boolean("openai: send JSON schemas to the server"),
         "compact_json": boolean("vLLM: no free whitespace in structured outputs"),
-        "enforce_eager": boolean("vLLM: no CUDA graphs"),
+        # true | false | auto (eager for small models on the CPU build)
+        "enforce_eager": Value(
+            "any",
+            "vLLM: skip torch.compile / CUDA graphs",
+            nullable=True,
+            choices=(True, False, "auto"),
+        ),
         "checkpoint_every": integer("prompts per engine call between cache saves", minimum=1),
     }
 

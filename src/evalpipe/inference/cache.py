@@ -26,7 +26,13 @@ import pyarrow.parquet as pq
 
 from evalpipe import atomic
 from evalpipe.errors import InputError
-from evalpipe.inference.types import Generation, GenerationRequest, ModelIdentity, stable_hash
+from evalpipe.inference.types import (
+    Generation,
+    GenerationRequest,
+    LoglikelihoodRequest,
+    ModelIdentity,
+    stable_hash,
+)
 
 SCHEMA = pa.schema(
     [
@@ -63,6 +69,21 @@ def cache_key(identity: ModelIdentity, request: GenerationRequest) -> str:
             "sampling": request.sampling_key(),
             "system": request.system,
             "prompt": request.prompt,
+        }
+    )
+
+
+def loglikelihood_key(identity: ModelIdentity, request: LoglikelihoodRequest) -> str:
+    """The content address of one log-likelihood score (model identity, context, continuation).
+
+    ``kind`` keeps it apart from every generation key, so the two share one cache safely.
+    """
+    return stable_hash(
+        {
+            "model": identity.fields,
+            "kind": "loglikelihood",
+            "context": request.context,
+            "continuation": request.continuation,
         }
     )
 

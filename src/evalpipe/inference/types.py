@@ -103,6 +103,52 @@ class Generation:
 
 
 @dataclass(frozen=True)
+class LoglikelihoodRequest:
+    """The log-probability of ``continuation`` right after ``context`` (lm-eval's loglikelihood).
+
+    The context is the raw prompt text: no chat template is applied, on every backend, so the
+    offline engine and an OpenAI-compatible server score the same token sequence (the
+    completions endpoint never applies one). The continuation is tokenized on its own and
+    appended to the context's tokens, so its tokens never merge with the context's.
+
+    Parameters
+    ----------
+    context:
+        The prompt, ending where the answer starts (e.g. ``"...\nAnswer:"``).
+    continuation:
+        The answer text scored (e.g. ``" B"``); must not be empty.
+    """
+
+    context: str
+    continuation: str
+
+    def validate(self, index: int = 0) -> None:
+        """Raise InputError naming the request and field when a value is unusable."""
+        for name in ("context", "continuation"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise InputError(
+                    f'loglikelihood request {index}: field "{name}": expected a string, '
+                    f"got {type(value).__name__}"
+                )
+        if not self.continuation:
+            raise InputError(
+                f'loglikelihood request {index}: field "continuation": expected a non-empty string'
+            )
+
+
+@dataclass(frozen=True)
+class Loglikelihood:
+    """Sum of the continuation tokens' log-probabilities, their count, and whether each token
+    was the model's top choice (``greedy``, lm-eval's ``is_greedy``)."""
+
+    logprob: float
+    n_tokens: int
+    greedy: bool
+    from_cache: bool = False
+
+
+@dataclass(frozen=True)
 class ModelIdentity:
     """What makes two generations comparable: it is hashed into every cache key.
 
@@ -133,5 +179,7 @@ class Backend(Protocol):
     def generate(
         self, requests: list[GenerationRequest], *, progress: bool = True
     ) -> list[Generation]: ...
+
+    def loglikelihood(self, requests: list[LoglikelihoodRequest]) -> list[Loglikelihood]: ...
 
     def close(self) -> None: ...

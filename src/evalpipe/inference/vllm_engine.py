@@ -11,7 +11,14 @@ import logging
 import time
 from typing import Any, ClassVar
 
-from evalpipe.inference.types import EngineError, Generation, GenerationRequest, ModelIdentity
+from evalpipe.inference.types import (
+    EngineError,
+    Generation,
+    GenerationRequest,
+    Loglikelihood,
+    LoglikelihoodRequest,
+    ModelIdentity,
+)
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +70,7 @@ class VLLMBackend:
         s = self.settings
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "dtype": s.get("dtype") or "auto",
+            "dtype": self.identity.fields.get("dtype") or s.get("dtype") or "auto",
             "max_model_len": int(s.get("max_model_len") or 2048),
             "tensor_parallel_size": int(s.get("tensor_parallel_size") or 1),
             "gpu_memory_utilization": float(s.get("gpu_memory_utilization") or 0.3),
@@ -72,7 +79,9 @@ class VLLMBackend:
         }
         if s.get("revision"):
             kwargs["revision"] = s["revision"]
-        if s.get("enforce_eager"):
+        # resolved by resolve_model ("auto" -> eager for small models on the CPU build)
+        eager = self.identity.fields.get("enforce_eager", s.get("enforce_eager"))
+        if eager is True:
             kwargs["enforce_eager"] = True
         if s.get("compact_json", True):
             # Compact JSON for structured outputs (an engine-wide setting in vLLM): with free
@@ -169,6 +178,54 @@ class VLLMBackend:
                     output_tokens=len(comp.token_ids),
                 )
         return [r for r in results if r is not None]
+
+    def loglikelihood(self, requests: list[LoglikelihoodRequest]) -> list[Loglikelihood]:
+        """Score every continuation with one ``LLM.generate`` over the joined token ids.
+
+        Each request becomes ``context ids + continuation ids`` (the continuation tokenized on
+        its own, so the boundary is exact) sent with ``prompt_logprobs=1`` and one new token;
+        the continuation's log-probability is the sum over its positions, and it is greedy when
+        every one of its tokens ranked first. A context plus continuation longer than
+        ``max_model_len`` is an error: truncating it would score a different question.
+        """
+        if not requests:
+            return []
+        self.start()
+        from vllm import SamplingParams
+        from vllm.inputs import TokensPrompt
+
+        tok = self._tokenizer
+        max_len = int(self.settings.get("max_model_len") or 2048)
+        prompts: list[Any] = []
+        spans: list[int] = []
+        for i, req in enumerate(requests):
+            ctx = tok.encode(req.context, add_special_tokens=True)
+            cont = tok.encode(req.continuation, add_special_tokens=False)
+            if not cont:
+                raise EngineError(
+                    f"loglikelihood request {i}: continuation {req.continuation!r} has no tokens"
+                )
+            if len(ctx) + len(cont) + 1 > max_len:
+                raise EngineError(
+                    f"loglikelihood request {i}: {len(ctx) + len(cont)} tokens exceed "
+                    f"max_model_len {max_len}; raise model.max_model_len"
+                )
+            prompts.append(TokensPrompt(prompt_token_ids=ctx + cont))
+            spans.append(len(cont))
+        params = SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=1, seed=0)
+        outputs = self._llm.generate(prompts, params, use_tqdm=False)
+        results: list[Loglikelihood] = []
+        for out, n_cont in zip(outputs, spans, strict=True):
+            ids = list(out.prompt_token_ids)
+            per_position = out.prompt_logprobs
+            total, greedy = 0.0, True
+            for pos in range(len(ids) - n_cont, len(ids)):
+                entry = per_position[pos]
+                chosen = entry[ids[pos]]
+                total += float(chosen.logprob)
+                greedy = greedy and int(chosen.rank) == 1
+            results.append(Loglikelihood(total, n_cont, greedy))
+        return results
 
     def close(self) -> None:
         """Detach from the engine (it stays live for reuse until :meth:`shutdown_all`)."""

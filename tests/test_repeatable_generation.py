@@ -1,0 +1,90 @@
+"""Repeatable generation: the default tiny-random settings (float32, eager on the CPU build) and
+the same greedy generation in two separate engine processes giving identical outputs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evalpipe.inference.models import SMALL_MODEL_BYTES, resolve_enforce_eager, resolve_model
+from evalpipe.inference.tiny import default_model_cache
+from evalpipe.inference.types import EngineError
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_CFG = {"name": "tiny-random", "backend": "vllm", "dtype": "auto", "max_model_len": 512}
+
+# Runs in a fresh interpreter: one engine, greedy generation, outputs as JSON on the last line.
+_CHILD = """
+import json, sys
+from evalpipe.inference import GenerationRequest, make_engine
+from evalpipe.inference.tiny import default_model_cache
+cfg = json.loads(sys.argv[1])
+prompts = json.loads(sys.argv[2])
+engine = make_engine(cfg, cache_dir=None, model_cache=default_model_cache(sys.argv[3]))
+gens = engine.generate(
+    [GenerationRequest(p, max_tokens=24, temperature=0.0, seed=0) for p in prompts],
+    progress=False,
+)
+print(json.dumps({"dtype": engine.identity.fields["dtype"],
+                  "outputs": [[g.output, g.finish_reason, g.output_tokens] for g in gens]}))
+"""
+
+
+def _prompts() -> list[str]:
+    """Varied prompts (English, Japanese, shared prefixes) so prefix caching takes part."""
+    base = [
+        "Question: What is 2 + 3?\nAnswer:",
+        "Review: great film, would watch again. Sentiment:",
+        "質問：日本の首都はどこですか？",
+        "Sort the words: pear apple fig.",
+        "前提：犬が走っている。仮説：動物が動いている。関係は？",
+    ]
+    few_shot = "Q: 1 + 1?\nA: 2\n\nQ: 4 + 4?\nA: 8\n\n"
+    return [*base, *(few_shot + p for p in base), *(p + " " + p for p in base)]
+
+
+def test_tiny_random_defaults_to_float32_and_eager_on_the_cpu_build() -> None:
+    _, identity = resolve_model(DEFAULT_CFG, model_cache=default_model_cache(REPO))
+    assert identity.fields["dtype"] == "float32"
+    assert identity.fields["enforce_eager"] is True  # this machine runs the CPU build
+    explicit = {**DEFAULT_CFG, "dtype": "bfloat16", "enforce_eager": False}
+    _, other = resolve_model(explicit, model_cache=default_model_cache(REPO))
+    assert other.fields["dtype"] == "bfloat16" and other.fields["enforce_eager"] is False
+    assert other.digest != identity.digest  # the settings are part of every cache key
+
+
+def test_enforce_eager_auto_only_for_small_models() -> None:
+    assert resolve_enforce_eager("auto", weight_bytes=SMALL_MODEL_BYTES - 1) is True
+    assert resolve_enforce_eager("auto", weight_bytes=SMALL_MODEL_BYTES) is False
+    assert resolve_enforce_eager(None, weight_bytes=None) is False  # hub id: size unknown
+    assert resolve_enforce_eager(False, weight_bytes=10) is False
+    assert resolve_enforce_eager(True, weight_bytes=SMALL_MODEL_BYTES * 8) is True
+    with pytest.raises(EngineError, match="enforce_eager"):
+        resolve_enforce_eager("yes", weight_bytes=10)
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_same_generation_in_two_engine_processes_is_identical() -> None:
+    prompts = _prompts()
+    runs = []
+    for _ in range(2):
+        proc = subprocess.run(
+            [sys.executable, "-c", _CHILD, json.dumps(DEFAULT_CFG), json.dumps(prompts), str(REPO)],
+            text=True,
+            capture_output=True,
+            timeout=600,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    first, second = runs
+    assert first["dtype"] == "float32"
+    assert len(first["outputs"]) == len(prompts)
+    # the smoke model must produce real text for the comparison to mean anything
+    assert sum(tokens for _, _, tokens in first["outputs"]) > len(prompts)
+    assert first["outputs"] == second["outputs"]
