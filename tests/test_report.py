@@ -346,3 +346,7 @@ def test_headline_only_metrics_are_read_as_one_model():
         "jnli": {"accuracy": 0.5, "f1_macro": 0.3, "precision_macro": 0.2, "recall_macro": 0.4}
     }
     assert by_model(headline, "m1") == {"m1": headline}
+
+
+def test_control_characters_in_model_output_become_visible_symbols():
+    assert h.esc("a\x07b\x00\tc\n\x7f") == "a\u2407b\u2400\tc\n\u2421"

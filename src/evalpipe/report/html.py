@@ -100,9 +100,14 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
 """
 
 
+# C0 controls other than tab / newline / CR (model output carries them) are HTML parse errors:
+# show them as their Unicode "control picture" (U+2400 + code), DEL as U+2421.
+_CONTROLS = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A, 0x0D)} | {0x7F: 0x2421}
+
+
 def esc(value: Any) -> str:
-    """HTML-escape ``value`` (None -> empty string)."""
-    return "" if value is None else html.escape(str(value), quote=True)
+    """HTML-escape ``value`` (None -> empty string); control characters become visible."""
+    return "" if value is None else html.escape(str(value), quote=True).translate(_CONTROLS)
 
 
 def is_missing(value: Any) -> bool:
