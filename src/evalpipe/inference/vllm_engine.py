@@ -8,9 +8,11 @@ prefix caching on, which helps when original and perturbed variants share few-sh
 from __future__ import annotations
 
 import logging
+import os
 import time
 from typing import Any, ClassVar
 
+from evalpipe.inference.models import is_cpu_build
 from evalpipe.inference.types import (
     EngineError,
     Generation,
@@ -24,6 +26,27 @@ log = logging.getLogger(__name__)
 
 PROMPT_TOO_LONG = "prompt_too_long"
 _SPECIALS_MARGIN = 8  # tokens a tokenizer may add to the rendered text (BOS and the like)
+
+
+def resolve_in_process(value: Any) -> bool:
+    """Whether vLLM's engine runs in the calling process (``model.in_process``).
+
+    Parameters
+    ----------
+    value:
+        true, false or ``"auto"`` (the default): in-process on the CPU build, where spawning
+        the engine-core and worker processes costs more than the whole rest of a start; on GPUs
+        vLLM's separate engine-core process overlaps scheduling with the model, so it stays.
+
+    Returns
+    -------
+    bool
+    """
+    if value is None or value == "auto":
+        return is_cpu_build()
+    if isinstance(value, bool):
+        return value
+    raise EngineError(f"params.yaml: model.in_process: expected true, false or auto, got {value!r}")
 
 
 class VLLMBackend:
@@ -60,6 +83,12 @@ class VLLMBackend:
         if self.started:
             return
         t0 = time.perf_counter()  # importing vllm takes seconds: it is start-up, not generation
+        if resolve_in_process(self.settings.get("in_process", "auto")):
+            # Engine core and worker in this process: the CPU build otherwise spawns two
+            # processes that each re-import torch and vLLM (about 30 s of a 35 s start on this
+            # machine, benchmarks/engine_start.py). vLLM reads the variable when LLM() is built;
+            # it also makes scheduling deterministic (docs.vllm.ai, Reproducibility).
+            os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
         try:
             from vllm import LLM
         except ImportError as exc:  # pragma: no cover - depends on the install
