@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -15,7 +16,12 @@ from evalpipe.benchmarks import get_spec, load_benchmark
 
 pytestmark = [pytest.mark.vllm, pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(900)]
 
-SUITES = ("gsm8k", "bbh", "mmlu", "imdb", "jamp", "jnli", "niilc", "jsquad", "jcommonsenseqa")
+# the declared suites: generate reads exactly these
+SUITES = tuple(
+    yaml.safe_load((Path(__file__).resolve().parents[1] / "params.yaml").read_text("utf-8"))[
+        "benchmarks"
+    ]["suites"]
+)
 
 
 def _write_inputs(root, n: int = 2) -> int:
