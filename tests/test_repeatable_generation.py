@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -99,3 +100,50 @@ def test_in_process_auto_follows_the_cpu_build() -> None:
     assert resolve_in_process(False) is False
     with pytest.raises(EngineError, match="in_process"):
         resolve_in_process("sometimes")
+
+
+def test_in_process_engine_gives_way_when_flask_is_loaded() -> None:
+    import werkzeug.local  # noqa: F401  (loaded by the annotation web app and its tests)
+
+    from evalpipe.inference.vllm_engine import in_process_possible
+
+    assert in_process_possible() is False
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_engine_starts_in_a_process_that_loaded_flask(tmp_path) -> None:
+    """vLLM's CPU kernel rebinding calls hasattr() on every module's globals; flask.g raises
+    there, so in such a process the engine must run in its own processes (found by CI)."""
+    script = tmp_path / "run.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import json, os, sys
+            from evalpipe.inference import GenerationRequest, make_engine
+
+            if __name__ == "__main__":
+                # as in a pytest session that ran the web app's tests: Flask is loaded here,
+                # not in the engine's spawned processes
+                import flask
+                flask.Flask("annotation-app-stand-in")
+                cfg = {"name": "tiny-random", "backend": "vllm", "max_model_len": 256,
+                       "gpu_memory_utilization": 0.1}
+                engine = make_engine(cfg, cache_dir=None, model_cache=sys.argv[1])
+                out = engine.generate([GenerationRequest("Hello", max_tokens=4)], progress=False)
+                print(json.dumps({"n": len(out), "mp": os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"]}))
+            """
+        ),
+        encoding="utf-8",
+    )
+    proc = subprocess.run(
+        [sys.executable, str(script), str(default_model_cache(REPO))],
+        capture_output=True,
+        text=True,
+        timeout=800,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith('{"n"')]  # vLLM logs too
+    result = json.loads(lines[-1])
+    assert result == {"n": 1, "mp": "1"}

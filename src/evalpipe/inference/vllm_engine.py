@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import time
 from typing import Any, ClassVar
 
@@ -49,6 +50,17 @@ def resolve_in_process(value: Any) -> bool:
     raise EngineError(f"params.yaml: model.in_process: expected true, false or auto, got {value!r}")
 
 
+def in_process_possible() -> bool:
+    """Whether an in-process engine can start in this process.
+
+    vLLM's CPU build rebinds its kernels by calling ``hasattr`` on the globals of every loaded
+    module; werkzeug's context proxies (``flask.g``, ``flask.request``, ...) raise RuntimeError
+    there outside an application context, so a process that has loaded ``werkzeug.local`` (the
+    annotation web app, or a test session that ran it) must give the engine its own processes.
+    """
+    return "werkzeug.local" not in sys.modules
+
+
 class VLLMBackend:
     """A lazily started ``vllm.LLM``.
 
@@ -83,12 +95,18 @@ class VLLMBackend:
         if self.started:
             return
         t0 = time.perf_counter()  # importing vllm takes seconds: it is start-up, not generation
-        if resolve_in_process(self.settings.get("in_process", "auto")):
-            # Engine core and worker in this process: the CPU build otherwise spawns two
-            # processes that each re-import torch and vLLM (about 30 s of a 35 s start on this
-            # machine, benchmarks/engine_start.py). vLLM reads the variable when LLM() is built;
-            # it also makes scheduling deterministic (docs.vllm.ai, Reproducibility).
-            os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
+        in_process = resolve_in_process(self.settings.get("in_process", "auto"))
+        if in_process and not in_process_possible():
+            log.info(
+                "werkzeug (Flask) is loaded in this process: the vLLM engine runs in its own "
+                "processes instead of in-process"
+            )
+            in_process = False
+        # In-process: the CPU build otherwise spawns two processes that each re-import torch
+        # and vLLM (about 30 s of a 35 s start on this machine, benchmarks/engine_start.py).
+        # vLLM reads the variable when LLM() is built; in-process also makes scheduling
+        # deterministic (docs.vllm.ai, Reproducibility).
+        os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0" if in_process else "1"
         try:
             from vllm import LLM
         except ImportError as exc:  # pragma: no cover - depends on the install
