@@ -14,6 +14,7 @@ from evalpipe.annotation.schema import read_tasks, task_to_dict
 from evalpipe.annotation.spreadsheet import write_template
 from evalpipe.annotation.tasks import combine_tasks, sample_output_tasks, trim_context
 from evalpipe.errors import InputError
+from evalpipe.inference.model_list import model_configs
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from stages._common import fail_cleanly, params_option
@@ -58,7 +59,15 @@ def main(params_path: str) -> None:
         dialogue_groups.append([trim_context(t, context_window=window) for t in read_tasks(path)])
         sources.append(SAMPLE if entry == SAMPLE else str(entry))
 
-    outputs, out_source = read_outputs(paths.data / "outputs")
+    # One model's answers become tasks (raters judge answers, not a model comparison).
+    slugs = list(model_configs(params, source=params_path))
+    slug = cfg.get("model") or slugs[0]
+    if slug not in slugs:
+        raise InputError(
+            f"{params_path}: annotation.model: no model {slug!r} in models; "
+            f"declared: {', '.join(slugs)}"
+        )
+    outputs, out_source = read_outputs(paths.outputs_dir(slug))
     sampled, stats = sample_output_tasks(
         outputs,
         per_benchmark=cfg.get("tasks_per_benchmark", 2),

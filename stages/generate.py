@@ -1,6 +1,7 @@
-"""Stage generate: every benchmark declared in ``benchmarks.suites`` -> data/outputs/{name}.parquet,
-through the generation cache (data/cache/generations) and one engine for all benchmarks; run
-summary -> metrics/generation.json."""
+"""Stage generate@<model>: every benchmark declared in ``benchmarks.suites`` through one model of
+params.yaml ``models`` -> data/outputs/<model>/<benchmark>.parquet, through the generation cache
+(data/cache/generations/<model>/, which also reads the other models' caches) and one engine for
+all benchmarks; run counts -> data/outputs/<model>/generation.json."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import click
 from evalpipe import atomic
 from evalpipe.benchmarks import build_prompts, get_spec, validate_suites
 from evalpipe.benchmarks.loading import recorded_metadata
+from evalpipe.errors import InputError
 from evalpipe.inference import TINY_RANDOM_NOTE, make_engine
 from evalpipe.inference.generate import (
     answer_budget,
@@ -20,6 +22,7 @@ from evalpipe.inference.generate import (
     truncated_share,
     validate_perturbed,
 )
+from evalpipe.inference.model_list import model_configs
 from evalpipe.inference.tiny import default_model_cache
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
@@ -30,6 +33,12 @@ TRUNCATION_WARNING = 0.05  # warn when more of a benchmark's outputs than this h
 
 
 @click.command()
+@click.option(
+    "--model",
+    "models",
+    multiple=True,
+    help="Models to run, by their slug in params.yaml `models` (repeatable); default: all.",
+)
 @click.option(
     "--name",
     "names",
@@ -44,10 +53,32 @@ TRUNCATION_WARNING = 0.05  # warn when more of a benchmark's outputs than this h
 )
 @params_option
 @fail_cleanly
-def main(names: tuple[str, ...], progress: bool, params_path: str) -> None:
+def main(models: tuple[str, ...], names: tuple[str, ...], progress: bool, params_path: str) -> None:
     """Generate answers for every perturbed prompt; only prompts the cache lacks reach the model."""
     params = load_params(params_path)
-    model_cfg = section(params, "model", path=params_path)
+    configs = model_configs(params, source=params_path)
+    unknown = [m for m in models if m not in configs]
+    if unknown:
+        raise InputError(
+            f"--model {', '.join(unknown)}: not in {params_path} models; "
+            f"declared: {', '.join(configs)}"
+        )
+    for slug in models or tuple(configs):
+        run_model(
+            slug, configs[slug], params, names=names, progress=progress, params_path=params_path
+        )
+
+
+def run_model(
+    slug: str,
+    model_cfg: dict,
+    params: dict,
+    *,
+    names: tuple[str, ...],
+    progress: bool,
+    params_path: str,
+) -> None:
+    """Generate every declared benchmark with one model."""
     temperature, override, seed = sampling_settings(
         section(params, "sampling", path=params_path), source=params_path
     )
@@ -93,8 +124,12 @@ def main(names: tuple[str, ...], progress: bool, params_path: str) -> None:
         )
         plans.append((name, rows, prompts, requests))
 
+    caches = paths.generation_caches
     engine = make_engine(
-        model_cfg, cache_dir=paths.generation_cache, model_cache=default_model_cache(paths.root)
+        model_cfg,
+        cache_dir=paths.generation_cache(slug),
+        model_cache=default_model_cache(paths.root),
+        read_also=sorted(p for p in caches.iterdir() if p.is_dir()) if caches.is_dir() else (),
     )
     all_requests = [r for _, _, _, reqs in plans for r in reqs]
     generations = engine.generate(all_requests, progress=progress)
@@ -105,8 +140,8 @@ def main(names: tuple[str, ...], progress: bool, params_path: str) -> None:
     for name, rows, prompts, requests in plans:
         gens = generations[offset : offset + len(requests)]
         offset += len(requests)
-        frame = outputs_frame(rows, prompts, gens, model=engine.identity.label)
-        atomic.write_parquet(paths.outputs(name), frame)
+        frame = outputs_frame(rows, prompts, gens, model=slug, model_id=engine.identity.label)
+        atomic.write_parquet(paths.outputs(name, slug), frame)
         truncated, share = truncated_share(gens)
         if share > TRUNCATION_WARNING:
             log.warning(
@@ -129,26 +164,27 @@ def main(names: tuple[str, ...], progress: bool, params_path: str) -> None:
     smoke = engine.is_smoke_test_model
     metrics = {
         **stats.to_dict(),
-        "model": engine.identity.label,
+        "model": slug,
+        "model_id": engine.identity.label,
         "backend": model_cfg.get("backend", "vllm"),
         "smoke_test_model": smoke,
         "note": TINY_RANDOM_NOTE if smoke else "",
         "prompt_style": style,
         "benchmarks": per_benchmark,
     }
-    atomic.write_json(paths.generation_metrics, metrics)
+    atomic.write_json(paths.generation_summary(slug), metrics)
     engine.close()
     if smoke:
         log.warning(TINY_RANDOM_NOTE)
     # wall-clock figures go here, never into the metrics file
     started = f"started in {stats.engine_start_seconds:.1f} s" if stats.engine_started else ""
     click.echo(
-        f"generate: {stats.prompts} prompts ({stats.unique_prompts} unique) over "
+        f"generate@{slug}: {stats.prompts} prompts ({stats.unique_prompts} unique) over "
         f"{len(plans)} benchmarks, {stats.cache_hits} cache hits, {stats.misses} generated "
         f"({stats.output_tokens} tokens in {stats.generation_seconds:.2f} s, "
         f"{stats.tokens_per_s:.0f} tokens/s), engine {started or 'not started'}, "
         f"model {engine.identity.label}"
-        f"{' (smoke test: chance accuracy)' if smoke else ''} -> {paths.outputs('*')}"
+        f"{' (smoke test: chance accuracy)' if smoke else ''} -> {paths.outputs('*', slug)}"
     )
 
 

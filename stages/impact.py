@@ -1,7 +1,9 @@
-"""Stage impact: per-word, per-operation and per-script typo impact -> data/impact/, plots/."""
+"""Stage impact: per-word, per-operation and per-script typo impact of every model -> data/impact/,
+plots/top_words_<language>.csv; and the model comparison table -> plots/models.csv."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -10,8 +12,11 @@ import pyarrow.parquet as pq
 
 from evalpipe import atomic
 from evalpipe.errors import InputError
+from evalpipe.inference.model_list import model_configs
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
+from evalpipe.scoring.comparison import model_comparison
+from evalpipe.scoring.views import impact_method, parse_view, view_name
 from evalpipe.scoring.word_impact import POOLED, ImpactSettings, build_impact, top_words
 from evalpipe.words import LANGUAGES
 from stages._common import fail_cleanly, params_option
@@ -36,6 +41,15 @@ def read_parquet(
         return pd.read_parquet(path, columns=columns)
     except Exception as exc:  # pyarrow raises several types for a damaged file or a missing column
         raise InputError(f"{path}: cannot read Parquet columns {columns or 'all'}: {exc}") from exc
+
+
+def read_json(path: Path) -> dict:
+    if not path.exists():
+        raise InputError(f"{path}: missing (run `dvc repro` for the score stage that writes it)")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise InputError(f"{path}: not valid JSON: {exc}") from exc
 
 
 def language_of(perturbed: pd.DataFrame, *, path: Path) -> str:
@@ -69,15 +83,27 @@ def main(params_path: str, root: str) -> None:
     )
     top_n = int(section(params, "impact", "top_n_plot"))
     paths = ProjectPaths(Path(root))
-    scored_dir = paths.scored("_").parent
-    files = sorted(scored_dir.glob("*.parquet"))
-    if not files:
-        raise InputError(f"{scored_dir}: no *.parquet scored rows (run `dvc repro score`)")
+    slugs = list(model_configs(params, source=params_path))
+    method = impact_method(str(params.get("scoring", {}).get("method", "generate")))
 
+    parts: dict[str, list[pd.DataFrame]] = {}
+    details: dict[str, dict] = {}
+    for slug in slugs:
+        scored_dir = paths.scored_dir(slug)
+        views = [p for p in sorted(scored_dir.glob("*.parquet")) if parse_view(p.stem)[1] == method]
+        if not views:
+            raise InputError(
+                f"{scored_dir}: no scored rows of method {method} (run `dvc repro score@{slug}`)"
+            )
+        for path in views:
+            benchmark = parse_view(path.stem)[0]
+            frame = read_parquet(path, SCORED_COLUMNS, optional=True)
+            # the slug names the model in every table, whatever the file holds
+            parts.setdefault(benchmark, []).append(frame.assign(model=slug))
+        details[slug] = read_json(paths.scored_details("robustness", slug))
     scored, perturbed, languages = {}, {}, {}
-    for path in files:
-        name = path.stem
-        scored[name] = read_parquet(path, SCORED_COLUMNS, optional=True)
+    for name in sorted(parts):
+        scored[name] = pd.concat(parts[name], ignore_index=True)
         pert_path = paths.perturbed(name)
         perturbed[name] = read_parquet(pert_path, PERTURBED_COLUMNS)
         languages[name] = language_of(perturbed[name], path=pert_path)
@@ -95,6 +121,8 @@ def main(params_path: str, root: str) -> None:
     for language in LANGUAGES:
         top = top_words(word_table, language=language, top_n=top_n)
         atomic.write_csv(paths.top_words_plot(language), top)
+    comparison = model_comparison(details)
+    atomic.write_csv(paths.model_comparison, comparison)
 
     pooled = word_table.loc[(word_table["scope"] == POOLED) & ~word_table["small_n"]]
     heads = []
@@ -102,8 +130,10 @@ def main(params_path: str, root: str) -> None:
         first = rows.iloc[0]
         heads.append(f"{language} '{first['variant']}' {first['delta']:+.3f}")
     click.echo(
-        f"impact: {len(scored)} benchmarks, {word_table['variant'].nunique()} words, "
-        f"{len(word_table)} word rows -> {paths.impact('words').parent}, plots/top_words_*.csv "
+        f"impact: {len(slugs)} model(s) ({view_name('<benchmark>', method)} views), "
+        f"{len(scored)} benchmarks, {word_table['variant'].nunique()} words, "
+        f"{len(word_table)} word rows -> {paths.impact('words').parent}, plots/top_words_*.csv, "
+        f"{paths.model_comparison} "
         f"(most harmful: {'; '.join(heads) or 'no word with n >= ' + str(settings.small_n)})"
     )
 

@@ -28,6 +28,7 @@ from evalpipe.params import load_params
 from evalpipe.paths import ProjectPaths
 from evalpipe.report.build import ReportData, ReportOptions, build_figures, build_report
 from evalpipe.report.compare import build_comparison, diff_metrics
+from evalpipe.scoring.views import parse_view
 from stages._common import fail_cleanly, params_option
 
 log = logging.getLogger("stages.report")
@@ -35,8 +36,10 @@ log = logging.getLogger("stages.report")
 # dvc.yaml declares one words_<language>.svg per language: keep these in step with it.
 FIGURE_LANGUAGES = ("english", "japanese")
 # Sections of params.yaml shown under "What produced this report".
-SHOWN_PARAMS = ("seed", "words", "benchmarks", "perturb", "model", "sampling", "prompt", "scoring")
-METRICS_FILES = ("robustness.json", "classification.json", "agreement.json")
+SHOWN_PARAMS = (
+    "seed", "words", "benchmarks", "perturb", "model_defaults", "models", "sampling", "prompt",
+    "scoring",
+)  # fmt: skip
 WORKSPACE = "workspace"
 
 Reader = Callable[[str], bytes | None]
@@ -128,30 +131,27 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
         return raw
 
     rel = ProjectPaths(Path("."))
-    for name, attr in zip(
-        METRICS_FILES, ("robustness", "classification", "agreement"), strict=True
-    ):
-        path = str(rel.metrics / name)
-        if attr != "agreement" and (details := read(str(rel.scored_details(attr)))) is not None:
-            # metrics/ holds the score stage's headline keys only; McNemar p, per-class figures
-            # and confusion matrices are in its details file.
-            path, raw = str(rel.scored_details(attr)), details
-            hashes[path] = hashlib.md5(raw).hexdigest()[:12]
-        else:
-            raw = get(
-                path, "written by `dvc repro " + ("agreement`" if attr == "agreement" else "score`")
-            )
-        if raw is not None:
-            data.metrics[path] = _parse_json(path, raw)
-            setattr(data, attr, data.metrics[path])
-    # The metrics files keep headline keys only; the details files hold every figure (McNemar
-    # p, confusion matrices, ...).
+    params_raw = read(str(rel.params))
+    params = (yaml.safe_load(params_raw.decode("utf-8")) if params_raw else {}) or {}
+    # the models of this revision (params.yaml `models`): each has its own scored folder
+    slugs = [str(s) for s in (params.get("models") or {})]
     for attr in ("robustness", "classification"):
-        path = str(rel.scored_details(attr))
-        raw = read(path)
-        if raw is not None:
-            hashes[path] = hashlib.md5(raw).hexdigest()[:12]
-            setattr(data, attr, _parse_json(path, raw))
+        # every figure per model and benchmark (the metrics files hold headline keys only)
+        nested = {}
+        for slug in slugs:
+            path = str(rel.scored_details(attr, slug))
+            if (raw := get(path, f"written by `dvc repro score@{slug}`")) is not None:
+                nested[slug] = _parse_json(path, raw)
+                data.metrics[path] = nested[slug]
+        if nested:
+            setattr(data, attr, nested)
+    for slug in slugs:  # the headline files, for the comparison's fallback metrics diff
+        for path in ls(str(rel.model_metrics(slug)), "*.json"):
+            if (raw := read(path)) is not None:
+                data.metrics[path] = _parse_json(path, raw)
+    path = str(rel.metrics / "agreement.json")
+    if (raw := get(path, "written by `dvc repro agreement`")) is not None:
+        data.metrics[path] = data.agreement = _parse_json(path, raw)
     kappa = str(rel.quality_reports / "kappa_report.json")
     if (raw := get(kappa, "written by `dvc repro agreement`")) is not None:
         data.kappa_report = _parse_json(kappa, raw)
@@ -162,13 +162,21 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
         path = str(rel.impact(kind))
         if (raw := get(path, "the per-word impact tables (issue 14)")) is not None:
             setattr(data, kind, _parse_parquet(path, raw))
-    scored_dir = str(rel.scored("_").parent)
-    for path in ls(scored_dir, "*.parquet"):
-        raw = get(path, "")
-        if raw is not None:
-            data.scored[Path(path).stem] = _parse_parquet(path, raw)
-    if not data.scored:
-        data.missing[f"{scored_dir}/*.parquet"] = "written by `dvc repro score`"
+    frames: dict[str, list[pd.DataFrame]] = {}
+    for slug in slugs:
+        scored_dir = str(rel.scored_dir(slug))
+        found = [
+            p for p in ls(scored_dir, "*.parquet") if parse_view(Path(p).stem)[1] == "generate"
+        ]
+        if not found:
+            data.missing[f"{scored_dir}/*.parquet"] = f"written by `dvc repro score@{slug}`"
+        for path in found:
+            raw = get(path, "")
+            if raw is not None:
+                # one frame per benchmark over every model; the model column is the slug
+                frame = _parse_parquet(path, raw).assign(model=slug)
+                frames.setdefault(Path(path).stem, []).append(frame)
+    data.scored = {name: pd.concat(parts, ignore_index=True) for name, parts in frames.items()}
     for name in sorted(data.scored):
         path = str(rel.perturbed(name))
         # Only what the examples need: the perturbed set also holds every other column.
@@ -177,13 +185,14 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
             frame = _parse_parquet(path, raw)
             keep = ["benchmark", "example_id", "word_rank", "fields", "perturbations"]
             data.perturbed[name] = frame[[c for c in keep if c in frame.columns]]
-    params_raw = read(str(rel.params))
-    params = yaml.safe_load(params_raw.decode("utf-8")) if params_raw else {}
-    models = sorted(
-        {str(m) for f in data.scored.values() if "model" in f.columns for m in f["model"].dropna()}
-    )
+    ids: dict[str, set[str]] = {}
+    for frame in data.scored.values():
+        if "model_id" in frame.columns:
+            for slug, group in frame.groupby("model", sort=True):
+                ids.setdefault(str(slug), set()).update(map(str, group["model_id"].dropna()))
     data.provenance = {
-        "models": models,
+        "models": slugs,
+        "model_ids": {slug: ", ".join(sorted(v)) for slug, v in sorted(ids.items())},
         "params": {k: params[k] for k in SHOWN_PARAMS if k in (params or {})},
         "inputs": hashes,
     }
@@ -312,9 +321,10 @@ def compare(rev_a: str, rev_b: str, params_path: str, root: str, out: str | None
     diff, source = dvc_metrics_diff(base, rev_a, rev_b)
     if diff is None:
         log.info("dvc metrics diff failed (%s); diffing the metrics files directly", source)
+        files = sorted({p for side in sides for p in side.metrics if p.startswith("metrics/")})
         diff = diff_metrics(
-            {f"metrics/{n}": sides[0].metrics.get(f"metrics/{n}") for n in METRICS_FILES},
-            {f"metrics/{n}": sides[1].metrics.get(f"metrics/{n}") for n in METRICS_FILES},
+            {p: sides[0].metrics.get(p) for p in files},
+            {p: sides[1].metrics.get(p) for p in files},
         )
         source = "the metrics files of both revisions (dvc metrics diff was not available)"
     html = build_comparison(

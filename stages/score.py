@@ -1,5 +1,5 @@
-"""Stage score: parse and score every output -> data/scored/ (rows and every figure),
-headline metrics in metrics/robustness.json and metrics/classification.json, plot tables in plots/."""
+"""Stage score@<model>: parse and score one model's outputs -> data/scored/<model>/ (rows and every
+figure), one small headline file per benchmark in metrics/<model>/, plot tables in plots/<model>/."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pandas as pd
 from evalpipe import atomic
 from evalpipe.benchmarks.spec import get_spec
 from evalpipe.errors import InputError
+from evalpipe.inference.model_list import model_configs
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.report import ClassificationSetup, build_reports, truncation_warnings
@@ -23,6 +24,12 @@ def read_outputs(path: Path) -> pd.DataFrame:
 
 
 @click.command()
+@click.option(
+    "--model",
+    "models",
+    multiple=True,
+    help="Models to score, by their slug in params.yaml `models` (repeatable); default: all.",
+)
 @params_option
 @click.option(
     "--root",
@@ -32,19 +39,32 @@ def read_outputs(path: Path) -> pd.DataFrame:
     help="Project root holding data/, metrics/ and plots/.",
 )
 @fail_cleanly
-def main(params_path: str, root: str) -> None:
-    """Score data/outputs/*.parquet and write scored rows, metrics and plot data."""
+def main(models: tuple[str, ...], params_path: str, root: str) -> None:
+    """Score data/outputs/<model>/*.parquet and write scored rows, metrics and plot data."""
     params = load_params(params_path)
+    slugs = list(model_configs(params, source=params_path))
+    unknown = [m for m in models if m not in slugs]
+    if unknown:
+        raise InputError(
+            f"--model {', '.join(unknown)}: not in {params_path} models; declared: {', '.join(slugs)}"
+        )
+    for slug in models or slugs:
+        score_model(slug, params, ProjectPaths(Path(root)))
+
+
+def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
+    """Score every benchmark one model answered."""
     seed = int(section(params, "seed"))
     samples = int(section(params, "scoring", "bootstrap_samples"))
     level = float(section(params, "scoring", "confidence_level"))
     # answer types take their scoring-time options from here (json_label: sentiment_strict)
     scoring = section(params, "scoring")
-    paths = ProjectPaths(Path(root))
-    outputs_dir = paths.outputs("_").parent
+    outputs_dir = paths.outputs_dir(slug)
     files = sorted(outputs_dir.glob("*.parquet"))
     if not files:
-        raise InputError(f"{outputs_dir}: no *.parquet outputs to score (run `dvc repro generate`)")
+        raise InputError(
+            f"{outputs_dir}: no *.parquet outputs to score (run `dvc repro generate@{slug}`)"
+        )
 
     scored: dict[str, pd.DataFrame] = {}
     classification: dict[str, ClassificationSetup] = {}
@@ -73,20 +93,31 @@ def main(params_path: str, root: str) -> None:
                 explicit_invalid=spec.answer.has_invalid_class(spec.answer_kwargs(scoring=scoring)),
             )
 
+    scored_dir = paths.scored_dir(slug)
     reports = build_reports(
-        scored, classification=classification, seed=seed, samples=samples, level=level
+        scored,
+        classification=classification,
+        seed=seed,
+        samples=samples,
+        level=level,
+        source_dir=str(scored_dir),
     )
     # Written only once every benchmark has scored: a bad file leaves no partial results behind.
     for name, frame in scored.items():
-        atomic.write_parquet(paths.scored(name), frame)
-        atomic.write_jsonl(paths.errors_preview(name), error_preview(frame, limit=20))
-    atomic.write_json(paths.scored_details("robustness"), reports.robustness)
-    atomic.write_json(paths.scored_details("classification"), reports.classification)
-    atomic.write_json(paths.metrics / "robustness.json", reports.robustness_metrics)
-    atomic.write_json(paths.metrics / "classification.json", reports.classification_metrics)
-    atomic.write_csv(paths.plots / "word_accuracy_drop.csv", reports.word_accuracy_drop)
-    atomic.write_csv(paths.plots / "confusion.csv", reports.confusion)
-    atomic.write_csv(paths.plots / "accuracy_by_rate.csv", reports.accuracy_by_rate)
+        atomic.write_parquet(paths.scored(name, slug), frame)
+        atomic.write_jsonl(paths.errors_preview(name, slug), error_preview(frame, limit=20))
+    atomic.write_json(paths.scored_details("robustness", slug), reports.robustness)
+    atomic.write_json(paths.scored_details("classification", slug), reports.classification)
+    metrics_dir = paths.model_metrics(slug)
+    for stale in metrics_dir.glob("*.json") if metrics_dir.is_dir() else ():
+        if stale.stem not in reports.headline:
+            stale.unlink()  # a benchmark no longer scored (run by hand, outside DVC)
+    for name, headline in reports.headline.items():
+        atomic.write_json(paths.headline_metrics(name, slug), headline)
+    plots = paths.model_plots(slug)
+    atomic.write_csv(plots / "word_accuracy_drop.csv", reports.word_accuracy_drop)
+    atomic.write_csv(plots / "confusion.csv", reports.confusion)
+    atomic.write_csv(plots / "accuracy_by_rate.csv", reports.accuracy_by_rate)
 
     rows = sum(len(f) for f in scored.values())
     unparsed = sum(int((f["parse_status"] == "unparsed").sum()) for f in scored.values())
@@ -95,9 +126,8 @@ def main(params_path: str, root: str) -> None:
     for line in truncation_warnings(reports.robustness):
         click.echo(line, err=True)
     click.echo(
-        f"score: {len(scored)} benchmarks, {rows} rows ({unparsed} unparsed) -> "
-        f"{paths.scored('*').parent}, metrics/robustness.json (mean delta {mean_delta}), "
-        "metrics/classification.json, plots/"
+        f"score@{slug}: {len(scored)} benchmarks, {rows} rows ({unparsed} unparsed) -> "
+        f"{scored_dir}, {metrics_dir}/ (mean delta {mean_delta}), {plots}/"
     )
 
 

@@ -43,6 +43,11 @@ def project_env(**extra: str) -> dict[str, str]:
     env.setdefault("HF_DATASETS_OFFLINE", "1")
     env.setdefault("TRANSFORMERS_OFFLINE", "1")
     env.update(extra)
+    # This checkout's sources first, whichever checkout the venv's editable install points at
+    # (several git worktrees may share one venv).
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(REPO / "src"), env.get("PYTHONPATH", "")) if p
+    )
     return env
 
 

@@ -135,6 +135,7 @@ def scored_frame() -> pd.DataFrame:
         "language": "japanese",
         "task_type": "nli",
         "model": MODEL,
+        "model_id": MODEL,
         "answer": "entailment",
         "gold": "entailment",
         "finish_reason": "stop",
@@ -300,7 +301,10 @@ def full_data() -> ReportData:
     return ReportData(
         provenance={
             "models": [MODEL],
-            "params": {"model": {"name": "tiny-random"}, "prompt": {"style": "zero_shot"}},
+            "params": {
+                "models": {"tiny-random": {"name": "tiny-random"}},
+                "prompt": {"style": "zero_shot"},
+            },
             "inputs": {"metrics/robustness.json": "0123456789ab"},
         },
         robustness=robustness(),

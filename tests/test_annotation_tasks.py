@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -129,12 +130,15 @@ def test_output_ids_are_stable_strings() -> None:
 
 
 def _write_project(root: Path, *, tasks_per_benchmark: int, dialogues: list[str]) -> None:
-    (root / "data" / "outputs").mkdir(parents=True)
-    frame = outputs_frame(4)
-    for bench, part in frame.groupby("benchmark"):
-        part.to_parquet(root / "data" / "outputs" / f"{bench}.parquet", index=False)
+    # two models: tasks come from the first unless annotation.model names another
+    for slug in ("first", "second"):
+        (root / "data" / "outputs" / slug).mkdir(parents=True)
+        frame = outputs_frame(4 if slug == "first" else 2)
+        for bench, part in frame.groupby("benchmark"):
+            part.to_parquet(root / "data" / "outputs" / slug / f"{bench}.parquet", index=False)
     params = {
         "seed": 42,
+        "models": {"first": {"name": "tiny-random"}, "second": {"name": "tiny-random"}},
         "annotation": {
             "tasks_per_benchmark": tasks_per_benchmark,
             "variants": "original",
@@ -180,6 +184,26 @@ def test_stage_writes_sample_dialogues_then_outputs_and_a_template(tmp_path: Pat
     assert again.returncode == 0, again.stderr
     after = tasks_path.read_bytes(), (tmp_path / "data/annotation/template.xlsx").read_bytes()
     assert before == after
+
+
+def test_annotation_model_picks_whose_outputs_become_tasks(tmp_path: Path) -> None:
+    _write_project(tmp_path, tasks_per_benchmark=None, dialogues=[])
+    params_path = tmp_path / "params.yaml"
+    first = _run_stage(tmp_path)
+    assert first.returncode == 0, first.stderr
+    params = yaml.safe_load(params_path.read_text(encoding="utf-8"))
+    params["annotation"]["model"] = "second"
+    params_path.write_text(yaml.safe_dump(params), encoding="utf-8")
+    second = _run_stage(tmp_path)
+    assert second.returncode == 0, second.stderr
+    counts = [int(re.search(r"(\d+) model outputs", p.stdout).group(1)) for p in (first, second)]
+    originals = [int((outputs_frame(n)["variant"] == "original").sum()) for n in (4, 2)]
+    assert counts == originals and counts[0] != counts[1]
+    params["annotation"]["model"] = "third"
+    params_path.write_text(yaml.safe_dump(params), encoding="utf-8")
+    unknown = _run_stage(tmp_path)
+    assert unknown.returncode == 2
+    assert "annotation.model" in unknown.stderr and "first, second" in unknown.stderr
 
 
 def test_stage_names_a_missing_dialogue_file(tmp_path: Path) -> None:

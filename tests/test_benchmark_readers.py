@@ -591,7 +591,7 @@ def test_generate_says_why_few_shot_prompts_have_no_demonstrations(tmp_path) -> 
     )
     with CannedServer(tmp_path / "log.jsonl") as server:
         params = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))
-        params["model"] = _cfg(server.url, name="canned", max_concurrency=1)
+        params["models"] = {"canned": _cfg(server.url, name="canned", max_concurrency=1)}
         params["prompt"].update({"style": "few_shot", "n_shots": 3})
         params["benchmarks"]["suites"] = {"jnli": "japanese"}  # generate reads the declared sets
         (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")

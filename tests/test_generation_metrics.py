@@ -1,4 +1,5 @@
-"""metrics/generation.json holds counts only; the generate stage prints its timings instead."""
+"""The generate stage's run summary (data/outputs/<model>/generation.json) holds counts only; the
+stage prints its timings instead."""
 
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ def test_generate_stage_metrics_are_identical_across_runs_and_timings_are_printe
             assert re.search(
                 r"tokens in \d+\.\d+ s, \d+ tokens/s\), engine started in", proc.stdout
             )
-            texts.append((root / "metrics" / "generation.json").read_text())
+            texts.append((root / "data" / "outputs" / "canned" / "generation.json").read_text())
     assert texts[0] == texts[1]
     metrics = json.loads(texts[0])
     assert not [k for k in metrics if "seconds" in k or k.endswith("_per_s")]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -48,18 +49,30 @@ def _perturbed(outputs: pd.DataFrame, language: str) -> pd.DataFrame:
     })  # fmt: skip
 
 
-def _setup(root: Path, *, names=("mmlu", "gsm8k", "jnli"), p_flip: float = 0.3) -> Path:
-    for folder in ("outputs", "perturbed", "words"):
+def _setup(
+    root: Path,
+    *,
+    names=("mmlu", "gsm8k", "jnli"),
+    p_flip: float = 0.3,
+    models: dict[str, float] | None = None,
+) -> Path:
+    """Outputs of each model (slug -> its p_flip; default: the params' one model) and the
+    perturbed sets and word lists they share."""
+    models = models or {"tiny-random": p_flip}
+    for folder in ("perturbed", "words"):
         (root / "data" / folder).mkdir(parents=True, exist_ok=True)
-    for k, name in enumerate(names):
-        outputs = make_outputs(name, n_examples=24, seed=k, p_flip=p_flip)
-        outputs.to_parquet(root / "data" / "outputs" / f"{name}.parquet")
-        _perturbed(outputs, LANGUAGE[name]).to_parquet(
-            root / "data" / "perturbed" / f"{name}.parquet"
-        )
+    for slug, flip in models.items():
+        (root / "data" / "outputs" / slug).mkdir(parents=True, exist_ok=True)
+        for k, name in enumerate(names):
+            outputs = make_outputs(name, n_examples=24, seed=k, p_flip=flip).assign(model=slug)
+            outputs.to_parquet(root / "data" / "outputs" / slug / f"{name}.parquet")
+            _perturbed(outputs, LANGUAGE[name]).to_parquet(
+                root / "data" / "perturbed" / f"{name}.parquet"
+            )
     for language, words in WORD_LISTS.items():
         words.to_parquet(root / "data" / "words" / f"{language}.parquet")
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+    params["models"] = {slug: {"name": "tiny-random"} for slug in models}
     params["scoring"]["bootstrap_samples"] = 100
     params["impact"] = {"small_n": 10, "top_n_plot": 2, "bootstrap_samples": 200}
     (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
@@ -75,7 +88,7 @@ def test_stage_writes_the_three_tables_and_top_words_per_language(tmp_path):
     assert _invoke(score_main, root).exit_code == 0
     result = _invoke(impact_main, root)
     assert result.exit_code == 0, result.output
-    assert result.output.startswith("impact: 3 benchmarks, 3 words")
+    assert result.output.startswith("impact: 1 model(s) (<benchmark> views), 3 benchmarks, 3 words")
     words = pd.read_parquet(root / "data" / "impact" / "words.parquet")
     assert set(words["scope"]) == {"pooled", "mmlu", "gsm8k", "jnli"}
     assert set(words["language"]) == {"english", "japanese"}
@@ -103,13 +116,37 @@ def test_stage_writes_the_three_tables_and_top_words_per_language(tmp_path):
     assert (root / "plots" / "top_words_japanese.csv").exists()
 
 
+def test_two_models_get_their_own_rows_and_a_comparison_table(tmp_path):
+    root = _setup(tmp_path, names=("mmlu", "jnli"), models={"steady": 0.0, "shaky": 0.9})
+    assert _invoke(score_main, root).exit_code == 0
+    result = _invoke(impact_main, root)
+    assert result.exit_code == 0, result.output
+    words = pd.read_parquet(root / "data" / "impact" / "words.parquet")
+    assert set(words["model"]) == {"steady", "shaky"}
+    pooled = words.loc[words["scope"] == "pooled"].groupby("model")["delta"].mean()
+    assert pooled["shaky"] < pooled["steady"]  # more flips, larger accuracy loss
+    top = pd.read_csv(root / "plots" / "top_words_english.csv")
+    assert set(top["model"]) == {"steady", "shaky"}
+    assert top["label"].str.match(r"^(steady|shaky): ").all()  # several models: label names it
+    table = pd.read_csv(root / "plots" / "models.csv")
+    assert table[["benchmark", "model"]].values.tolist() == [
+        ["jnli", "shaky"], ["jnli", "steady"], ["mmlu", "shaky"], ["mmlu", "steady"]
+    ]  # fmt: skip
+    assert set(table["method"]) == {"generate"}
+    for slug in ("steady", "shaky"):
+        details = json.loads(
+            (root / "data" / "scored" / slug / "robustness_details.json").read_text()
+        )
+        row = table.loc[(table["model"] == slug) & (table["benchmark"] == "mmlu")].iloc[0]
+        assert row["delta"] == details["mmlu"]["delta"] and row["n"] == details["mmlu"]["n"]
+        assert row["label"] == f"mmlu (generate): {slug}"
+
+
 def test_stage_rerun_is_byte_identical(tmp_path):
     root = _setup(tmp_path, names=("mmlu", "jnli"))
     assert _invoke(score_main, root).exit_code == 0
     assert _invoke(impact_main, root).exit_code == 0
-    files = sorted((root / "data" / "impact").glob("*")) + sorted(
-        (root / "plots").glob("top_words_*.csv")
-    )
+    files = sorted((root / "data" / "impact").glob("*")) + sorted((root / "plots").glob("*.csv"))
     before = {p: p.read_bytes() for p in files}
     assert _invoke(impact_main, root).exit_code == 0
     assert {p: p.read_bytes() for p in files} == before
@@ -141,9 +178,9 @@ def test_help_names_the_stage():
 def test_dvc_repro_impact_and_forest_plot_render(project):
     root = project.root
     for stale in (root / "plots").glob("*"):
-        stale.unlink()
+        shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
     _setup(root, names=("mmlu", "jnli"))
-    project.dvc("repro", "--single-item", "score")
+    project.dvc("repro", "--single-item", "score@tiny-random")
     project.dvc("repro", "--single-item", "impact")
     assert "impact" in (root / "dvc.lock").read_text()
     shown = json.loads(project.dvc("plots", "show", "--json").stdout)["data"]
@@ -153,6 +190,8 @@ def test_dvc_repro_impact_and_forest_plot_render(project):
     assert spec["layer"][0]["encoding"]["x2"] == {"field": "ci_high"}
     values = spec["data"]["values"]
     assert len(values) == 2 and {"delta", "ci_low", "ci_high", "label"} <= set(values[0])
-    assert "word_accuracy_drop" not in shown
+    assert not [name for name in shown if "word_accuracy_drop" in name]
+    comparison = shown["models"][0]["content"]["data"]["values"]
+    assert {v["benchmark"] for v in comparison} == {"mmlu", "jnli"}
     # A second run with nothing changed is a no-op for DVC.
     assert "didn't change" in project.dvc("repro", "--single-item", "impact").stdout

@@ -164,7 +164,7 @@ def _stage_project(root: Path, url: str) -> Path:
         atomic.write_parquet(root / "data" / "benchmarks" / f"{name}.fewshot.parquet", fewshot)
     params = yaml.safe_load((REPO / "params.yaml").read_text())
     params["benchmarks"]["suites"] = {"imdb": "english", "gsm8k": "english"}
-    params["model"] = _cfg(url, name="canned", max_concurrency=1, checkpoint_every=4)
+    params["models"] = {"canned": _cfg(url, name="canned", max_concurrency=1, checkpoint_every=4)}
     (root / "params.yaml").write_text(yaml.safe_dump(params))
     return root
 
@@ -184,7 +184,7 @@ def _run_stage(root: Path, **kw: object) -> subprocess.Popen:
 
 
 def test_generate_stage_killed_mid_run_resumes_without_regenerating(tmp_path: Path) -> None:
-    cache_dir = tmp_path / "data" / "cache" / "generations"
+    cache_dir = tmp_path / "data" / "cache" / "generations" / "canned"
     with CannedServer(tmp_path / "slow.jsonl", delay=0.15) as slow:
         root = _stage_project(tmp_path, slow.url)
         proc = _run_stage(root)
@@ -200,14 +200,15 @@ def test_generate_stage_killed_mid_run_resumes_without_regenerating(tmp_path: Pa
         proc = _run_stage(root)
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
-        metrics = json.loads((root / "metrics" / "generation.json").read_text())
+        metrics = json.loads((root / "data" / "outputs" / "canned" / "generation.json").read_text())
         assert metrics["cache_hits"] == kept
         assert len(fast.requests()) == metrics["misses"] == metrics["unique_prompts"] - kept
     assert all(p.name.startswith("seg-") for p in cache_dir.iterdir())
-    outputs = pd.read_parquet(root / "data" / "outputs" / "imdb.parquet")
+    outputs = pd.read_parquet(root / "data" / "outputs" / "canned" / "imdb.parquet")
     assert len(outputs) == 10 and outputs["output"].map(json.loads).tolist() == [CANNED_JSON] * 10
+    assert set(outputs["model"]) == {"canned"} and set(outputs["model_id"]) == {"canned"}
     assert outputs["from_cache"].sum() + len(outputs[~outputs["from_cache"]]) == 10
-    assert "generate: 20 prompts" in out
+    assert "generate@canned: 20 prompts" in out
     # every request carries its benchmark's budget and stop sequences for the prompt style
     logged = [json.loads(line) for name in ("slow.jsonl", "fast.jsonl")
               for line in (tmp_path / name).read_text().splitlines() if line]  # fmt: skip

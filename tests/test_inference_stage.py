@@ -24,6 +24,9 @@ SUITES = tuple(
 )
 
 
+M = "tiny-random"  # the default params' model slug
+
+
 def _write_inputs(root, n: int = 2) -> int:
     """Original-only perturbed sets from the bundled samples (the perturb stage is tested
     elsewhere; generate only needs its columns)."""
@@ -47,29 +50,29 @@ def _write_inputs(root, n: int = 2) -> int:
 def test_dvc_repro_generates_offline_and_a_rerun_never_starts_the_engine(project) -> None:
     root = project.root
     params = yaml.safe_load((root / "params.yaml").read_text())
-    params["model"].update(max_model_len=1024, gpu_memory_utilization=0.1)
+    params["model_defaults"].update(max_model_len=1024, gpu_memory_utilization=0.1)
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     total = _write_inputs(root)
     project.commit("small generate run")
 
-    project.dvc("repro", "--single-item", "generate")
-    metrics = json.loads((root / "metrics" / "generation.json").read_text())
+    project.dvc("repro", "--single-item", f"generate@{M}")
+    metrics = json.loads((root / "data" / "outputs" / M / "generation.json").read_text())
     assert metrics["prompts"] == total and metrics["misses"] == metrics["unique_prompts"]
     assert metrics["engine_started"] is True and metrics["smoke_test_model"] is True
-    assert "chance" in metrics["note"] and metrics["model"].startswith("tiny-random@")
-    imdb = pd.read_parquet(root / "data" / "outputs" / "imdb.parquet")
+    assert "chance" in metrics["note"] and metrics["model_id"].startswith("tiny-random@")
+    imdb = pd.read_parquet(root / "data" / "outputs" / M / "imdb.parquet")
     assert metrics["benchmarks"]["imdb"]["structured_output"] is True
     assert {"prompt_hash", "output", "answer", "labels", "from_cache"} <= set(imdb.columns)
-    assert len(list((root / "data" / "cache" / "generations").glob("seg-*.parquet"))) == 1
+    assert len(list((root / "data" / "cache" / "generations" / M).glob("seg-*.parquet"))) == 1
 
-    second = project.dvc("repro", "--single-item", "generate")
+    second = project.dvc("repro", "--single-item", f"generate@{M}")
     assert "didn't change" in second.stdout
 
     started = time.perf_counter()
-    forced = project.dvc("repro", "--single-item", "--force", "generate")
+    forced = project.dvc("repro", "--single-item", "--force", f"generate@{M}")
     elapsed = time.perf_counter() - started
-    metrics = json.loads((root / "metrics" / "generation.json").read_text())
+    metrics = json.loads((root / "data" / "outputs" / M / "generation.json").read_text())
     assert metrics["engine_started"] is False and metrics["cache_hits"] == metrics["unique_prompts"]
     assert "engine not started" in forced.stdout
-    assert pd.read_parquet(root / "data" / "outputs" / "imdb.parquet")["from_cache"].all()
+    assert pd.read_parquet(root / "data" / "outputs" / M / "imdb.parquet")["from_cache"].all()
     assert elapsed < 60, f"all-cached rerun took {elapsed:.1f}s"

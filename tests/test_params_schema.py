@@ -49,7 +49,7 @@ def test_every_key_of_the_repository_params_file_is_declared():
             "unknown key 'perturb.delte_prob' (did you mean 'perturb.delete_prob'?)",
         ),
         (("scoring", "bootstrap"), 5, "unknown key 'scoring.bootstrap'"),
-        (("modle",), {"name": "x"}, "unknown key 'modle' (did you mean 'model'?)"),
+        (("modles",), {"x": {"name": "x"}}, "unknown key 'modles' (did you mean 'models'?)"),
     ],
 )
 def test_unknown_keys_stop_with_the_closest_known_key(tmp_path, path, value, message):
@@ -87,10 +87,10 @@ def test_unknown_keys_stop_with_the_closest_known_key(tmp_path, path, value, mes
         ("scoring", "bootstrap_samples", True, "scoring.bootstrap_samples must be an integer >= 1"),
         ("benchmarks", "max_samples", 0, "benchmarks.max_samples must be an integer >= 1 or null"),
         (
-            "model",
+            "model_defaults",
             "base_urls",
             "http://x",
-            "model.base_urls must be a list (each a string) or null",
+            "model_defaults.base_urls must be a list (each a string) or null",
         ),
         ("judge", "max_tokens", None, "judge.max_tokens must be an integer >= 1, found null"),
         ("prompt", "style", "chain", "prompt.style must be one of zero_shot, few_shot, cot"),
@@ -149,3 +149,27 @@ def test_a_stage_with_a_string_kappa_exits_cleanly_naming_the_key(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert "annotation.min_kappa must be a number" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_model_entries_are_checked_like_the_defaults(tmp_path):
+    params = repo_params()
+    params["models"]["second"] = {"name": "tiny-random", "dtyp": "float32", "max_model_len": "x"}
+    with pytest.raises(InputError) as err:
+        load_params(write(tmp_path, params))
+    text = str(err.value)
+    assert "unknown key 'models.second.dtyp' (did you mean 'models.second.dtype'?)" in text
+    assert "models.second.max_model_len must be an integer >= 1" in text
+
+
+@pytest.mark.parametrize(
+    ("slug", "message"),
+    [
+        ("Qwen2.5", "expected a short slug"),
+        ("agreement", "is reserved"),
+    ],
+)
+def test_model_slugs_must_be_usable_as_stage_and_folder_names(tmp_path, slug, message):
+    params = repo_params()
+    params["models"][slug] = {"name": "tiny-random"}
+    with pytest.raises(InputError, match=message):
+        load_params(write(tmp_path, params))

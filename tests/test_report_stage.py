@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from evalpipe import atomic
 from evalpipe.paths import ProjectPaths
 from evalpipe.report.compare import diff_metrics
+from evalpipe.scoring.report import HEADLINE_KEYS
 from stages.report import main
 from tests.conftest import project_env
 from tests.report_fixtures import (
@@ -25,8 +26,18 @@ from tests.report_fixtures import (
 )
 
 PARAMS = (
-    "seed: 42\nprompt: {style: zero_shot}\nmodel: {name: tiny-random}\nreport: {top_words: 5}\n"
+    "seed: 42\nprompt: {style: zero_shot}\nmodels: {tiny-random: {name: tiny-random}}\n"
+    "report: {top_words: 5}\n"
 )
+M = "tiny-random"
+
+
+def write_robustness(paths: ProjectPaths, figures: dict) -> None:
+    """As score@<model> writes them: every figure in the details file, headline keys in metrics."""
+    atomic.write_json(paths.scored_details("robustness", M), figures)
+    for bench, stats in figures.items():
+        headline = {short: stats.get(key) for short, key in HEADLINE_KEYS.items()}
+        atomic.write_json(paths.headline_metrics(bench, M), headline)
 
 
 PERTURBED_KEYS = ["benchmark", "example_id", "word_rank", "fields", "perturbations"]
@@ -37,15 +48,15 @@ def lay_out(root: Path, *, words: bool = True, params: bool = True) -> ProjectPa
     paths = ProjectPaths(root)
     if params:
         (root / "params.yaml").write_text(PARAMS, encoding="utf-8")
-    atomic.write_json(paths.metrics / "robustness.json", robustness())
-    atomic.write_json(paths.metrics / "classification.json", classification())
+    write_robustness(paths, robustness())
+    atomic.write_json(paths.scored_details("classification", M), classification())
     atomic.write_json(paths.metrics / "agreement.json", {"annotators": 2})
     atomic.write_json(paths.quality_reports / "kappa_report.json", kappa_report())
     atomic.write_jsonl(paths.rejected, [{"id": "sample_008", "reasons": ["span 2 > 1"]}])
     # As the pipeline writes them: the edits and field texts live in the perturbed set only.
     scored = scored_frame()
     atomic.write_parquet(paths.perturbed("jnli"), scored[PERTURBED_KEYS])
-    atomic.write_parquet(paths.scored("jnli"), scored.drop(columns=["fields", "perturbations"]))
+    atomic.write_parquet(paths.scored("jnli", M), scored.drop(columns=["fields", "perturbations"]))
     if words:
         atomic.write_parquet(paths.impact("words"), words_frame())
     return paths
@@ -67,7 +78,7 @@ def test_build_writes_the_report_and_figures_byte_identically(tmp_path):
     assert "tiny-random@ae468db6d094" in page and "zero_shot" in page
     assert "data/impact/operations.parquet" in page  # named as missing
     assert "not recorded" in page  # no commit under DVC
-    md5 = __import__("hashlib").md5(paths.scored("jnli").read_bytes()).hexdigest()[:12]
+    md5 = __import__("hashlib").md5(paths.scored("jnli", M).read_bytes()).hexdigest()[:12]
     assert md5 in page  # the data version of the scored file
     figures = sorted(p.name for p in paths.report_figures.iterdir())
     assert figures == ["accuracy.svg", "agreement.svg", "words_english.svg", "words_japanese.svg"]
@@ -88,10 +99,10 @@ def test_build_without_impact_tables_says_what_is_missing(tmp_path):
 
 def test_a_broken_metrics_file_stops_the_stage_naming_the_file(tmp_path):
     paths = lay_out(tmp_path)
-    (paths.metrics / "robustness.json").write_text("{not json", encoding="utf-8")
+    paths.scored_details("robustness", M).write_text("{not json", encoding="utf-8")
     code, out = run("build", "--root", str(tmp_path), "--params", str(tmp_path / "params.yaml"))
     assert code == 2
-    assert "metrics/robustness.json: not valid UTF-8 JSON" in out
+    assert f"data/scored/{M}/robustness_details.json: not valid UTF-8 JSON" in out
     assert not paths.report_html.exists()
 
 
@@ -109,7 +120,7 @@ def two_revisions(tmp_path) -> Path:
     root.mkdir()
     lay_out(root)
     (root / "dvc.yaml").write_text(
-        "metrics:\n  - metrics/robustness.json\n  - metrics/agreement.json\n", encoding="utf-8"
+        f"metrics:\n  - metrics/{M}\n  - metrics/agreement.json\n", encoding="utf-8"
     )
     _sh(root, "git", "init", "-q")
     _sh(root, "git", "config", "user.email", "t@example.org")
@@ -119,7 +130,7 @@ def two_revisions(tmp_path) -> Path:
     _sh(root, "git", "commit", "-qm", "v1")
     changed = robustness()
     changed["jnli"] = {**changed["jnli"], "delta": -0.05, "accuracy_perturbed": 0.55}
-    atomic.write_json(root / "metrics" / "robustness.json", changed)
+    write_robustness(ProjectPaths(root), changed)
     words = words_frame()
     words.loc[words["word"] == "and", "delta"] = -0.35
     atomic.write_parquet(ProjectPaths(root).impact("words"), words)
@@ -129,13 +140,14 @@ def two_revisions(tmp_path) -> Path:
 def test_our_metrics_diff_agrees_with_dvc_metrics_diff(two_revisions):
     root = two_revisions
     dvc = json.loads(_sh(root, "dvc", "metrics", "diff", "--json", "HEAD"))
-    old = json.loads(_sh(root, "git", "show", "HEAD:metrics/robustness.json"))
-    new = json.loads((root / "metrics" / "robustness.json").read_text())
-    ours = diff_metrics({"metrics/robustness.json": old}, {"metrics/robustness.json": new})
-    assert set(ours) == set(dvc) == {"metrics/robustness.json"}
-    theirs = dvc["metrics/robustness.json"]
-    assert set(ours["metrics/robustness.json"]) == set(theirs)
-    for key, entry in ours["metrics/robustness.json"].items():
+    path = f"metrics/{M}/jnli.json"
+    old = json.loads(_sh(root, "git", "show", f"HEAD:{path}"))
+    new = json.loads((root / path).read_text())
+    ours = diff_metrics({path: old}, {path: new})
+    assert set(ours) == set(dvc) == {path}
+    theirs = dvc[path]
+    assert set(ours[path]) == set(theirs) == {"delta", "acc_perturbed"}
+    for key, entry in ours[path].items():
         assert entry["old"] == theirs[key]["old"] and entry["new"] == theirs[key]["new"]
         assert entry["diff"] == pytest.approx(theirs[key]["diff"])
 
@@ -198,7 +210,7 @@ def test_dvc_repro_report_and_image_plots_across_commits(project):
 
     changed = robustness()
     changed["jnli"] = {**changed["jnli"], "accuracy_perturbed": 0.2, "delta": -0.4}
-    atomic.write_json(paths.metrics / "robustness.json", changed)
+    write_robustness(paths, changed)
     project.dvc("repro", "--single-item", "report")
     diff = json.loads(project.dvc("plots", "diff", "main", "--json").stdout)["data"]
     revisions = {e["revisions"][0] for e in diff["plots/report/accuracy.svg"]}
@@ -233,7 +245,11 @@ def test_dvc_repro_writes_the_report_from_the_whole_pipeline(project):
     assert "Running stage 'report'" in proc.stdout
     paths = ProjectPaths(root)
     page = paths.report_html.read_text(encoding="utf-8")
-    for gone in ("metrics/robustness.json", "data/impact/words.parquet", "data/scored/*.parquet"):
+    for gone in (
+        f"data/scored/{M}/robustness_details.json",
+        "data/impact/words.parquet",
+        f"data/scored/{M}/*.parquet",
+    ):
         assert f"{gone}: " not in page, gone  # not listed under "Missing inputs"
     assert "tiny-random@" in page and '<del class="edit"' in page
     words = pd.read_parquet(paths.impact("words"))
@@ -247,14 +263,9 @@ def test_dvc_repro_writes_the_report_from_the_whole_pipeline(project):
 
 
 def test_details_files_fill_what_the_headline_metrics_leave_out(tmp_path):
-    """metrics/*.json hold headline keys only; data/scored/*_details.json have the confusion
-    matrices and McNemar p the report shows."""
+    """metrics/<model>/*.json hold headline keys only; data/scored/<model>/*_details.json have
+    the confusion matrices and McNemar p the report shows."""
     paths = lay_out(tmp_path)
-    atomic.write_json(paths.metrics / "classification.json", {"jnli": {"accuracy": 0.5}})
-    headline = {k: robustness()["jnli"][k] for k in ("n", "delta", "accuracy_original")}
-    atomic.write_json(paths.metrics / "robustness.json", {"jnli": headline})
-    atomic.write_json(paths.scored_details("classification"), classification())
-    atomic.write_json(paths.scored_details("robustness"), robustness())
     code, out = run("build", "--root", str(tmp_path), "--params", str(tmp_path / "params.yaml"))
     assert code == 0, out
     page = paths.report_html.read_text(encoding="utf-8")

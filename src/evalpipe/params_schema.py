@@ -131,6 +131,13 @@ def _benchmarks_check(cfg: Mapping[str, Any], source: str) -> None:
         validate_source(cfg["source"], where=f"{source}: benchmarks.source")
 
 
+def _models_check(cfg: Mapping[str, Any], source: str) -> None:
+    from evalpipe.inference.model_list import check_slug
+
+    for slug in cfg:
+        check_slug(slug, where=f"{source}: models")
+
+
 BACKENDS = ("vllm", "openai")
 
 
@@ -214,11 +221,22 @@ SCHEMA = Section(
             },
             check=_perturb_check,
         ),
-        "model": Section(
+        # settings every entry of `models` starts from (an entry overrides any of them)
+        "model_defaults": Section(
             {
                 "name": text("model name or hub id (tiny-random: the smoke-test model)"),
                 **_engine_keys(),
             }
+        ),
+        # slug -> model: dvc.yaml runs generate@<slug> and score@<slug> for each
+        "models": Section(
+            each=Section(
+                {
+                    "name": text("model name or hub id (tiny-random: the smoke-test model)"),
+                    **_engine_keys(),
+                }
+            ),
+            check=_models_check,
         ),
         "sampling": Section(
             {
@@ -240,6 +258,11 @@ SCHEMA = Section(
                 "bootstrap_samples": integer("bootstrap resamples", minimum=1),
                 "confidence_level": number("interval level", minimum=0.0, maximum=1.0),
                 "sentiment_strict": boolean("out-of-label sentiment answers count as wrong"),
+                "method": text(
+                    "how answers are scored: parse the generated text, pick the most likely "
+                    "choice by log-likelihood (choice benchmarks), or both",
+                    choices=("generate", "loglikelihood", "both"),
+                ),
             }
         ),
         "impact": Section(
@@ -292,6 +315,10 @@ SCHEMA = Section(
                     "which outputs may become tasks", choices=("original", "perturbed", "all")
                 ),
                 "benchmarks": list_of(text("benchmark name"), "benchmarks", nullable=True),
+                "model": text(
+                    "whose outputs become tasks: a slug of `models` (null: the first)",
+                    nullable=True,
+                ),
                 "dialogues": list_of(
                     text("JSONL path or 'sample'"), "dialogue files", nullable=True
                 ),

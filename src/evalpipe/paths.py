@@ -55,26 +55,58 @@ class ProjectPaths:
         """One summary per benchmark: foreach stages cannot share one metrics file."""
         return self.metrics / "perturbation" / f"{name}.json"
 
-    def outputs(self, name: str) -> Path:
-        return self.data / "outputs" / f"{name}.parquet"
+    # Per model: every entry of params.yaml `models` (keyed by its slug) has its own outputs,
+    # scores, headline metrics and plot tables, written by generate@<slug> and score@<slug>.
+
+    def outputs_dir(self, model: str) -> Path:
+        return self.data / "outputs" / model
+
+    def outputs(self, name: str, model: str) -> Path:
+        return self.outputs_dir(model) / f"{name}.parquet"
+
+    def generation_summary(self, model: str) -> Path:
+        """Run counts of generate@<model> (prompts, cache hits, truncation per benchmark)."""
+        return self.outputs_dir(model) / "generation.json"
 
     @property
-    def generation_cache(self) -> Path:
+    def generation_caches(self) -> Path:
+        """Parent of every model's generation cache; each generate@<model> reads all of them
+        (keys hold the model identity) and writes its own."""
         return self.data / "cache" / "generations"
 
+    def generation_cache(self, model: str) -> Path:
+        return self.generation_caches / model
+
+    def scored_dir(self, model: str) -> Path:
+        return self.data / "scored" / model
+
+    def scored(self, name: str, model: str) -> Path:
+        """Scored rows of one view: ``<benchmark>`` (generated answers) or
+        ``<benchmark>.ll`` / ``<benchmark>.ll_norm`` (answers chosen by log-likelihood)."""
+        return self.scored_dir(model) / f"{name}.parquet"
+
+    def scored_details(self, kind: str, model: str) -> Path:
+        """Every per-benchmark figure behind the headline metrics (a data file, not a metric)."""
+        return self.scored_dir(model) / f"{kind}_details.json"
+
+    def errors_preview(self, name: str, model: str) -> Path:
+        return self.scored_dir(model) / "errors" / f"{name}.jsonl"
+
+    def model_metrics(self, model: str) -> Path:
+        """Headline metrics of one model: one small JSON per scored view, so that
+        `dvc metrics show` prints one short row per (model, benchmark, method)."""
+        return self.metrics / model
+
+    def headline_metrics(self, name: str, model: str) -> Path:
+        return self.model_metrics(model) / f"{name}.json"
+
+    def model_plots(self, model: str) -> Path:
+        return self.plots / model
+
     @property
-    def generation_metrics(self) -> Path:
-        return self.metrics / "generation.json"
-
-    def scored(self, name: str) -> Path:
-        return self.data / "scored" / f"{name}.parquet"
-
-    def scored_details(self, kind: str) -> Path:
-        """Every per-benchmark figure behind metrics/{kind}.json (a data file, not a metric)."""
-        return self.data / "scored" / f"{kind}_details.json"
-
-    def errors_preview(self, name: str) -> Path:
-        return self.data / "scored" / "errors" / f"{name}.jsonl"
+    def model_comparison(self) -> Path:
+        """One row per (model, benchmark, method): the table that compares the models."""
+        return self.plots / "models.csv"
 
     def impact(self, table: str) -> Path:
         """``words``, ``operations`` or ``scripts``: the impact stage's tables."""

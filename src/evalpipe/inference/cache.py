@@ -107,9 +107,19 @@ class GenerationCache:
         Merge everything into one segment when a run ends with more segments than this.
     """
 
-    def __init__(self, directory: str | os.PathLike[str], *, max_segments: int = 8) -> None:
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        max_segments: int = 8,
+        read_also: Sequence[str | os.PathLike[str]] = (),
+    ) -> None:
         self.directory = Path(directory)
         self.max_segments = max_segments
+        # Other caches looked up but never written: each model's generate stage owns its own
+        # directory (one DVC output each) and still finds what another stage generated for the
+        # same model identity and request.
+        self.read_also = [Path(d) for d in read_also if Path(d) != self.directory]
         self._entries: dict[str, dict[str, object]] | None = None
         self._run_segments: list[Path] = []
 
@@ -122,7 +132,10 @@ class GenerationCache:
     def _load(self) -> dict[str, dict[str, object]]:
         if self._entries is None:
             entries: dict[str, dict[str, object]] = {}
-            for path in self.segments():
+            shared = [
+                p for d in self.read_also if d.is_dir() for p in sorted(d.glob("seg-*.parquet"))
+            ]
+            for path in [*shared, *self.segments()]:
                 try:
                     table = pq.read_table(path)
                 except Exception as exc:  # pyarrow raises several types for a damaged file

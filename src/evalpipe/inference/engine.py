@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -322,8 +323,9 @@ def make_backend(
                 raise InputError(f"params.yaml: model.{key}: expected an integer >= 1")
         target, identity = resolve_model(model_cfg, model_cache=model_cache)
         settings = dict(model_cfg)
-        if "revision" in identity.fields:
-            settings["revision"] = identity.fields["revision"]
+        # a hub model loads the resolved commit; a local folder (tiny-random's seed<N>
+        # included) has no revision to pass on
+        settings["revision"] = identity.fields.get("revision")
         return VLLMBackend(target, identity, settings)
     name = str(model_cfg.get("name") or "")
     if not name:
@@ -350,6 +352,7 @@ def make_engine(
     *,
     cache_dir: str | os.PathLike[str] | None,
     model_cache: str | os.PathLike[str] | None = None,
+    read_also: Sequence[str | os.PathLike[str]] = (),
 ) -> Engine:
     """An engine for ``model_cfg`` with the generation cache at ``cache_dir`` in front.
 
@@ -362,6 +365,8 @@ def make_engine(
         The generation-cache directory, or None for no cache.
     model_cache:
         Where ``tiny-random`` is built (None: ``$EVALPIPE_MODEL_CACHE`` or ``.cache/models``).
+    read_also:
+        Other generation caches to look up (never written), e.g. the other models' caches.
 
     Returns
     -------
@@ -375,7 +380,7 @@ def make_engine(
     >>> engine.generate([GenerationRequest("2+2=", max_tokens=8)])  # doctest: +SKIP
     """
     backend = make_backend(model_cfg, model_cache=model_cache)
-    cache = GenerationCache(cache_dir) if cache_dir is not None else None
+    cache = GenerationCache(cache_dir, read_also=read_also) if cache_dir is not None else None
     name = model_cfg.get("backend", "vllm")
     every = _opt_int(model_cfg, "checkpoint_every", DEFAULT_CHECKPOINT_EVERY[name])
     if every < 1:

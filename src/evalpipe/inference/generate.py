@@ -31,6 +31,7 @@ OUTPUT_COLUMNS = (
     "prompt_tokens",
     "output_tokens",
     "model",
+    "model_id",
     "from_cache",
     *GOLD_COLUMNS,
 )
@@ -143,7 +144,12 @@ def prompt_hash(prompt: str) -> str:
 
 
 def outputs_frame(
-    rows: pd.DataFrame, prompts: Sequence[str], generations: Sequence[Generation], *, model: str
+    rows: pd.DataFrame,
+    prompts: Sequence[str],
+    generations: Sequence[Generation],
+    *,
+    model: str,
+    model_id: str | None = None,
 ) -> pd.DataFrame:
     """The ``data/outputs/{name}.parquet`` rows: keys, prompt, generation, carried gold columns.
 
@@ -154,7 +160,9 @@ def outputs_frame(
     prompts, generations:
         Aligned with ``rows``.
     model:
-        The model identity label (e.g. ``tiny-random@ae468db6d094``).
+        The model's slug in params.yaml ``models`` (the name tables and reports use).
+    model_id:
+        The model identity label (e.g. ``tiny-random@ae468db6d094``); default ``model``.
 
     Returns
     -------
@@ -172,6 +180,7 @@ def outputs_frame(
     out["prompt_tokens"] = pd.array([g.prompt_tokens for g in generations], dtype="int64")
     out["output_tokens"] = pd.array([g.output_tokens for g in generations], dtype="int64")
     out["model"] = model
+    out["model_id"] = model_id or model
     out["from_cache"] = [bool(g.from_cache) for g in generations]
     for col in GOLD_COLUMNS:
         out[col] = rows[col].tolist() if col in rows.columns else [None] * len(rows)

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from evalpipe.inference.tiny import TINY_RANDOM, build_tiny_random
+from evalpipe.inference.tiny import TINY_RANDOM, build_tiny_random, tiny_random_seed
 from evalpipe.inference.types import EngineError, ModelIdentity
 
 _CHUNK = 8 << 20
@@ -127,7 +127,8 @@ def resolve_model(
         "compact_json": bool(model_cfg.get("compact_json", True)),
     }
     if name == TINY_RANDOM:
-        model_dir, weights = build_tiny_random(model_cache)
+        seed = tiny_random_seed(model_cfg.get("revision"))
+        model_dir, weights = build_tiny_random(model_cache, seed=seed)
         if common["dtype"] == "auto":
             # vLLM's auto casts a float32 checkpoint to bfloat16 on CPU; with random weights
             # the greedy token is often a near-tie that bfloat16 rounding (which differs between
@@ -138,6 +139,7 @@ def resolve_model(
         )
         fields = {
             "name": name,
+            **({"seed": seed} if seed else {}),  # seed 0 keeps the default model's cache keys
             "weights_sha256": weights,
             "chat_template_sha256": _sha(chat_template_of(model_dir)),
             **common,

@@ -70,7 +70,7 @@ def _corpus_lines() -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
 
 
-def _build(dest: Path) -> None:
+def _build(dest: Path, seed: int = 0) -> None:
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
@@ -116,21 +116,47 @@ def _build(dest: Path) -> None:
         pad_token_id=fast.convert_tokens_to_ids("<|endoftext|>"),
         torch_dtype="float32",
     )
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     model = Qwen2ForCausalLM(config).to(torch.float32)
     model.save_pretrained(dest, safe_serialization=True)
     (dest / "README.md").write_text(
-        f"# tiny-random ({RECIPE_VERSION})\n\n{TINY_RANDOM_NOTE}.\n", encoding="utf-8"
+        f"# tiny-random ({RECIPE_VERSION}, seed {seed})\n\n{TINY_RANDOM_NOTE}.\n", encoding="utf-8"
     )
 
 
-def build_tiny_random(cache_dir: str | os.PathLike[str] | None = None) -> tuple[Path, str]:
+def tiny_random_seed(revision: object) -> int:
+    """The weight seed a ``tiny-random`` revision names: null (seed 0) or ``seed<N>``.
+
+    Two revisions are two different random models with the same tokenizer, which is what an
+    offline test of a multi-model comparison needs.
+
+    >>> tiny_random_seed(None), tiny_random_seed("seed3")
+    (0, 3)
+    """
+    if revision is None:
+        return 0
+    text = str(revision)
+    if text.startswith("seed") and text[4:].isdigit():
+        return int(text[4:])
+    from evalpipe.errors import InputError
+
+    raise InputError(
+        f"revision {revision!r} of tiny-random: expected null or seed<N> (e.g. seed1), "
+        "which builds the same architecture with other random weights"
+    )
+
+
+def build_tiny_random(
+    cache_dir: str | os.PathLike[str] | None = None, *, seed: int = 0
+) -> tuple[Path, str]:
     """Build (once) and locate the tiny-random model.
 
     Parameters
     ----------
     cache_dir:
         Model cache directory; default :func:`default_model_cache`.
+    seed:
+        The weights' random seed (0: the default model; see :func:`tiny_random_seed`).
 
     Returns
     -------
@@ -138,7 +164,7 @@ def build_tiny_random(cache_dir: str | os.PathLike[str] | None = None) -> tuple[
         The model directory and its weights hash (the model identity used in cache keys).
     """
     root = Path(cache_dir) if cache_dir is not None else default_model_cache()
-    dest = root / f"tiny-random-{RECIPE_VERSION}"
+    dest = root / (f"tiny-random-{RECIPE_VERSION}" + (f"-seed{seed}" if seed else ""))
     hash_path = dest / HASH_FILE
     if hash_path.exists():
         return dest, hash_path.read_text(encoding="utf-8").strip()
@@ -146,7 +172,7 @@ def build_tiny_random(cache_dir: str | os.PathLike[str] | None = None) -> tuple[
     log.info("building %s into %s (%s)", TINY_RANDOM, dest, TINY_RANDOM_NOTE)
     tmp = Path(tempfile.mkdtemp(prefix=".tiny-random-", dir=root))
     try:
-        _build(tmp)
+        _build(tmp, seed)
         digest = weights_hash(tmp)
         (tmp / HASH_FILE).write_text(digest + "\n", encoding="utf-8")
         try:

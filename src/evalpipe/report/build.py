@@ -18,6 +18,7 @@ import pandas as pd
 
 from evalpipe.report import html as h
 from evalpipe.report.svg import ForestRow, empty_figure, forest_plot, grouped_bars
+from evalpipe.scoring.views import parse_view
 
 ORIGINAL = "original"
 STATUSES = ("strict", "fallback", "unparsed")
@@ -141,8 +142,7 @@ def default_model(data: ReportData) -> str:
         return str(models[0])
     if models:
         return " + ".join(str(m) for m in models)
-    name = (data.provenance.get("params") or {}).get("model", {}).get("name")
-    return str(name) if name else "model"
+    return "model"
 
 
 def _languages(data: ReportData) -> dict[str, str]:
@@ -198,7 +198,14 @@ def provenance_section(data: ReportData) -> str:
     prov = data.provenance
     params = prov.get("params") or {}
     rows = [
-        {"what": "models (scored outputs)", "value": ", ".join(prov.get("models") or []) or "n/a"},
+        {
+            "what": "models (slug: identity of the scored outputs)",
+            "value": ", ".join(
+                f"{m}: {ids[m]}" if (ids := prov.get("model_ids") or {}).get(m) else str(m)
+                for m in prov.get("models") or []
+            )
+            or "n/a",
+        },
         {"what": "prompt style", "value": (params.get("prompt") or {}).get("style", "n/a")},
         {
             "what": "git commit",
@@ -254,7 +261,8 @@ def headline_rows(data: ReportData, *, level: float = 0.95) -> list[dict[str, An
     for model, benchmarks in by_model(data.robustness, default_model(data)).items():
         for bench in sorted(benchmarks):
             stats = dict(benchmarks[bench])
-            row = {"model": model, "benchmark": bench, "language": languages.get(bench), **stats}
+            language = languages.get(parse_view(bench)[0])
+            row = {"model": model, "benchmark": bench, "language": language, **stats}
             n = stats.get("n")
             for key in ("accuracy_original", "accuracy_perturbed"):
                 value = stats.get(key)

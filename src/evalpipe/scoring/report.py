@@ -14,13 +14,19 @@ from evalpipe.scoring.robustness import accuracy_by_rate, benchmark_summary, wor
 from evalpipe.scoring.scorer import ORIGINAL
 
 DECIMALS = 4
-# metrics/*.json keep only what a reader compares across commits, so that `dvc metrics show` and
-# `dvc metrics diff` stay readable; every figure is in the details files under data/scored/.
-ROBUSTNESS_HEADLINE = (
-    "n", "accuracy_original", "accuracy_perturbed", "delta", "ci_low", "ci_high", "pdr",
-    "accuracy_strict", "accuracy_flexible", "unparsed_rate", "truncated_rate",
-)  # fmt: skip
-CLASSIFICATION_HEADLINE = ("accuracy", "precision_macro", "recall_macro", "f1_macro")
+# metrics/<model>/<view>.json keep only what a reader compares across commits, under short keys
+# shared by every file: `dvc metrics show` prints one column per key over all metrics files, so
+# one short row per (model, benchmark, method) fits a screen. Every figure is in the details
+# files under data/scored/<model>/.
+HEADLINE_KEYS = {
+    "n": "n",
+    "acc_original": "accuracy_original",
+    "acc_perturbed": "accuracy_perturbed",
+    "delta": "delta",
+    "pdr": "pdr",
+    "unparsed": "unparsed_rate",
+    "truncated": "truncated_rate",
+}
 # Above this share of outputs cut at the generation budget, the stage warns: the scores then
 # measure the budget as much as the model.
 TRUNCATION_WARN_RATE = 0.05
@@ -48,13 +54,12 @@ class Reports:
     """Everything the score stage writes besides the scored frames.
 
     ``robustness`` / ``classification`` hold every figure per benchmark (the details files);
-    ``robustness_metrics`` / ``classification_metrics`` their headline keys (the metrics files).
+    ``headline`` the few keys of each benchmark's metrics file (:data:`HEADLINE_KEYS`).
     """
 
     robustness: dict[str, Any]
     classification: dict[str, Any]
-    robustness_metrics: dict[str, Any]
-    classification_metrics: dict[str, Any]
+    headline: dict[str, dict[str, Any]]
     word_accuracy_drop: pd.DataFrame
     confusion: pd.DataFrame
     accuracy_by_rate: pd.DataFrame
@@ -159,6 +164,7 @@ def build_reports(
     seed: int,
     samples: int,
     level: float,
+    source_dir: str = "data/scored",
 ) -> Reports:
     """Metrics and plot tables for all benchmarks.
 
@@ -168,6 +174,7 @@ def build_reports(
     classification : the benchmarks with a label space, and how to report them.
     seed, samples, level : bootstrap settings (``seed``, ``scoring.bootstrap_samples``,
         ``scoring.confidence_level``).
+    source_dir : where the scored frames are written, for error messages.
 
     Returns
     -------
@@ -175,8 +182,7 @@ def build_reports(
         ``robustness`` / ``classification``: per benchmark, rounded to 4 decimals, every figure
         (:func:`~evalpipe.scoring.robustness.benchmark_summary` plus :func:`answer_summary`;
         :func:`~evalpipe.scoring.metrics.classification_report` plus ``unparsed``);
-        ``robustness_metrics`` / ``classification_metrics``: the same restricted to
-        :data:`ROBUSTNESS_HEADLINE` / :data:`CLASSIFICATION_HEADLINE`;
+        ``headline``: per benchmark, :data:`HEADLINE_KEYS` (short names) from ``robustness``;
         ``word_accuracy_drop``: one row per (benchmark, word) with a ``label`` "benchmark: word";
         ``confusion``: one row per original row of a classification benchmark (``benchmark,
         example_id, actual, predicted``, labels prefixed with the benchmark so that label spaces
@@ -187,7 +193,7 @@ def build_reports(
     words, confusion, frames = [], [], []
     for name in sorted(scored):
         frame = scored[name]
-        source = f"data/scored/{name}.parquet"
+        source = f"{source_dir}/{name}.parquet"
         table = word_table(frame, seed=seed, samples=samples, level=level, source=source)
         summary = benchmark_summary(
             frame, seed=seed, samples=samples, level=level, words=table, source=source
@@ -241,13 +247,9 @@ def build_reports(
     return Reports(
         robustness=robustness,
         classification=class_metrics,
-        robustness_metrics={
-            name: {key: summary.get(key) for key in ROBUSTNESS_HEADLINE}
+        headline={
+            name: {short: summary.get(key) for short, key in HEADLINE_KEYS.items()}
             for name, summary in robustness.items()
-        },
-        classification_metrics={
-            name: {key: report.get(key) for key in CLASSIFICATION_HEADLINE}
-            for name, report in class_metrics.items()
         },
         word_accuracy_drop=_round_frame(word_frame),
         confusion=confusion_frame,

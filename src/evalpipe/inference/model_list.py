@@ -1,0 +1,93 @@
+"""The models a run compares: params.yaml ``models`` (slug -> settings) over ``model_defaults``.
+
+A mapping rather than a list because DVC names foreach stages after the keys: ``generate@<slug>``
+and ``score@<slug>`` depend on ``models.<slug>`` only, so adding or changing one model re-runs
+only that model's stages. The slug also names the model's folders (data/outputs/<slug>/,
+metrics/<slug>/, plots/<slug>/) and is the ``model`` column of every table.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from evalpipe.errors import InputError
+
+SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+# Folder names already used next to the per-model ones under metrics/ and plots/.
+RESERVED_SLUGS = frozenset({"agreement", "perturbation", "report", "models"})
+
+
+def check_slug(slug: Any, *, where: str = "params.yaml: models") -> str:
+    """The slug, or InputError saying what a slug may be.
+
+    >>> check_slug("qwen2-7b")
+    'qwen2-7b'
+    """
+    text = str(slug)
+    if not SLUG.fullmatch(text):
+        raise InputError(
+            f"{where}: model key {text!r}: expected a short slug (lower-case letters, digits, "
+            "'-' or '_', at most 40 characters, e.g. qwen2-7b): it names the model's stages "
+            "and folders"
+        )
+    if text in RESERVED_SLUGS:
+        raise InputError(
+            f"{where}: model key {text!r} is reserved (a folder of that name already exists "
+            f"under metrics/ or plots/); choose another, e.g. {text}-model"
+        )
+    return text
+
+
+def model_configs(params: Mapping[str, Any], *, source: str = "params.yaml") -> dict[str, dict]:
+    """Every model's settings: ``model_defaults`` overlaid with the entry's own keys.
+
+    Parameters
+    ----------
+    params : the parsed params file.
+    source : its name, for messages.
+
+    Returns
+    -------
+    ``{slug: settings}`` in the file's order; each has at least ``name``.
+
+    Examples
+    --------
+    >>> cfgs = model_configs({"model_defaults": {"backend": "vllm", "dtype": "auto"},
+    ...                       "models": {"a": {"name": "tiny-random", "dtype": "float32"}}})
+    >>> cfgs["a"]["backend"], cfgs["a"]["dtype"]
+    ('vllm', 'float32')
+    """
+    defaults = params.get("model_defaults") or {}
+    models = params.get("models")
+    if not isinstance(models, Mapping) or not models:
+        raise InputError(
+            f"{source}: models: expected a mapping with at least one model, e.g. "
+            "models: {tiny-random: {name: tiny-random}} (docs/inference.md)"
+        )
+    if not isinstance(defaults, Mapping):
+        raise InputError(f"{source}: model_defaults: expected a mapping")
+    out: dict[str, dict] = {}
+    for slug, entry in models.items():
+        slug = check_slug(slug, where=f"{source}: models")
+        if entry is None:
+            entry = {}
+        if not isinstance(entry, Mapping):
+            raise InputError(f"{source}: models.{slug}: expected a mapping of settings")
+        merged = {**defaults, **entry}
+        if not merged.get("name"):
+            raise InputError(
+                f"{source}: models.{slug}.name: expected the model (tiny-random, a hub id or a "
+                "local folder)"
+            )
+        out[slug] = merged
+    return out
+
+
+def model_config(params: Mapping[str, Any], slug: str, *, source: str = "params.yaml") -> dict:
+    """One model's settings, or InputError listing the declared slugs."""
+    configs = model_configs(params, source=source)
+    if slug not in configs:
+        raise InputError(f"{source}: models: no model {slug!r}; declared: {', '.join(configs)}")
+    return configs[slug]

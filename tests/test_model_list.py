@@ -1,0 +1,77 @@
+"""params.yaml `models` over `model_defaults`, the model comparison table and scored views."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from evalpipe.errors import InputError
+from evalpipe.inference.model_list import model_config, model_configs
+from evalpipe.inference.tiny import tiny_random_seed
+from evalpipe.scoring.comparison import model_comparison
+from evalpipe.scoring.views import impact_method, methods_for, parse_view, view_name
+
+
+def test_entries_override_the_shared_defaults_in_file_order():
+    params = {
+        "model_defaults": {"backend": "vllm", "dtype": "auto", "max_model_len": 2048},
+        "models": {
+            "small": {"name": "tiny-random"},
+            "big": {"name": "Qwen/Qwen2.5-7B-Instruct", "dtype": "bfloat16"},
+        },
+    }
+    configs = model_configs(params)
+    assert list(configs) == ["small", "big"]
+    assert configs["small"] == {
+        "backend": "vllm", "dtype": "auto", "max_model_len": 2048, "name": "tiny-random"
+    }  # fmt: skip
+    assert configs["big"]["dtype"] == "bfloat16" and configs["big"]["max_model_len"] == 2048
+    # the defaults are not changed by an entry
+    assert params["model_defaults"]["dtype"] == "auto"
+
+
+def test_missing_models_names_and_unknown_slugs_are_input_errors():
+    with pytest.raises(InputError, match="models: expected a mapping with at least one model"):
+        model_configs({"model_defaults": {"backend": "vllm"}})
+    with pytest.raises(InputError, match=r"models.a.name: expected the model"):
+        model_configs({"models": {"a": {"dtype": "auto"}}})
+    with pytest.raises(InputError, match="no model 'c'; declared: a, b"):
+        model_config({"models": {"a": {"name": "x"}, "b": {"name": "y"}}}, "c")
+    with pytest.raises(InputError, match="expected a short slug"):
+        model_configs({"models": {"Has Space": {"name": "x"}}})
+
+
+def test_tiny_random_revisions_name_weight_seeds():
+    assert tiny_random_seed(None) == 0
+    assert tiny_random_seed("seed12") == 12
+    with pytest.raises(InputError, match="expected null or seed<N>"):
+        tiny_random_seed("main")
+
+
+def test_views_name_benchmark_and_method():
+    assert view_name("jnli", "loglikelihood_norm") == "jnli.ll_norm"
+    for method in ("generate", "loglikelihood", "loglikelihood_norm"):
+        assert parse_view(view_name("ja_sentiment", method)) == ("ja_sentiment", method)
+    assert methods_for("generate") == ("generate",)
+    assert impact_method("both") == "generate" and impact_method("loglikelihood") == "loglikelihood"
+
+
+def test_comparison_has_one_row_per_model_benchmark_and_method():
+    details = {
+        "b-model": {
+            "jnli": {"n": 10, "accuracy_original": 0.5, "accuracy_perturbed": 0.4, "delta": -0.1},
+            "jnli.ll": {"n": 10, "accuracy_original": 0.6, "accuracy_perturbed": 0.6, "delta": 0.0},
+        },
+        "a-model": {"jnli": {"n": 10, "accuracy_original": 0.7, "delta": None, "pdr": 0.1}},
+    }
+    table = model_comparison(details)
+    assert table[["benchmark", "method", "model"]].values.tolist() == [
+        ["jnli", "generate", "a-model"],
+        ["jnli", "generate", "b-model"],
+        ["jnli", "loglikelihood", "b-model"],
+    ]
+    assert table["label"].tolist()[0] == "jnli (generate): a-model"
+    assert math.isnan(table.loc[0, "delta"]) and table.loc[0, "pdr"] == 0.1
+    assert table.loc[1, "delta"] == -0.1
+    assert model_comparison({}).empty
