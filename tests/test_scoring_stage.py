@@ -250,7 +250,7 @@ def test_metrics_and_plots_diff_across_commits(project):
     assert by_rev["main"] != by_rev["workspace"]
     # The per-benchmark word table (with Holm / BH) stays a Git-tracked CSV; the impact stage's
     # top-N forest plots draw the words.
-    committed = project.git("show", "main:plots/word_accuracy_drop.csv").stdout
+    committed = project.git("show", f"main:plots/{M}/word_accuracy_drop.csv").stdout
     assert "p_holm" in committed.splitlines()[0]
     assert committed != (root / "plots" / M / "word_accuracy_drop.csv").read_text()
 
