@@ -36,7 +36,10 @@ log = logging.getLogger("stages.report")
 FIGURE_LANGUAGES = ("english", "japanese")
 # Sections of params.yaml shown under "What produced this report".
 SHOWN_PARAMS = ("seed", "words", "benchmarks", "perturb", "model", "sampling", "prompt", "scoring")
-METRICS_FILES = ("robustness.json", "classification.json", "agreement.json")
+METRICS_FILES = ("robustness.json", "classification.json")
+# One headline file per annotation axis (n, kappa, alpha), read for the comparison's diff only:
+# the tables use the full figures of data/annotations/quality_reports/agreement.json.
+AGREEMENT_METRICS = "agreement"
 WORKSPACE = "workspace"
 
 Reader = Callable[[str], bytes | None]
@@ -128,19 +131,15 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
         return raw
 
     rel = ProjectPaths(Path("."))
-    for name, attr in zip(
-        METRICS_FILES, ("robustness", "classification", "agreement"), strict=True
-    ):
+    for name, attr in zip(METRICS_FILES, ("robustness", "classification"), strict=True):
         path = str(rel.metrics / name)
-        if attr != "agreement" and (details := read(str(rel.scored_details(attr)))) is not None:
+        if (details := read(str(rel.scored_details(attr)))) is not None:
             # metrics/ holds the score stage's headline keys only; McNemar p, per-class figures
             # and confusion matrices are in its details file.
             path, raw = str(rel.scored_details(attr)), details
             hashes[path] = hashlib.md5(raw).hexdigest()[:12]
         else:
-            raw = get(
-                path, "written by `dvc repro " + ("agreement`" if attr == "agreement" else "score`")
-            )
+            raw = get(path, "written by `dvc repro score`")
         if raw is not None:
             data.metrics[path] = _parse_json(path, raw)
             setattr(data, attr, data.metrics[path])
@@ -152,6 +151,13 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
         if raw is not None:
             hashes[path] = hashlib.md5(raw).hexdigest()[:12]
             setattr(data, attr, _parse_json(path, raw))
+    agreement = str(rel.quality_reports / "agreement.json")
+    if (raw := get(agreement, "written by `dvc repro agreement`")) is not None:
+        data.agreement = _parse_json(agreement, raw)
+    # Not hashed into the provenance: the built report does not show them (only `compare` does).
+    for path in ls(str(rel.metrics / AGREEMENT_METRICS), "*.json"):
+        if (raw := read(path)) is not None:
+            data.metrics[path] = _parse_json(path, raw)
     kappa = str(rel.quality_reports / "kappa_report.json")
     if (raw := get(kappa, "written by `dvc repro agreement`")) is not None:
         data.kappa_report = _parse_json(kappa, raw)
@@ -312,9 +318,12 @@ def compare(rev_a: str, rev_b: str, params_path: str, root: str, out: str | None
     diff, source = dvc_metrics_diff(base, rev_a, rev_b)
     if diff is None:
         log.info("dvc metrics diff failed (%s); diffing the metrics files directly", source)
+        files = {f"metrics/{n}" for n in METRICS_FILES} | {
+            path for side in sides for path in side.metrics if path.startswith("metrics/")
+        }
         diff = diff_metrics(
-            {f"metrics/{n}": sides[0].metrics.get(f"metrics/{n}") for n in METRICS_FILES},
-            {f"metrics/{n}": sides[1].metrics.get(f"metrics/{n}") for n in METRICS_FILES},
+            {path: sides[0].metrics.get(path) for path in sorted(files)},
+            {path: sides[1].metrics.get(path) for path in sorted(files)},
         )
         source = "the metrics files of both revisions (dvc metrics diff was not available)"
     html = build_comparison(

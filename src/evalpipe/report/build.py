@@ -33,9 +33,12 @@ class ReportData:
     provenance:
         ``models`` (list of model labels), ``params`` (the relevant params.yaml sections),
         ``inputs`` (``{path: content hash}``), optionally ``commit`` and ``label``.
-    robustness, classification, agreement:
-        ``metrics/robustness.json``, ``metrics/classification.json``, ``metrics/agreement.json``;
-        flat ``{benchmark: {...}}`` or nested by model ``{model: {benchmark: {...}}}``.
+    robustness, classification:
+        ``metrics/robustness.json``, ``metrics/classification.json``; flat
+        ``{benchmark: {...}}`` or nested by model ``{model: {benchmark: {...}}}``.
+    agreement:
+        ``data/annotations/quality_reports/agreement.json``: the full agreement summary (per axis
+        ``kappa, alpha, ac2, n, judge_kappa, markers_kappa``, counts, gate, data notes).
     kappa_report:
         ``data/annotations/quality_reports/kappa_report.json``.
     rejected:
@@ -811,7 +814,7 @@ def annotation_section(data: ReportData) -> str:
     metrics = data.agreement or {}
     if not report and not metrics:
         return h.missing(
-            "metrics/agreement.json and data/annotations/quality_reports/kappa_report.json are "
+            "data/annotations/quality_reports/agreement.json and kappa_report.json are "
             "missing: run `dvc repro agreement`."
         )
     parts = []
@@ -870,7 +873,8 @@ def annotation_section(data: ReportData) -> str:
     elif metrics:
         parts.append(
             h.missing(
-                "kappa_report.json is missing: agreement without CIs from metrics/agreement.json."
+                "kappa_report.json is missing: agreement without CIs from "
+                "quality_reports/agreement.json."
             )
         )
     # Human vs LLM judge vs marker rater, each against the human consensus.
