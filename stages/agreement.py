@@ -3,9 +3,10 @@
 Reads ``data/raw/annotations/*.jsonl`` (human annotators), and where present
 ``data/annotations/judge.jsonl`` and ``data/annotations/markers.jsonl``; validates them against the
 task set; writes ``data/annotations/consensus.jsonl``, ``data/annotations/quality_reports/
-{kappa_report,outlier_report}.json``, ``data/annotations/rejected/low_agreement.jsonl``,
-``metrics/agreement.json`` and ``plots/agreement.csv``; the A.7 quality gate's verdict
-(``quality_reports/gate.json``, summarised under ``gate`` in the metrics) and agreement over time
+{kappa_report,outlier_report,agreement}.json``, ``data/annotations/rejected/low_agreement.jsonl``,
+one headline metrics file per axis (``metrics/agreement/<axis>.json``: ``n, kappa, alpha``) and
+``plots/agreement.csv``; the A.7 quality gate's verdict (``quality_reports/gate.json``,
+summarised under ``gate`` in ``quality_reports/agreement.json``) and agreement over time
 (``quality_reports/agreement_over_time.csv``, ``plots/agreement_weekly.csv``).
 """
 
@@ -84,7 +85,11 @@ def main(
     atomic.write_jsonl(PATHS.rejected, result.rejected)
     atomic.write_json(PATHS.quality_reports / "kappa_report.json", result.kappa_report)
     atomic.write_json(PATHS.quality_reports / "outlier_report.json", result.outlier_report)
-    atomic.write_json(PATHS.metrics / "agreement.json", result.metrics)
+    atomic.write_json(PATHS.quality_reports / "agreement.json", result.metrics)
+    # One small file per axis with the same keys: `dvc metrics show` prints one row per file and
+    # one column per key over all metrics files, so the wide summary above stays out of it.
+    for axis, headline in result.headline.items():
+        atomic.write_json(PATHS.metrics / "agreement" / f"{axis}.json", headline)
     atomic.write_csv(PATHS.plots / "agreement.csv", result.plot)
     atomic.write_json(PATHS.quality_reports / "gate.json", result.gate)
     atomic.write_csv(PATHS.quality_reports / "agreement_over_time.csv", result.over_time)

@@ -1,7 +1,9 @@
 """Stage perturb@{name}: typos on the target words of one benchmark -> data/perturbed/{name}.parquet
-and its summary -> metrics/perturbation/{name}.json."""
+and its summary -> data/perturbed/{name}.summary.json."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import click
 
@@ -12,6 +14,12 @@ from evalpipe.paths import ProjectPaths
 from evalpipe.perturb import perturb_frame, validate_probabilities
 from stages._common import fail_cleanly, params_option
 from stages._common import read_parquet as _read_parquet
+
+
+def summary_path(paths: ProjectPaths, name: str) -> Path:
+    """``data/perturbed/{name}.summary.json``, next to the rows it counts (a plain DVC out, not a
+    metric: its two dozen keys per benchmark would widen `dvc metrics show`)."""
+    return paths.perturbation_summary(name)
 
 
 @click.command()
@@ -43,7 +51,7 @@ def main(name: str, params_path: str) -> None:
         progress=True,
     )
     atomic.write_parquet(paths.perturbed(name), result.table)
-    atomic.write_json(paths.perturbation_metrics(name), result.summary)
+    atomic.write_json(summary_path(paths, name), result.summary)
     s = result.summary
     click.echo(
         f"perturb@{name}: {s['examples']} examples, {s['target_words_found']}/{s['target_words']} "

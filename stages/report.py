@@ -40,6 +40,9 @@ SHOWN_PARAMS = (
     "seed", "words", "benchmarks", "perturb", "model_defaults", "models", "sampling", "prompt",
     "scoring",
 )  # fmt: skip
+# One headline file per annotation axis (n, kappa, alpha), read for the comparison's diff only:
+# the tables use the full figures of data/annotations/quality_reports/agreement.json.
+AGREEMENT_METRICS = "agreement"
 WORKSPACE = "workspace"
 
 Reader = Callable[[str], bytes | None]
@@ -149,9 +152,13 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
         for path in ls(str(rel.model_metrics(slug)), "*.json"):
             if (raw := read(path)) is not None:
                 data.metrics[path] = _parse_json(path, raw)
-    path = str(rel.metrics / "agreement.json")
-    if (raw := get(path, "written by `dvc repro agreement`")) is not None:
-        data.metrics[path] = data.agreement = _parse_json(path, raw)
+    agreement = str(rel.quality_reports / "agreement.json")
+    if (raw := get(agreement, "written by `dvc repro agreement`")) is not None:
+        data.agreement = _parse_json(agreement, raw)
+    # Not hashed into the provenance: the built report does not show them (only `compare` does).
+    for path in ls(str(rel.metrics / AGREEMENT_METRICS), "*.json"):
+        if (raw := read(path)) is not None:
+            data.metrics[path] = _parse_json(path, raw)
     kappa = str(rel.quality_reports / "kappa_report.json")
     if (raw := get(kappa, "written by `dvc repro agreement`")) is not None:
         data.kappa_report = _parse_json(kappa, raw)

@@ -512,6 +512,28 @@ def test_item_outliers_report_the_spread_of_ratings():
 # --- the whole run ----------------------------------------------------------------------------
 
 
+def test_headline_per_axis_has_the_same_three_keys_and_counts_items_with_two_human_raters():
+    tasks = read_tasks(sample_tasks_path())
+    humans = read_annotations(BATCHES)
+    # Five items keep one human rating only; a judge rating them too must not make them count.
+    single = sorted({a.id for a in humans})[:5]
+    humans = [a for a in humans if a.id not in single or a.annotator_id == "illustrative_001"]
+    judge = [
+        Annotation(a.id, "llm:tiny", a.timestamp, dict(a.annotations), dict(a.confidence))
+        for a in humans
+        if a.annotator_id == "illustrative_001"
+    ]
+    result = run_quality(humans + judge, tasks, QualitySettings(bootstrap_samples=50))
+    assert list(result.headline) == list(AXES)
+    for axis in AXES:
+        headline = result.headline[axis]
+        assert list(headline) == ["n", "kappa", "alpha"]
+        assert headline["n"] == 25
+        assert headline["kappa"] == result.kappa_report["axes"][axis]["kappa"]
+        assert headline["alpha"] == result.kappa_report["axes"][axis]["alpha"]
+        assert headline["kappa"] != result.metrics[axis]["judge_kappa"]
+
+
 def test_quality_run_separates_humans_from_judge_and_markers():
     tasks = read_tasks(sample_tasks_path())
     humans = read_annotations(BATCHES)

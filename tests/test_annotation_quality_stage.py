@@ -11,12 +11,14 @@ from evalpipe.annotation.schema import AXES, sample_tasks_path
 
 pytestmark = [pytest.mark.e2e]
 
+SUMMARY = "data/annotations/quality_reports/agreement.json"
 OUTPUTS = (
     "data/annotations/consensus.jsonl",
     "data/annotations/quality_reports/kappa_report.json",
     "data/annotations/quality_reports/outlier_report.json",
     "data/annotations/rejected/low_agreement.jsonl",
-    "metrics/agreement.json",
+    "data/annotations/quality_reports/agreement.json",
+    *(f"metrics/agreement/{axis}.json" for axis in AXES),
     "plots/agreement.csv",
     "data/annotations/quality_reports/gate.json",
     "data/annotations/quality_reports/agreement_over_time.csv",
@@ -49,10 +51,17 @@ def test_agreement_stage_runs_on_the_bundled_batches_and_reruns_byte_identically
     proc = project.run("python", "-m", "stages.agreement")
     assert proc.stdout.startswith("agreement: 3 batches, 3 annotators")
     assert "bundled sample tasks" in proc.stderr  # no data/annotation/tasks.jsonl yet
-    metrics = json.loads((project.root / "metrics/agreement.json").read_text())
+    metrics = json.loads((project.root / SUMMARY).read_text())
     for axis in AXES:
         assert set(metrics[axis]) == {"kappa", "alpha", "ac2", "n", "judge_kappa", "markers_kappa"}
         assert metrics[axis]["kappa"] >= 0.6 and metrics[axis]["n"] == 30
+        # The DVC metric: the headline figures of the summary, the same three keys per axis.
+        headline = json.loads((project.root / f"metrics/agreement/{axis}.json").read_text())
+        assert headline == {k: metrics[axis][k] for k in ("n", "kappa", "alpha")}
+    assert sorted(p.name for p in (project.root / "metrics/agreement").iterdir()) == sorted(
+        f"{axis}.json" for axis in AXES
+    )
+    assert not (project.root / "metrics/agreement.json").exists()
     rejected = (project.root / "data/annotations/rejected/low_agreement.jsonl").read_text()
     assert metrics["rejected_items"] == len(rejected.splitlines()) >= 1
     consensus = (project.root / "data/annotations/consensus.jsonl").read_text().splitlines()
@@ -155,7 +164,7 @@ def test_dvc_repro_agreement_and_metrics_diff_after_a_new_batch(project):
     judge.write_text("".join(json.dumps({**r, "annotator_id": "llm:fixture"}) + "\n" for r in rows))
 
     project.dvc("repro", "--single-item", "agreement")
-    metrics = json.loads((project.root / "metrics/agreement.json").read_text())
+    metrics = json.loads((project.root / SUMMARY).read_text())
     assert metrics["judge"] == "llm:fixture"
     assert all(metrics[a]["judge_kappa"] is not None for a in AXES)
     assert all(metrics[a]["markers_kappa"] is not None for a in AXES)
@@ -171,10 +180,22 @@ def test_dvc_repro_agreement_and_metrics_diff_after_a_new_batch(project):
     status = project.dvc("status", "agreement")
     assert "data/raw/annotations" in status.stdout
     project.dvc("repro", "--single-item", "agreement")
+    assert json.loads((project.root / SUMMARY).read_text())["annotators"] == 4
+    # One row per axis file; only headline keys, so a changed kappa shows as `kappa` of its axis.
     diff = json.loads(project.dvc("metrics", "diff", "--json").stdout)
-    changes = diff["metrics/agreement.json"]
-    assert changes["annotators"] == {"old": 3, "new": 4, "diff": 1}
-    assert any(changes[f"{axis}.kappa"]["diff"] != 0 for axis in AXES)
+    assert set(diff) <= {f"metrics/agreement/{axis}.json" for axis in AXES}
+    assert any(diff[f]["kappa"]["diff"] != 0 for f in diff if "kappa" in diff[f])
+    assert all(set(changes) <= {"n", "kappa", "alpha"} for changes in diff.values())
+    # (the other stages' metrics files were never written here: DVC lists them as errors)
+    shown = json.loads(project.dvc("metrics", "show", "--json", "metrics/agreement").stdout)
+    files = shown[""]["data"]
+    assert set(files) == {f"metrics/agreement/{axis}.json" for axis in AXES}
+    for axis in AXES:
+        assert set(files[f"metrics/agreement/{axis}.json"]["data"]) == {"n", "kappa", "alpha"}
+    # The table fits a terminal: path, n, kappa and alpha per axis.
+    table = project.dvc("metrics", "show", "metrics/agreement").stdout.splitlines()
+    assert table[0].split() == ["Path", "alpha", "kappa", "n"], table
+    assert len(table) == 1 + len(AXES) and max(map(len, table)) <= 80, table
 
 
 def test_a_batch_below_threshold_fails_the_gate_in_metrics_and_check_and_adjudication_merges(
@@ -193,7 +214,7 @@ def test_a_batch_below_threshold_fails_the_gate_in_metrics_and_check_and_adjudic
         (project.root / "data/raw/annotations" / name).unlink()
     (project.root / "data/raw/annotations/batch_004.jsonl").write_text("\n".join(out) + "\n")
     project.run("python", "-m", "stages.agreement")
-    metrics = json.loads((project.root / "metrics/agreement.json").read_text())
+    metrics = json.loads((project.root / SUMMARY).read_text())
     assert metrics["gate"]["status"] == "fail" and metrics["gate"]["kappa"] == "fail"
     check = project.run("python", "-m", "stages.annotation", "check", check=False)
     assert check.returncode == 1
@@ -227,6 +248,6 @@ def test_a_batch_below_threshold_fails_the_gate_in_metrics_and_check_and_adjudic
     assert by_id[adjudicated["id"]]["adjudicated"] is True
     assert by_id[adjudicated["id"]]["annotations"] == adjudicated["annotations"]
     project.run("python", "-m", "stages.agreement")
-    again = json.loads((project.root / "metrics/agreement.json").read_text())
+    again = json.loads((project.root / SUMMARY).read_text())
     assert again["annotators"] == 2 and again["adjudicated_items"] == 1
     assert all(again[a]["kappa"] == metrics[a]["kappa"] for a in AXES)

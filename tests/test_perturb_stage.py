@@ -25,7 +25,7 @@ def test_dvc_repro_perturbs_two_benchmarks_and_reruns_only_perturb_on_a_param_ch
     for name, language in (("gsm8k", "english"), ("jcommonsenseqa", "japanese")):
         bench = pd.read_parquet(root / "data" / "benchmarks" / f"{name}.parquet")
         out = pd.read_parquet(root / "data" / "perturbed" / f"{name}.parquet")
-        summary = json.loads((root / "metrics" / "perturbation" / f"{name}.json").read_text())
+        summary = json.loads((root / "data" / "perturbed" / f"{name}.summary.json").read_text())
         assert summary["examples"] == len(bench) == (out["variant"] == "original").sum()
         assert summary["rows"] == len(out) and summary["language"] == language
         assert summary["perturbed_rows"] >= 1, summary
@@ -62,7 +62,7 @@ def test_dvc_repro_perturbs_two_benchmarks_and_reruns_only_perturb_on_a_param_ch
         "benchmarks@jcommonsenseqa",
     ):
         assert f"Running stage '{stage}'" not in log
-    summary = json.loads((root / "metrics" / "perturbation" / "gsm8k.json").read_text())
+    summary = json.loads((root / "data" / "perturbed" / "gsm8k.summary.json").read_text())
     assert summary["delete_prob"] == 0.1
     assert (root / "data" / "perturbed" / "gsm8k.parquet").read_bytes() != first
 

@@ -50,7 +50,10 @@ def lay_out(root: Path, *, words: bool = True, params: bool = True) -> ProjectPa
         (root / "params.yaml").write_text(PARAMS, encoding="utf-8")
     write_robustness(paths, robustness())
     atomic.write_json(paths.scored_details("classification", M), classification())
-    atomic.write_json(paths.metrics / "agreement.json", {"annotators": 2})
+    atomic.write_json(paths.quality_reports / "agreement.json", {"annotators": 2})
+    for axis, kappa in (("social", 0.9078), ("self", 0.62)):
+        headline = {"n": 30, "kappa": kappa, "alpha": 0.88 if axis == "social" else 0.6}
+        atomic.write_json(paths.metrics / "agreement" / f"{axis}.json", headline)
     atomic.write_json(paths.quality_reports / "kappa_report.json", kappa_report())
     atomic.write_jsonl(paths.rejected, [{"id": "sample_008", "reasons": ["span 2 > 1"]}])
     # As the pipeline writes them: the edits and field texts live in the perturbed set only.
@@ -120,7 +123,7 @@ def two_revisions(tmp_path) -> Path:
     root.mkdir()
     lay_out(root)
     (root / "dvc.yaml").write_text(
-        f"metrics:\n  - metrics/{M}\n  - metrics/agreement.json\n", encoding="utf-8"
+        f"metrics:\n  - metrics/{M}\n  - metrics/agreement\n", encoding="utf-8"
     )
     _sh(root, "git", "init", "-q")
     _sh(root, "git", "config", "user.email", "t@example.org")
@@ -175,6 +178,41 @@ def test_compare_puts_head_and_workspace_side_by_side(two_revisions):
     assert "-0.400" in page
     head = _sh(root, "git", "rev-parse", "HEAD").strip()
     assert head in page and f"{head} + uncommitted changes" in page
+
+
+def test_loader_reads_the_agreement_summary_and_the_per_axis_headlines(tmp_path):
+    from stages.report import load_report_data, workspace_reader
+
+    paths = lay_out(tmp_path)
+    data = load_report_data(*workspace_reader(tmp_path), paths)
+    assert data.agreement == {"annotators": 2}  # the full figures: a data file
+    assert data.metrics["metrics/agreement/self.json"] == {"n": 30, "kappa": 0.62, "alpha": 0.6}
+    assert "data/annotations/quality_reports/agreement.json" in data.provenance["inputs"]
+    # Only what the built report shows is hashed into it (the headlines are not its deps).
+    assert not any(p.startswith("metrics/agreement/") for p in data.provenance["inputs"])
+
+
+def test_compare_takes_an_axis_kappa_from_its_headline_file_when_data_is_absent(two_revisions):
+    """The per-axis metrics are in Git at every commit; the kappa report and summary are DVC
+    data a teammate may not have pulled."""
+    root = two_revisions
+    paths = ProjectPaths(root)
+    atomic.write_json(
+        paths.metrics / "agreement" / "self.json", {"n": 40, "kappa": 0.7, "alpha": 0.6}
+    )
+    (paths.quality_reports / "kappa_report.json").unlink()
+    (paths.quality_reports / "agreement.json").unlink()
+    code, out = run(
+        "compare", "--a", "HEAD", "--root", str(root), "--params", str(root / "params.yaml")
+    )
+    assert code == 0, out
+    assert "4 changed metrics" in out  # jnli.delta, jnli.accuracy_perturbed; self: n, kappa
+    dvc = json.loads(_sh(root, "dvc", "metrics", "diff", "--json", "HEAD"))
+    assert dvc["metrics/agreement/self.json"]["kappa"]["new"] == 0.7
+    page = paths.report_compare_html.read_text(encoding="utf-8")
+    table = page[page.index('id="compare-agreement"') :]
+    table = table[: table.index("</table>")]
+    assert "0.620" in table and "0.700" in table and "+0.080" in table
 
 
 def test_compare_rejects_an_unknown_revision(two_revisions):

@@ -1,6 +1,7 @@
-"""Comparing runs as a team, end to end: `dvc metrics diff` between two branches with different
-perturbation params, and a queued two-point sweep (`dvc exp run --queue` + `dvc queue start`)
-whose experiments report different metrics in `dvc exp show`."""
+"""Comparing runs as a team, end to end: two branches with different perturbation params, and a
+queued two-point sweep (`dvc exp run --queue` + `dvc queue start`) whose experiments wrote
+different perturbation summaries. The summary is a plain DVC output (not a metric: it would
+widen `dvc metrics show`), read at any revision with `dvc get --rev`."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
 TARGET = "perturb@gsm8k"
-METRICS = "metrics/perturbation/gsm8k.json"
+SUMMARY = "data/perturbed/gsm8k.summary.json"
 
 
 def _flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -30,6 +31,13 @@ def _flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
+def _summary_at(project: Project, rev: str) -> dict[str, Any]:
+    """The perturbation summary as committed at ``rev`` (from the DVC cache), as a user reads it."""
+    out = project.root / "out" / f"{rev}.json"
+    project.dvc("get", ".", SUMMARY, "--rev", rev, "-o", str(out), "--force")
+    return json.loads(out.read_text())
+
+
 def _set_params(project: Project, **perturb: float) -> None:
     """Edit the perturb section of params.yaml, as a user would on a branch."""
     path = project.root / "params.yaml"
@@ -38,29 +46,29 @@ def _set_params(project: Project, **perturb: float) -> None:
     path.write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True))
 
 
-def test_metrics_diff_between_branches_shows_the_typo_count_change(project: Project) -> None:
+def test_branches_with_different_typo_params_differ_in_their_perturbation_summary(
+    project: Project,
+) -> None:
     project.dvc("repro", TARGET)
     project.commit("default typo probabilities")
-    noisy = _flatten(json.loads((project.root / METRICS).read_text()))
+    noisy = _flatten(json.loads((project.root / SUMMARY).read_text()))
 
     project.git("checkout", "-q", "-b", "no-typos")
     _set_params(project, replace_prob=0.0, insert_prob=0.0, delete_prob=0.0)
     project.dvc("repro", TARGET)
     project.commit("no typos at all")
-    clean = _flatten(json.loads((project.root / METRICS).read_text()))
-
-    diff = json.loads(project.dvc("metrics", "diff", "main", "no-typos", "--json").stdout)
-    assert METRICS in diff, diff
-    change = diff[METRICS]["perturbed_occurrences"]
-    assert (change["old"], change["new"]) == (
-        noisy["perturbed_occurrences"],
-        clean["perturbed_occurrences"],
-    )
+    clean = _flatten(json.loads((project.root / SUMMARY).read_text()))
     assert noisy["perturbed_occurrences"] > 0 == clean["perturbed_occurrences"]
 
-    # The human-readable table names the file and the metric.
-    table = project.dvc("metrics", "diff", "main", "no-typos").stdout
-    assert METRICS in table and "perturbed_occurrences" in table
+    params = json.loads(project.dvc("params", "diff", "main", "no-typos", "--json").stdout)
+    assert params["params.yaml"]["perturb.delete_prob"]["new"] == 0.0
+    changed = json.loads(project.dvc("diff", "main", "no-typos", "--json").stdout)["modified"]
+    assert {SUMMARY, "data/perturbed/gsm8k.parquet"} <= {m["path"] for m in changed}
+    # Both revisions' summaries come back from the cache, without checking either branch out.
+    assert _flatten(_summary_at(project, "main")) == noisy
+    assert _flatten(_summary_at(project, "no-typos")) == clean
+    # Not a metric: `dvc metrics show` stays narrow and does not list it.
+    assert "perturb" not in project.dvc("metrics", "show", "--all-branches").stdout
 
 
 def _experiments(project: Project) -> list[dict[str, Any]]:
@@ -68,7 +76,7 @@ def _experiments(project: Project) -> list[dict[str, Any]]:
     return [exp["revs"][0] for commit in shown for exp in commit.get("experiments") or []]
 
 
-def test_queued_sweep_runs_two_experiments_with_different_metrics(project: Project) -> None:
+def test_queued_sweep_runs_two_experiments_with_different_summaries(project: Project) -> None:
     # Only Git-tracked files reach the queue's temporary workspaces: build the baseline and
     # commit dvc.lock first, so the experiments reuse the cached words and benchmark.
     project.dvc("repro", TARGET)
@@ -102,8 +110,8 @@ def test_queued_sweep_runs_two_experiments_with_different_metrics(project: Proje
     results = {}
     for exp in _experiments(project):
         params = exp["data"]["params"]["params.yaml"]["data"]["perturb"]
-        metrics = exp["data"]["metrics"][METRICS]["data"]
-        results[params["delete_prob"]] = _flatten(metrics)["perturbed_occurrences"]
+        summary = _summary_at(project, exp["rev"])
+        results[params["delete_prob"]] = summary["perturbed_occurrences"]
     assert set(results) == {0.0, 0.6}, results
     assert results[0.0] == 0 < results[0.6]
 

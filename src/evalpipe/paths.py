@@ -51,9 +51,9 @@ class ProjectPaths:
     def perturbed(self, name: str) -> Path:
         return self.data / "perturbed" / f"{name}.parquet"
 
-    def perturbation_metrics(self, name: str) -> Path:
-        """One summary per benchmark: foreach stages cannot share one metrics file."""
-        return self.metrics / "perturbation" / f"{name}.json"
+    def perturbation_summary(self, name: str) -> Path:
+        """Counts of what perturb@<name> changed (a cached data file next to its parquet)."""
+        return self.data / "perturbed" / f"{name}.summary.json"
 
     # Per model: every entry of params.yaml `models` (keyed by its slug) has its own outputs,
     # scores, headline metrics and plot tables, written by generate@<slug> and score@<slug>.

@@ -10,8 +10,8 @@
 6. ``outliers``: no annotator is flagged for bias or low agreement.
 
 The gate is a pure function of what the quality run already computed, so the agreement stage
-records the same verdict in ``metrics/agreement.json`` that ``python -m stages.annotation check``
-prints and exits on.
+records (under ``gate`` in ``data/annotations/quality_reports/agreement.json``) the same verdict
+that ``python -m stages.annotation check`` prints and exits on.
 """
 
 from __future__ import annotations

@@ -94,8 +94,36 @@ class QualitySettings:
         return cls(**known, seed=int(seed))
 
 
+HEADLINE_KEYS = ("n", "kappa", "alpha")
+"""Keys of each axis's headline file (``metrics/agreement/<axis>.json``): the same in every axis
+file, so that `dvc metrics show` prints the axes as rows of one narrow table."""
+
+
+def axis_headlines(metrics: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The per-axis headline figures out of the full agreement summary.
+
+    Parameters
+    ----------
+    metrics:
+        ``QualityResult.metrics``: per axis ``kappa, alpha, ac2, n, judge_kappa, markers_kappa``
+        plus run-wide counts, the gate and data notes.
+
+    Returns
+    -------
+    dict
+        ``{axis: {"n", "kappa", "alpha"}}`` for every axis of :data:`AXES`, in that order;
+        ``n`` is the number of items with at least two human ratings on the axis, ``kappa`` the
+        headline quadratic-weighted kappa, ``alpha`` Krippendorff's ordinal alpha (``None``
+        where undefined).
+    """
+    return {axis: {key: metrics[axis][key] for key in HEADLINE_KEYS} for axis in AXES}
+
+
 @dataclass
 class QualityResult:
+    """Everything the agreement stage writes. ``metrics`` is the full agreement summary (a data
+    file, ``quality_reports/agreement.json``); ``headline`` its per-axis DVC metrics."""
+
     consensus: list[dict[str, Any]]
     rejected: list[dict[str, Any]]
     kappa_report: dict[str, Any]
@@ -105,6 +133,7 @@ class QualityResult:
     gate: dict[str, Any] = field(default_factory=dict)
     over_time: pd.DataFrame = field(default_factory=pd.DataFrame)
     weekly_plot: pd.DataFrame = field(default_factory=pd.DataFrame)
+    headline: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def _reference_agreement(
@@ -302,4 +331,5 @@ def run_quality(
         gate,
         over_time,
         weekly_plot,
+        axis_headlines(metrics),
     )

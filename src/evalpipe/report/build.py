@@ -32,11 +32,16 @@ class ReportData:
     Attributes
     ----------
     provenance:
-        ``models`` (list of model labels), ``params`` (the relevant params.yaml sections),
+        ``models`` (the slugs of params.yaml ``models``), ``model_ids`` (slug -> identity of
+        its scored outputs), ``params`` (the relevant params.yaml sections),
         ``inputs`` (``{path: content hash}``), optionally ``commit`` and ``label``.
-    robustness, classification, agreement:
-        ``metrics/robustness.json``, ``metrics/classification.json``, ``metrics/agreement.json``;
-        flat ``{benchmark: {...}}`` or nested by model ``{model: {benchmark: {...}}}``.
+    robustness, classification:
+        ``data/scored/<model>/{robustness,classification}_details.json`` nested by model
+        ``{model: {view: {...}}}`` (a view is a benchmark, or ``<benchmark>.ll`` /
+        ``.ll_norm`` for log-likelihood scoring), or flat ``{benchmark: {...}}``.
+    agreement:
+        ``data/annotations/quality_reports/agreement.json``: the full agreement summary (per axis
+        ``kappa, alpha, ac2, n, judge_kappa, markers_kappa``, counts, gate, data notes).
     kappa_report:
         ``data/annotations/quality_reports/kappa_report.json``.
     rejected:
@@ -299,7 +304,9 @@ def headline_figure(data: ReportData) -> str:
     """Grouped bars: accuracy on original vs perturbed prompts per benchmark (Wilson CIs)."""
     rows = headline_rows(data)
     if not rows:
-        return empty_figure("Accuracy per benchmark: metrics/robustness.json not available")
+        return empty_figure(
+            "Accuracy per benchmark: data/scored/<model>/robustness_details.json not available"
+        )
     multi = len({r["model"] for r in rows}) > 1
     cats = [f"{r['model']}: {r['benchmark']}" if multi else r["benchmark"] for r in rows]
     series = [
@@ -325,7 +332,7 @@ def headline_section(data: ReportData) -> str:
     rows = headline_rows(data)
     if not rows:
         return h.missing(
-            "metrics/robustness.json is missing or empty: run `dvc repro score` to fill this table."
+            "data/scored/<model>/robustness_details.json is missing or empty: run `dvc repro score` to fill this table."
         )
     absent = [
         k
@@ -525,11 +532,11 @@ def impact_section(data: ReportData, options: ReportOptions) -> str:
 
 
 def confusion_section(data: ReportData) -> str:
-    """Confusion matrices (original prompts) from metrics/classification.json."""
+    """Confusion matrices (original prompts) from data/scored/<model>/classification_details.json."""
     per_model = by_model(data.classification, default_model(data))
     if not per_model:
         return h.missing(
-            "metrics/classification.json is missing: run `dvc repro score` for confusion matrices."
+            "data/scored/<model>/classification_details.json is missing: run `dvc repro score` for confusion matrices."
         )
     parts = []
     for model, benches in per_model.items():
@@ -819,7 +826,7 @@ def annotation_section(data: ReportData) -> str:
     metrics = data.agreement or {}
     if not report and not metrics:
         return h.missing(
-            "metrics/agreement.json and data/annotations/quality_reports/kappa_report.json are "
+            "data/annotations/quality_reports/agreement.json and kappa_report.json are "
             "missing: run `dvc repro agreement`."
         )
     parts = []
@@ -878,7 +885,8 @@ def annotation_section(data: ReportData) -> str:
     elif metrics:
         parts.append(
             h.missing(
-                "kappa_report.json is missing: agreement without CIs from metrics/agreement.json."
+                "kappa_report.json is missing: agreement without CIs from "
+                "quality_reports/agreement.json."
             )
         )
     # Human vs LLM judge vs marker rater, each against the human consensus.

@@ -160,13 +160,23 @@ def word_changes(a: pd.DataFrame | None, b: pd.DataFrame | None) -> pd.DataFrame
     ].reset_index(drop=True)
 
 
+def _axis_kappa(data: ReportData, axis: str) -> Any:
+    """Headline kappa of one axis: the kappa report, else the full agreement summary (both DVC
+    data), else the axis's headline metrics file, which is in Git and so there for any commit."""
+    for source in (
+        ((data.kappa_report or {}).get("axes") or {}).get(axis),
+        (data.agreement or {}).get(axis),
+        data.metrics.get(f"metrics/agreement/{axis}.json"),
+    ):
+        if isinstance(source, Mapping) and "kappa" in source:
+            return source["kappa"]
+    return None
+
+
 def _agreement_rows(a: ReportData, b: ReportData) -> list[dict[str, Any]]:
-    axes_a = (a.kappa_report or {}).get("axes") or {}
-    axes_b = (b.kappa_report or {}).get("axes") or {}
     rows = []
     for axis in AXIS_ORDER:
-        ka = (axes_a.get(axis) or {}).get("kappa", (a.agreement or {}).get(axis, {}).get("kappa"))
-        kb = (axes_b.get(axis) or {}).get("kappa", (b.agreement or {}).get(axis, {}).get("kappa"))
+        ka, kb = _axis_kappa(a, axis), _axis_kappa(b, axis)
         if ka is None and kb is None:
             continue
         rows.append(
@@ -239,7 +249,9 @@ def build_comparison(
             scroll=True,
         )
         if head_rows
-        else h.missing("Neither revision has metrics/robustness.json.")
+        else h.missing(
+            "Neither revision has robustness figures (data/scored/<model>/robustness_details.json)."
+        )
     )
 
     if a.words is None and b.words is None:
