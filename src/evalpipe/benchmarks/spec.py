@@ -459,7 +459,7 @@ def _source(kind: str, value: Any, where: str, subtasks: Mapping[str, str], name
 def _loglikelihood(value: Any, where: str) -> LoglikelihoodSetup:
     """The ``loglikelihood`` block, validated (absent: lm-eval's defaults)."""
     if value is None:
-        return LoglikelihoodSetup()
+        value = {}
     if not isinstance(value, Mapping):
         raise InputError(
             f"{where}: expected a mapping with some of {', '.join(_LOGLIKELIHOOD_KEYS)}"
