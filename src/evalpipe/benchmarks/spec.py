@@ -36,8 +36,9 @@ _PROMPT_KEYS = ("template", "instruction", "body")
 _TOP_KEYS = {
     "include", "description", "language", "task_type", "version", "labels", "sources", "mapper",
     "mapping", "perturbable", "protected", "answer", "metric", "prompt", "generation",
-    "subtasks", "fewshot",
+    "subtasks", "fewshot", "loglikelihood",
 }  # fmt: skip
+_LOGLIKELIHOOD_KEYS = ("separator", "cue", "choice", "not_applicable")
 _SOURCE_KEYS = {
     "hub": {"dataset", "configs", "per_subtask", "split", "fewshot_split", "fewshot_holdout",
             "size", "mapper", "version", "data_files"},
@@ -123,6 +124,41 @@ class SampleSource:
 
 
 @dataclass(frozen=True)
+class LoglikelihoodSetup:
+    """How a benchmark is scored by log-likelihood (spec key ``loglikelihood``).
+
+    The context is the raw prompt followed by ``cue``; each choice's continuation is
+    ``separator`` followed by the rendered ``choice`` template, so that it continues the prompt
+    the way its demonstrations do (``"Answer:" + " B"``, ``"### 応答:\n" + "entailment"``).
+    ``not_applicable`` declares why the benchmark cannot be scored so (BBH).
+
+    Attributes
+    ----------
+    separator : text between the context and the choice (lm-eval's ``target_delimiter``).
+    cue : text appended to the prompt before the separator (IMDB: ``"\nSentiment:"``).
+    choice : Jinja template of one choice's text; variables ``label``, ``index`` (0-based) and
+        ``choice`` (the row's choice text, when the caller passes the choices).
+    not_applicable : the reason log-likelihood scoring does not apply, or None.
+    """
+
+    separator: str = " "
+    cue: str = ""
+    choice: str = "{{ label }}"
+    not_applicable: str | None = None
+    template: Template | None = field(default=None, compare=False, repr=False)
+
+    def render_choice(self, label: str, index: int, choice: str | None = None) -> str:
+        """The text scored for one choice (without the separator). Without the row's choice
+        text, ``choice`` is undefined, so a template that needs it fails instead of scoring
+        "None"."""
+        template = self.template or _ENV.from_string(self.choice)
+        values: dict[str, Any] = {"label": label, "index": index}
+        if choice is not None:
+            values["choice"] = choice
+        return template.render(values)
+
+
+@dataclass(frozen=True)
 class BenchmarkSpec:
     """One benchmark, as its spec file declares it.
 
@@ -156,6 +192,7 @@ class BenchmarkSpec:
     hub_raw: RawHubSource | None = None
     fewshot_pool: int = 8
     kind: str = "builtin"  # builtin | local
+    loglikelihood: LoglikelihoodSetup = field(default_factory=LoglikelihoodSetup)
 
     @property
     def root(self) -> Path:
@@ -419,6 +456,35 @@ def _source(kind: str, value: Any, where: str, subtasks: Mapping[str, str], name
     return SampleSource(str(value["test"]), value.get("fewshot"), value.get("mapper"))
 
 
+def _loglikelihood(value: Any, where: str) -> LoglikelihoodSetup:
+    """The ``loglikelihood`` block, validated (absent: lm-eval's defaults)."""
+    if value is None:
+        value = {}
+    if not isinstance(value, Mapping):
+        raise InputError(
+            f"{where}: expected a mapping with some of {', '.join(_LOGLIKELIHOOD_KEYS)}"
+        )
+    unknown = sorted(set(value) - set(_LOGLIKELIHOOD_KEYS))
+    if unknown:
+        raise InputError(
+            f"{where}: unknown key(s) {unknown}; expected some of {list(_LOGLIKELIHOOD_KEYS)}"
+        )
+    out: dict[str, Any] = {}
+    for key in ("separator", "cue", "choice"):
+        if key in value:
+            if not isinstance(value[key], str):
+                raise InputError(f"{where}.{key}: expected a string, got {value[key]!r}")
+            out[key] = value[key]
+    reason = value.get("not_applicable")
+    if reason is not None and (not isinstance(reason, str) or not reason.strip()):
+        raise InputError(f"{where}.not_applicable: expected the reason as text, got {reason!r}")
+    return LoglikelihoodSetup(
+        **out,
+        not_applicable=reason.strip() if reason else None,
+        template=_compile(out.get("choice", LoglikelihoodSetup.choice), f"{where}.choice"),
+    )
+
+
 def build_spec(data: Mapping[str, Any], *, name: str, path: Path, kind: str) -> BenchmarkSpec:
     """Validate a resolved spec mapping and build the :class:`BenchmarkSpec`.
 
@@ -544,6 +610,7 @@ def build_spec(data: Mapping[str, Any], *, name: str, path: Path, kind: str) -> 
         raise InputError(
             f"{where}: sources.files: a local benchmark reads its own files; expected `reader` and `test`"
         )
+    loglikelihood = _loglikelihood(data.get("loglikelihood"), f"{where}: loglikelihood")
     fewshot_cfg = data.get("fewshot") or {}
     pool = int(fewshot_cfg.get("pool", 8)) if isinstance(fewshot_cfg, Mapping) else 8
 
@@ -573,6 +640,7 @@ def build_spec(data: Mapping[str, Any], *, name: str, path: Path, kind: str) -> 
         path=path,
         fewshot_pool=pool,
         kind=kind,
+        loglikelihood=loglikelihood,
     )
 
 
@@ -765,6 +833,7 @@ __all__ = [
     "BenchmarkSpec",
     "FilesSource",
     "HubSource",
+    "LoglikelihoodSetup",
     "SampleSource",
     "build_spec",
     "get_spec",
