@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 
 import click
+import pandas as pd
 
 from evalpipe import atomic
 from evalpipe.benchmarks import build_prompts, get_spec, validate_suites
@@ -24,8 +25,10 @@ from evalpipe.inference.generate import (
 )
 from evalpipe.inference.model_list import model_configs
 from evalpipe.inference.tiny import default_model_cache
+from evalpipe.inference.types import Generation
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
+from evalpipe.scoring.loglikelihood import loglikelihood_columns, loglikelihood_requests
 from stages._common import fail_cleanly, params_option, read_parquet
 
 log = logging.getLogger("stages.generate")
@@ -93,6 +96,7 @@ def run_model(
         source=params_path,
     )
     names = names or tuple(declared)
+    method = str(params.get("scoring", {}).get("method", "generate"))
 
     # Build every prompt first so the engine gets all benchmarks' misses in one batch.
     plans = []
@@ -122,7 +126,17 @@ def run_model(
             seed=seed,
             stop=spec.stop(style),
         )
-        plans.append((name, rows, prompts, requests))
+        ll_requests, ll_reason = None, "scoring.method is generate"
+        if method != "generate":
+            choices = rows["choices"].tolist() if "choices" in rows.columns else None
+            ll_requests, ll_reason = loglikelihood_requests(
+                spec, prompts, style=style, choices=_choice_lists(choices)
+            )
+            if ll_requests is None:
+                click.echo(f"generate: {name}: no log-likelihood scoring: {ll_reason}", err=True)
+        if method == "loglikelihood" and ll_requests is not None:
+            requests = []  # scored by log-likelihood only: nothing to generate
+        plans.append((name, rows, prompts, requests, spec, ll_requests, ll_reason))
 
     caches = paths.generation_caches
     engine = make_engine(
@@ -131,16 +145,27 @@ def run_model(
         model_cache=default_model_cache(paths.root),
         read_also=sorted(p for p in caches.iterdir() if p.is_dir()) if caches.is_dir() else (),
     )
-    all_requests = [r for _, _, _, reqs in plans for r in reqs]
+    all_requests = [r for plan in plans for r in plan[3]]
     generations = engine.generate(all_requests, progress=progress)
     stats = engine.last_stats
+    # Log-likelihood requests of every benchmark in one batch as well (same engine, same cache).
+    all_ll = [r for plan in plans if plan[5] for row in plan[5] for r in row]
+    ll_results = engine.loglikelihood(all_ll, progress=progress) if all_ll else []
 
     per_benchmark = {}
-    offset = 0
-    for name, rows, prompts, requests in plans:
-        gens = generations[offset : offset + len(requests)]
-        offset += len(requests)
+    offset = ll_offset = 0
+    for name, rows, prompts, requests, spec, ll_requests, ll_reason in plans:
+        if requests:
+            gens = generations[offset : offset + len(requests)]
+            offset += len(requests)
+        else:  # log-likelihood only: the rows carry no generated answer
+            gens = [Generation("", "not_generated", 0, 0)] * len(prompts)
         frame = outputs_frame(rows, prompts, gens, model=slug, model_id=engine.identity.label)
+        if ll_requests is not None:
+            n = sum(len(row) for row in ll_requests)
+            ll = loglikelihood_columns(spec, ll_requests, ll_results[ll_offset : ll_offset + n])
+            ll_offset += n
+            frame = pd.concat([frame, ll], axis=1)
         atomic.write_parquet(paths.outputs(name, slug), frame)
         truncated, share = truncated_share(gens)
         if share > TRUNCATION_WARNING:
@@ -154,12 +179,15 @@ def run_model(
                 requests[0].max_tokens,
             )
         per_benchmark[name] = {
-            "prompts": len(requests),
+            "prompts": len(prompts),
+            "generated": len(requests),
             "from_cache": int(sum(g.from_cache for g in gens)),
             "max_tokens": requests[0].max_tokens if requests else 0,
             "stop": list(requests[0].stop) if requests else [],
             "truncated": truncated,
             "structured_output": bool(requests and requests[0].json_schema),
+            "loglikelihood_requests": sum(len(r) for r in ll_requests) if ll_requests else 0,
+            "loglikelihood": "scored" if ll_requests is not None else ll_reason,
         }
     smoke = engine.is_smoke_test_model
     metrics = {
@@ -186,6 +214,19 @@ def run_model(
         f"model {engine.identity.label}"
         f"{' (smoke test: chance accuracy)' if smoke else ''} -> {paths.outputs('*', slug)}"
     )
+
+
+def _choice_lists(column: list | None) -> list | None:
+    """The rows' choice texts as plain lists (None for rows without choices, e.g. NLI)."""
+    if column is None:
+        return None
+    out = []
+    for value in column:
+        if value is None or (isinstance(value, float) and value != value):
+            out.append(None)
+        else:
+            out.append([str(v) for v in value] if len(value) else None)
+    return out if any(v is not None for v in out) else None
 
 
 if __name__ == "__main__":

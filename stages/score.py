@@ -14,8 +14,19 @@ from evalpipe.errors import InputError
 from evalpipe.inference.model_list import model_configs
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
-from evalpipe.scoring.report import ClassificationSetup, build_reports, truncation_warnings
+from evalpipe.scoring.loglikelihood import (
+    method_agreement,
+    not_applicable_reason,
+    score_loglikelihood,
+)
+from evalpipe.scoring.report import (
+    ClassificationSetup,
+    build_reports,
+    rounded,
+    truncation_warnings,
+)
 from evalpipe.scoring.scorer import error_preview, score_frame
+from evalpipe.scoring.views import view_name
 from stages._common import fail_cleanly, params_option, read_parquet
 
 
@@ -66,32 +77,53 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
             f"{outputs_dir}: no *.parquet outputs to score (run `dvc repro generate@{slug}`)"
         )
 
+    method = str(scoring.get("method", "generate"))
+    style = str(section(params, "prompt", "style"))
     scored: dict[str, pd.DataFrame] = {}
     classification: dict[str, ClassificationSetup] = {}
+    agreement: dict[str, dict] = {}
     for path in files:
         name = path.stem
         try:
             spec = get_spec(name, paths.raw_benchmarks)
         except InputError as exc:
             raise InputError(f"{path}: no benchmark named after this file: {exc}") from exc
+        outputs = read_outputs(path)
+        # log-likelihood views where the benchmark has fixed choices (generate wrote ll_* then);
+        # the generated answers otherwise, and always with method generate or both
+        by_ll = method != "generate" and not_applicable_reason(spec, style=style) is None
+        views: dict[str, pd.DataFrame] = {}
+        if method != "loglikelihood" or not by_ll:
 
-        def options_for_row(subtask: str | None, spec=spec) -> dict:
-            return spec.answer_kwargs({"subtask": subtask}, scoring=scoring)
+            def options_for_row(subtask: str | None, spec=spec) -> dict:
+                return spec.answer_kwargs({"subtask": subtask}, scoring=scoring)
 
-        frame = score_frame(
-            read_outputs(path),
-            parser=spec.parser,
-            metric=spec.metric,
-            options_for_row=options_for_row,
-            source=str(path),
-            progress=True,
-        )
-        scored[name] = frame
-        if spec.labels and spec.answer.classification:
-            classification[name] = ClassificationSetup(
-                labels=list(spec.labels),
-                explicit_invalid=spec.answer.has_invalid_class(spec.answer_kwargs(scoring=scoring)),
+            views[view_name(name, "generate")] = score_frame(
+                outputs,
+                parser=spec.parser,
+                metric=spec.metric,
+                options_for_row=options_for_row,
+                source=str(path),
+                progress=True,
             )
+        if by_ll:
+            for ll_method, normalised in (("loglikelihood", False), ("loglikelihood_norm", True)):
+                views[view_name(name, ll_method)] = score_loglikelihood(
+                    outputs, spec, normalised=normalised, source=str(path), scoring=scoring
+                )
+            if name in views:  # both: how often the two ways of answering agree
+                agreement[name] = method_agreement(
+                    views[name], views[view_name(name, "loglikelihood")]
+                )
+        scored.update(views)
+        if spec.labels and spec.answer.classification:
+            for view in views:
+                classification[view] = ClassificationSetup(
+                    labels=list(spec.labels),
+                    explicit_invalid=spec.answer.has_invalid_class(
+                        spec.answer_kwargs(scoring=scoring)
+                    ),
+                )
 
     scored_dir = paths.scored_dir(slug)
     reports = build_reports(
@@ -106,6 +138,9 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
     for name, frame in scored.items():
         atomic.write_parquet(paths.scored(name, slug), frame)
         atomic.write_jsonl(paths.errors_preview(name, slug), error_preview(frame, limit=20))
+    for name, figures in agreement.items():
+        # beside the log-likelihood view's figures: agreement with the generated answers
+        reports.robustness[view_name(name, "loglikelihood")]["method_agreement"] = rounded(figures)
     atomic.write_json(paths.scored_details("robustness", slug), reports.robustness)
     atomic.write_json(paths.scored_details("classification", slug), reports.classification)
     metrics_dir = paths.model_metrics(slug)
@@ -121,12 +156,19 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
 
     rows = sum(len(f) for f in scored.values())
     unparsed = sum(int((f["parse_status"] == "unparsed").sum()) for f in scored.values())
+    for name, figures in sorted(agreement.items()):
+        click.echo(
+            f"score@{slug}: {name}: generated and log-likelihood answers agree on "
+            f"{figures['agreement']:.1%} of {figures['n']} rows"
+            if figures.get("agreement") is not None
+            else f"score@{slug}: {name}: no rows to compare the two methods on"
+        )
     deltas = [r["delta"] for r in reports.robustness.values() if r.get("delta") is not None]
     mean_delta = f"{sum(deltas) / len(deltas):+.4f}" if deltas else "n/a"
     for line in truncation_warnings(reports.robustness):
         click.echo(line, err=True)
     click.echo(
-        f"score@{slug}: {len(scored)} benchmarks, {rows} rows ({unparsed} unparsed) -> "
+        f"score@{slug}: {len(scored)} views ({len(files)} benchmarks), {rows} rows ({unparsed} unparsed) -> "
         f"{scored_dir}, {metrics_dir}/ (mean delta {mean_delta}), {plots}/"
     )
 

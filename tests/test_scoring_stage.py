@@ -325,3 +325,67 @@ def test_report_stage_reads_every_figure_from_the_details_files(tmp_path):
     assert "confusion" in data.classification[M]["mmlu"]
     assert {"mcnemar_p", "accuracy_strict", "truncated_rate"} <= set(data.robustness[M]["gsm8k"])
     assert f"data/scored/{M}/classification_details.json" in data.provenance["inputs"]
+
+
+def _with_loglikelihoods(root: Path, name: str) -> pd.DataFrame:
+    """Add the generate stage's ll_* columns: originals give the gold choice the highest
+    log-probability, perturbed rows the next label (every typo flips the log-likelihood answer)."""
+    from evalpipe.benchmarks import get_spec
+
+    path = root / "data" / "outputs" / M / f"{name}.parquet"
+    frame = pd.read_parquet(path)
+    labels = list(get_spec(name).labels)
+    picks = []
+    for gold, variant in zip(frame["answer"], frame["variant"], strict=True):
+        index = labels.index(str(gold))
+        picks.append(index if variant == "original" else (index + 1) % len(labels))
+    frame["ll_choices"] = [labels] * len(frame)
+    frame["ll_continuations"] = [[" " + label for label in labels]] * len(frame)
+    frame["ll_logprobs"] = [[-1.0 if j == p else -2.0 for j in range(len(labels))] for p in picks]
+    frame["ll_tokens"] = [[1] * len(labels)] * len(frame)
+    frame["ll_greedy"] = [[j == p for j in range(len(labels))] for p in picks]
+    frame.to_parquet(path)
+    return frame
+
+
+@pytest.mark.parametrize("method", ["both", "loglikelihood"])
+def test_loglikelihood_views_are_scored_beside_or_instead_of_the_generated_answers(
+    tmp_path, method
+):
+    root = _setup(tmp_path, names=("mmlu", "jnli", "gsm8k"))
+    params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
+    params["scoring"]["method"] = method
+    (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    frames = {name: _with_loglikelihoods(root, name) for name in ("mmlu", "jnli")}
+    result = _run(root)
+    assert result.exit_code == 0, result.output
+    files = sorted(p.stem for p in (root / "metrics" / M).glob("*.json"))
+    ll_views = ["jnli.ll", "jnli.ll_norm", "mmlu.ll", "mmlu.ll_norm"]
+    # gsm8k has no fixed choices: generated answers whatever the method
+    generated = ["gsm8k", "jnli", "mmlu"] if method == "both" else ["gsm8k"]
+    assert files == sorted(generated + ll_views)
+    details = json.loads((root / "data" / "scored" / M / "robustness_details.json").read_text())
+    for name, frame in frames.items():
+        for view in (f"{name}.ll", f"{name}.ll_norm"):
+            figures = headline(root, view)
+            assert figures["acc_original"] == 1.0 and figures["acc_perturbed"] == 0.0
+            assert figures["unparsed"] == 0.0 and figures["truncated"] == 0.0
+            assert figures["n"] == details[view]["n"]
+            scored = pd.read_parquet(root / "data" / "scored" / M / f"{view}.parquet")
+            assert len(scored) == len(frame)  # every row scored, none dropped
+        agreement = details[f"{name}.ll"].get("method_agreement")
+        if method == "both":
+            generate = pd.read_parquet(root / "data" / "scored" / M / f"{name}.parquet")
+            ll = pd.read_parquet(root / "data" / "scored" / M / f"{name}.ll.parquet")
+            same = (generate["prediction"] == ll["prediction"]) & (
+                generate["parse_status"] != "unparsed"
+            )
+            assert agreement["n"] == len(frame)
+            assert agreement["agreement"] == round(same.mean(), 4)
+            assert f"{name}: generated and log-likelihood answers agree" in result.output
+        else:
+            assert agreement is None
+    classification = json.loads(
+        (root / "data" / "scored" / M / "classification_details.json").read_text()
+    )
+    assert classification["mmlu.ll"]["accuracy"] == 1.0

@@ -12,6 +12,7 @@ import pandas as pd
 from evalpipe.scoring.metrics import classification_report
 from evalpipe.scoring.robustness import accuracy_by_rate, benchmark_summary, word_table
 from evalpipe.scoring.scorer import ORIGINAL
+from evalpipe.scoring.views import parse_view
 
 DECIMALS = 4
 # metrics/<model>/<view>.json keep only what a reader compares across commits, under short keys
@@ -201,7 +202,7 @@ def build_reports(
         robustness[name] = rounded({**summary, **answer_summary(frame)})
         if len(table):
             words.append(table.assign(label=name + ": " + table["word"]))
-        frames.append(frame)
+        frames.append((name, frame))
         setup = classification.get(name)
         if setup is None:
             continue
@@ -238,7 +239,15 @@ def build_reports(
     )
     rate_columns = ["benchmark", "example_id", "variant", "prompt", "perturbed_occurrences",
                     "correct"]  # fmt: skip
-    rate_input = [f[rate_columns] for f in frames if set(rate_columns) <= set(f.columns)]
+    # One view per benchmark, or a benchmark's examples would count once per scoring method:
+    # the generated answers, or the log-likelihood ones where nothing was generated.
+    methods = {parse_view(name)[1] for name, _ in frames}
+    rate_method = "generate" if "generate" in methods else "loglikelihood"
+    rate_input = [
+        f[rate_columns]
+        for name, f in frames
+        if parse_view(name)[1] == rate_method and set(rate_columns) <= set(f.columns)
+    ]
     rate = (
         accuracy_by_rate(pd.concat(rate_input, ignore_index=True))
         if rate_input
