@@ -334,7 +334,7 @@ def test_scored_frame_has_score_frames_schema_and_build_reports_reads_it(tmp_pat
         assert reports.classification[name]["unparsed"] == int(
             (originals["parse_status"] == "unparsed").sum()
         )
-        assert reports.classification_metrics[name]["accuracy"] == pytest.approx(
+        assert reports.classification[name]["accuracy"] == pytest.approx(
             originals["correct"].mean(), abs=1e-4
         )
 

@@ -264,8 +264,11 @@ def test_dvc_repro_report_and_image_plots_across_commits(project):
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_dvc_repro_writes_the_report_from_the_whole_pipeline(project):
-    """`dvc repro report` on the defaults (shrunk for a CPU): every upstream stage runs, the
-    report finds every input, and forcing the stage again gives the same bytes."""
+    """`dvc repro report` on the defaults (shrunk for a CPU) with two models (tiny-random and
+    the same architecture with other random weights) scored by generation and log-likelihood:
+    every upstream stage runs, each model gets its own outputs, scores and headline metrics,
+    the comparison table and the report cover both, and forcing the report gives the same
+    bytes."""
     import yaml
 
     root = project.root
@@ -275,29 +278,71 @@ def test_dvc_repro_writes_the_report_from_the_whole_pipeline(project):
     params["words"]["top_n"] = 2
     params["sampling"]["max_tokens"] = 8
     params["scoring"]["bootstrap_samples"] = 100
+    params["scoring"]["method"] = "both"
     params["impact"]["bootstrap_samples"] = 100
+    params["models"]["tiny-b"] = {"name": "tiny-random", "revision": "seed1"}
     params_path.write_text(
         yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8"
     )
     proc = project.dvc("repro", "report", timeout=1700)
     assert "Running stage 'report'" in proc.stdout
+    for stage in ("generate@tiny-random", "generate@tiny-b", "score@tiny-random", "score@tiny-b"):
+        assert f"Running stage '{stage}'" in proc.stdout, stage
     paths = ProjectPaths(root)
+    suites = list(params["benchmarks"]["suites"])
+    ids = {}
+    for slug in ("tiny-random", "tiny-b"):
+        outputs = {p.stem for p in paths.outputs_dir(slug).glob("*.parquet")}
+        assert outputs == set(suites), slug
+        frame = pd.read_parquet(paths.outputs("jnli", slug))
+        assert set(frame["model"]) == {slug}
+        ids[slug] = set(frame["model_id"])
+        assert {"ll_choices", "ll_logprobs"} <= set(frame.columns)
+        # the chosen choice is the argmax of the stored log-probabilities
+        ll = pd.read_parquet(paths.scored("jnli.ll", slug))
+        best = [row[int(max(range(len(row)), key=row.__getitem__))] for row in
+                frame["ll_logprobs"].map(list)]  # fmt: skip
+        picked = [lp[list(ch).index(p)] for lp, ch, p in
+                  zip(frame["ll_logprobs"], frame["ll_choices"], ll["prediction"], strict=True)]  # fmt: skip
+        assert picked == best
+        headlines = {p.stem for p in paths.model_metrics(slug).glob("*.json")}
+        assert {"gsm8k", "jnli", "jnli.ll", "jnli.ll_norm", "mmlu.ll"} <= headlines
+        assert "gsm8k.ll" not in headlines  # free-form: no fixed choices
+    assert ids["tiny-random"] != ids["tiny-b"]  # two different models
+    comparison = pd.read_csv(paths.model_comparison)
+    assert set(comparison["model"]) == {"tiny-random", "tiny-b"}
+    assert set(comparison["method"]) == {"generate", "loglikelihood", "loglikelihood_norm"}
+    details = json.loads(paths.scored_details("robustness", "tiny-b").read_text())
+    assert 0.0 <= details["jnli.ll"]["method_agreement"]["agreement"] <= 1.0
+    shown = project.dvc("metrics", "show").stdout
+    assert max(len(line) for line in shown.splitlines()) <= 130, shown
+    assert "metrics/tiny-b/jnli.ll.json" in shown
+
     page = paths.report_html.read_text(encoding="utf-8")
-    for gone in (
-        f"data/scored/{M}/robustness_details.json",
-        "data/impact/words.parquet",
-        f"data/scored/{M}/*.parquet",
-    ):
-        assert f"{gone}: " not in page, gone  # not listed under "Missing inputs"
-    assert "tiny-random@" in page and '<del class="edit"' in page
+    for slug in ("tiny-random", "tiny-b"):
+        for gone in (
+            f"data/scored/{slug}/robustness_details.json",
+            f"data/scored/{slug}/*.parquet",
+        ):
+            assert f"{gone}: " not in page, gone  # not listed under "Missing inputs"
+    assert "data/impact/words.parquet: " not in page
+    assert "tiny-random@" in page and "tiny-b: tiny-random@" in page and '<del class="edit"' in page
     words = pd.read_parquet(paths.impact("words"))
-    assert len(words)
+    assert set(words["model"]) == {"tiny-random", "tiny-b"}
     for language in sorted(set(words["language"])):
         assert f'id="words-{language}-' in page, language
     first = paths.report_html.read_bytes()
     project.dvc("repro", "--force", "--single-item", "report")
     assert paths.report_html.read_bytes() == first
     assert "changed" not in project.dvc("status", "report").stdout
+
+    # Another revision of one model re-runs only that model's stages (and what reads them all).
+    params["models"]["tiny-b"]["revision"] = "seed2"
+    params_path.write_text(
+        yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8"
+    )
+    status = project.dvc("status").stdout
+    assert "generate@tiny-b" in status and "generate@tiny-random" not in status, status
 
 
 def test_details_files_fill_what_the_headline_metrics_leave_out(tmp_path):
