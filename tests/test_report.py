@@ -357,26 +357,13 @@ def test_models_section_puts_models_side_by_side_with_method_agreement():
 
     stats = {"n": 10, "accuracy_original": 0.6, "accuracy_perturbed": 0.5, "delta": -0.1,
              "ci_low": -0.2, "ci_high": 0.0, "unparsed_rate": 0.1}  # fmt: skip
-    data = ReportData(
-        robustness={
-            "small": {
-                "jnli": stats,
-                "jnli.ll": {
-                    **stats,
-                    "method_agreement": {
-                        "n": 10,
-                        "agreement": 0.7,
-                        "kappa": 0.4,
-                        "accuracy_generate": 0.6,
-                        "accuracy_loglikelihood": 0.6,
-                        "generate_unparsed": 1,
-                    },
-                },
-            },
-            "large": {"jnli": {**stats, "delta": -0.3}},
-        },  # fmt: skip
-        provenance={"models": ["small", "large"]},
-    )
+    agreement = {"n": 10, "agreement": 0.7, "kappa": 0.4, "accuracy_generate": 0.6,
+                 "accuracy_loglikelihood": 0.6, "generate_unparsed": 1}  # fmt: skip
+    robustness = {
+        "small": {"jnli": stats, "jnli.ll": {**stats, "method_agreement": agreement}},
+        "large": {"jnli": {**stats, "delta": -0.3}},
+    }
+    data = ReportData(robustness=robustness, provenance={"models": ["small", "large"]})
     body = models_section(data)
     assert 'id="models-table"' in body
     # one row per (benchmark, method); a column group per model, sorted by name
