@@ -21,7 +21,7 @@ SAMPLES = {
                   {"labels": ["A", "B", "C", "D"]}),
     "mc_index": (["回答：3", "2", "12", "選択肢は 4 です"], {"labels": list("01234")}),
     "numeric": (["Step 1 ... #### 1,234", "**Answer: $18 per day.**", "no number"], {}),
-    "bbh": (["So the answer is (C).", "(A)", "maybe"], {"subtask": "date_understanding"}),
+    "bbh": (["So the answer is (C).", "(A)", "maybe"], {"format": "choice"}),
     "nli": (["entailment", "回答：矛盾", "I think it is neutral."], {}),
     "extractive": (["回答：徳川家康\n\n理由", "東京都"], {}),
     "json_label": (['ok {"label": "pos", "confidence": 0.8, "reason": "good"}', "positive"],

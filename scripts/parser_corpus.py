@@ -49,12 +49,14 @@ REASONS = [
 ]
 BBH_MC_TASKS = ["date_understanding", "logical_deduction_three_objects", "snarks", "ruin_names",
                 "tracking_shuffled_objects_three_objects", "hyperbaton"]  # fmt: skip
-BBH_BINARY = {
-    "navigate": ["Yes", "No"],
-    "web_of_lies": ["Yes", "No"],
-    "sports_understanding": ["yes", "no"],
-    "boolean_expressions": ["True", "False"],
-}
+BBH_BINARY_TASKS = ["boolean_expressions", "navigate", "sports_understanding", "web_of_lies"]
+
+
+def _bbh_options(subtask: str) -> dict[str, Any]:
+    """The parser options of a BBH subtask, as bbh.yaml declares its answer format."""
+    from evalpipe.benchmarks import get_spec
+
+    return get_spec("bbh").parser_kwargs(subtask)
 
 
 def _steps(rng: random.Random, answer: int) -> str:
@@ -176,7 +178,7 @@ def _bbh(rng: random.Random) -> Iterator[tuple[str, str, str | None, dict[str, A
     for _ in range(PER_CLASS):
         task = rng.choice(BBH_MC_TASKS)
         x, y = rng.sample(letters, 2)
-        opts = {"subtask": task}
+        opts = _bbh_options(task)
         yield (
             "bbh_cot",
             (
@@ -208,14 +210,14 @@ def _bbh(rng: random.Random) -> Iterator[tuple[str, str, str | None, dict[str, A
             f"({x})",
             opts,
         )
-        task = rng.choice(sorted(BBH_BINARY))
-        yes, no = BBH_BINARY[task]
+        task = rng.choice(BBH_BINARY_TASKS)
+        opts = _bbh_options(task)
+        yes, no = opts["words"]
         word = rng.choice([yes, no])
-        opts = {"subtask": task}
         yield "bbh_binary", f"Let's think step by step. {rng.choice(REASONS).capitalize()}. So the answer is {word}.", word, opts  # fmt: skip
         yield "bbh_binary_hedge", f"So the answer is {yes} or {no}.", None, opts
         total = rng.randint(3, 40)
-        opts = {"subtask": "object_counting"}
+        opts = _bbh_options("object_counting")
         yield "bbh_numeric", f"I have a piano, {rng.randint(2, 5)} flutes and a violin. So the answer is {total}.", str(total), opts  # fmt: skip
 
 

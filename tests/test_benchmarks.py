@@ -85,7 +85,7 @@ def test_registry_has_the_built_in_benchmarks_with_their_parsers() -> None:
         "negative",
     ]
     assert parsers["gsm8k"][0] == "numeric" and parsers["bbh"][0] == "bbh"
-    assert get_spec("bbh").parser_kwargs("navigate") == {"subtask": "navigate"}
+    assert get_spec("bbh").parser_kwargs("navigate") == {"format": "binary", "words": ["Yes", "No"]}
     assert get_spec("jcommonsenseqa").max_new_tokens == 1
     assert get_spec("jsquad").max_tokens("cot") > get_spec("jsquad").max_tokens("zero_shot") == 25
     schema = get_spec("imdb").json_schema
@@ -701,7 +701,11 @@ def test_answer_types_decide_parsers_options_and_classification() -> None:
         "ja_sentiment",
     }
     bbh = get_spec("bbh")
-    assert bbh.answer_kwargs({"subtask": "navigate"}) == {"subtask": "navigate"}
+    assert bbh.answer_kwargs({"subtask": "navigate"}) == {
+        "format": "binary",
+        "words": ["Yes", "No"],
+    }
+    assert bbh.answer_kwargs({"subtask": "not_a_subtask"}) == {}
     imdb = get_spec("imdb")
     assert imdb.answer_kwargs(scoring={"sentiment_strict": False})["strict"] is False
     assert imdb.answer.has_invalid_class(imdb.answer_kwargs(scoring={"sentiment_strict": False}))
@@ -710,11 +714,57 @@ def test_answer_types_decide_parsers_options_and_classification() -> None:
     assert ANSWER_TYPES["number"].parse("#### 1,234").prediction == "1234"
 
 
-def test_bbh_parser_knows_the_answer_format_of_exactly_the_specs_subtasks() -> None:
-    # bbh.yaml is the one list of subtasks; the parser only classifies their answer formats
-    from evalpipe.scoring import parsers
+def test_every_bbh_subtask_declares_its_answer_format_in_the_spec() -> None:
+    # bbh.yaml is the one list of subtasks; each entry carries its answer format
+    from collections import Counter
 
-    known = set(parsers.BBH_MC) | set(parsers.BBH_BINARY) | set(parsers.BBH_NUMERIC)
-    known |= set(parsers.BBH_FREE)
-    assert known == set(BBH_SUBTASKS)
-    assert all(parsers.bbh_family(s) != "generic" for s in BBH_SUBTASKS)
+    bbh = get_spec("bbh")
+    assert set(bbh.subtask_answers) == set(BBH_SUBTASKS)
+    formats = {s: bbh.parser_kwargs(s)["format"] for s in BBH_SUBTASKS}
+    assert Counter(formats.values()) == {
+        "choice": 17,
+        "binary": 6,
+        "integer": 2,
+        "brackets": 1,
+        "text": 1,
+    }
+    assert bbh.parser_kwargs("sports_understanding")["words"] == ["yes", "no"]
+    assert bbh.parser_kwargs("boolean_expressions")["words"] == ["True", "False"]
+    assert bbh.parser_kwargs("formal_fallacies")["words"] == ["valid", "invalid"]
+
+
+def test_a_bbh_subtask_without_an_answer_format_is_refused(tmp_path: Path) -> None:
+    import copy
+
+    from evalpipe.benchmarks.spec import build_spec, load_spec, resolve, specs_root
+
+    path = specs_root() / "bbh.yaml"
+    data = resolve(path)
+    assert build_spec(data, name="bbh", path=path, kind="builtin").subtask_answers["snarks"]
+    cases = [
+        ("Determine which of two sentences is sarcastic.", "subtasks.snarks.answer: missing ['format']"),
+        ({"description": "d"}, "subtasks.snarks.answer: missing ['format']"),
+        ({"description": "d", "answer": {}}, "subtasks.snarks.answer: missing ['format']"),
+        ({"answer": {"format": "mc"}}, "subtasks.snarks.answer: bbh: format: expected one of choice"),
+        ({"answer": {"format": "binary"}}, "needs `words`"),
+        ({"answer": {"format": "binary", "words": [True, False]}}, "needs `words`"),
+        ({"answer": {"format": "choice", "labels": ["A"]}}, "not per-subtask options"),
+        ({"answers": {"format": "choice"}}, "subtasks.snarks: unknown key(s) ['answers']"),
+    ]  # fmt: skip
+    for entry, needle in cases:
+        broken = copy.deepcopy(data)
+        broken["subtasks"]["snarks"] = entry
+        with pytest.raises(InputError) as err:
+            build_spec(broken, name="bbh", path=path, kind="builtin")
+        assert needle in str(err.value) and "bbh.yaml" in str(err.value)
+    # a local spec inheriting BBH may add a subtask, and must give it a format too
+    folder = tmp_path / "bbh_plus"
+    folder.mkdir()
+    local = {"include": "bbh", "sources": {"files": {"reader": "json", "test": ["t.jsonl"]}}}
+    local["subtasks"] = {"my_task": "A subtask of my own."}
+    (folder / "spec.yaml").write_text(yaml.safe_dump(local), encoding="utf-8")
+    with pytest.raises(InputError, match=r"subtasks\.my_task\.answer: missing \['format'\]"):
+        load_spec(folder / "spec.yaml")
+    local["subtasks"] = {"my_task": {"description": "d", "answer": {"format": "integer"}}}
+    (folder / "spec.yaml").write_text(yaml.safe_dump(local), encoding="utf-8")
+    assert load_spec(folder / "spec.yaml").parser_kwargs("my_task") == {"format": "integer"}

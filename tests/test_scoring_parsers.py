@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evalpipe.benchmarks import get_spec
 from evalpipe.errors import InputError
 from evalpipe.scoring.parsers import (
     PARSERS,
@@ -27,6 +28,11 @@ from evalpipe.scoring.scorer import score_frame
 ABCD_LOWER = {"labels": ["a", "b", "c", "d"], "digit_map": {"1": "a", "2": "b", "3": "c", "4": "d"}}
 MMLU = {"labels": ["A", "B", "C", "D"], "digit_map": None}
 JCQA = {"labels": ["0", "1", "2", "3", "4"]}
+
+
+def _bbh_options(subtask: str) -> dict:
+    """A BBH subtask's parser options, as its spec (bbh.yaml) declares them."""
+    return get_spec("bbh").parser_kwargs(subtask)
 
 
 # ----------------------------------------------------------------------------- golden (§3)
@@ -66,7 +72,7 @@ def test_jcommonsenseqa_twelve_is_wrong_when_gold_is_two():
         ("mc_letter", MMLU, "A", "exact_match"),
         ("mc_index", JCQA, "0", "exact_match"),
         ("numeric", {}, "0", "exact_match"),
-        ("bbh", {"subtask": "navigate"}, "No", "exact_match"),
+        ("bbh", {"format": "binary", "words": ["Yes", "No"]}, "No", "exact_match"),
         ("nli", {"labels": ["entailment", "contradiction", "neutral"]}, "neutral", "exact_match"),
         ("extractive", {}, "", "char_f1"),
         (
@@ -189,7 +195,7 @@ def test_gsm8k_negative_and_decimal_numbers_are_canonical():
     ],
 )
 def test_bbh_parses_each_subtask_format(subtask, raw, expected, status):
-    result = bbh(raw, subtask=subtask)
+    result = bbh(raw, **_bbh_options(subtask))
     assert (result.prediction, result.status) == (expected, status)
 
 
@@ -203,11 +209,41 @@ def test_bbh_parses_each_subtask_format(subtask, raw, expected, status):
     ],
 )
 def test_bbh_prediction_matches_gold_in_canonical_form(subtask, gold, raw):
-    assert bbh(raw, subtask=subtask).prediction == normalise_gold("bbh", gold, subtask=subtask)
+    assert bbh(raw, **_bbh_options(subtask)).prediction == normalise_gold(
+        "bbh", gold, **_bbh_options(subtask)
+    )
+
+
+def test_bbh_format_comes_from_the_options_not_from_a_subtask_name():
+    # the same output reads differently under each declared format
+    raw = "So the answer is (B), 3 of them."
+    assert bbh(raw, format="choice").prediction == "(B)"
+    assert bbh(raw, format="integer").prediction == "3"
+    assert (
+        bbh("Right. So the answer is right.", format="binary", words=["Right", "Wrong"]).prediction
+        == "Right"
+    )
+    assert normalise_gold("bbh", "wrong", format="binary", words=["Right", "Wrong"]) == "Wrong"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"format": "multiple_choice"},
+        {"format": "binary"},
+        {"format": "binary", "words": "Yes"},
+        {"format": "binary", "words": ["Yes", "yes"]},
+        {"format": "choice", "words": ["Yes", "No"]},
+        {"subtask": "navigate"},
+    ],
+)
+def test_bbh_bad_format_options_are_input_errors(options):
+    with pytest.raises(InputError):
+        parse_answer("bbh", "Yes", **options)
 
 
 def test_bbh_valid_is_not_found_inside_invalid():
-    assert bbh("It is invalid", subtask="formal_fallacies").prediction == "invalid"
+    assert bbh("It is invalid", **_bbh_options("formal_fallacies")).prediction == "invalid"
 
 
 # ----------------------------------------------------------------------------- NLI, QA, JSON
@@ -358,7 +394,7 @@ def test_json_answer_survives_prose_around_it(label, conf, before, after):
 @given(text=st.text(max_size=40))
 def test_every_parser_returns_a_valid_status_on_arbitrary_text(text):
     for name, options in [("mc_letter", MMLU), ("mc_index", JCQA), ("numeric", {}),
-                          ("bbh", {"subtask": "snarks"}), ("nli", {}), ("extractive", {}),
+                          ("bbh", {"format": "choice"}), ("nli", {}), ("extractive", {}),
                           ("json_label", {"strict": False})]:  # fmt: skip
         result = parse_answer(name, text, **options)
         assert result.status in ("strict", "fallback", "unparsed")
@@ -456,14 +492,14 @@ def test_a_comma_after_the_answer_is_not_a_hedge():
     ],
 )
 def test_bbh_hedges_are_unparsed(subtask, raw):
-    assert bbh(raw, subtask=subtask).status == "unparsed"
+    assert bbh(raw, **_bbh_options(subtask)).status == "unparsed"
 
 
 def test_bbh_last_answer_statement_wins_and_new_questions_are_ignored():
     raw = "At first the answer is (A), but (A) is Monday. So the answer is (C)."
-    assert bbh(raw, subtask="date_understanding").prediction == "(C)"
+    assert bbh(raw, **_bbh_options("date_understanding")).prediction == "(C)"
     raw = "So the answer is (B).\n\nQ: Today is Christmas Eve. So the answer is (D)."
-    assert bbh(raw, subtask="date_understanding").prediction == "(B)"
+    assert bbh(raw, **_bbh_options("date_understanding")).prediction == "(B)"
 
 
 @pytest.mark.parametrize(

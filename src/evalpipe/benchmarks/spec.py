@@ -190,6 +190,8 @@ class BenchmarkSpec:
     sample: SampleSource | None
     path: Path
     hub_raw: RawHubSource | None = None
+    # {subtask: parser options} from ``subtasks.<name>.answer`` (BBH: each subtask's format)
+    subtask_answers: dict[str, dict[str, Any]] = field(default_factory=dict)
     fewshot_pool: int = 8
     kind: str = "builtin"  # builtin | local
     loglikelihood: LoglikelihoodSetup = field(default_factory=LoglikelihoodSetup)
@@ -243,18 +245,21 @@ class BenchmarkSpec:
     def answer_kwargs(
         self, row: Mapping[str, Any] | None = None, *, scoring: Mapping[str, Any] | None = None
     ) -> dict[str, Any]:
-        """Parser keyword arguments for one row (per-row values and scoring overrides added).
+        """Parser keyword arguments for one row: the spec's, its subtask's, scoring overrides.
 
         Parameters
         ----------
-        row : the row's values, e.g. ``{"subtask": "navigate"}``.
+        row : the row's values, e.g. ``{"subtask": "navigate"}`` (BBH: the subtask's declared
+            answer format is added).
         scoring : the ``scoring`` params section, or None.
 
         Returns
         -------
         dict
         """
-        return self.answer.row_kwargs(self.answer_options, row=row, scoring=scoring)
+        return self.answer.row_kwargs(
+            self.answer_options, row=row, scoring=scoring, subtasks=self.subtask_answers
+        )
 
     def parser_kwargs(self, subtask: str | None = None) -> dict[str, Any]:
         """``answer_kwargs({"subtask": subtask})``: the parser options of a row of ``subtask``."""
@@ -485,6 +490,43 @@ def _loglikelihood(value: Any, where: str) -> LoglikelihoodSetup:
     )
 
 
+def _subtasks(
+    raw: Any, answer_type: AnswerType, options: Mapping[str, Any], where: str
+) -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
+    """``subtasks:`` -> ({name: description}, {name: parser options}).
+
+    An entry is a name (in a list), ``name: description``, or ``name: {description, answer}``
+    whose ``answer`` holds the answer type's per-subtask options (BBH: ``format``, ``words``).
+    An answer type with required per-subtask options gets them from every entry.
+    """
+    raw = raw or {}
+    if isinstance(raw, list):
+        raw = {str(s): None for s in raw}
+    if not isinstance(raw, Mapping):
+        raise InputError(
+            f"{where}: subtasks: expected a list of names or {{name: description}} or "
+            "{name: {description, answer}}"
+        )
+    descriptions: dict[str, str] = {}
+    answers: dict[str, dict[str, Any]] = {}
+    for key, value in raw.items():
+        name = str(key)
+        answer = None
+        if isinstance(value, Mapping):
+            unknown = sorted(set(value) - {"description", "answer"})
+            if unknown:
+                raise InputError(
+                    f"{where}: subtasks.{name}: unknown key(s) {unknown}; expected description, "
+                    "answer"
+                )
+            answer = value.get("answer")
+            value = value.get("description")
+        descriptions[name] = "" if value is None else str(value)
+        if answer is not None or answer_type.required_subtask_options:
+            answers[name] = answer_type.subtask_spec_options(name, answer, options, where=where)
+    return descriptions, answers
+
+
 def build_spec(data: Mapping[str, Any], *, name: str, path: Path, kind: str) -> BenchmarkSpec:
     """Validate a resolved spec mapping and build the :class:`BenchmarkSpec`.
 
@@ -534,12 +576,7 @@ def build_spec(data: Mapping[str, Any], *, name: str, path: Path, kind: str) -> 
     metric = data["metric"]
     if metric not in METRICS:
         raise InputError(f"{where}: metric: expected one of {', '.join(METRICS)}, got {metric!r}")
-    subtasks_raw = data.get("subtasks") or {}
-    if isinstance(subtasks_raw, list):
-        subtasks_raw = {str(s): "" for s in subtasks_raw}
-    if not isinstance(subtasks_raw, Mapping):
-        raise InputError(f"{where}: subtasks: expected a list of names or {{name: description}}")
-    subtasks = {str(k): "" if v is None else str(v) for k, v in subtasks_raw.items()}
+    subtasks, subtask_answers = _subtasks(data.get("subtasks"), answer_type, options, where)
 
     mapping_cfg = dict(data.get("mapping") or {})
     mapper_name = str(data.get("mapper") or ("local" if mapping_cfg else ""))
@@ -633,6 +670,7 @@ def build_spec(data: Mapping[str, Any], *, name: str, path: Path, kind: str) -> 
         mapping=mapping_cfg,
         prompt=compiled,
         subtasks=subtasks,
+        subtask_answers=subtask_answers,
         hub=built["hub"],
         files=built["files"],
         sample=built["sample"],

@@ -2,7 +2,7 @@
 
 A benchmark spec names an answer type (``answer: {type: choice_letter, digit_map: null}``); this
 registry maps the type to its parser in :mod:`evalpipe.scoring.parsers`, the options the parser
-accepts, the per-row values it needs (BBH: the subtask), whether its predictions live in a
+accepts, the options a spec declares per subtask (BBH: each subtask's answer format), whether its predictions live in a
 closed label space (classification metrics), and which scoring params override an option. Stages
 and the scorer ask the registry; none of them dispatches on parser names.
 """
@@ -27,7 +27,9 @@ class AnswerType:
     parser : the key of :data:`evalpipe.scoring.parsers.PARSERS` that reads it.
     uses_labels : the parser takes the benchmark's ``labels`` as its label space.
     options : further options a spec may set under ``answer:`` (with their defaults).
-    row_options : per-row columns the parser needs (``subtask`` for BBH).
+    subtask_options : options a spec declares per subtask, under ``subtasks.<name>.answer``
+        (BBH: ``format``, ``words``); a row gets its subtask's.
+    required_subtask_options : of those, the ones every subtask must declare.
     classification : predictions live in the closed label space (confusion matrix, macro F1).
     scoring_params : ``{option: key of the scoring params}`` that override an option at scoring
         time (``json_label``'s ``strict`` follows ``scoring.sentiment_strict``).
@@ -37,7 +39,8 @@ class AnswerType:
     parser: str
     uses_labels: bool = False
     options: Mapping[str, Any] = field(default_factory=dict)
-    row_options: tuple[str, ...] = ()
+    subtask_options: tuple[str, ...] = ()
+    required_subtask_options: tuple[str, ...] = ()
     classification: bool = False
     scoring_params: Mapping[str, str] = field(default_factory=dict)
 
@@ -82,30 +85,79 @@ class AnswerType:
                 out[key] = default
         return out
 
+    def subtask_spec_options(
+        self, subtask: str, answer: Any, base: Mapping[str, Any], *, where: str
+    ) -> dict[str, Any]:
+        """The parser options one subtask's ``answer:`` entry gives, validated.
+
+        Parameters
+        ----------
+        subtask : the subtask's name.
+        answer : its ``subtasks.<name>.answer`` mapping, or None when absent.
+        base : the spec's own parser options (checked together with the subtask's).
+        where : the spec file, for error messages.
+
+        Returns
+        -------
+        dict : the subtask's options (added to ``base`` for its rows).
+
+        Raises
+        ------
+        InputError
+            On a missing required option, an option the type does not take per subtask, or a
+            value the parser refuses (an unknown BBH format, binary without its words).
+        """
+        at = f"{where}: subtasks.{subtask}.answer"
+        if answer is None:
+            answer = {}
+        if not isinstance(answer, Mapping):
+            raise InputError(f"{at}: expected a mapping of answer options, got {answer!r}")
+        unknown = sorted(set(answer) - set(self.subtask_options))
+        if unknown:
+            known = ", ".join(self.subtask_options) or "none"
+            raise InputError(
+                f"{at}: option(s) {unknown} are not per-subtask options of answer type "
+                f"{self.name!r} (its per-subtask options: {known})"
+            )
+        missing = [k for k in self.required_subtask_options if answer.get(k) in (None, "")]
+        if missing:
+            raise InputError(
+                f"{at}: missing {missing}: answer type {self.name!r} needs them for every subtask"
+            )
+        options = dict(answer)
+        try:
+            # an empty output exercises the options without parsing anything
+            self.parse("", **base, **options)
+        except InputError as exc:
+            raise InputError(f"{at}: {exc}") from None
+        return options
+
     def row_kwargs(
         self,
         options: Mapping[str, Any],
         *,
         row: Mapping[str, Any] | None = None,
         scoring: Mapping[str, Any] | None = None,
+        subtasks: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> dict[str, Any]:
-        """Options for one row: the spec's, plus per-row values, plus scoring-param overrides.
+        """Options for one row: the spec's, plus its subtask's, plus scoring-param overrides.
 
         Parameters
         ----------
         options : the spec's parser options (``spec.parser_options``).
-        row : the row's values (``{"subtask": ...}``); missing or empty values are left out.
+        row : the row's values (``{"subtask": ...}``); a subtask the spec does not list adds
+            nothing.
         scoring : the ``scoring`` params section, or None.
+        subtasks : ``{subtask: options}`` the spec declares (``spec.subtask_answers``).
 
         Returns
         -------
         dict
         """
         out = dict(options)
-        for key in self.row_options:
-            value = (row or {}).get(key)
-            if isinstance(value, str) and value:
-                out[key] = value
+        subtask = (row or {}).get("subtask")
+        if isinstance(subtask, str) and subtasks and subtask in subtasks:
+            out.update(subtasks[subtask])
         for option, param in self.scoring_params.items():
             if scoring is not None and param in scoring:
                 out[option] = scoring[param]
@@ -139,8 +191,13 @@ ANSWER_TYPES: dict[str, AnswerType] = {
         AnswerType("choice_index", "mc_index", uses_labels=True, classification=True),
         # a number: GSM8K
         AnswerType("number", "numeric"),
-        # BBH: multiple choice, yes/no, numbers or free text, decided per subtask
-        AnswerType("bbh", "bbh", row_options=("subtask",)),
+        # BBH: multiple choice, yes/no, integers or free text; each subtask declares its format
+        AnswerType(
+            "bbh",
+            "bbh",
+            subtask_options=("format", "words"),
+            required_subtask_options=("format",),
+        ),
         # a word from a closed label set: NLI labels, a local classification set
         AnswerType(
             "label", "nli", uses_labels=True, options={"aliases": None}, classification=True

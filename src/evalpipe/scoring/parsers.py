@@ -7,7 +7,8 @@ Each parser returns a :class:`ParseResult` whose ``status`` says how the answer 
 - ``unparsed``: nothing usable; ``prediction`` is None and the row is scored wrong (never dropped).
 
 Call them by name, as the benchmark registry does: ``parse_answer(spec.parser, text,
-**spec.parser_kwargs(subtask))``. :func:`normalise_gold` puts a gold answer into the same canonical
+**spec.parser_kwargs(subtask))`` (a BBH row's options carry its subtask's answer format, declared
+in the spec). :func:`normalise_gold` puts a gold answer into the same canonical
 form, so scoring is a plain string comparison.
 
 Two upstream bugs are avoided on purpose (REFERENCE.md §3): digits are never scanned before letters
@@ -384,40 +385,35 @@ def numeric(text: str | None) -> ParseResult:
 
 
 # --------------------------------------------------------------------------------------------
-# BIG-Bench Hard: answer format per subtask
+# BIG-Bench Hard: one parser, several answer formats. Which subtask has which format is declared
+# in the BBH spec (bbh.yaml, ``subtasks.<name>.answer``); the spec passes it in as ``format``.
 
-BBH_MC = frozenset(
-    {
-        "date_understanding",
-        "disambiguation_qa",
-        "geometric_shapes",
-        "hyperbaton",
-        "logical_deduction_five_objects",
-        "logical_deduction_seven_objects",
-        "logical_deduction_three_objects",
-        "movie_recommendation",
-        "penguins_in_a_table",
-        "reasoning_about_colored_objects",
-        "ruin_names",
-        "salient_translation_error_detection",
-        "snarks",
-        "temporal_sequences",
-        "tracking_shuffled_objects_five_objects",
-        "tracking_shuffled_objects_seven_objects",
-        "tracking_shuffled_objects_three_objects",
-    }
-)
-# Binary subtasks: lowercased word -> the gold's spelling.
-BBH_BINARY: dict[str, dict[str, str]] = {
-    "boolean_expressions": {"true": "True", "false": "False"},
-    "causal_judgement": {"yes": "Yes", "no": "No"},
-    "navigate": {"yes": "Yes", "no": "No"},
-    "web_of_lies": {"yes": "Yes", "no": "No"},
-    "sports_understanding": {"yes": "yes", "no": "no"},
-    "formal_fallacies": {"valid": "valid", "invalid": "invalid"},
-}
-BBH_NUMERIC = frozenset({"multistep_arithmetic_two", "object_counting"})
-BBH_FREE = frozenset({"dyck_languages", "word_sorting"})
+BBH_FORMATS: tuple[str, ...] = ("choice", "binary", "integer", "brackets", "text")
+
+
+def _bbh_format(format: str, words: Sequence[str] | None) -> dict[str, str]:
+    """Check a BBH format and return the binary words' table (lowercased word -> gold spelling)."""
+    if format not in BBH_FORMATS:
+        raise InputError(f"bbh: format: expected one of {', '.join(BBH_FORMATS)}, got {format!r}")
+    if format != "binary":
+        if words:
+            raise InputError(f"bbh: words: only the binary format takes words (format {format!r})")
+        return {}
+    if (
+        not isinstance(words, Sequence)
+        or isinstance(words, str)
+        or len(words) < 2
+        or not all(isinstance(w, str) and w.strip() for w in words)
+    ):
+        raise InputError(
+            f"bbh: format 'binary' needs `words`: the gold answers as spelled, e.g. [Yes, No]; "
+            f"got {words!r}"
+        )
+    table = {w.lower(): w for w in words}
+    if len(table) != len(words):
+        raise InputError(f"bbh: words: {list(words)} repeat a word (case is ignored)")
+    return table
+
 
 # Zero-width, so that two statements on one line are both seen ("not (A); the answer is (C)").
 _BBH_CUE = re.compile(r"the (?:final |correct )?answer is\s*:?\s*(?=([^\n]*))", re.IGNORECASE)
@@ -428,40 +424,26 @@ _BBH_INT = re.compile(r"-?[0-9]+")
 _BBH_HEDGE = _hedge_patterns(_BBH_LETTER)
 
 
-def bbh_family(subtask: str | None) -> str:
-    """ "mc" | "binary" | "numeric" | "dyck" | "words" | "generic" for a BBH subtask name."""
-    if subtask in BBH_MC:
-        return "mc"
-    if subtask in BBH_BINARY:
-        return "binary"
-    if subtask in BBH_NUMERIC:
-        return "numeric"
-    if subtask == "dyck_languages":
-        return "dyck"
-    if subtask == "word_sorting":
-        return "words"
-    return "generic"
-
-
 def _bbh_free(text: str, family: str) -> str | None:
     text = strip_edges(text).rstrip(".").strip()
     # Closing brackets are single characters: in dyck_languages spacing carries no meaning.
-    text = re.sub(r"\s+", "", text) if family == "dyck" else " ".join(text.split())
+    text = re.sub(r"\s+", "", text) if family == "brackets" else " ".join(text.split())
     return text or None
 
 
 @functools.lru_cache(maxsize=64)
 def _binary_patterns(words: tuple[str, ...]) -> tuple[re.Pattern[str], tuple[re.Pattern[str], ...]]:
-    token = rf"(?<![A-Za-z])(?:{'|'.join(sorted(words, key=len, reverse=True))})(?![A-Za-z])"
+    alternatives = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    token = rf"(?<![A-Za-z])(?:{alternatives})(?![A-Za-z])"
     return re.compile(token, re.IGNORECASE), _hedge_patterns(token)
 
 
 def _bbh_extract(
-    segment: str, family: str, subtask: str | None, *, last: bool
+    segment: str, family: str, words: Mapping[str, str], *, last: bool
 ) -> tuple[str | None, str | None]:
     """(value, None) when ``segment`` gives an answer; (None, reason) when it offers several
     ("hedge") or none of the options ("none_of_the_above"); (None, None) when it gives nothing."""
-    if family == "mc":
+    if family == "choice":
         options = list(_BBH_OPTION_PAREN.finditer(segment)) or [
             m
             for m in _BBH_OPTION.finditer(segment)
@@ -478,7 +460,6 @@ def _bbh_extract(
             return None, "none_of_the_above"
         return f"({chosen.group(1)})", None
     if family == "binary":
-        words = BBH_BINARY[subtask or ""]
         token, patterns = _binary_patterns(tuple(words))
         found = token.search(segment)
         if found is None:
@@ -486,7 +467,7 @@ def _bbh_extract(
         if _hedged(segment, found.start(), found.end(), patterns):
             return None, "hedge"
         return words[found.group(0).lower()], None
-    if family == "numeric":
+    if family == "integer":
         numbers = _BBH_INT.findall(segment.replace(",", ""))
         if not numbers:
             return None, None
@@ -494,55 +475,63 @@ def _bbh_extract(
     return _bbh_free(segment, family), None
 
 
-def bbh(text: str | None, *, subtask: str | None = None) -> ParseResult:
-    """Parse a BIG-Bench Hard answer in its subtask's format.
+def bbh(
+    text: str | None, *, format: str = "text", words: Sequence[str] | None = None
+) -> ParseResult:
+    """Parse a BIG-Bench Hard answer in its subtask's answer format.
 
-    Multiple-choice subtasks give "(X)"; binary subtasks the gold's word ("Yes", "True",
-    "valid", ...); numeric subtasks an integer; dyck_languages the closing brackets without
-    spaces; word_sorting the words separated by single spaces. Only the text before a new question
-    the model started itself ("\\nQ: ...") is read. Strict: the last "the answer is" statement
-    that names an answer; fallback: the last "(X)" / the first yes-no word / the last integer /
-    the first line. A hedge ("(A) or (C)", "yes or no") or "none of the above" is unparsed, with
-    the reason in ``extra``.
+    Formats (the BBH spec declares one per subtask): ``choice`` gives "(X)"; ``binary`` the gold's
+    spelling of one of ``words`` ("Yes", "True", "valid", ...); ``integer`` an integer;
+    ``brackets`` closing brackets without spaces (dyck_languages); ``text`` the words separated by
+    single spaces (word_sorting). Only the text before a new question the model started itself
+    ("\\nQ: ...") is read. Strict: the last "the answer is" statement that names an answer;
+    fallback: the last "(X)" / the first binary word / the last integer / the first line. A hedge
+    ("(A) or (C)", "yes or no") or "none of the above" is unparsed, with the reason in ``extra``.
 
     Parameters
     ----------
     text : the model output.
-    subtask : the row's BBH subtask; None or unknown gives a generic first-line answer.
+    format : one of :data:`BBH_FORMATS` (the spec's ``subtasks.<name>.answer.format``).
+    words : for ``binary``: the answers as the golds spell them (``[Yes, No]``).
 
     Returns
     -------
     ParseResult
 
+    Raises
+    ------
+    InputError
+        For an unknown format, or ``binary`` without its words.
+
     Examples
     --------
-    >>> bbh("So the answer is (C).", subtask="date_understanding").prediction
+    >>> bbh("So the answer is (C).", format="choice").prediction
     '(C)'
-    >>> bbh("No, because ...", subtask="navigate").prediction
+    >>> bbh("No, because ...", format="binary", words=["Yes", "No"]).prediction
     'No'
-    >>> bbh("So the answer is (A) or (C).", subtask="snarks").status
+    >>> bbh("So the answer is (A) or (C).", format="choice").status
     'unparsed'
     """
+    table = _bbh_format(format, words)
     t = before_next_question(nfkc(text)).strip()
     if not t:
         return UNPARSED
-    family = bbh_family(subtask)
     for cue in reversed(list(_BBH_CUE.finditer(t))):
-        value, reason = _bbh_extract(cue.group(1), family, subtask, last=False)
+        value, reason = _bbh_extract(cue.group(1), format, table, last=False)
         if reason is not None:
             return _unparsed(reason=reason)
         if value is not None:
             return ParseResult(value, "strict", {})
-    if family in ("dyck", "words", "generic"):
+    if format in ("brackets", "text"):
         lines = [line for line in t.splitlines() if line.strip()]
-        value, _ = _bbh_extract(strip_answer_prefix(lines[0]), family, subtask, last=False)
+        value, _ = _bbh_extract(strip_answer_prefix(lines[0]), format, table, last=False)
         return ParseResult(value, "fallback", {}) if value is not None else UNPARSED
-    value, reason = _bbh_extract(t, family, subtask, last=family != "binary")
+    value, reason = _bbh_extract(t, format, table, last=format != "binary")
     if reason is not None:
         return _unparsed(reason=reason)
     if value is None:
         return UNPARSED
-    exact, _ = _bbh_extract(strip_answer_prefix(t), family, subtask, last=False)
+    exact, _ = _bbh_extract(strip_answer_prefix(t), format, table, last=False)
     bare = strip_edges(strip_answer_prefix(t)).rstrip(".").strip()
     # The whole answer is the value itself ("(A)", "Yes", "12"): as explicit as it gets.
     if exact == value and bare.lower() in (value.lower(), value.strip("()").lower()):
@@ -855,14 +844,14 @@ def normalise_gold(parser_name: str, gold: str | None, **options: Any) -> str | 
     if parser_name == "numeric":
         return normalise_number(g)
     if parser_name == "bbh":
-        subtask = options.get("subtask")
-        family = bbh_family(subtask)
-        if family == "mc":
+        family = options.get("format", "text")
+        words = _bbh_format(family, options.get("words"))
+        if family == "choice":
             m = _BBH_OPTION.fullmatch(g)
             return f"({m.group(1)})" if m else g
         if family == "binary":
-            return BBH_BINARY[subtask].get(g.lower(), g)
-        if family == "numeric":
+            return words.get(g.lower(), g)
+        if family == "integer":
             return normalise_number(g)
         return _bbh_free(g, family)
     if parser_name in ("nli", "json_label"):

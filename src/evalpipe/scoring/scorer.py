@@ -60,8 +60,8 @@ def score_frame(
     metric : "exact_match" | "accuracy" | "char_f1" (``spec.metric``).
     parser_options : options for every row (``spec.parser_options``); ignored when
         ``options_for_row`` is given.
-    options_for_row : ``subtask -> options`` (``spec.parser_kwargs``); by default the ``bbh``
-        parser gets the row's subtask added to ``parser_options``.
+    options_for_row : ``subtask -> options`` (``spec.parser_kwargs``: a BBH row gets its
+        subtask's answer format); by default every row gets ``parser_options``.
     source : file name for error messages.
     progress : show a progress bar.
 
@@ -92,13 +92,10 @@ def score_frame(
         )
     base = dict(parser_options or {})
 
-    def default_options(subtask: str | None) -> dict[str, Any]:
-        opts = dict(base)
-        if parser == "bbh" and subtask:
-            opts["subtask"] = subtask
-        return opts
+    def same_options(subtask: str | None) -> dict[str, Any]:
+        return dict(base)
 
-    options_of = options_for_row or default_options
+    options_of = options_for_row or same_options
     subtasks = outputs["subtask"] if "subtask" in outputs.columns else [None] * len(outputs)
     answers = outputs["answers"] if "answers" in outputs.columns else [None] * len(outputs)
     rows = zip(outputs["output"], outputs["answer"], answers, subtasks, strict=True)

@@ -82,6 +82,41 @@ def require_file(folder: Path, name: str, reader: str) -> Path:
     return path
 
 
+def unpacked_root(folder: Path, marker: str, top: str) -> Path:
+    """The folder holding ``marker``: ``folder`` itself, or the archive's own top folder in it.
+
+    Unpacking a publisher's archive into ``folder`` leaves its top folder in between
+    (``aclImdb_v1.tar.gz`` -> ``imdb/aclImdb/test/``, MMLU's ``data.tar`` -> ``mmlu/data/test/``,
+    a copy of JGLUE's ``datasets/jnli-v1.1/`` -> ``jnli/jnli-v1.1/``); both layouts are read.
+
+    Parameters
+    ----------
+    folder : ``data/raw/benchmarks/<name>``.
+    marker : a glob that matches in the right folder (``test``, ``valid-v*.json``).
+    top : a glob for the archive's top folder (``aclImdb``, ``data``, ``jnli-v*``).
+
+    Returns
+    -------
+    Path
+        ``folder`` when ``marker`` matches there or nothing else fits; else the one top
+        folder in which ``marker`` matches.
+
+    Raises
+    ------
+    InputError
+        When several top folders match (several versions side by side).
+    """
+    if any(folder.glob(marker)):
+        return folder
+    inner = sorted(p for p in folder.glob(top) if p.is_dir() and any(p.glob(marker)))
+    if len(inner) > 1:
+        raise InputError(
+            f"{folder}: several folders hold {marker} ({', '.join(p.name for p in inner)}); "
+            "keep one"
+        )
+    return inner[0] if inner else folder
+
+
 def digest(paths: Iterable[Path]) -> str:
     """First 12 hex digits of sha256 over the files' names and bytes (in the given order)."""
     h = hashlib.sha256()

@@ -12,7 +12,14 @@ import re
 from pathlib import Path
 
 from evalpipe.benchmarks import mapping
-from evalpipe.benchmarks.readers.base import PublisherFiles, RawSplit, Reader, digest, read_text
+from evalpipe.benchmarks.readers.base import (
+    PublisherFiles,
+    RawSplit,
+    Reader,
+    digest,
+    read_text,
+    unpacked_root,
+)
 from evalpipe.errors import InputError
 
 _NAME = re.compile(r"(\d+)_(\d+)\.txt")
@@ -64,12 +71,14 @@ def read(folder: Path) -> PublisherFiles:
 
     Parameters
     ----------
-    folder : ``data/raw/benchmarks/imdb`` (the archive's ``aclImdb/`` folder).
+    folder : ``data/raw/benchmarks/imdb``: the archive's ``aclImdb/`` folder, or the archive
+        unpacked into it (``imdb/aclImdb/test/...``).
 
     Returns
     -------
     PublisherFiles
     """
+    folder = unpacked_root(folder, "test", "aclImdb")
     test, files = _split(folder / "test", "test")
     fewshot = None
     if (folder / "train").is_dir():

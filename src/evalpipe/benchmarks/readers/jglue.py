@@ -26,6 +26,7 @@ from evalpipe.benchmarks.readers.base import (
     read_jsonl,
     read_text,
     require_keys,
+    unpacked_root,
 )
 from evalpipe.errors import InputError
 
@@ -123,7 +124,9 @@ def jsquad(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) 
 
 
 def _versioned_files(folder: Path, task: str) -> tuple[Path, Path | None, str]:
-    """(valid file, train file or None, version) of one JGLUE task folder."""
+    """(valid file, train file or None, version) of one JGLUE task folder (or the copy of
+    JGLUE's ``datasets/<task>-v<version>/`` folder inside it)."""
+    folder = unpacked_root(folder, "valid-v*.json", f"{task}-v*")
     if not folder.is_dir():
         raise InputError(
             f"{folder}: folder not found; expected JGLUE's valid-v1.1.json (and train-v1.1.json)"

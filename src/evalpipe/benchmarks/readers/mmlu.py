@@ -12,7 +12,14 @@ import io
 from pathlib import Path
 
 from evalpipe.benchmarks import mapping
-from evalpipe.benchmarks.readers.base import PublisherFiles, RawSplit, Reader, digest, read_text
+from evalpipe.benchmarks.readers.base import (
+    PublisherFiles,
+    RawSplit,
+    Reader,
+    digest,
+    read_text,
+    unpacked_root,
+)
 from evalpipe.errors import InputError
 
 EXPECTED = "headerless rows question,A,B,C,D,answer (answer one of A, B, C, D)"
@@ -97,12 +104,14 @@ def read(folder: Path) -> PublisherFiles:
 
     Parameters
     ----------
-    folder : ``data/raw/benchmarks/mmlu`` (the archive's ``data/`` folder).
+    folder : ``data/raw/benchmarks/mmlu``: the archive's ``data/`` folder, or the archive
+        unpacked into it (``mmlu/data/test/...``).
 
     Returns
     -------
     PublisherFiles
     """
+    folder = unpacked_root(folder, "test", "data")
     test_files = _folder_files(folder / "test", "test") if (folder / "test").is_dir() else []
     if not test_files:
         raise InputError(
