@@ -718,3 +718,41 @@ def test_bbh_parser_knows_the_answer_format_of_exactly_the_specs_subtasks() -> N
     known |= set(parsers.BBH_FREE)
     assert known == set(BBH_SUBTASKS)
     assert all(parsers.bbh_family(s) != "generic" for s in BBH_SUBTASKS)
+
+
+def _bundled_jsonl() -> list[Path]:
+    from evalpipe.benchmarks.loading import samples_root
+
+    return sorted(samples_root().rglob("*.jsonl"))
+
+
+@pytest.mark.parametrize("path", _bundled_jsonl(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_bundled_reader_gives_what_datasets_gives(path: Path) -> None:
+    """The sample source reads its files with pyarrow directly (no `datasets` import per
+    benchmarks stage); rows, values, types and key order must be datasets' own."""
+    from evalpipe.benchmarks.loading import read_bundled_jsonl, read_json_rows
+
+    fast, reference = read_bundled_jsonl(path), read_json_rows(path)
+    assert fast and repr(fast) == repr(reference)
+
+
+def test_bundled_reader_matches_datasets_on_ragged_rows_and_falls_back_on_bad_ones(
+    tmp_path,
+) -> None:
+    from evalpipe.benchmarks.loading import read_bundled_jsonl, read_json_rows
+
+    ragged = tmp_path / "ragged.jsonl"
+    rows = [
+        {"q": "a", "n": 1, "tags": ["x"]},
+        {"n": 2.5, "q": "b", "extra": {"k": None}},
+        {"q": "c", "tags": [], "n": None},
+    ]
+    ragged.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n", encoding="utf-8")
+    assert repr(read_bundled_jsonl(ragged)) == repr(read_json_rows(ragged))
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n", encoding="utf-8")
+    assert read_bundled_jsonl(empty) == read_json_rows(empty) == []
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"q": "a"}\n{"q": \n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad\.jsonl:2"):
+        read_bundled_jsonl(bad)
