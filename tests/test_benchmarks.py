@@ -768,3 +768,41 @@ def test_a_bbh_subtask_without_an_answer_format_is_refused(tmp_path: Path) -> No
     local["subtasks"] = {"my_task": {"description": "d", "answer": {"format": "integer"}}}
     (folder / "spec.yaml").write_text(yaml.safe_dump(local), encoding="utf-8")
     assert load_spec(folder / "spec.yaml").parser_kwargs("my_task") == {"format": "integer"}
+
+
+def _bundled_jsonl() -> list[Path]:
+    from evalpipe.benchmarks.loading import samples_root
+
+    return sorted(samples_root().rglob("*.jsonl"))
+
+
+@pytest.mark.parametrize("path", _bundled_jsonl(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_bundled_reader_gives_what_datasets_gives(path: Path) -> None:
+    """The sample source reads its files with pyarrow directly (no `datasets` import per
+    benchmarks stage); rows, values, types and key order must be datasets' own."""
+    from evalpipe.benchmarks.loading import read_bundled_jsonl, read_json_rows
+
+    fast, reference = read_bundled_jsonl(path), read_json_rows(path)
+    assert fast and repr(fast) == repr(reference)
+
+
+def test_bundled_reader_matches_datasets_on_ragged_rows_and_falls_back_on_bad_ones(
+    tmp_path,
+) -> None:
+    from evalpipe.benchmarks.loading import read_bundled_jsonl, read_json_rows
+
+    ragged = tmp_path / "ragged.jsonl"
+    rows = [
+        {"q": "a", "n": 1, "tags": ["x"]},
+        {"n": 2.5, "q": "b", "extra": {"k": None}},
+        {"q": "c", "tags": [], "n": None},
+    ]
+    ragged.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n", encoding="utf-8")
+    assert repr(read_bundled_jsonl(ragged)) == repr(read_json_rows(ragged))
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n", encoding="utf-8")
+    assert read_bundled_jsonl(empty) == read_json_rows(empty) == []
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"q": "a"}\n{"q": \n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"bad\.jsonl:2"):
+        read_bundled_jsonl(bad)

@@ -4,6 +4,7 @@ the same greedy generation in two separate engine processes giving identical out
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -147,3 +148,64 @@ def test_engine_starts_in_a_process_that_loaded_flask(tmp_path) -> None:
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith('{"n"')]  # vLLM logs too
     result = json.loads(lines[-1])
     assert result == {"n": 1, "mp": "1"}
+
+
+def test_cpu_threads_auto_uses_every_usable_core_unless_the_environment_says(monkeypatch) -> None:
+    import os
+
+    from evalpipe.inference.vllm_engine import cpu_threads
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert cpu_threads("auto") == cpu_threads(None) == len(os.sched_getaffinity(0))
+    assert cpu_threads(3) == 3
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert cpu_threads("auto") is None  # the user's OMP_NUM_THREADS wins
+    assert cpu_threads(2) == 2  # an explicit setting wins over it
+    for bad in (0, -1, "two", True, 1.5):
+        with pytest.raises(EngineError, match="cpu_threads"):
+            cpu_threads(bad)
+
+
+# One engine process with a given cpu_threads: torch's thread count and the greedy outputs
+# (plain and JSON-constrained, as the judge sends) on the last line.
+_THREADS_CHILD = """
+import json, sys
+from evalpipe.inference import GenerationRequest, make_engine
+from evalpipe.inference.tiny import default_model_cache
+cfg = json.loads(sys.argv[1])
+prompts = json.loads(sys.argv[2])
+schema = {"type": "object", "properties": {"score": {"type": "integer"}}, "required": ["score"]}
+engine = make_engine(cfg, cache_dir=None, model_cache=default_model_cache(sys.argv[3]))
+requests = [GenerationRequest(p, max_tokens=48, temperature=0.0, seed=0) for p in prompts]
+requests += [GenerationRequest(p, max_tokens=24, temperature=0.0, seed=0, json_schema=schema)
+             for p in prompts[:5]]
+gens = engine.generate(requests, progress=False)
+import torch
+print(json.dumps({"threads": torch.get_num_threads(),
+                  "outputs": [[g.output, g.finish_reason, g.output_tokens] for g in gens]}))
+"""
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_generation_is_identical_with_one_and_two_cpu_threads() -> None:
+    """The in-process engine uses every core (vLLM alone would drop to one torch thread); on
+    this machine that must not change a single output, plain or structured."""
+    prompts = _prompts()
+    runs = {}
+    for threads in (1, 2):
+        cfg = {**DEFAULT_CFG, "cpu_threads": threads}
+        env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+        proc = subprocess.run(
+            [sys.executable, "-c", _THREADS_CHILD, json.dumps(cfg), json.dumps(prompts), str(REPO)],
+            text=True,
+            capture_output=True,
+            timeout=600,
+            env=env,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        runs[threads] = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert runs[1]["threads"] == 1 and runs[2]["threads"] == 2
+    assert sum(tokens for _, _, tokens in runs[1]["outputs"]) > len(prompts)
+    assert runs[1]["outputs"] == runs[2]["outputs"]

@@ -131,6 +131,36 @@ def read_json_rows(path: str | Path, *, json_field: str | None = None) -> list[d
         raise
 
 
+def read_bundled_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """Rows of a bundled sample file (small JSONL), the same as :func:`read_json_rows` gives.
+
+    ``datasets``' JSON builder parses JSONL with pyarrow's JSON reader; calling that reader
+    directly returns the same rows, types and key order (tests/test_benchmarks.py compares the
+    two on every bundled file) without importing ``datasets``, which cost each ``benchmarks@``
+    stage 1.5 s (benchmarks/pipeline_wall.py). Anything pyarrow rejects goes through
+    :func:`read_json_rows`, so its handling and error messages stay the same.
+
+    Parameters
+    ----------
+    path : the JSONL file.
+
+    Returns
+    -------
+    list of dict
+    """
+    path = Path(path)
+    if not path.is_file() or path.suffix != ".jsonl":
+        return read_json_rows(path)
+    if not path.read_text(encoding="utf-8").strip():
+        return []
+    import pyarrow.json as paj
+
+    try:
+        return paj.read_json(path).to_pylist()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return read_json_rows(path)
+
+
 def _explain_json(path: Path, text: str, json_field: str | None) -> None:
     """Raise an InputError naming the first line that is not valid JSON (datasets' own errors
     name an Arrow row, not a line of the file)."""
@@ -551,13 +581,13 @@ def _load_sample(spec: BenchmarkSpec) -> tuple[list, list, str]:
     split, fs_split = _splits(spec)
     mapper = spec.sample.mapper if spec.sample else None
     examples = _map_rows(
-        spec, read_json_rows(test_path), split=split, config=None, where=str(test_path),
+        spec, read_bundled_jsonl(test_path), split=split, config=None, where=str(test_path),
         mapper=mapper,
     )  # fmt: skip
     fewshot = []
     if fewshot_path is not None and fewshot_path.exists():
         fewshot = _map_rows(
-            spec, read_json_rows(fewshot_path), split=fs_split, config=None,
+            spec, read_bundled_jsonl(fewshot_path), split=fs_split, config=None,
             where=str(fewshot_path), mapper=mapper,
         )  # fmt: skip
     return examples, fewshot, f"bundled sample {test_path.name}"

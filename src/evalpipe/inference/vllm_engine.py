@@ -61,6 +61,35 @@ def in_process_possible() -> bool:
     return "werkzeug.local" not in sys.modules
 
 
+def cpu_threads(value: Any) -> int | None:
+    """The torch/OpenMP thread count for an in-process engine on the CPU build.
+
+    Parameters
+    ----------
+    value:
+        A positive integer, or ``"auto"``/None (the default): every core this process may use
+        (scheduling affinity), unless ``OMP_NUM_THREADS`` is already set in the environment,
+        which then wins.
+
+    Returns
+    -------
+    int or None
+        None to leave the environment (and vLLM's own choice) alone.
+    """
+    if value is None or value == "auto":
+        if os.environ.get("OMP_NUM_THREADS"):
+            return None
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except AttributeError:  # pragma: no cover - not Linux
+            return max(1, os.cpu_count() or 1)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    raise EngineError(
+        f"params.yaml: model.cpu_threads: expected a positive integer or auto, got {value!r}"
+    )
+
+
 class VLLMBackend:
     """A lazily started ``vllm.LLM``.
 
@@ -107,6 +136,14 @@ class VLLMBackend:
         # vLLM reads the variable when LLM() is built; in-process also makes scheduling
         # deterministic (docs.vllm.ai, Reproducibility).
         os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0" if in_process else "1"
+        if in_process and is_cpu_build():
+            threads = cpu_threads(self.settings.get("cpu_threads", "auto"))
+            if threads is not None:
+                # vLLM drops an in-process engine to one torch thread "for serving" unless
+                # OMP_NUM_THREADS is set; the model's matrix and attention kernels are most of a
+                # step, so every usable core nearly halves generation on 2 cores (outputs
+                # hashed equal with 1 and 2 threads: benchmarks/pipeline_wall.py).
+                os.environ["OMP_NUM_THREADS"] = str(threads)
         try:
             from vllm import LLM
         except ImportError as exc:  # pragma: no cover - depends on the install

@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 from rapidfuzz import fuzz
 from rapidfuzz.utils import default_process
-from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 
 from evalpipe.scoring.parsers import INVALID
 
@@ -139,6 +138,9 @@ def classification_report(
             confusion={},
         )
         return report
+    # scikit-learn takes seconds to import: only the stages that report classification pay for it
+    from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
+
     p_macro, r_macro, f_macro, _ = precision_recall_fscore_support(
         true, pred, labels=labels, average="macro", zero_division=0
     )

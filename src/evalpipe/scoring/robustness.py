@@ -32,7 +32,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
 
 from evalpipe.errors import InputError
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
@@ -65,6 +64,8 @@ def mcnemar_exact(n_c2i: int, n_i2c: int) -> float:
     discordant = int(n_c2i) + int(n_i2c)
     if discordant == 0:
         return 1.0
+    from scipy.stats import binomtest  # SciPy takes a second to import: only when needed
+
     return float(binomtest(int(n_c2i), discordant, 0.5, alternative="two-sided").pvalue)
 
 

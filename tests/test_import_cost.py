@@ -1,0 +1,94 @@
+"""Stage processes import only what they use.
+
+Every pipeline stage is a fresh Python process, so a heavy library imported at module level is
+paid once per stage: scikit-learn + SciPy cost 2.5 s each time, and the 11 ``benchmarks@`` and
+the generate, score, impact and judge stages all loaded them through ``evalpipe.scoring``'s
+package imports (benchmarks/pipeline_wall.py has the figures). The checks run in a fresh
+interpreter, so what this test session imported does not count.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+HEAVY = ("sklearn", "scipy", "torch", "transformers", "vllm", "datasets")
+
+# module -> heavy libraries it may load on import (none: loaded lazily where used)
+ALLOWED: dict[str, tuple[str, ...]] = {
+    "stages.words": (),
+    "stages.benchmarks": (),
+    "stages.perturb": (),
+    "stages.generate": (),
+    "stages.score": (),
+    "stages.impact": (),
+    "stages.annotation_tasks": (),
+    "stages.judge": (),
+    "stages.markers": (),
+    "stages.agreement": (),
+    "stages.report": (),
+    "evalpipe.scoring": (),
+    "evalpipe.benchmarks": (),
+    "evalpipe.inference": (),
+}
+
+
+def _loaded_after_import(module: str) -> list[str]:
+    code = (
+        "import importlib, json, sys\n"
+        f"importlib.import_module({module!r})\n"
+        f"print(json.dumps([m for m in {list(HEAVY)!r} if m in sys.modules]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("module", sorted(ALLOWED))
+def test_module_import_leaves_heavy_libraries_unloaded(module: str) -> None:
+    loaded = _loaded_after_import(module)
+    assert set(loaded) <= set(ALLOWED[module]), f"import {module} loaded {loaded}"
+
+
+def test_scoring_package_names_still_resolve() -> None:
+    import evalpipe.scoring as scoring
+    from evalpipe.scoring import classification_report, mcnemar_exact, score_frame
+    from evalpipe.scoring.metrics import classification_report as direct
+
+    assert classification_report is direct
+    assert callable(score_frame)
+    assert set(scoring.__all__) <= set(dir(scoring))
+    for name in scoring.__all__:
+        assert getattr(scoring, name) is not None
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        scoring.nope  # noqa: B018
+    # the lazily imported SciPy and scikit-learn still give the documented results
+    assert round(mcnemar_exact(8, 1), 4) == 0.0391
+    report = classification_report(["a", "b", "b"], ["a", "b", None], labels=["a", "b"])
+    assert report["accuracy"] == pytest.approx(2 / 3) and report["invalid"] == 1
+
+
+def test_sample_benchmarks_load_without_datasets() -> None:
+    """The default source reads bundled JSONL with pyarrow: `datasets` (1.5 s to import and
+    set up per benchmarks@ stage) is for the Hub and the publishers' files only."""
+    code = (
+        "import json, sys\n"
+        "from evalpipe.benchmarks import get_spec\n"
+        "from evalpipe.benchmarks.loading import load_benchmark\n"
+        "for name in ('jnli', 'mmlu', 'gsm8k'):\n"
+        "    examples, _ = load_benchmark(get_spec(name), source='sample', max_samples=5)\n"
+        "    assert len(examples) == 5\n"
+        f"print(json.dumps([m for m in {list(HEAVY)!r} if m in sys.modules]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
