@@ -4,6 +4,7 @@ transformers forward pass of the same tiny model, the choice rules, and the shar
 from __future__ import annotations
 
 import gc
+import math
 from pathlib import Path
 
 import pytest
@@ -94,6 +95,13 @@ def test_vllm_prompt_logprobs_match_a_transformers_forward_pass(tmp_path: Path) 
         assert [a.greedy for a in again] == [s.greedy for s in scores]
         # the scores live in the one generation cache, apart from generations
         assert len(GenerationCache(tmp_path / "cache")) == len(requests)
+        # a context longer than max_model_len is not scored (NaN: its row counts as unparsed),
+        # and the requests around it keep their places and values
+        long_context = "Question: " + "Mars is red. " * 400 + "\nAnswer:"
+        mixed = [requests[0], LoglikelihoodRequest(long_context, " A"), requests[1]]
+        out = engine.loglikelihood(mixed, progress=False)
+        assert math.isnan(out[1].logprob) and not out[1].greedy
+        assert [out[0].logprob, out[2].logprob] == [scores[0].logprob, scores[1].logprob]
     finally:
         engine.close()
         VLLMBackend.shutdown_all()

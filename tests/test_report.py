@@ -350,3 +350,27 @@ def test_headline_only_metrics_are_read_as_one_model():
 
 def test_control_characters_in_model_output_become_visible_symbols():
     assert h.esc("a\x07b\x00\tc\n\x7f") == "a\u2407b\u2400\tc\n\u2421"
+
+
+def test_models_section_puts_models_side_by_side_with_method_agreement():
+    from evalpipe.report.build import ReportData, models_section
+
+    stats = {"n": 10, "accuracy_original": 0.6, "accuracy_perturbed": 0.5, "delta": -0.1,
+             "ci_low": -0.2, "ci_high": 0.0, "unparsed_rate": 0.1}  # fmt: skip
+    agreement = {"n": 10, "agreement": 0.7, "kappa": 0.4, "accuracy_generate": 0.6,
+                 "accuracy_loglikelihood": 0.6, "generate_unparsed": 1}  # fmt: skip
+    robustness = {
+        "small": {"jnli": stats, "jnli.ll": {**stats, "method_agreement": agreement}},
+        "large": {"jnli": {**stats, "delta": -0.3}},
+    }
+    data = ReportData(robustness=robustness, provenance={"models": ["small", "large"]})
+    body = models_section(data)
+    assert 'id="models-table"' in body
+    # one row per (benchmark, method); a column group per model, sorted by name
+    assert body.index("large: acc. original") < body.index("small: acc. original")
+    assert body.count("<td>jnli</td>") >= 2 and "loglikelihood" in body
+    assert "-0.300" in body and "-0.100" in body
+    assert "Generated vs log-likelihood answers" in body and "0.700" in body
+    alone = models_section(ReportData(robustness={"small": {"jnli": stats}},
+                                      provenance={"models": ["small"]}))  # fmt: skip
+    assert "Generated vs log-likelihood" not in alone and "1 model(s)" in alone

@@ -229,10 +229,10 @@ def test_metrics_and_plots_diff_across_commits(project):
     diff = json.loads(project.dvc("metrics", "diff", "main", "--json").stdout)
     for bench in ("mmlu", "imdb", "jsquad"):
         changed = diff[f"metrics/{M}/{bench}.json"]
-        assert "acc_perturbed" in changed
-        assert "delta" in changed or "acc_original" in changed
+        assert "acc_pert" in changed
+        assert "delta" in changed or "acc_orig" in changed
     text = project.dvc("metrics", "diff", "main").stdout
-    assert f"metrics/{M}/mmlu.json" in text and "acc_perturbed" in text
+    assert f"metrics/{M}/mmlu.json" in text and "acc_pert" in text
     # one short row per file: the table fits a screen
     shown = project.dvc("metrics", "show").stdout
     assert max(len(line) for line in shown.splitlines()) <= 120, shown
@@ -368,7 +368,7 @@ def test_loglikelihood_views_are_scored_beside_or_instead_of_the_generated_answe
     for name, frame in frames.items():
         for view in (f"{name}.ll", f"{name}.ll_norm"):
             figures = headline(root, view)
-            assert figures["acc_original"] == 1.0 and figures["acc_perturbed"] == 0.0
+            assert figures["acc_orig"] == 1.0 and figures["acc_pert"] == 0.0
             assert figures["unparsed"] == 0.0 and figures["truncated"] == 0.0
             assert figures["n"] == details[view]["n"]
             scored = pd.read_parquet(root / "data" / "scored" / M / f"{view}.parquet")

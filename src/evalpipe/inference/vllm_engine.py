@@ -233,7 +233,9 @@ class VLLMBackend:
         its own, so the boundary is exact) sent with ``prompt_logprobs=1`` and one new token;
         the continuation's log-probability is the sum over its positions, and it is greedy when
         every one of its tokens ranked first. A context plus continuation longer than
-        ``max_model_len`` is an error: truncating it would score a different question.
+        ``max_model_len`` is not sent (truncating it would score a different question): its
+        log-probability is NaN, so the row is counted as unparsed downstream, as a generation
+        prompt that is too long is.
         """
         if not requests:
             return []
@@ -245,6 +247,7 @@ class VLLMBackend:
         max_len = int(self.settings.get("max_model_len") or 2048)
         prompts: list[Any] = []
         spans: list[int] = []
+        too_long: dict[int, int] = {}
         for i, req in enumerate(requests):
             ctx = tok.encode(req.context, add_special_tokens=True)
             cont = tok.encode(req.continuation, add_special_tokens=False)
@@ -253,14 +256,19 @@ class VLLMBackend:
                     f"loglikelihood request {i}: continuation {req.continuation!r} has no tokens"
                 )
             if len(ctx) + len(cont) + 1 > max_len:
-                raise EngineError(
-                    f"loglikelihood request {i}: {len(ctx) + len(cont)} tokens exceed "
-                    f"max_model_len {max_len}; raise model.max_model_len"
-                )
+                too_long[i] = len(cont)
+                continue
             prompts.append(TokensPrompt(prompt_token_ids=ctx + cont))
             spans.append(len(cont))
+        if too_long:
+            log.warning(
+                "%d log-likelihood requests exceed max_model_len %d and are not scored (their "
+                "rows count as unparsed); raise max_model_len to score them",
+                len(too_long),
+                max_len,
+            )
         params = SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=1, seed=0)
-        outputs = self._llm.generate(prompts, params, use_tqdm=False)
+        outputs = self._llm.generate(prompts, params, use_tqdm=False) if prompts else []
         results: list[Loglikelihood] = []
         for out, n_cont in zip(outputs, spans, strict=True):
             ids = list(out.prompt_token_ids)
@@ -272,6 +280,8 @@ class VLLMBackend:
                 total += float(chosen.logprob)
                 greedy = greedy and int(chosen.rank) == 1
             results.append(Loglikelihood(total, n_cont, greedy))
+        for i, n_cont in sorted(too_long.items()):
+            results.insert(i, Loglikelihood(float("nan"), n_cont, False))
         return results
 
     def close(self) -> None:

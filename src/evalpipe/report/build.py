@@ -352,6 +352,69 @@ def headline_section(data: ReportData) -> str:
     )
 
 
+def models_section(data: ReportData) -> str:
+    """The models side by side: one row per benchmark and scoring method, one column group per
+    model; and, with ``scoring.method: both``, how often the two methods pick the same answer."""
+    rows = headline_rows(data)
+    if not rows:
+        return h.missing("No robustness figures: run `dvc repro score` first.")
+    models = sorted({str(r["model"]) for r in rows})
+    by_key: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rows:
+        benchmark, method = parse_view(str(r["benchmark"]))
+        entry = by_key.setdefault((benchmark, method), {"benchmark": benchmark, "method": method})
+        for key in ("accuracy_original", "accuracy_perturbed", "delta", "pdr", "unparsed_rate"):
+            entry[f"{r['model']}|{key}"] = r.get(key)
+        entry[f"{r['model']}|delta_ci"] = r.get("delta_ci")
+    columns = [h.text("benchmark", "benchmark"), h.text("method", "method")]
+    for m in models:
+        columns += [
+            h.num(f"{m}|accuracy_original", f"{m}: acc. original"),
+            h.num(f"{m}|accuracy_perturbed", f"{m}: acc. perturbed"),
+            h.signed(f"{m}|delta", f"{m}: delta"),
+            h.text(f"{m}|delta_ci", f"{m}: delta CI"),
+            h.num(f"{m}|unparsed_rate", f"{m}: unparsed"),
+        ]
+    note = (
+        f'<p class="note">{len(models)} model(s): {", ".join(h.esc(m) for m in models)}. Methods: '
+        "generate = the parsed generated answer; loglikelihood / loglikelihood_norm = the choice "
+        "with the highest log-probability (lm-eval's acc / acc_norm). Add models under "
+        "<code>models:</code> in params.yaml; <code>plots/models.csv</code> holds this table.</p>"
+    )
+    body = note + h.table(
+        columns,
+        [by_key[k] for k in sorted(by_key)],
+        sortable=True,
+        table_id="models-table",
+        scroll=True,
+    )
+    agreement = []
+    for model, views in by_model(data.robustness, default_model(data)).items():
+        for view, stats in sorted(views.items()):
+            figures = stats.get("method_agreement") if isinstance(stats, Mapping) else None
+            if isinstance(figures, Mapping):
+                benchmark = parse_view(view)[0]
+                agreement.append({"model": model, "benchmark": benchmark, **figures})
+    if agreement:
+        body += "<h3>Generated vs log-likelihood answers</h3>" + h.table(
+            [
+                h.text("model", "model"),
+                h.text("benchmark", "benchmark"),
+                h.num("n", "rows", 0),
+                h.num(
+                    "agreement", "same answer", title="an unparsed generation agrees with nothing"
+                ),
+                h.num("kappa", "Cohen's kappa"),
+                h.num("accuracy_generate", "acc. generate"),
+                h.num("accuracy_loglikelihood", "acc. loglikelihood"),
+                h.num("generate_unparsed", "generate unparsed", 0),
+            ],
+            agreement,
+            sortable=True,
+        )
+    return body
+
+
 IMPACT_KEYS = ("model", "language", "source", "scope")
 
 
@@ -1014,6 +1077,7 @@ def build_report(data: ReportData, options: ReportOptions | None = None) -> str:
     sections = [
         ("provenance", "What produced this report", provenance_section(data)),
         ("headline", "Accuracy per benchmark", headline_section(data)),
+        ("models", "Models compared", models_section(data)),
         ("words", "Which typos hurt most", impact_section(data, options)),
         ("classification", "Confusion matrices", confusion_section(data)),
         ("parsing", "How the answers parsed", parse_section(data)),

@@ -21,8 +21,8 @@ DECIMALS = 4
 # files under data/scored/<model>/.
 HEADLINE_KEYS = {
     "n": "n",
-    "acc_original": "accuracy_original",
-    "acc_perturbed": "accuracy_perturbed",
+    "acc_orig": "accuracy_original",
+    "acc_pert": "accuracy_perturbed",
     "delta": "delta",
     "pdr": "pdr",
     "unparsed": "unparsed_rate",
