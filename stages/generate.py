@@ -23,7 +23,7 @@ from evalpipe.inference.generate import (
     truncated_share,
     validate_perturbed,
 )
-from evalpipe.inference.model_list import model_configs
+from evalpipe.inference.model_list import locate_settings, model_configs
 from evalpipe.inference.tiny import default_model_cache
 from evalpipe.inference.types import Generation
 from evalpipe.params import load_params, section
@@ -67,9 +67,14 @@ def main(models: tuple[str, ...], names: tuple[str, ...], progress: bool, params
             f"declared: {', '.join(configs)}"
         )
     for slug in models or tuple(configs):
-        run_model(
-            slug, configs[slug], params, names=names, progress=progress, params_path=params_path
-        )
+        try:
+            run_model(
+                slug, configs[slug], params, names=names, progress=progress, params_path=params_path
+            )
+        except InputError as exc:
+            # the engine names its settings model.<key>; here they are models.<slug>.<key>
+            # (or model_defaults.<key>, which every entry inherits)
+            raise InputError(locate_settings(str(exc), f"models.{slug}")) from exc
 
 
 def run_model(

@@ -16,7 +16,7 @@ from evalpipe.inference.model_list import model_configs
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.comparison import model_comparison
-from evalpipe.scoring.views import impact_method, parse_view, view_name
+from evalpipe.scoring.views import parse_view, primary_views
 from evalpipe.scoring.word_impact import POOLED, ImpactSettings, build_impact, top_words
 from evalpipe.words import LANGUAGES
 from stages._common import fail_cleanly, params_option
@@ -84,17 +84,16 @@ def main(params_path: str, root: str) -> None:
     top_n = int(section(params, "impact", "top_n_plot"))
     paths = ProjectPaths(Path(root))
     slugs = list(model_configs(params, source=params_path))
-    method = impact_method(str(params.get("scoring", {}).get("method", "generate")))
 
     parts: dict[str, list[pd.DataFrame]] = {}
     details: dict[str, dict] = {}
     for slug in slugs:
         scored_dir = paths.scored_dir(slug)
-        views = [p for p in sorted(scored_dir.glob("*.parquet")) if parse_view(p.stem)[1] == method]
+        # one view per benchmark: generated answers, else log-likelihood ones
+        found = {p.stem: p for p in scored_dir.glob("*.parquet")}
+        views = [found[v] for _, v in sorted(primary_views(found).items())]
         if not views:
-            raise InputError(
-                f"{scored_dir}: no scored rows of method {method} (run `dvc repro score@{slug}`)"
-            )
+            raise InputError(f"{scored_dir}: no scored rows (run `dvc repro score@{slug}`)")
         for path in views:
             benchmark = parse_view(path.stem)[0]
             frame = read_parquet(path, SCORED_COLUMNS, optional=True)
@@ -130,7 +129,7 @@ def main(params_path: str, root: str) -> None:
         first = rows.iloc[0]
         heads.append(f"{language} '{first['variant']}' {first['delta']:+.3f}")
     click.echo(
-        f"impact: {len(slugs)} model(s) ({view_name('<benchmark>', method)} views), "
+        f"impact: {len(slugs)} model(s), "
         f"{len(scored)} benchmarks, {word_table['variant'].nunique()} words, "
         f"{len(word_table)} word rows -> {paths.impact('words').parent}, plots/top_words_*.csv, "
         f"{paths.model_comparison} "

@@ -12,6 +12,7 @@ from evalpipe.annotation.judge import judge_annotator_id, judge_tasks, prompt_ve
 from evalpipe.annotation.markers import FIXED_TIMESTAMP
 from evalpipe.annotation.schema import annotation_to_dict, read_tasks
 from evalpipe.errors import InputError
+from evalpipe.inference.model_list import locate_settings
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from stages._common import fail_cleanly, params_option
@@ -47,7 +48,11 @@ def main(params_path: str) -> None:
     paths = ProjectPaths()
 
     tasks = read_tasks(paths.annotation_tasks)
-    engine = make_engine(model_cfg, cache_dir=paths.judge_generation_cache)
+    try:
+        engine = make_engine(model_cfg, cache_dir=paths.judge_generation_cache)
+    except InputError as exc:  # the engine says model.<key>; the judge's are judge.<key>
+        message = str(exc).replace("model.name", "judge.model")
+        raise InputError(locate_settings(message, "judge")) from exc
     try:
         run = judge_tasks(
             tasks,

@@ -88,7 +88,7 @@ def test_stage_writes_the_three_tables_and_top_words_per_language(tmp_path):
     assert _invoke(score_main, root).exit_code == 0
     result = _invoke(impact_main, root)
     assert result.exit_code == 0, result.output
-    assert result.output.startswith("impact: 1 model(s) (<benchmark> views), 3 benchmarks, 3 words")
+    assert result.output.startswith("impact: 1 model(s), 3 benchmarks, 3 words")
     words = pd.read_parquet(root / "data" / "impact" / "words.parquet")
     assert set(words["scope"]) == {"pooled", "mmlu", "gsm8k", "jnli"}
     assert set(words["language"]) == {"english", "japanese"}
@@ -195,3 +195,28 @@ def test_dvc_repro_impact_and_forest_plot_render(project):
     assert {v["benchmark"] for v in comparison} == {"mmlu", "jnli"}
     # A second run with nothing changed is a no-op for DVC.
     assert "didn't change" in project.dvc("repro", "--single-item", "impact").stdout
+
+
+def test_loglikelihood_only_runs_pool_each_benchmark_once(tmp_path):
+    """Under scoring.method loglikelihood, choice benchmarks have only .ll views and free-form
+    ones only generated answers: the word tables take each benchmark once, from what exists."""
+    from tests.test_scoring_stage import _with_loglikelihoods
+
+    root = _setup(tmp_path, names=("mmlu", "gsm8k"))
+    params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
+    params["scoring"]["method"] = "loglikelihood"
+    (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    _with_loglikelihoods(root, "mmlu")
+    assert _invoke(score_main, root).exit_code == 0
+    result = _invoke(impact_main, root)
+    assert result.exit_code == 0, result.output
+    words = pd.read_parquet(root / "data" / "impact" / "words.parquet")
+    assert set(words["scope"]) == {"pooled", "mmlu", "gsm8k"}
+    # the log-likelihood answers flip on every typo (see _with_loglikelihoods)
+    mmlu = words.loc[words["scope"] == "mmlu"]
+    assert (mmlu["accuracy_perturbed"] == 0).all() and (mmlu["accuracy_original"] == 1).all()
+    rate = pd.read_csv(root / "plots" / "tiny-random" / "accuracy_by_rate.csv")
+    scored = root / "data" / "scored" / "tiny-random"
+    assert sorted(p.stem for p in scored.glob("*.parquet")) == ["gsm8k", "mmlu.ll", "mmlu.ll_norm"]
+    once = sum(len(pd.read_parquet(scored / f"{v}.parquet")) for v in ("gsm8k", "mmlu.ll"))
+    assert rate["n"].sum() == once  # each benchmark's rows once, not once per method

@@ -217,3 +217,16 @@ def test_generate_stage_killed_mid_run_resumes_without_regenerating(tmp_path: Pa
     assert sent[False]["max_tokens"] == 128 and "stop" not in sent[False]
     per = metrics["benchmarks"]
     assert per["gsm8k"]["stop"] == ["\n\nQuestion:"] and per["gsm8k"]["truncated"] == 0
+
+
+def test_generate_stage_errors_name_the_model_entry(tmp_path: Path) -> None:
+    root = _stage_project(tmp_path, "http://127.0.0.1:9/v1")
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    params["models"]["canned"]["base_urls"] = []
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
+    proc = _run_stage(root)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2, err
+    assert "params.yaml: models.canned.base_urls: expected at least one server URL" in err
+    assert "for models.canned.backend: openai" in err
+    assert not (root / "data" / "outputs").exists()  # nothing half-written

@@ -10,7 +10,7 @@ from evalpipe.errors import InputError
 from evalpipe.inference.model_list import model_config, model_configs
 from evalpipe.inference.tiny import tiny_random_seed
 from evalpipe.scoring.comparison import model_comparison
-from evalpipe.scoring.views import impact_method, methods_for, parse_view, view_name
+from evalpipe.scoring.views import parse_view, primary_views, view_name
 
 
 def test_entries_override_the_shared_defaults_in_file_order():
@@ -53,8 +53,9 @@ def test_views_name_benchmark_and_method():
     assert view_name("jnli", "loglikelihood_norm") == "jnli.ll_norm"
     for method in ("generate", "loglikelihood", "loglikelihood_norm"):
         assert parse_view(view_name("ja_sentiment", method)) == ("ja_sentiment", method)
-    assert methods_for("generate") == ("generate",)
-    assert impact_method("both") == "generate" and impact_method("loglikelihood") == "loglikelihood"
+    # one view per benchmark for per-word tables: generated answers, else log-likelihood acc
+    views = ["gsm8k", "jnli", "jnli.ll", "jnli.ll_norm", "mmlu.ll", "mmlu.ll_norm"]
+    assert primary_views(views) == {"gsm8k": "gsm8k", "jnli": "jnli", "mmlu": "mmlu.ll"}
 
 
 def test_comparison_has_one_row_per_model_benchmark_and_method():

@@ -14,7 +14,10 @@ from typing import Any
 
 from evalpipe.errors import InputError
 
-SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+# A letter first: `dvc exp run -S models.7b.dtype=...` cannot parse a key starting with a digit.
+SLUG = re.compile(r"[a-z][a-z0-9_-]{0,39}")
+# The engine layer names settings as `model.<key>` (one engine, one settings mapping).
+_ENGINE_KEY = re.compile(r"\bmodel\.(?=[a-z_]+\b)")
 # Folder names already used next to the per-model ones under metrics/ and plots/.
 RESERVED_SLUGS = frozenset({"agreement", "perturbation", "report", "models"})
 
@@ -28,9 +31,9 @@ def check_slug(slug: Any, *, where: str = "params.yaml: models") -> str:
     text = str(slug)
     if not SLUG.fullmatch(text):
         raise InputError(
-            f"{where}: model key {text!r}: expected a short slug (lower-case letters, digits, "
-            "'-' or '_', at most 40 characters, e.g. qwen2-7b): it names the model's stages "
-            "and folders"
+            f"{where}: model key {text!r}: expected a short slug (a lower-case letter, then "
+            "lower-case letters, digits, '-' or '_', at most 40 characters, e.g. qwen2-7b): it "
+            "names the model's stages and folders"
         )
     if text in RESERVED_SLUGS:
         raise InputError(
@@ -91,3 +94,12 @@ def model_config(params: Mapping[str, Any], slug: str, *, source: str = "params.
     if slug not in configs:
         raise InputError(f"{source}: models: no model {slug!r}; declared: {', '.join(configs)}")
     return configs[slug]
+
+
+def locate_settings(message: str, key: str) -> str:
+    """An engine error with its ``model.<setting>`` names pointed at where the settings live.
+
+    >>> locate_settings("params.yaml: model.base_urls: expected a URL", "models.qwen")
+    'params.yaml: models.qwen.base_urls: expected a URL'
+    """
+    return _ENGINE_KEY.sub(f"{key}.", message)

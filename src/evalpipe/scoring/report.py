@@ -12,7 +12,7 @@ import pandas as pd
 from evalpipe.scoring.metrics import classification_report
 from evalpipe.scoring.robustness import accuracy_by_rate, benchmark_summary, word_table
 from evalpipe.scoring.scorer import ORIGINAL
-from evalpipe.scoring.views import parse_view
+from evalpipe.scoring.views import primary_views
 
 DECIMALS = 4
 # metrics/<model>/<view>.json keep only what a reader compares across commits, under short keys
@@ -239,14 +239,12 @@ def build_reports(
     )
     rate_columns = ["benchmark", "example_id", "variant", "prompt", "perturbed_occurrences",
                     "correct"]  # fmt: skip
-    # One view per benchmark, or a benchmark's examples would count once per scoring method:
-    # the generated answers, or the log-likelihood ones where nothing was generated.
-    methods = {parse_view(name)[1] for name, _ in frames}
-    rate_method = "generate" if "generate" in methods else "loglikelihood"
+    # One view per benchmark, or a benchmark's examples would count once per scoring method.
+    primary = set(primary_views(name for name, _ in frames).values())
     rate_input = [
         f[rate_columns]
         for name, f in frames
-        if parse_view(name)[1] == rate_method and set(rate_columns) <= set(f.columns)
+        if name in primary and set(rate_columns) <= set(f.columns)
     ]
     rate = (
         accuracy_by_rate(pd.concat(rate_input, ignore_index=True))

@@ -8,8 +8,9 @@ and a headline metrics file named ``<benchmark><suffix>``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 METHOD_SUFFIXES = {"generate": "", "loglikelihood": ".ll", "loglikelihood_norm": ".ll_norm"}
-SCORING_METHODS = ("generate", "loglikelihood", "both")
 
 
 def view_name(benchmark: str, method: str) -> str:
@@ -29,20 +30,21 @@ def parse_view(name: str) -> tuple[str, str]:
     return name, "generate"
 
 
-def methods_for(scoring_method: str) -> tuple[str, ...]:
-    """The views ``scoring.method`` asks for.
+def primary_views(names: Iterable[str]) -> dict[str, str]:
+    """One view per benchmark for tables that must count each example once (per-word impact,
+    accuracy by typo rate): the generated answers where they were scored, else the
+    log-likelihood ``acc`` answers (choice benchmarks under ``scoring.method: loglikelihood``).
 
-    >>> methods_for("both")
-    ('generate', 'loglikelihood', 'loglikelihood_norm')
+    >>> primary_views(["jnli", "jnli.ll", "mmlu.ll", "mmlu.ll_norm", "gsm8k"])
+    {'gsm8k': 'gsm8k', 'jnli': 'jnli', 'mmlu': 'mmlu.ll'}
     """
-    return {
-        "generate": ("generate",),
-        "loglikelihood": ("loglikelihood", "loglikelihood_norm"),
-        "both": ("generate", "loglikelihood", "loglikelihood_norm"),
-    }[scoring_method]
-
-
-def impact_method(scoring_method: str) -> str:
-    """Which view the per-word impact tables use: generated answers, unless only log-likelihood
-    scoring runs (then ``acc``)."""
-    return "loglikelihood" if scoring_method == "loglikelihood" else "generate"
+    present = set(names)
+    out: dict[str, str] = {}
+    for name in sorted(present):
+        benchmark, _ = parse_view(name)
+        for method in ("generate", "loglikelihood"):
+            view = view_name(benchmark, method)
+            if view in present:
+                out.setdefault(benchmark, view)
+                break
+    return out
