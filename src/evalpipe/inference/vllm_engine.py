@@ -144,6 +144,11 @@ class VLLMBackend:
                 # step, so every usable core nearly halves generation on 2 cores (outputs
                 # hashed equal with 1 and 2 threads: benchmarks/pipeline_wall.py).
                 os.environ["OMP_NUM_THREADS"] = str(threads)
+                # torch reads the variable once, when first imported; an earlier import (e.g.
+                # by the caller) keeps its count unless told
+                import torch
+
+                torch.set_num_threads(threads)
         try:
             from vllm import LLM
         except ImportError as exc:  # pragma: no cover - depends on the install
