@@ -262,7 +262,7 @@ def group(name: str) -> str:
 
 def output_hashes(work: Path) -> dict[str, str]:
     """SHA-256 of every pipeline output (data outside raw/ and the caches, metrics, plots,
-    reports, dvc.lock)."""
+    reports) and of the outputs recorded in dvc.lock."""
     hashes = {}
     for top in ("data", "metrics", "plots", "reports"):
         for path in sorted((work / top).rglob("*")):
@@ -272,7 +272,15 @@ def output_hashes(work: Path) -> dict[str, str]:
             if path.name == ".gitignore":
                 continue
             hashes[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
-    hashes["dvc.lock"] = hashlib.sha256((work / "dvc.lock").read_bytes()).hexdigest()
+    # dvc.lock's outputs only: its dependency hashes change with any source edit, even one that
+    # leaves every output as it was (the point of a speed-up)
+    import yaml
+
+    lock = yaml.safe_load((work / "dvc.lock").read_text("utf-8"))
+    outs = {name: stage.get("outs", []) for name, stage in lock["stages"].items()}
+    hashes["dvc.lock (outs)"] = hashlib.sha256(
+        json.dumps(outs, sort_keys=True).encode()
+    ).hexdigest()
     return hashes
 
 

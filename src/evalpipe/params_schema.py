@@ -174,6 +174,8 @@ def _engine_keys() -> dict[str, Value]:
             nullable=True,
             choices=(True, False, "auto"),
         ),
+        # a positive integer (pin) | auto (torch's default); the in-process engine on the CPU build
+        "cpu_threads": Value("any", "vLLM CPU build: torch/OpenMP threads", nullable=True),
         "checkpoint_every": integer("prompts per engine call between cache saves", minimum=1),
     }
 

@@ -62,27 +62,23 @@ def in_process_possible() -> bool:
 
 
 def cpu_threads(value: Any) -> int | None:
-    """The torch/OpenMP thread count for an in-process engine on the CPU build.
+    """The torch/OpenMP thread count to pin for an in-process engine on the CPU build.
 
     Parameters
     ----------
     value:
-        A positive integer, or ``"auto"``/None (the default): every core this process may use
-        (scheduling affinity), unless ``OMP_NUM_THREADS`` is already set in the environment,
-        which then wins.
+        A positive integer, or ``"auto"``/None (the default): leave the threads alone. Then
+        torch keeps its default (one per physical core) or ``OMP_NUM_THREADS`` from the
+        environment: vLLM logs "Reducing Torch threads ... to 1 for serving", but its CPU
+        worker has already locked ``torch.set_num_threads``, so the reduction never happens.
 
     Returns
     -------
     int or None
-        None to leave the environment (and vLLM's own choice) alone.
+        None to leave the environment alone.
     """
     if value is None or value == "auto":
-        if os.environ.get("OMP_NUM_THREADS"):
-            return None
-        try:
-            return max(1, len(os.sched_getaffinity(0)))
-        except AttributeError:  # pragma: no cover - not Linux
-            return max(1, os.cpu_count() or 1)
+        return None
     if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
         return value
     raise EngineError(
@@ -139,16 +135,12 @@ class VLLMBackend:
         if in_process and is_cpu_build():
             threads = cpu_threads(self.settings.get("cpu_threads", "auto"))
             if threads is not None:
-                # vLLM drops an in-process engine to one torch thread "for serving" unless
-                # OMP_NUM_THREADS is set; the model's matrix and attention kernels are most of a
-                # step, so every usable core nearly halves generation on 2 cores (outputs
-                # hashed equal with 1 and 2 threads: benchmarks/pipeline_wall.py).
+                # Pinned, the thread count no longer follows the machine's cores, which may
+                # change kernels' rounding ("Repeatable generation" in docs/inference.md).
+                # torch reads the variable when it loads; vLLM reads it again at start-up.
                 os.environ["OMP_NUM_THREADS"] = str(threads)
-                # torch reads the variable once, when first imported; an earlier import (e.g.
-                # by the caller) keeps its count unless told
-                import torch
-
-                torch.set_num_threads(threads)
+                if "torch" in sys.modules:
+                    sys.modules["torch"].set_num_threads(threads)
         try:
             from vllm import LLM
         except ImportError as exc:  # pragma: no cover - depends on the install
