@@ -38,7 +38,7 @@ DEFAULT_CHECKPOINT_EVERY = {"vllm": 1024, "openai": 64}
 class RunStats:
     """What one ``Engine.generate`` call did.
 
-    ``to_dict`` (the counts) goes to metrics/generation.json; the wall-clock figures
+    ``to_dict`` (the counts) goes to data/outputs/<model>/generation.json; the wall-clock figures
     (``timings``) go to the stage's output only, so ``dvc metrics diff`` shows real changes.
     ``engine_start_seconds`` is the backend's start-up (for vLLM: importing vllm and loading the
     model); ``generation_seconds`` is the time inside the backend's generate calls without it,

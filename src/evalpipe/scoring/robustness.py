@@ -332,7 +332,7 @@ def benchmark_summary(
     words: pd.DataFrame | None = None,
     source: str = "scored",
 ) -> dict[str, Any]:
-    """Robustness of one benchmark over all its (word, example) pairs, for metrics/robustness.json.
+    """Robustness of one benchmark over all its (word, example) pairs, for the score stage's robustness details.
 
     Parameters
     ----------
