@@ -139,8 +139,12 @@ class VLLMBackend:
                 # change kernels' rounding ("Repeatable generation" in docs/inference.md).
                 # torch reads the variable when it loads; vLLM reads it again at start-up.
                 os.environ["OMP_NUM_THREADS"] = str(threads)
-                if "torch" in sys.modules:
-                    sys.modules["torch"].set_num_threads(threads)
+                # ...but an OpenMP runtime loaded earlier (vLLM's CPU platform adds Intel OpenMP
+                # to LD_PRELOAD, which child processes inherit) has read it already: set torch's
+                # count directly too (vLLM imports torch right below anyway).
+                import torch
+
+                torch.set_num_threads(threads)
         try:
             from vllm import LLM
         except ImportError as exc:  # pragma: no cover - depends on the install
