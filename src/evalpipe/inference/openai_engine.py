@@ -175,14 +175,7 @@ class OpenAIBackend:
         sem = asyncio.Semaphore(self.max_concurrency)
         limits = httpx.Limits(max_connections=self.max_concurrency)
         async with httpx.AsyncClient(timeout=self.timeout_s, limits=limits) as client:
-            tasks = [asyncio.create_task(self._one(client, sem, r)) for r in requests]
-            try:
-                return list(await asyncio.gather(*tasks))
-            except BaseException:
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
-                raise
+            return await _gather_or_cancel([self._one(client, sem, r) for r in requests])
 
     def generate(
         self, requests: list[GenerationRequest], *, progress: bool = False
@@ -202,8 +195,8 @@ class OpenAIBackend:
         sem = asyncio.Semaphore(self.max_concurrency)
         limits = httpx.Limits(max_connections=self.max_concurrency)
         async with httpx.AsyncClient(timeout=self.timeout_s, limits=limits) as client:
-            tasks = [
-                asyncio.create_task(
+            return await _gather_or_cancel(
+                [
                     self._post(
                         client,
                         sem,
@@ -211,16 +204,9 @@ class OpenAIBackend:
                         self._loglikelihood_payload(r),
                         functools.partial(_parse_loglikelihood, context=r.context),
                     )
-                )
-                for r in requests
-            ]
-            try:
-                return list(await asyncio.gather(*tasks))
-            except BaseException:
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
-                raise
+                    for r in requests
+                ]
+            )
 
     def _loglikelihood_payload(self, req: LoglikelihoodRequest) -> dict[str, Any]:
         # The completions endpoint echoes the prompt's own token log-probabilities; one new
@@ -313,3 +299,16 @@ def _parse_loglikelihood(resp: httpx.Response, url: str, *, context: str) -> Log
     if n == 0:
         raise EngineError(f"{url}: no echoed token starts inside the continuation")
     return Loglikelihood(total, n, greedy)
+
+
+async def _gather_or_cancel(coros: list[Any]) -> list[Any]:
+    """Run every request concurrently, results in order; on the first failure cancel the rest
+    (a dead server must not leave hundreds of requests retrying in the background)."""
+    tasks = [asyncio.create_task(c) for c in coros]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise

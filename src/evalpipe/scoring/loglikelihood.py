@@ -32,7 +32,7 @@ from jinja2 import TemplateError
 from evalpipe.errors import InputError
 from evalpipe.inference.types import Loglikelihood, LoglikelihoodRequest
 from evalpipe.scoring.metrics import best_score, exact_match
-from evalpipe.scoring.scorer import _golds, check_columns
+from evalpipe.scoring.scorer import _golds, check_columns, with_scores
 
 if TYPE_CHECKING:  # spec.py imports the scoring package: no import cycle at run time
     from evalpipe.benchmarks.spec import BenchmarkSpec
@@ -418,17 +418,19 @@ def score_loglikelihood(
         correct.append(any(exact_match(prediction, g) for g in golds))
         scores.append(best_score(prediction, golds, metric=spec.metric))
         extras.append(json.dumps(extra, ensure_ascii=False, sort_keys=True))
-    scored = outputs.reset_index(drop=True).copy()
-    if "output" not in scored.columns:
-        scored["output"] = pd.Series([None] * n, dtype="object")
-    scored["finish_reason"] = "loglikelihood"
-    scored["gold"] = pd.Series(canonical, dtype="object")
-    scored["prediction"] = pd.Series(predictions, dtype="object")
-    scored["parse_status"] = pd.Series(statuses, dtype="object")
-    scored["correct"] = pd.Series(correct, dtype=bool)
-    scored["score"] = pd.Series(scores, dtype="float64")
-    scored["parse_extra"] = pd.Series(extras, dtype="object")
-    return scored
+    base = outputs.reset_index(drop=True).copy()
+    if "output" not in base.columns:
+        base["output"] = pd.Series([None] * n, dtype="object")
+    base["finish_reason"] = "loglikelihood"
+    return with_scores(
+        base,
+        gold=canonical,
+        prediction=predictions,
+        parse_status=statuses,
+        correct=correct,
+        score=scores,
+        parse_extra=extras,
+    )
 
 
 # --- generate vs log-likelihood ------------------------------------------------------------------

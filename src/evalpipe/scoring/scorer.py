@@ -119,13 +119,36 @@ def score_frame(
         correct.append(any(exact_match(result.prediction, g) for g in golds))
         scores.append(best_score(result.prediction, golds, metric=metric))
         extras.append(json.dumps(result.extra, ensure_ascii=False, sort_keys=True))
+    return with_scores(
+        outputs,
+        gold=canonical,
+        prediction=predictions,
+        parse_status=statuses,
+        correct=correct,
+        score=scores,
+        parse_extra=extras,
+    )
+
+
+def with_scores(
+    outputs: pd.DataFrame,
+    *,
+    gold: Sequence[Any],
+    prediction: Sequence[Any],
+    parse_status: Sequence[str],
+    correct: Sequence[bool],
+    score: Sequence[float],
+    parse_extra: Sequence[str],
+) -> pd.DataFrame:
+    """``outputs`` (same rows, same order) plus the scored columns every way of answering shares,
+    with fixed dtypes: what the robustness and classification reports read."""
     scored = outputs.reset_index(drop=True).copy()
-    scored["gold"] = pd.Series(canonical, dtype="object")
-    scored["prediction"] = pd.Series(predictions, dtype="object")
-    scored["parse_status"] = pd.Series(statuses, dtype="object")
+    scored["gold"] = pd.Series(gold, dtype="object")
+    scored["prediction"] = pd.Series(prediction, dtype="object")
+    scored["parse_status"] = pd.Series(parse_status, dtype="object")
     scored["correct"] = pd.Series(correct, dtype=bool)
-    scored["score"] = pd.Series(scores, dtype="float64")
-    scored["parse_extra"] = pd.Series(extras, dtype="object")
+    scored["score"] = pd.Series(score, dtype="float64")
+    scored["parse_extra"] = pd.Series(parse_extra, dtype="object")
     return scored
 
 
