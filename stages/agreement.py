@@ -64,9 +64,7 @@ def main(
 ) -> None:
     """Validate annotation batches, measure agreement, build the consensus, flag outliers."""
     params = load_params(params_path)
-    settings = QualitySettings.from_params(
-        section(params, "annotation"), seed=params.get("seed", 0)
-    )
+    settings = QualitySettings.from_params(section(params, "annotation"), seed=params["seed"])
     tasks_file = Path(tasks_path)
     if not tasks_file.exists():
         if tasks_path != str(PATHS.annotation_tasks):

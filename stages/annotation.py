@@ -250,9 +250,7 @@ def check(
     params.yaml's `annotation` section. Exit 0: passed; 1: failed; 2: unusable input.
     """
     params = load_params(params_path)
-    settings = QualitySettings.from_params(
-        section(params, "annotation"), seed=params.get("seed", 0)
-    )
+    settings = QualitySettings.from_params(section(params, "annotation"), seed=params["seed"])
     if not inputs and not extra:
         inputs = (str(PATHS.raw_annotations / "*.jsonl"),)
     paths = _expand(inputs, extra)

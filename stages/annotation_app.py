@@ -40,8 +40,8 @@ db_option = click.option(
 
 def _annotation_params(params_path: str) -> dict[str, Any]:
     params = load_params(params_path)
-    cfg = dict(params.get("annotation") or {})
-    cfg["seed"] = int(params.get("seed", 0))
+    cfg = dict(params["annotation"])
+    cfg["seed"] = int(params["seed"])
     return cfg
 
 
@@ -207,16 +207,16 @@ def serve(
     tasks = read_tasks(tasks_path)
     store = _open_store(db_path, synchronous=synchronous)
     added, _known = store.load_tasks(tasks)
-    overlap = int(overlap if overlap is not None else cfg.get("overlap", 2))
+    overlap = int(overlap if overlap is not None else cfg["overlap"])
     assigned = store.rebalance(overlap=overlap, seed=cfg["seed"])
     app = create_app(
         store,
         AppConfig(
             secret_key=secret,
-            context_window=int(cfg.get("context_window", 7)),
-            min_confidence=float(cfg.get("min_confidence", 0.7)),
-            min_kappa=float(cfg.get("min_kappa", 0.60)),
-            target_kappa=float(cfg.get("target_kappa", 0.80)),
+            context_window=int(cfg["context_window"]),
+            min_confidence=float(cfg["min_confidence"]),
+            min_kappa=float(cfg["min_kappa"]),
+            target_kappa=float(cfg["target_kappa"]),
             secure_cookies=secure_cookies,
             login_attempts_per_address=login_limit[0],
             login_attempts_overall=login_limit[1],
@@ -224,7 +224,7 @@ def serve(
             require_qualification=bool(
                 require_qualification
                 if require_qualification is not None
-                else cfg.get("require_qualification", True)
+                else cfg["require_qualification"]
             ),
         ),
     )
@@ -301,7 +301,7 @@ def add_annotator(
     token = store.add_annotator(annotator_id, role=role)
     cfg = _annotation_params(params_path)
     new = store.rebalance(
-        overlap=int(overlap if overlap is not None else cfg.get("overlap", 2)), seed=cfg["seed"]
+        overlap=int(overlap if overlap is not None else cfg["overlap"]), seed=cfg["seed"]
     )
     detail = "" if role != "annotator" else f", {new} assignments added"
     click.echo(f"created {role} {annotator_id}{detail}; their login token (shown once):")
@@ -501,7 +501,7 @@ def template(tasks_path: str, output: str, params_path: str) -> None:
 
     cfg = _annotation_params(params_path)
     tasks = read_tasks(tasks_path)
-    write_template(tasks, output, context_window=int(cfg.get("context_window", 7)))
+    write_template(tasks, output, context_window=int(cfg["context_window"]))
     click.echo(f"annotate template: {len(tasks)} items -> {output}")
 
 

@@ -50,9 +50,9 @@ def main(params_path: str) -> None:
     seed = int(section(params, "seed", path=params_path))
     paths = ProjectPaths()
 
-    window = int(cfg.get("context_window", 7))
+    window = int(cfg["context_window"])
     dialogue_groups, sources = [], []
-    for entry in cfg.get("dialogues", [SAMPLE]) or []:
+    for entry in cfg["dialogues"] or []:
         path = bundled_sample_tasks() if entry == SAMPLE else Path(str(entry))
         if entry != SAMPLE and not path.exists():
             raise InputError(f"{params_path}: annotation.dialogues: file {entry!r} not found")
@@ -70,10 +70,10 @@ def main(params_path: str) -> None:
     outputs, out_source = read_outputs(paths.outputs_dir(slug))
     sampled, stats = sample_output_tasks(
         outputs,
-        per_benchmark=cfg.get("tasks_per_benchmark", 2),
+        per_benchmark=cfg["tasks_per_benchmark"],
         seed=seed,
-        variants=str(cfg.get("variants", "original")),
-        benchmarks=cfg.get("benchmarks"),
+        variants=str(cfg["variants"]),
+        benchmarks=cfg["benchmarks"],
         source=out_source,
     )
     tasks = combine_tasks(*dialogue_groups, sampled, sources=[*sources, out_source])

@@ -61,7 +61,7 @@ def _size(spec: BenchmarkSpec, source: str, paths: ProjectPaths) -> str:
 
 
 def _list(cfg: dict[str, Any], paths: ProjectPaths) -> None:
-    source = cfg.get("source", "sample")
+    source = cfg["source"]
     suites = cfg.get("suites") or {}
     rows = [("name", "task_type", "language", "source", "size", "in suites")]
     for spec in list_specs(paths.raw_benchmarks):
@@ -81,7 +81,7 @@ def _list(cfg: dict[str, Any], paths: ProjectPaths) -> None:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
-    click.echo(f"max_samples: {cfg.get('max_samples')} per benchmark (deterministic selection)")
+    click.echo(f"max_samples: {cfg['max_samples']} per benchmark (deterministic selection)")
 
 
 @click.command()
@@ -100,7 +100,7 @@ def main(name: str | None, list_: bool, params_path: str) -> None:
     if not name:
         raise click.UsageError("give --name NAME or --list")
     spec = get_spec(name, paths.raw_benchmarks)
-    source = cfg.get("source", "sample")
+    source = cfg["source"]
     if resolve_source(source, name) not in SOURCES:
         raise InputError(
             f"{params_path}: benchmarks.source: expected one of {', '.join(SOURCES)}, "
@@ -109,8 +109,8 @@ def main(name: str | None, list_: bool, params_path: str) -> None:
     examples, fewshot = load_benchmark(
         spec,
         source=source,
-        max_samples=cfg.get("max_samples"),
-        seed=int(params.get("seed", 42)),
+        max_samples=cfg["max_samples"],
+        seed=int(params["seed"]),
         files_dir=paths.raw_benchmarks,
     )
     out = paths.benchmark(name)

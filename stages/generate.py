@@ -91,7 +91,7 @@ def run_model(
         section(params, "sampling", path=params_path), source=params_path
     )
     style = str(section(params, "prompt", "style", path=params_path))
-    n_shots = int(params["prompt"].get("n_shots", 0) or 0)
+    n_shots = int(params["prompt"]["n_shots"] or 0)
     paths = ProjectPaths()
     # Exactly the declared sets: dvc.yaml's generate stage tracks data/perturbed as a whole, so
     # reading a stray file there would use data DVC does not attribute to this run.
@@ -101,7 +101,7 @@ def run_model(
         source=params_path,
     )
     names = names or tuple(declared)
-    method = str(params.get("scoring", {}).get("method", "generate"))
+    method = str(params["scoring"]["method"])
 
     # Build every prompt first so the engine gets all benchmarks' misses in one batch.
     plans = []
@@ -199,7 +199,7 @@ def run_model(
         **stats.to_dict(),
         "model": slug,
         "model_id": engine.identity.label,
-        "backend": model_cfg.get("backend", "vllm"),
+        "backend": model_cfg["backend"],
         "smoke_test_model": smoke,
         "note": TINY_RANDOM_NOTE if smoke else "",
         "prompt_style": style,

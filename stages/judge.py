@@ -43,8 +43,8 @@ def main(params_path: str) -> None:
     params = load_params(params_path)
     judge_cfg = section(params, "judge", path=params_path)
     model_cfg = judge_model_config(judge_cfg, where=params_path)
-    temperature = float(judge_cfg.get("temperature", 0.0))
-    max_tokens = int(judge_cfg.get("max_tokens", 512))
+    temperature = float(judge_cfg["temperature"])
+    max_tokens = int(judge_cfg["max_tokens"])
     paths = ProjectPaths()
 
     tasks = read_tasks(paths.annotation_tasks)
@@ -76,7 +76,7 @@ def main(params_path: str) -> None:
             **counts,
             "annotator_id": judge_annotator_id(model_cfg["name"]),
             "model": model_cfg["name"],
-            "backend": model_cfg.get("backend", "vllm"),
+            "backend": model_cfg["backend"],
             "prompt_version": prompt_version(),
             "temperature": temperature,
             "max_tokens": max_tokens,

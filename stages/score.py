@@ -77,7 +77,7 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
             f"{outputs_dir}: no *.parquet outputs to score (run `dvc repro generate@{slug}`)"
         )
 
-    method = str(scoring.get("method", "generate"))
+    method = str(scoring["method"])
     style = str(section(params, "prompt", "style"))
     scored: dict[str, pd.DataFrame] = {}
     classification: dict[str, ClassificationSetup] = {}

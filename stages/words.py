@@ -12,7 +12,6 @@ from stages._common import fail_cleanly, params_option
 
 # as in params.yaml: English drops one-letter entries (a, I, s, t); Japanese keeps the
 # one-character particles (の, に, は) that the study ranks first
-DEFAULT_MIN_LENGTH = {"english": 2, "japanese": 1}
 
 
 @click.command()
@@ -30,8 +29,8 @@ def main(language: str, params_path: str) -> None:
         language,
         source,
         raw_dir=paths.raw_words(language),
-        top_n=int(cfg.get("top_n", 10)),
-        min_length=int(lang_cfg.get("min_length", DEFAULT_MIN_LENGTH[language])),
+        top_n=int(cfg["top_n"]),
+        min_length=int(lang_cfg["min_length"]),
     )
     words = built.words
     atomic.write_parquet(paths.words(language), words)

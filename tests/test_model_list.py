@@ -9,6 +9,7 @@ import pytest
 from evalpipe.errors import InputError
 from evalpipe.inference.model_list import model_config, model_configs
 from evalpipe.inference.tiny import tiny_random_seed
+from evalpipe.params_schema import engine_defaults
 from evalpipe.scoring.comparison import model_comparison
 from evalpipe.scoring.views import parse_view, primary_views, view_name
 
@@ -24,7 +25,8 @@ def test_entries_override_the_shared_defaults_in_file_order():
     configs = model_configs(params)
     assert list(configs) == ["small", "big"]
     assert configs["small"] == {
-        "backend": "vllm", "dtype": "auto", "max_model_len": 2048, "name": "tiny-random"
+        **engine_defaults(),
+        "backend": "vllm", "dtype": "auto", "max_model_len": 2048, "name": "tiny-random",
     }  # fmt: skip
     assert configs["big"]["dtype"] == "bfloat16" and configs["big"]["max_model_len"] == 2048
     # the defaults are not changed by an entry

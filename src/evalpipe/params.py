@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from evalpipe.errors import InputError
-from evalpipe.params_schema import validate_params
+from evalpipe.params_schema import validate_params, with_defaults
 
 
 def load_params(path: str | Path = "params.yaml", *, validate: bool = True) -> dict[str, Any]:
@@ -21,7 +21,8 @@ def load_params(path: str | Path = "params.yaml", *, validate: bool = True) -> d
 
     Returns
     -------
-    The top-level mapping.
+    The top-level mapping, with every key the file leaves out set to its default from
+    ``SCHEMA`` (the one place defaults are written), so stages index keys directly.
 
     Raises
     ------
@@ -39,7 +40,7 @@ def load_params(path: str | Path = "params.yaml", *, validate: bool = True) -> d
         raise InputError(f"{path}: expected a mapping at the top level")
     if validate:
         validate_params(data, source=str(path))
-    return data
+    return with_defaults(data)
 
 
 def section(params: dict[str, Any], *keys: str, path: str = "params.yaml") -> Any:

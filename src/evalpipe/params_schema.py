@@ -15,11 +15,15 @@ Constructors: ``integer``, ``number``, ``probability``, ``boolean``, ``text`` (o
 ``choices``), ``list_of(item)``, ``anything`` (a value another module validates), and
 ``Section({...})`` for a nested mapping (``Section(each=...)`` when the keys are names the user
 chooses, as in ``benchmarks.suites``). Every constructor takes ``nullable=True`` when ``null``
-is allowed. A key declared here is optional: a stage that needs it still reports it missing.
+is allowed, and ``default=`` the value a stage uses when the file leaves the key out: this
+table is the one place a default is written (``load_params`` fills them in, ``default_of`` reads
+one for a library function's keyword default). A key without a default is optional: a stage
+that needs it still reports it missing.
 """
 
 from __future__ import annotations
 
+import copy
 import difflib
 import math
 from collections.abc import Callable, Mapping
@@ -27,6 +31,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalpipe.errors import InputError
+
+
+class _NoDefault:
+    """Marks a key with no default (``None`` is a real default: "null")."""
+
+    def __repr__(self) -> str:
+        return "NO_DEFAULT"
+
+
+NO_DEFAULT: Any = _NoDefault()
 
 
 @dataclass(frozen=True)
@@ -40,6 +54,7 @@ class Value:
     maximum: float | None = None
     choices: tuple[Any, ...] | None = None
     item: Value | None = None  # for lists: every element
+    default: Any = NO_DEFAULT
 
     def expected(self) -> str:
         """What a valid value looks like, for error messages."""
@@ -83,9 +98,14 @@ class Section:
 
 
 def integer(
-    doc: str, *, minimum: int | None = None, maximum: int | None = None, nullable: bool = False
+    doc: str,
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    nullable: bool = False,
+    default: Any = NO_DEFAULT,
 ) -> Value:
-    return Value("int", doc, nullable, minimum, maximum)
+    return Value("int", doc, nullable, minimum, maximum, default=default)
 
 
 def number(
@@ -94,28 +114,35 @@ def number(
     minimum: float | None = None,
     maximum: float | None = None,
     nullable: bool = False,
+    default: Any = NO_DEFAULT,
 ) -> Value:
-    return Value("number", doc, nullable, minimum, maximum)
+    return Value("number", doc, nullable, minimum, maximum, default=default)
 
 
-def probability(doc: str, *, nullable: bool = False) -> Value:
-    return Value("number", doc, nullable, 0.0, 1.0)
+def probability(doc: str, *, nullable: bool = False, default: Any = NO_DEFAULT) -> Value:
+    return Value("number", doc, nullable, 0.0, 1.0, default=default)
 
 
-def boolean(doc: str, *, nullable: bool = False) -> Value:
-    return Value("bool", doc, nullable)
+def boolean(doc: str, *, nullable: bool = False, default: Any = NO_DEFAULT) -> Value:
+    return Value("bool", doc, nullable, default=default)
 
 
-def text(doc: str, *, choices: tuple[str, ...] | None = None, nullable: bool = False) -> Value:
-    return Value("str", doc, nullable, choices=choices)
+def text(
+    doc: str,
+    *,
+    choices: tuple[str, ...] | None = None,
+    nullable: bool = False,
+    default: Any = NO_DEFAULT,
+) -> Value:
+    return Value("str", doc, nullable, choices=choices, default=default)
 
 
-def list_of(item: Value, doc: str, *, nullable: bool = False) -> Value:
-    return Value("list", doc, nullable, item=item)
+def list_of(item: Value, doc: str, *, nullable: bool = False, default: Any = NO_DEFAULT) -> Value:
+    return Value("list", doc, nullable, item=item, default=default)
 
 
-def anything(doc: str) -> Value:
-    return Value("any", doc, nullable=True)
+def anything(doc: str, *, default: Any = NO_DEFAULT) -> Value:
+    return Value("any", doc, nullable=True, default=default)
 
 
 def _perturb_check(cfg: Mapping[str, Any], source: str) -> None:
@@ -144,28 +171,38 @@ BACKENDS = ("vllm", "openai")
 def _engine_keys() -> dict[str, Value]:
     """Keys of an inference engine, shared by ``model`` and ``judge``."""
     return {
-        "backend": text("which engine runs the model", choices=BACKENDS),
-        "dtype": text("vLLM dtype, e.g. auto, bfloat16"),
-        "max_model_len": integer("context length in tokens", minimum=1),
-        "tensor_parallel_size": integer("GPUs per model", minimum=1),
+        "backend": text("which engine runs the model", choices=BACKENDS, default="vllm"),
+        "dtype": text("vLLM dtype, e.g. auto, bfloat16", default="auto"),
+        "max_model_len": integer("context length in tokens", minimum=1, default=2048),
+        "tensor_parallel_size": integer("GPUs per model", minimum=1, default=1),
         "gpu_memory_utilization": number(
-            "share of GPU (CPU build: host) memory for vLLM", minimum=0.0, maximum=1.0
+            "share of GPU (CPU build: host) memory for vLLM",
+            minimum=0.0,
+            maximum=1.0,
+            default=0.3,
         ),
-        "revision": text("hub commit or tag", nullable=True),
-        "base_urls": list_of(text("URL"), "OpenAI-compatible servers", nullable=True),
-        "api_key_env": text("NAME of the variable holding the API key", nullable=True),
-        "max_concurrency": integer("openai: requests in flight", minimum=1),
-        "max_retries": integer("openai: retries per request", minimum=0),
-        "request_timeout_s": number("openai: seconds per request", minimum=0.0, nullable=True),
-        "retry_backoff_s": number("openai: first retry delay", minimum=0.0, nullable=True),
-        "structured_outputs": boolean("openai: send JSON schemas to the server"),
-        "compact_json": boolean("vLLM: no free whitespace in structured outputs"),
+        "revision": text("hub commit or tag", nullable=True, default=None),
+        "base_urls": list_of(text("URL"), "OpenAI-compatible servers", nullable=True, default=[]),
+        "api_key_env": text(
+            "NAME of the variable holding the API key", nullable=True, default="OPENAI_API_KEY"
+        ),
+        "max_concurrency": integer("openai: requests in flight", minimum=1, default=8),
+        "max_retries": integer("openai: retries per request", minimum=0, default=5),
+        "request_timeout_s": number(
+            "openai: seconds per request", minimum=0.0, nullable=True, default=120.0
+        ),
+        "retry_backoff_s": number(
+            "openai: first retry delay", minimum=0.0, nullable=True, default=0.5
+        ),
+        "structured_outputs": boolean("openai: send JSON schemas to the server", default=True),
+        "compact_json": boolean("vLLM: no free whitespace in structured outputs", default=True),
         # true | false | auto (eager for small models on the CPU build)
         "enforce_eager": Value(
             "any",
             "vLLM: skip torch.compile / CUDA graphs",
             nullable=True,
             choices=(True, False, "auto"),
+            default="auto",
         ),
         # true | false | auto (in-process on the CPU build)
         "in_process": Value(
@@ -173,37 +210,48 @@ def _engine_keys() -> dict[str, Value]:
             "vLLM: run the engine in the stage's process (no spawned engine-core/worker)",
             nullable=True,
             choices=(True, False, "auto"),
+            default="auto",
         ),
         # a positive integer (pin) | auto (torch's default); the in-process engine on the CPU build
-        "cpu_threads": Value("any", "vLLM CPU build: torch/OpenMP threads", nullable=True),
+        "cpu_threads": Value(
+            "any", "vLLM CPU build: torch/OpenMP threads", nullable=True, default="auto"
+        ),
         "checkpoint_every": integer("prompts per engine call between cache saves", minimum=1),
     }
 
 
-_LANGUAGE_WORDS = Section(
-    {
-        "source": text(
-            "where the frequency list comes from", choices=("wordfreq", "subtlex", "bccwj")
-        ),
-        "min_length": integer("shorter words are never targets (characters)", minimum=1),
-    }
-)
+def _language_words(min_length: int) -> Section:
+    return Section(
+        {
+            "source": text(
+                "where the frequency list comes from",
+                choices=("wordfreq", "subtlex", "bccwj"),
+                default="wordfreq",
+            ),
+            "min_length": integer(
+                "shorter words are never targets (characters)", minimum=1, default=min_length
+            ),
+        }
+    )
+
 
 SCHEMA = Section(
     {
-        "seed": integer("the one seed every random choice is hashed from"),
+        "seed": integer("the one seed every random choice is hashed from", default=42),
         "words": Section(
             {
-                "top_n": integer("target words per language", minimum=1),
-                "english": _LANGUAGE_WORDS,
-                "japanese": _LANGUAGE_WORDS,
+                "top_n": integer("target words per language", minimum=1, default=10),
+                "english": _language_words(2),
+                "japanese": _language_words(1),
             }
         ),
         "benchmarks": Section(
             {
                 # sample | hub | files | hub_raw, or {default: ..., <benchmark>: ...}
-                "source": anything("where benchmark rows come from"),
-                "max_samples": integer("examples per benchmark", minimum=1, nullable=True),
+                "source": anything("where benchmark rows come from", default="sample"),
+                "max_samples": integer(
+                    "examples per benchmark", minimum=1, nullable=True, default=None
+                ),
                 # the one declaration of what runs: dvc.yaml iterates over it; generate reads
                 # exactly these sets (evalpipe.benchmarks.validate_suites checks names/languages)
                 "suites": Section(
@@ -242,96 +290,142 @@ SCHEMA = Section(
         ),
         "sampling": Section(
             {
-                "temperature": number("sampling temperature", minimum=0.0, maximum=5.0),
+                "temperature": number(
+                    "sampling temperature", minimum=0.0, maximum=5.0, default=0.0
+                ),
                 # null: each benchmark's budget for the prompt style (its spec); a number
                 # overrides every budget
-                "max_tokens": integer("new tokens per answer", minimum=1, nullable=True),
-                "seed": integer("sampling seed", nullable=True),
+                "max_tokens": integer(
+                    "new tokens per answer", minimum=1, nullable=True, default=None
+                ),
+                "seed": integer("sampling seed", nullable=True, default=None),
             }
         ),
         "prompt": Section(
             {
-                "style": text("prompt style", choices=("zero_shot", "few_shot", "cot")),
-                "n_shots": integer("few-shot examples", minimum=0, nullable=True),
+                "style": text(
+                    "prompt style", choices=("zero_shot", "few_shot", "cot"), default="zero_shot"
+                ),
+                "n_shots": integer("few-shot examples", minimum=0, nullable=True, default=3),
             }
         ),
         "scoring": Section(
             {
-                "bootstrap_samples": integer("bootstrap resamples", minimum=1),
-                "confidence_level": number("interval level", minimum=0.0, maximum=1.0),
-                "sentiment_strict": boolean("out-of-label sentiment answers count as wrong"),
+                "bootstrap_samples": integer("bootstrap resamples", minimum=1, default=1000),
+                "confidence_level": number(
+                    "interval level", minimum=0.0, maximum=1.0, default=0.95
+                ),
+                "sentiment_strict": boolean(
+                    "out-of-label sentiment answers count as wrong", default=True
+                ),
                 "method": text(
                     "how answers are scored: parse the generated text, pick the most likely "
                     "choice by log-likelihood (choice benchmarks), or both",
                     choices=("generate", "loglikelihood", "both"),
+                    default="generate",
                 ),
             }
         ),
         "impact": Section(
             {
                 "small_n": integer(
-                    "rows with fewer paired examples are flagged small_n", minimum=1
+                    "rows with fewer paired examples are flagged small_n", minimum=1, default=30
                 ),
-                "top_n_plot": integer("words per language in the top-N plots", minimum=1),
-                "bootstrap_samples": integer("bootstrap resamples of each delta", minimum=1),
+                "top_n_plot": integer(
+                    "words per language in the top-N plots", minimum=1, default=20
+                ),
+                "bootstrap_samples": integer(
+                    "bootstrap resamples of each delta", minimum=1, default=1000
+                ),
             }
         ),
         "report": Section(
             {
-                "top_words": integer("words per language in the forest plot", minimum=1),
+                "top_words": integer(
+                    "words per language in the forest plot", minimum=1, default=20
+                ),
                 "examples_per_benchmark": integer(
-                    "wrong answers on perturbed prompts shown per benchmark", minimum=0
+                    "wrong answers on perturbed prompts shown per benchmark", minimum=0, default=3
                 ),
             }
         ),
         "annotation": Section(
             {
-                "min_kappa": number("agreement below this fails", minimum=-1.0, maximum=1.0),
-                "target_kappa": number("agreement aimed for", minimum=-1.0, maximum=1.0),
-                "min_confidence": probability("annotations below this confidence are dropped"),
-                "context_window": integer("dialogue turns shown", minimum=0),
-                "merge_method": text(
-                    "how ratings merge", choices=("weighted_average", "median", "majority")
+                "min_kappa": number(
+                    "agreement below this fails", minimum=-1.0, maximum=1.0, default=0.6
                 ),
-                "bootstrap_samples": integer("bootstrap resamples", minimum=1),
-                "confidence_level": number("interval level", minimum=0.0, maximum=1.0),
-                "max_item_range": integer("largest score span on an axis", minimum=0),
-                "min_annotators": integer("fewest human annotators per item", minimum=1),
-                "outlier_bias": number("mean offset that flags an annotator", minimum=0.0),
+                "target_kappa": number(
+                    "agreement aimed for", minimum=-1.0, maximum=1.0, default=0.8
+                ),
+                "min_confidence": probability(
+                    "annotations below this confidence are dropped", default=0.7
+                ),
+                "context_window": integer("dialogue turns shown", minimum=0, default=7),
+                "merge_method": text(
+                    "how ratings merge",
+                    choices=("weighted_average", "median", "majority"),
+                    default="weighted_average",
+                ),
+                "bootstrap_samples": integer("bootstrap resamples", minimum=1, default=1000),
+                "confidence_level": number(
+                    "interval level", minimum=0.0, maximum=1.0, default=0.95
+                ),
+                "max_item_range": integer("largest score span on an axis", minimum=0, default=1),
+                "min_annotators": integer("fewest human annotators per item", minimum=1, default=2),
+                "outlier_bias": number(
+                    "mean offset that flags an annotator", minimum=0.0, default=0.5
+                ),
                 "min_pair_overlap": integer(
-                    "pairs sharing fewer items stay out of the headline kappa", minimum=1
+                    "pairs sharing fewer items stay out of the headline kappa",
+                    minimum=1,
+                    default=10,
                 ),
                 "max_consistency_rate": probability(
-                    "quality gate: largest share of annotations breaking a consistency rule"
+                    "quality gate: largest share of annotations breaking a consistency rule",
+                    default=0.1,
                 ),
                 "require_qualification": boolean(
-                    "web app: annotators pass the qualification test before the real queue"
+                    "web app: annotators pass the qualification test before the real queue",
+                    default=True,
                 ),
                 "monitor_window_days": integer(
-                    "agreement-over-time window in days (7 = ISO weeks)", minimum=1
+                    "agreement-over-time window in days (7 = ISO weeks)", minimum=1, default=7
                 ),
                 "tasks_per_benchmark": integer(
-                    "model outputs per benchmark turned into tasks", minimum=1, nullable=True
+                    "model outputs per benchmark turned into tasks",
+                    minimum=1,
+                    nullable=True,
+                    default=2,
                 ),
                 "variants": text(
-                    "which outputs may become tasks", choices=("original", "perturbed", "all")
+                    "which outputs may become tasks",
+                    choices=("original", "perturbed", "all"),
+                    default="original",
                 ),
-                "benchmarks": list_of(text("benchmark name"), "benchmarks", nullable=True),
+                "benchmarks": list_of(
+                    text("benchmark name"), "benchmarks", nullable=True, default=None
+                ),
                 "model": text(
                     "whose outputs become tasks: a slug of `models` (null: the first)",
                     nullable=True,
+                    default=None,
                 ),
                 "dialogues": list_of(
-                    text("JSONL path or 'sample'"), "dialogue files", nullable=True
+                    text("JSONL path or 'sample'"),
+                    "dialogue files",
+                    nullable=True,
+                    default=["sample"],
                 ),
-                "overlap": integer("annotators per task", minimum=1),
+                "overlap": integer("annotators per task", minimum=1, default=2),
             }
         ),
         "judge": Section(
             {
-                "model": text("judge model name or hub id"),
-                "temperature": number("sampling temperature", minimum=0.0, maximum=5.0),
-                "max_tokens": integer("new tokens per rating", minimum=1),
+                "model": text("judge model name or hub id", default="tiny-random"),
+                "temperature": number(
+                    "sampling temperature", minimum=0.0, maximum=5.0, default=0.0
+                ),
+                "max_tokens": integer("new tokens per rating", minimum=1, default=384),
                 **_engine_keys(),
             }
         ),
@@ -446,3 +540,79 @@ def validate_params(params: Mapping[str, Any], *, source: str = "params.yaml") -
     _check_section(SCHEMA, params, "", source, errors)
     if errors:
         raise InputError("\n".join(errors))
+
+
+def _section_defaults(spec: Section) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, child in spec.keys.items():
+        if isinstance(child, Section):
+            nested = _section_defaults(child)
+            if nested:
+                out[key] = nested
+        elif child.default is not NO_DEFAULT:
+            out[key] = copy.deepcopy(child.default)
+    return out
+
+
+def _fill(spec: Section, value: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(value)
+    for key, child in spec.keys.items():
+        if isinstance(child, Section):
+            if key not in out:
+                nested = _section_defaults(child)
+                if nested:
+                    out[key] = nested
+            elif isinstance(out[key], Mapping):
+                out[key] = _fill(child, out[key])
+        elif key not in out and child.default is not NO_DEFAULT:
+            out[key] = copy.deepcopy(child.default)
+    return out
+
+
+def with_defaults(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` with every key the file leaves out set to its ``SCHEMA`` default.
+
+    Sections whose keys the user names (``models``, ``benchmarks.suites``) get no entries; a
+    key without a default stays absent. The input is not changed.
+
+    Examples
+    --------
+    >>> filled = with_defaults({"annotation": {"min_kappa": 0.5}})
+    >>> filled["annotation"]["min_kappa"], filled["annotation"]["context_window"], filled["seed"]
+    (0.5, 7, 42)
+    """
+    return _fill(SCHEMA, params)
+
+
+def _leaf(dotted: str) -> Value:
+    node: Value | Section = SCHEMA
+    for part in dotted.split("."):
+        if not isinstance(node, Section) or part not in node.keys:
+            raise KeyError(f"no key {dotted!r} in the params schema")
+        node = node.keys[part]
+    if not isinstance(node, Value):
+        raise KeyError(f"{dotted!r} is a section, not a key")
+    return node
+
+
+def default_of(dotted: str) -> Any:
+    """The default of one key, for a library function's keyword default.
+
+    Examples
+    --------
+    >>> default_of("annotation.context_window")
+    7
+    >>> default_of("model_defaults.max_model_len")
+    2048
+    """
+    value = _leaf(dotted).default
+    if value is NO_DEFAULT:
+        raise KeyError(f"{dotted!r} has no default in the params schema")
+    return copy.deepcopy(value)
+
+
+def engine_defaults() -> dict[str, Any]:
+    """Every engine key's default (``model_defaults`` / ``judge``), for a partial model config."""
+    keys = SCHEMA.keys["model_defaults"]
+    assert isinstance(keys, Section)
+    return {k: v for k, v in _section_defaults(keys).items() if k != "name"}

@@ -27,6 +27,7 @@ import jsonschema
 
 from evalpipe.annotation.guidelines import AXIS_ANCHORS, AXIS_DEFINITIONS, AXIS_NAMES
 from evalpipe.annotation.schema import AXES, JUDGE_PREFIX, LABEL_NAMES, Annotation, DialoguePair
+from evalpipe.params_schema import default_of
 from evalpipe.scoring.parsers import first_json_object
 
 TEMPLATE_VERSION = "judge-v1"
@@ -278,7 +279,7 @@ def judge_tasks(
     model: str,
     timestamp: str,
     temperature: float = 0.0,
-    max_tokens: int = 512,
+    max_tokens: int = default_of("judge.max_tokens"),
 ) -> JudgeRun:
     """Rate every task with the judge model; invalid replies get one repair retry.
 

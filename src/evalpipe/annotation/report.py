@@ -33,6 +33,7 @@ from evalpipe.annotation.schema import (
     sample_tasks_path,
     to_long_frame,
 )
+from evalpipe.params_schema import default_of
 
 ILLUSTRATIVE_PREFIX = "illustrative_"
 """Annotator ids of the bundled sample batches: ratings written for the project, not a campaign."""
@@ -72,24 +73,24 @@ class QualitySettings:
     width of the agreement-over-time windows (7 = ISO weeks, Monday 00:00 UTC).
     """
 
-    min_kappa: float = 0.60
-    target_kappa: float = 0.80
-    min_confidence: float = 0.7
-    merge_method: str = "weighted_average"
-    bootstrap_samples: int = 1000
-    confidence_level: float = 0.95
-    max_item_range: int = 1
-    min_annotators: int = 2
-    outlier_bias: float = 0.5
-    min_pair_overlap: int = 10
-    overlap: int = 2
-    max_consistency_rate: float = 0.10
-    monitor_window_days: int = 7
-    seed: int = 42
+    min_kappa: float = default_of("annotation.min_kappa")
+    target_kappa: float = default_of("annotation.target_kappa")
+    min_confidence: float = default_of("annotation.min_confidence")
+    merge_method: str = default_of("annotation.merge_method")
+    bootstrap_samples: int = default_of("annotation.bootstrap_samples")
+    confidence_level: float = default_of("annotation.confidence_level")
+    max_item_range: int = default_of("annotation.max_item_range")
+    min_annotators: int = default_of("annotation.min_annotators")
+    outlier_bias: float = default_of("annotation.outlier_bias")
+    min_pair_overlap: int = default_of("annotation.min_pair_overlap")
+    overlap: int = default_of("annotation.overlap")
+    max_consistency_rate: float = default_of("annotation.max_consistency_rate")
+    monitor_window_days: int = default_of("annotation.monitor_window_days")
+    seed: int = default_of("seed")
 
     @classmethod
     def from_params(cls, section: dict[str, Any], *, seed: int) -> QualitySettings:
-        """Settings from ``params["annotation"]``; absent keys keep their defaults."""
+        """Settings from ``params["annotation"]``; absent keys keep their schema defaults."""
         known = {f: section[f] for f in cls.__dataclass_fields__ if f in section and f != "seed"}
         return cls(**known, seed=int(seed))
 

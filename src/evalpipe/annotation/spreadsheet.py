@@ -35,6 +35,7 @@ from openpyxl.worksheet.datavalidation import DataValidation
 from evalpipe.annotation.schema import AXES, LABEL_NAMES, DialoguePair, validate_annotation
 from evalpipe.atomic import atomic_path
 from evalpipe.errors import InputError
+from evalpipe.params_schema import default_of
 
 SHEET = "annotate"
 GUIDE_SHEET = "guidelines"
@@ -77,7 +78,7 @@ def _text_cell(ws: Any, row: int, col: int, value: str) -> None:
 def build_template(
     tasks: Sequence[DialoguePair],
     *,
-    context_window: int = 7,
+    context_window: int = default_of("annotation.context_window"),
     anchors: dict[str, dict[int, str]] | None = None,
     axis_names: dict[str, dict[str, str]] | None = None,
     definitions: dict[str, dict[str, str]] | None = None,
@@ -226,7 +227,10 @@ def workbook_bytes(wb: Workbook) -> bytes:
 
 
 def write_template(
-    tasks: Sequence[DialoguePair], path: str | os.PathLike[str], *, context_window: int = 7
+    tasks: Sequence[DialoguePair],
+    path: str | os.PathLike[str],
+    *,
+    context_window: int = default_of("annotation.context_window"),
 ) -> Path:
     """Write the annotation template atomically; see :func:`build_template`.
 

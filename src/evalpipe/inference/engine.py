@@ -27,6 +27,7 @@ from evalpipe.inference.types import (
     ModelIdentity,
 )
 from evalpipe.inference.vllm_engine import VLLMBackend
+from evalpipe.params_schema import default_of, engine_defaults
 
 log = logging.getLogger(__name__)
 
@@ -282,7 +283,9 @@ def _loglikelihood_from_cache(gen: Generation) -> Loglikelihood:
     )
 
 
-def _opt_int(cfg: dict[str, Any], key: str, default: int) -> int:
+def _opt_int(cfg: dict[str, Any], key: str, default: int | None = None) -> int:
+    if default is None:
+        default = int(default_of(f"model_defaults.{key}"))
     value = cfg.get(key, default)
     if value is None:
         return default
@@ -311,7 +314,8 @@ def make_backend(
     """
     if not isinstance(model_cfg, dict):
         raise InputError("params.yaml: model: expected a mapping")
-    backend = model_cfg.get("backend", "vllm")
+    model_cfg = {**engine_defaults(), **model_cfg}
+    backend = model_cfg["backend"]
     if backend not in BACKENDS:
         raise InputError(
             f"params.yaml: model.backend: unknown backend {backend!r}; expected one "
@@ -319,7 +323,7 @@ def make_backend(
         )
     if backend == "vllm":
         for key in ("max_model_len", "tensor_parallel_size"):
-            if _opt_int(model_cfg, key, 1) < 1:
+            if _opt_int(model_cfg, key) < 1:
                 raise InputError(f"params.yaml: model.{key}: expected an integer >= 1")
         target, identity = resolve_model(model_cfg, model_cache=model_cache)
         settings = dict(model_cfg)
@@ -339,11 +343,16 @@ def make_backend(
         name,
         identity,
         api_key_env=model_cfg.get("api_key_env"),
-        max_concurrency=_opt_int(model_cfg, "max_concurrency", 8),
-        max_retries=_opt_int(model_cfg, "max_retries", 5),
-        timeout_s=float(model_cfg.get("request_timeout_s") or 120.0),
-        backoff_s=float(model_cfg.get("retry_backoff_s") or 0.5),
-        structured_outputs=bool(model_cfg.get("structured_outputs", True)),
+        max_concurrency=_opt_int(model_cfg, "max_concurrency"),
+        max_retries=_opt_int(model_cfg, "max_retries"),
+        # null in the file means "the default", as for every nullable engine number
+        timeout_s=float(
+            model_cfg["request_timeout_s"] or default_of("model_defaults.request_timeout_s")
+        ),
+        backoff_s=float(
+            model_cfg["retry_backoff_s"] or default_of("model_defaults.retry_backoff_s")
+        ),
+        structured_outputs=bool(model_cfg["structured_outputs"]),
     )
 
 
@@ -381,7 +390,7 @@ def make_engine(
     """
     backend = make_backend(model_cfg, model_cache=model_cache)
     cache = GenerationCache(cache_dir, read_also=read_also) if cache_dir is not None else None
-    name = model_cfg.get("backend", "vllm")
+    name = model_cfg.get("backend") or default_of("model_defaults.backend")
     every = _opt_int(model_cfg, "checkpoint_every", DEFAULT_CHECKPOINT_EVERY[name])
     if every < 1:
         raise InputError("params.yaml: model.checkpoint_every: expected an integer >= 1")

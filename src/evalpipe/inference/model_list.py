@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalpipe.errors import InputError
+from evalpipe.params_schema import engine_defaults
 
 # A letter first: `dvc exp run -S models.7b.dtype=...` cannot parse a key starting with a digit.
 SLUG = re.compile(r"[a-z][a-z0-9_-]{0,39}")
@@ -78,7 +79,7 @@ def model_configs(params: Mapping[str, Any], *, source: str = "params.yaml") -> 
             entry = {}
         if not isinstance(entry, Mapping):
             raise InputError(f"{source}: models.{slug}: expected a mapping of settings")
-        merged = {**defaults, **entry}
+        merged = {**engine_defaults(), **defaults, **entry}
         if not merged.get("name"):
             raise InputError(
                 f"{source}: models.{slug}.name: expected the model (tiny-random, a hub id or a "

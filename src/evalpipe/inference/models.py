@@ -14,6 +14,7 @@ from typing import Any
 
 from evalpipe.inference.tiny import TINY_RANDOM, build_tiny_random, tiny_random_seed
 from evalpipe.inference.types import EngineError, ModelIdentity
+from evalpipe.params_schema import default_of
 
 _CHUNK = 8 << 20
 _TOKENIZER_FILES = (
@@ -122,9 +123,13 @@ def resolve_model(
         raise EngineError("params.yaml: model.name: expected a model name, got nothing")
     common = {
         "backend": "vllm",
-        "dtype": str(model_cfg.get("dtype") or "auto"),
-        "max_model_len": int(model_cfg.get("max_model_len") or 2048),
-        "compact_json": bool(model_cfg.get("compact_json", True)),
+        "dtype": str(model_cfg.get("dtype") or default_of("model_defaults.dtype")),
+        "max_model_len": int(
+            model_cfg.get("max_model_len") or default_of("model_defaults.max_model_len")
+        ),
+        "compact_json": bool(
+            model_cfg.get("compact_json", default_of("model_defaults.compact_json"))
+        ),
     }
     if name == TINY_RANDOM:
         seed = tiny_random_seed(model_cfg.get("revision"))
@@ -135,7 +140,8 @@ def resolve_model(
             # CPU kernels, e.g. AVX2 vs AVX-512) flips. float32 keeps the default run repeatable.
             common["dtype"] = "float32"
         common["enforce_eager"] = resolve_enforce_eager(
-            model_cfg.get("enforce_eager", "auto"), weight_bytes=_weight_bytes(model_dir)
+            model_cfg.get("enforce_eager", default_of("model_defaults.enforce_eager")),
+            weight_bytes=_weight_bytes(model_dir),
         )
         fields = {
             "name": name,
@@ -154,7 +160,8 @@ def resolve_model(
             )
         weights = directory_fingerprint(path)
         common["enforce_eager"] = resolve_enforce_eager(
-            model_cfg.get("enforce_eager", "auto"), weight_bytes=_weight_bytes(path)
+            model_cfg.get("enforce_eager", default_of("model_defaults.enforce_eager")),
+            weight_bytes=_weight_bytes(path),
         )
         fields = {
             "name": path.name,
@@ -171,7 +178,8 @@ def resolve_model(
     snapshot, commit = _resolve_hub(name, model_cfg.get("revision"))
     # weights are not downloaded yet (only config and tokenizer): size unknown, so never "small"
     common["enforce_eager"] = resolve_enforce_eager(
-        model_cfg.get("enforce_eager", "auto"), weight_bytes=None
+        model_cfg.get("enforce_eager", default_of("model_defaults.enforce_eager")),
+        weight_bytes=None,
     )
     fields = {
         "name": name,

@@ -22,6 +22,7 @@ from evalpipe.inference.types import (
     LoglikelihoodRequest,
     ModelIdentity,
 )
+from evalpipe.params_schema import default_of
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +121,9 @@ class VLLMBackend:
         if self.started:
             return
         t0 = time.perf_counter()  # importing vllm takes seconds: it is start-up, not generation
-        in_process = resolve_in_process(self.settings.get("in_process", "auto"))
+        in_process = resolve_in_process(
+            self.settings.get("in_process", default_of("model_defaults.in_process"))
+        )
         if in_process and not in_process_possible():
             log.info(
                 "werkzeug (Flask) is loaded in this process: the vLLM engine runs in its own "
@@ -133,7 +136,9 @@ class VLLMBackend:
         # deterministic (docs.vllm.ai, Reproducibility).
         os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0" if in_process else "1"
         if in_process and is_cpu_build():
-            threads = cpu_threads(self.settings.get("cpu_threads", "auto"))
+            threads = cpu_threads(
+                self.settings.get("cpu_threads", default_of("model_defaults.cpu_threads"))
+            )
             if threads is not None:
                 # Pinned, the thread count no longer follows the machine's cores, which may
                 # change kernels' rounding ("Repeatable generation" in docs/inference.md).
@@ -155,10 +160,19 @@ class VLLMBackend:
         s = self.settings
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "dtype": self.identity.fields.get("dtype") or s.get("dtype") or "auto",
-            "max_model_len": int(s.get("max_model_len") or 2048),
-            "tensor_parallel_size": int(s.get("tensor_parallel_size") or 1),
-            "gpu_memory_utilization": float(s.get("gpu_memory_utilization") or 0.3),
+            "dtype": self.identity.fields.get("dtype")
+            or s.get("dtype")
+            or default_of("model_defaults.dtype"),
+            "max_model_len": int(
+                s.get("max_model_len") or default_of("model_defaults.max_model_len")
+            ),
+            "tensor_parallel_size": int(
+                s.get("tensor_parallel_size") or default_of("model_defaults.tensor_parallel_size")
+            ),
+            "gpu_memory_utilization": float(
+                s.get("gpu_memory_utilization")
+                or default_of("model_defaults.gpu_memory_utilization")
+            ),
             "enable_prefix_caching": True,
             "seed": 0,
         }

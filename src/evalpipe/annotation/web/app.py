@@ -43,6 +43,7 @@ from evalpipe.annotation.web.forms import (
 from evalpipe.annotation.web.ratelimit import LoginLimiter
 from evalpipe.annotation.web.store import Store
 from evalpipe.errors import InputError
+from evalpipe.params_schema import default_of
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ class AppConfig:
     """
 
     secret_key: str
-    context_window: int = 7
+    context_window: int = default_of("annotation.context_window")
     min_confidence: float = 0.7
     min_kappa: float = 0.60
     target_kappa: float = 0.80
