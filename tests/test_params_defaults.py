@@ -85,7 +85,7 @@ def test_every_leaf_of_the_fixed_sections_has_a_default_or_a_reason():
 
 
 def test_default_of_names_the_key_it_cannot_find():
-    with pytest.raises(KeyError, match="annotation.context_windw"):
+    with pytest.raises(KeyError, match=r"annotation\.context_windw"):
         default_of("annotation.context_windw")
     assert engine_defaults()["max_model_len"] == default_of("model_defaults.max_model_len")
     assert "name" not in engine_defaults()
