@@ -23,7 +23,17 @@ from evalpipe.report.build import (
 )
 from evalpipe.report.compare import build_comparison, diff_metrics, flatten_metrics, word_changes
 from evalpipe.report.svg import ForestRow, forest_plot, nice_ticks
-from tests.report_fixtures import MODEL, full_data, robustness, scored_frame, words_frame
+from tests.report_fixtures import (
+    MODEL,
+    full_data,
+    header_titles,
+    html_table,
+    robustness,
+    scored_frame,
+    section_body,
+    section_ids,
+    words_frame,
+)
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
@@ -374,3 +384,172 @@ def test_models_section_puts_models_side_by_side_with_method_agreement():
     alone = models_section(ReportData(robustness={"small": {"jnli": stats}},
                                       provenance={"models": ["small"]}))  # fmt: skip
     assert "Generated vs log-likelihood" not in alone and "1 model(s)" in alone
+
+
+# --- the first screen: the answer ------------------------------------------------------------
+
+WORDS_EN = "answer-words-english-" + h.slug(MODEL, "wordfreq")
+BENCH_JA = "answer-benchmarks-japanese-" + h.slug(MODEL)
+
+
+def test_the_answer_comes_first_and_provenance_last():
+    page = build_report(full_data())
+    ids = section_ids(page)
+    assert ids[0] == "answer" and ids[-1] == "provenance"
+    first_heading = re.search(r"<h2>([^<]+)</h2>", page.split("</h1>", 1)[1]).group(1)
+    assert first_heading == "The answer: which typos cost most accuracy"
+    # per language and model, in that order
+    answer = section_body(page, "answer")
+    groups = re.findall(r"<h3>([^<]+)</h3>", answer)
+    assert groups == [f"english · {MODEL}", f"japanese · {MODEL}"]
+    # the parameters and content hashes are in the last section only
+    assert "0123456789ab" in section_body(page, "provenance")
+    assert "0123456789ab" not in page.split('<section id="provenance">')[0]
+
+
+def test_the_answer_lists_the_most_harmful_words_with_interval_and_holm_p():
+    page = build_report(full_data())
+    headers, rows, _ = html_table(page, WORDS_EN)
+    assert headers == ["word", "freq. rank", "pairs", "accuracy change", "95% CI", "p Holm",
+                       "unparsed, perturbed", "small n"]  # fmt: skip
+    # pooled rows only (the gsm8k row of "of" is a detail), most harmful first, small n last
+    assert [r["word"] for r in rows] == ["of", "the", "and", "to"]
+    assert rows[0] == {**rows[0], "accuracy change": "-0.250", "95% CI": "[-0.400, -0.100]",
+                       "p Holm": "0.010"}  # fmt: skip
+    summary = section_body(page, "answer").split(WORDS_EN)[0]
+    assert "Most harmful: of, accuracy change -0.250 [-0.400, -0.100], Holm p 0.010" in summary
+    assert "1 of 3 words lost accuracy at Holm p &lt; 0.05" in summary  # "to" has no delta
+
+
+def test_the_answer_ranks_benchmarks_by_accuracy_lost_with_unparsed_and_truncated_shares():
+    data = full_data()
+    data.robustness = {**robustness(), "jamp": {**robustness()["jnli"], "delta": -0.3}}
+    data.languages["jamp"] = "japanese"
+    page = build_report(data)
+    _, rows, _ = html_table(page, BENCH_JA)
+    assert [r["benchmark"] for r in rows] == ["jamp", "jnli"]
+    jnli = rows[1]
+    assert jnli["accuracy change"] == "-0.150" and jnli["95% CI"] == "[-0.250, -0.050]"
+    # scored_frame: of the two original answers one is unparsed and cut at the budget; the one
+    # perturbed answer parsed (fallback) and stopped
+    assert jnli["unparsed: original / perturbed"] == "50% / 0%"
+    assert jnli["truncated: original / perturbed"] == "50% / 0%"
+    answer = section_body(page, "answer")
+    assert "jnli: 50% unparsed on original prompts, 50% truncated on original prompts." in answer
+    # no scored rows for gsm8k: the score stage's rate over all its answers
+    _, english, _ = html_table(page, "answer-benchmarks-english-" + h.slug(MODEL))
+    assert english[0]["unparsed: original / perturbed"] == "65% of all answers"
+    assert "gsm8k: 65% unparsed over all answers." in answer
+
+
+def test_low_unparsed_and_truncated_shares_are_called_harmless():
+    data = full_data()
+    data.scored = {}
+    data.robustness = {"jnli": {**robustness()["jnli"], "unparsed_rate": 0.02}}
+    answer = section_body(build_report(data), "answer")
+    assert "stay at or below 10% everywhere here" in answer
+    assert "Could distort" not in answer
+
+
+def test_the_interval_method_is_named_when_the_tables_record_it():
+    data = full_data()
+    data.words = data.words.assign(ci_method="newcombe")
+    data.robustness = {"jnli": {**robustness()["jnli"], "ci_method": "tango"}}
+    page = build_report(data)
+    assert "95% CI (newcombe)" in html_table(page, WORDS_EN)[0]
+    assert "95% CI (tango)" in html_table(page, BENCH_JA)[0]
+    assert "95% CI (tango)" in html_table(page, "headline-table")[0]
+    assert "intervals: newcombe" in section_body(page, "words")
+
+
+def test_without_any_input_the_answer_says_what_to_run():
+    answer = section_body(build_report(ReportData()), "answer")
+    assert "No answer yet" in answer and "dvc repro" in answer
+
+
+# --- the language column ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["data", "params"])
+def test_the_language_column_shows_each_benchmarks_suite_language(where):
+    data = full_data()
+    suites = {"jnli": "japanese", "gsm8k": "english"}
+    assert "language" not in data.scored["jnli"].columns  # as the generate stage writes it
+    data.languages = suites if where == "data" else {}
+    if where == "params":
+        data.provenance["params"]["benchmarks"] = {"suites": suites}
+    _, rows, _ = html_table(build_report(data), "headline-table")
+    assert {r["benchmark"]: r["language"] for r in rows} == suites
+
+
+# --- one sign convention ---------------------------------------------------------------------
+
+
+def test_every_signed_column_says_which_way_is_harm_and_harm_reads_the_same_way():
+    page = build_report(full_data())
+    titled = header_titles(page)
+    costs = [label for label, title in titled if "negative = the typos cost accuracy" in title]
+    drops = [label for label, title in titled if "positive = accuracy dropped" in title]
+    assert costs and drops
+    assert all("change" in label for label in costs)
+    assert all("drop" in label for label in drops)
+    labels = re.findall(r"<th[^>]*>([^<]*)</th>", page)
+    assert not {"delta", "PDR", "per-occ. impact"} & set(labels)
+    # "of" lost accuracy: its change and its change per typo'd occurrence are both negative,
+    # although the impact table stores per_occurrence_impact positive
+    _, rows, classes = html_table(page, "words-english-wordfreq")
+    i = next(i for i, r in enumerate(rows) if r["word"] == "of" and r["scope"] == "pooled")
+    assert rows[i]["accuracy change"] == "-0.250"
+    assert rows[i]["accuracy change per typo'd occ."] == "-0.0045"
+    assert "neg" in classes[i]["accuracy change"]
+    assert "neg" in classes[i]["accuracy change per typo'd occ."]
+
+
+# --- typo kinds: marginal beside adjusted ----------------------------------------------------
+
+
+def adjusted_operations() -> pd.DataFrame:
+    """Operations whose marginal rows differ (the words) and whose adjusted rows do not."""
+    frame = full_data().operations
+    return frame.assign(
+        delta_adjusted=[0.0, -0.01, 0.01],
+        ci_low_adjusted=[-0.02, -0.04, -0.03],
+        ci_high_adjusted=[0.02, 0.02, 0.05],
+        p_adjusted=[0.9, 0.5, 0.7],
+        ci_method="wilson score",
+    )
+
+
+def test_adjusted_estimates_sit_beside_the_marginal_ones_with_a_sentence_saying_read_them():
+    data = full_data()
+    data.operations = adjusted_operations()
+    page = build_report(data)
+    kinds = section_body(page, "kinds")
+    headers, rows, _ = html_table(page, "operations-english-wordfreq")
+    for label in ("marginal accuracy change", "adjusted accuracy change", "adjusted 95% CI",
+                  "p adjusted", "interval"):  # fmt: skip
+        assert label in headers, label
+    assert headers.index("marginal accuracy change") < headers.index("adjusted accuracy change")
+    # ordered by the estimate to read: the adjusted one (delete -0.01 before replace 0.0)
+    assert [r["operation"] for r in rows] == ["delete", "replace"]
+    assert rows[1]["marginal accuracy change"] == "-0.100"
+    assert rows[1]["adjusted accuracy change"] == "+0.000"
+    assert rows[1]["adjusted 95% CI"] == "[-0.020, 0.020]"
+    assert rows[1]["interval"] == "wilson score"
+    operations_part = kinds.split("By script class")[0]
+    assert "Read the adjusted columns" in operations_part
+    assert "confounded by the words" in operations_part
+    assert "adjusted accuracy change by operation type" in operations_part  # forest plot title
+    # the scripts table carries no adjusted column: marginal only, and said so
+    scripts_part = kinds.split("By script class")[1]
+    assert "Marginal rows only" in scripts_part
+    assert "adjusted accuracy change" not in html_table(page, "scripts-japanese-wordfreq")[0]
+
+
+def test_tables_without_adjusted_columns_render_marginal_rows_and_say_so():
+    page = build_report(full_data())
+    headers, rows, _ = html_table(page, "operations-english-wordfreq")
+    assert "accuracy change" in headers and not any("adjusted" in x for x in headers)
+    assert "interval" not in headers
+    assert [r["operation"] for r in rows] == ["delete", "replace"]
+    assert section_body(page, "kinds").count("Marginal rows only") == 2
