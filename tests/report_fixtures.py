@@ -40,6 +40,7 @@ IMPACT_COLUMNS = [
     "p_holm",
     "p_bh",
     "per_occurrence_impact",
+    "unparsed_rate",
     "small_n",
 ]
 
@@ -72,6 +73,7 @@ def impact_row(**kw) -> dict:
         "p_holm": 1.0,
         "p_bh": 0.75,
         "per_occurrence_impact": 0.0045,  # stored positive = harm, as word_impact writes it
+        "unparsed_rate": 0.05,
         "small_n": False,
     }
     row.update(kw)
@@ -80,7 +82,7 @@ def impact_row(**kw) -> dict:
 
 def words_frame() -> pd.DataFrame:
     rows = [
-        impact_row(word="the", rank=1, delta=-0.1, ci_low=-0.2, ci_high=0.0),
+        impact_row(word="the", rank=1, delta=-0.1, ci_low=-0.2, ci_high=0.0, unparsed_rate=0.2),
         impact_row(word="of", rank=2, delta=-0.25, ci_low=-0.4, ci_high=-0.1, p_holm=0.01),
         impact_row(word="and", rank=3, delta=0.05, ci_low=-0.05, ci_high=0.15),
         impact_row(word="to", rank=4, delta=None, ci_low=None, ci_high=None, n=0, small_n=True),

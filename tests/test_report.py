@@ -440,12 +440,17 @@ def test_the_answer_ranks_benchmarks_by_accuracy_lost_with_unparsed_and_truncate
     _, english, _ = html_table(page, "answer-benchmarks-english-" + h.slug(MODEL))
     assert english[0]["unparsed: original / perturbed"] == "65% of all answers"
     assert "gsm8k: 65% unparsed over all answers." in answer
+    # and the words: "the" has 20% unparsed answers on its perturbed prompts
+    _, words, _ = html_table(page, WORDS_EN)
+    assert words[1]["word"] == "the" and words[1]["unparsed, perturbed"] == "0.200"
+    assert "1 of 4 words have more than 10% unparsed answers" in answer
 
 
 def test_low_unparsed_and_truncated_shares_are_called_harmless():
     data = full_data()
     data.scored = {}
     data.robustness = {"jnli": {**robustness()["jnli"], "unparsed_rate": 0.02}}
+    data.words = data.words.assign(unparsed_rate=0.01)
     answer = section_body(build_report(data), "answer")
     assert "stay at or below 10% everywhere here" in answer
     assert "Could distort" not in answer
