@@ -328,6 +328,19 @@ def test_report_reads_the_impact_stage_tables_as_written():
     assert "rank 2" in plot
     assert 'id="operations-japanese-wordfreq"' in page and ">replace<" in page
     assert 'id="scripts-japanese-wordfreq"' in page
+    # the first screen shows the same most harmful word with the table's own interval and p
+    top = tables[0][(tables[0]["scope"] == "pooled") & (tables[0]["variant"] == "日本")].iloc[0]
+    _, first, _ = html_table(page, "answer-words-japanese-" + h.slug(MODEL, "wordfreq"))
+    assert first[0]["word"].startswith("日本")
+    ci_header = next(k for k in first[0] if k.startswith("95% CI"))
+    assert first[0][ci_header] == h.fmt_ci(top["ci_low"], top["ci_high"])
+    assert first[0]["p Holm"] == h.fmt_p(top["p_holm"])
+    # whichever columns the impact stage writes, the typo kinds say which rows to read
+    adjusted = any("adjusted" in str(c) for c in tables[1].columns)
+    assert ("Read the adjusted columns" in page) == adjusted
+    assert (
+        "Marginal rows only" in section_body(page, "kinds").split("By script class")[0]
+    ) != adjusted
     figures = build_figures(data, ReportOptions(top_words=3), languages=["japanese"])
     assert "日本" in figures["words_japanese.svg"]
 
@@ -491,11 +504,13 @@ def test_the_language_column_shows_each_benchmarks_suite_language(where):
 
 
 def test_every_signed_column_says_which_way_is_harm_and_harm_reads_the_same_way():
-    page = build_report(full_data())
+    data = full_data()
+    data.operations = adjusted_operations()
+    page = build_report(data)
     titled = header_titles(page)
-    costs = [label for label, title in titled if "negative = the typos cost accuracy" in title]
-    drops = [label for label, title in titled if "positive = accuracy dropped" in title]
-    assert costs and drops
+    costs = [label for label, title in titled if "negative = " in title]
+    drops = [label for label, title in titled if "positive = " in title]
+    assert "adjusted change vs other kinds" in costs and "drop rate (PDR)" in drops
     assert all("change" in label for label in costs)
     assert all("drop" in label for label in drops)
     labels = re.findall(r"<th[^>]*>([^<]*)</th>", page)
@@ -513,42 +528,52 @@ def test_every_signed_column_says_which_way_is_harm_and_harm_reads_the_same_way(
 # --- typo kinds: marginal beside adjusted ----------------------------------------------------
 
 
-def adjusted_operations() -> pd.DataFrame:
-    """Operations whose marginal rows differ (the words) and whose adjusted rows do not."""
+def adjusted_operations(form: str = "prefix") -> pd.DataFrame:
+    """Operations whose marginal rows differ (the words) and whose adjusted rows do not; the
+    column names as the impact stage writes them (``adjusted_delta``...) or suffixed."""
     frame = full_data().operations
+    columns = {
+        "delta": [0.0, -0.01, 0.01],
+        "ci_low": [-0.02, -0.04, -0.03],
+        "ci_high": [0.02, 0.02, 0.05],
+        "p": [0.9, 0.5, 0.7],
+        "p_holm": [1.0, 1.0, 1.0],
+        "n": [40, 35, 12],
+    }
+    name = (lambda c: f"adjusted_{c}") if form == "prefix" else (lambda c: f"{c}_adjusted")
     return frame.assign(
-        delta_adjusted=[0.0, -0.01, 0.01],
-        ci_low_adjusted=[-0.02, -0.04, -0.03],
-        ci_high_adjusted=[0.02, 0.02, 0.05],
-        p_adjusted=[0.9, 0.5, 0.7],
-        ci_method="wilson score",
+        **{name(c): v for c, v in columns.items()}, ci_method="tango+deff", design_effect=1.25
     )
 
 
-def test_adjusted_estimates_sit_beside_the_marginal_ones_with_a_sentence_saying_read_them():
+@pytest.mark.parametrize("form", ["prefix", "suffix"])
+def test_adjusted_estimates_sit_beside_the_marginal_ones_with_a_sentence_saying_read_them(form):
     data = full_data()
-    data.operations = adjusted_operations()
+    data.operations = adjusted_operations(form)
     page = build_report(data)
     kinds = section_body(page, "kinds")
     headers, rows, _ = html_table(page, "operations-english-wordfreq")
-    for label in ("marginal accuracy change", "adjusted accuracy change", "adjusted 95% CI",
-                  "p adjusted", "interval"):  # fmt: skip
+    for label in ("marginal accuracy change", "adjusted change vs other kinds", "adjusted 95% CI",
+                  "adjusted p", "adjusted p Holm", "adjusted n", "interval", "design effect"):  # fmt: skip
         assert label in headers, label
-    assert headers.index("marginal accuracy change") < headers.index("adjusted accuracy change")
+    assert headers.index("marginal accuracy change") < headers.index(
+        "adjusted change vs other kinds"
+    )
     # ordered by the estimate to read: the adjusted one (delete -0.01 before replace 0.0)
     assert [r["operation"] for r in rows] == ["delete", "replace"]
     assert rows[1]["marginal accuracy change"] == "-0.100"
-    assert rows[1]["adjusted accuracy change"] == "+0.000"
+    assert rows[1]["adjusted change vs other kinds"] == "+0.000"
     assert rows[1]["adjusted 95% CI"] == "[-0.020, 0.020]"
-    assert rows[1]["interval"] == "wilson score"
+    assert rows[1]["adjusted n"] == "40" and rows[1]["adjusted p"] == "0.900"
+    assert rows[1]["interval"] == "tango+deff" and rows[1]["design effect"] == "1.25"
     operations_part = kinds.split("By script class")[0]
     assert "Read the adjusted columns" in operations_part
     assert "confounded by the words" in operations_part
-    assert "adjusted accuracy change by operation type" in operations_part  # forest plot title
+    assert "adjusted change vs other kinds by operation type" in operations_part  # forest plot
     # the scripts table carries no adjusted column: marginal only, and said so
     scripts_part = kinds.split("By script class")[1]
     assert "Marginal rows only" in scripts_part
-    assert "adjusted accuracy change" not in html_table(page, "scripts-japanese-wordfreq")[0]
+    assert not any("adjusted" in x for x in html_table(page, "scripts-japanese-wordfreq")[0])
 
 
 def test_tables_without_adjusted_columns_render_marginal_rows_and_say_so():

@@ -30,13 +30,24 @@ from evalpipe.report.svg import ForestRow, forest_plot
 
 ADJUSTED = "adjusted"
 X_LABEL = "accuracy perturbed - original (negative = typos hurt); hollow = small n"
+X_LABEL_ADJUSTED = (
+    "this kind minus the other kinds, same word and example (negative = costs more); "
+    "hollow = small n"
+)
+ADJUSTED_TITLE = (
+    "adjusted for word, example and benchmark: the accuracy change of this kind's typos minus "
+    "that of the other kinds' typos of the same word on the same example; negative = this kind "
+    "of typo costs more accuracy than the others"
+)
+DEFF_TITLE = "design effect: how much the example clusters widened the interval (1 = not at all)"
 
 READ_ADJUSTED = (
     "Read the adjusted columns. A marginal row pools every pair whose typo was of this kind, and "
     "the words whose typos hurt most spread their pairs over every kind, so marginal rows differ "
     "by which words they happen to hold: they are confounded by the words. The adjusted estimate "
-    "compares the kinds with the word, the example and the benchmark held fixed "
-    "(docs/scoring.md); the forest plots show it."
+    "compares each kind with the other kinds on the same word and the same example (benchmark "
+    "held fixed; docs/scoring.md): negative = this kind costs more accuracy than the others, an "
+    "interval covering 0 = no evidence that the kind matters. The forest plots show it."
 )
 NO_ADJUSTED = (
     "Marginal rows only: each pools every pair whose typo was of this kind, and the words whose "
@@ -57,27 +68,41 @@ def adjusted_columns(frame: pd.DataFrame | None) -> list[str]:
     return [str(c) for c in frame.columns if ADJUSTED in str(c).lower()]
 
 
+def _tokens(name: str) -> list[str]:
+    return name.lower().split("_")
+
+
 def _is_p(name: str) -> bool:
-    tokens = name.lower().split("_")
+    tokens = _tokens(name)
     return "p" in tokens or any(t.startswith(("pvalue", "pval")) for t in tokens)
 
 
+def _rest(name: str, *drop: str) -> str:
+    """``name``'s words without ``drop``, "adjusted" first (``p_holm_adjusted`` ->
+    ``adjusted p holm``)."""
+    words = [t for t in _tokens(name) if t not in drop]
+    if ADJUSTED in words:
+        words = [ADJUSTED] + [t for t in words if t != ADJUSTED]
+    return " ".join(words)
+
+
 def _interval_pairs(names: Sequence[str]) -> dict[str, str]:
-    """``{ci_low...: ci_high...}`` for every low bound whose high partner is present."""
+    """``{low: high}`` for every name holding ``ci_low`` whose ``ci_high`` partner is present
+    (``adjusted_ci_low`` / ``adjusted_ci_high`` as well as ``ci_low_adjusted`` / ...)."""
     present = set(names)
     return {
-        n: "ci_high" + n[len("ci_low") :]
+        n: n.replace("ci_low", "ci_high")
         for n in names
-        if n.startswith("ci_low") and "ci_high" + n[len("ci_low") :] in present
+        if "ci_low" in n and n.replace("ci_low", "ci_high") in present
     }
 
 
 def estimate_keys(frame: pd.DataFrame | None) -> tuple[str, str, str, bool]:
-    """``(estimate, low, high, adjusted)``: the adjusted accuracy change and its interval when
-    the table carries them, else the marginal ``delta, ci_low, ci_high``."""
+    """``(estimate, low, high, adjusted)``: the adjusted estimate and its interval when the
+    table carries them, else the marginal ``delta, ci_low, ci_high``."""
     names = adjusted_columns(frame)
     pairs = _interval_pairs(names)
-    deltas = [n for n in names if n.startswith("delta")]
+    deltas = [n for n in names if "delta" in _tokens(n)]
     if deltas and pairs:
         low = next(iter(pairs))
         return deltas[0], low, pairs[low], True
@@ -85,40 +110,51 @@ def estimate_keys(frame: pd.DataFrame | None) -> tuple[str, str, str, bool]:
 
 
 def extra_columns(frame: pd.DataFrame | None) -> tuple[list[h.Column], list[h.Column]]:
-    """Columns a table shows only when present: ``(interval method, adjusted)``.
+    """Columns a table shows only when present: ``(marginal extras, adjusted)``.
 
-    An adjusted ``ci_low*`` / ``ci_high*`` pair becomes one interval column (key ``<low>|ci``,
-    filled by :func:`with_intervals`); ``delta*`` is an accuracy change under the report's sign
-    convention; a name with a ``p`` token is a p-value; text columns stay text.
+    Marginal extras: the interval method (``ci_method`` -> ``interval``, any other column ending
+    in ``method``) and ``design_effect``. Adjusted (names containing ``adjusted``, either
+    ``adjusted_x`` or ``x_adjusted``): a ``ci_low`` / ``ci_high`` pair becomes one interval
+    column (key ``<low>|ci``, filled by :func:`with_intervals`) whose header names the method
+    when an adjusted column holding ``method`` records one; a ``delta`` is the change against
+    the other kinds under the report's sign convention; a name with a ``p`` token is a p-value;
+    text stays text, integers have no decimals.
     """
     if frame is None:
         return [], []
     names = adjusted_columns(frame)
     pairs = _interval_pairs(names)
     highs = set(pairs.values())
-    method_cols = [
+    methods = [n for n in names if "method" in _tokens(n)]
+    marginal = [
         h.text(str(c), "interval" if str(c) == "ci_method" else _words(str(c)))
         for c in frame.columns
         if str(c).endswith("method") and str(c) not in names
     ]
+    if "design_effect" in frame.columns:
+        marginal.append(h.num("design_effect", "design effect", 2, title=DEFF_TITLE))
     adjusted: list[h.Column] = []
     for name in names:
-        if name in highs:
+        if name in highs or name in methods:
             continue
         kind = frame[name].dtype
         if name in pairs:
-            suffix = _words(name[len("ci_low") :])
-            method = ci_method(frame, f"ci_method_{suffix}") if suffix else None
-            adjusted.append(h.text(f"{name}|ci", ci_label(method, prefix=f"{suffix} ")))
-        elif name.startswith("delta"):
-            adjusted.append(change(name, f"{_words(name[len('delta') :])} accuracy change"))
+            method = ci_method(frame, methods[0]) if len(methods) == 1 else None
+            prefix = _rest(name, "ci", "low")
+            adjusted.append(h.text(f"{name}|ci", ci_label(method, prefix=f"{prefix} ")))
+        elif "delta" in _tokens(name):
+            label = f"{_rest(name, 'delta')} change vs other kinds"
+            adjusted.append(change(name, label, title=ADJUSTED_TITLE))
         elif _is_p(name):
-            adjusted.append(h.Column(name, _words(name), h.fmt_p, numeric=True))
+            label = _rest(name).replace("holm", "Holm").replace(" bh", " BH")
+            adjusted.append(h.Column(name, label, h.fmt_p, numeric=True))
         elif pd.api.types.is_bool_dtype(kind) or not pd.api.types.is_numeric_dtype(kind):
-            adjusted.append(h.text(name, _words(name)))
+            adjusted.append(h.text(name, _rest(name)))
+        elif pd.api.types.is_integer_dtype(kind):
+            adjusted.append(h.num(name, _rest(name), 0))
         else:
-            adjusted.append(h.num(name, _words(name)))
-    return method_cols, adjusted
+            adjusted.append(h.num(name, _rest(name)))
+    return marginal, adjusted
 
 
 def with_intervals(rows: list[dict[str, Any]], frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -138,6 +174,7 @@ def impact_forest(
     estimate: str = "delta",
     low: str = "ci_low",
     high: str = "ci_high",
+    x_label: str = X_LABEL,
 ) -> str:
     """Forest plot of accuracy changes with their intervals; note = frequency rank, n, Holm p."""
     rows = []
@@ -159,7 +196,7 @@ def impact_forest(
                 weak=bool(row.get("small_n")),
             )
         )
-    return forest_plot(rows, title=title, x_label=X_LABEL, note_width=200)
+    return forest_plot(rows, title=title, x_label=x_label, note_width=200)
 
 
 def impact_columns(key: str, frame: pd.DataFrame | None = None) -> list[h.Column]:
@@ -171,7 +208,7 @@ def impact_columns(key: str, frame: pd.DataFrame | None = None) -> list[h.Column
         first += [h.num("frequency_score", "freq. score", 2)]
     else:
         first += [h.num("n_words", "words", 0)]
-    methods, adjusted = extra_columns(frame)
+    extras, adjusted = extra_columns(frame)
     marginal = "marginal " if adjusted else ""
     return [
         *first,
@@ -183,7 +220,7 @@ def impact_columns(key: str, frame: pd.DataFrame | None = None) -> list[h.Column
         change("delta", f"{marginal}accuracy change"),
         h.num("ci_low", "CI low"),
         h.num("ci_high", "CI high"),
-        *methods,
+        *extras,
         h.Column("p_holm", "p Holm", h.fmt_p, numeric=True),
         *adjusted,
         h.num("pdr", "drop rate (PDR)", title=PDR_TITLE),
@@ -288,7 +325,7 @@ def kinds_section(operations: pd.DataFrame | None, scripts: pd.DataFrame | None)
             top_rows = pooled(group)
             for model, mrows in top_rows.groupby("model", sort=True) if len(top_rows) else []:
                 chosen = most_harmful(mrows, top=len(mrows), key=key, estimate=estimate)
-                kind = "adjusted accuracy change" if adjusted else "marginal accuracy change"
+                kind = "adjusted change vs other kinds" if adjusted else "marginal accuracy change"
                 body.append(
                     "<figure>"
                     + impact_forest(
@@ -298,6 +335,7 @@ def kinds_section(operations: pd.DataFrame | None, scripts: pd.DataFrame | None)
                         estimate=estimate,
                         low=low,
                         high=high,
+                        x_label=X_LABEL_ADJUSTED if adjusted else X_LABEL,
                     )
                     + "</figure>"
                 )
