@@ -583,3 +583,13 @@ def test_tables_without_adjusted_columns_render_marginal_rows_and_say_so():
     assert "interval" not in headers
     assert [r["operation"] for r in rows] == ["delete", "replace"]
     assert section_body(page, "kinds").count("Marginal rows only") == 2
+
+
+def test_a_kind_without_any_adjusted_estimate_plots_its_marginal_rows_and_says_why():
+    data = full_data()
+    ops = adjusted_operations()
+    data.operations = ops.assign(adjusted_delta=None, adjusted_ci_low=None, adjusted_ci_high=None)
+    kinds = section_body(build_report(data), "kinds").split("By script class")[0]
+    assert "no adjusted estimate" in kinds and "nothing to compare" in kinds
+    assert "marginal accuracy change by operation type" in kinds
+    assert "adjusted change vs other kinds by operation type" not in kinds

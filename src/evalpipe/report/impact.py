@@ -324,18 +324,28 @@ def kinds_section(operations: pd.DataFrame | None, scripts: pd.DataFrame | None)
         for (lang, src), group in impact_groups(frame):
             top_rows = pooled(group)
             for model, mrows in top_rows.groupby("model", sort=True) if len(top_rows) else []:
-                chosen = most_harmful(mrows, top=len(mrows), key=key, estimate=estimate)
-                kind = "adjusted change vs other kinds" if adjusted else "marginal accuracy change"
+                # Plot the estimate to read; where no adjusted estimate exists (no word's typos
+                # fell into this kind and another: nothing to compare), the marginal one.
+                use = adjusted and bool(mrows[estimate].notna().any())
+                keys = (estimate, low, high) if use else ("delta", "ci_low", "ci_high")
+                chosen = most_harmful(mrows, top=len(mrows), key=key, estimate=keys[0])
+                kind = "adjusted change vs other kinds" if use else "marginal accuracy change"
+                if adjusted and not use:
+                    body.append(
+                        f'<p class="note">{h.esc(lang)}, {h.esc(model)}: no adjusted estimate '
+                        f"(no word's typos fell into this {h.esc(what)} and another, so there "
+                        "is nothing to compare); the plot shows the marginal rows.</p>"
+                    )
                 body.append(
                     "<figure>"
                     + impact_forest(
                         chosen,
                         title=f"{lang} ({src}), {model}: {kind} by {what}, pooled",
                         key=key,
-                        estimate=estimate,
-                        low=low,
-                        high=high,
-                        x_label=X_LABEL_ADJUSTED if adjusted else X_LABEL,
+                        estimate=keys[0],
+                        low=keys[1],
+                        high=keys[2],
+                        x_label=X_LABEL_ADJUSTED if use else X_LABEL,
                     )
                     + "</figure>"
                 )
