@@ -593,3 +593,19 @@ def test_a_kind_without_any_adjusted_estimate_plots_its_marginal_rows_and_says_w
     assert "no adjusted estimate" in kinds and "nothing to compare" in kinds
     assert "marginal accuracy change by operation type" in kinds
     assert "adjusted change vs other kinds by operation type" not in kinds
+
+
+def test_the_answer_has_one_block_per_language_and_model():
+    data = full_data()
+    other = words_frame().assign(model="b-model", delta=lambda f: f["delta"] / 2)
+    data.words = pd.concat([data.words, other], ignore_index=True)
+    data.robustness = {MODEL: robustness(), "b-model": {"jnli": robustness()["jnli"]}}
+    data.provenance["models"] = [MODEL, "b-model"]
+    page = build_report(data)
+    groups = re.findall(r"<h3>([^<]+)</h3>", section_body(page, "answer"))
+    assert groups == ["english · b-model", f"english · {MODEL}", "japanese · b-model",
+                      f"japanese · {MODEL}"]  # fmt: skip
+    _, rows, _ = html_table(page, "answer-words-english-" + h.slug("b-model", "wordfreq"))
+    assert rows[0]["word"] == "of" and rows[0]["accuracy change"] == "-0.125"
+    # b-model has no English benchmark figures: said, not left blank
+    assert "No benchmark figures for b-model in english." in section_body(page, "answer")
