@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import xml.etree.ElementTree as ET
 
@@ -609,3 +610,11 @@ def test_the_answer_has_one_block_per_language_and_model():
     assert rows[0]["word"] == "of" and rows[0]["accuracy change"] == "-0.125"
     # b-model has no English benchmark figures: said, not left blank
     assert "No benchmark figures for b-model in english." in section_body(page, "answer")
+
+
+def test_the_answer_does_not_call_a_word_harmful_when_no_word_lowered_accuracy():
+    data = full_data()
+    data.words = data.words.assign(delta=lambda f: f["delta"].abs())
+    answer = html.unescape(section_body(build_report(data), "answer"))
+    assert "No word's typos lowered accuracy. 0 of 3 words lost accuracy" in answer
+    assert "Most harmful" not in answer.split("japanese ·")[0]

@@ -249,6 +249,8 @@ def word_summary(frame: pd.DataFrame) -> str:
     else:
         count = f"{int(harmful.sum())} of {len(measured)} words lost accuracy"
     best = records(most_harmful(measured, top=1))[0]
+    if float(best["delta"]) >= 0:
+        return f"No word's typos lowered accuracy. {count}."
     ci = h.fmt_ci(best.get("ci_low"), best.get("ci_high"))
     first = (
         f"Most harmful: {impact_label(best, 'word')}, accuracy change "
