@@ -190,13 +190,16 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
         raw = get(path, "the typo edits shown in the examples (`dvc repro perturb`)")
         if raw is not None:
             frame = _parse_parquet(path, raw)
-            keep = ["benchmark", "example_id", "word_rank", "fields", "perturbations"]
+            keep = ["benchmark", "example_id", "word_rank", "language", "fields", "perturbations"]
             data.perturbed[name] = frame[[c for c in keep if c in frame.columns]]
     ids: dict[str, set[str]] = {}
     for frame in data.scored.values():
         if "model_id" in frame.columns:
             for slug, group in frame.groupby("model", sort=True):
                 ids.setdefault(str(slug), set()).update(map(str, group["model_id"].dropna()))
+    suites = (params.get("benchmarks") or {}).get("suites") or {}
+    # the accuracy tables' language column and the first screen's grouping
+    data.languages = {str(k): str(v) for k, v in suites.items() if isinstance(v, str)}
     data.provenance = {
         "models": slugs,
         "model_ids": {slug: ", ".join(sorted(v)) for slug, v in sorted(ids.items())},

@@ -4,6 +4,8 @@ tables' columns from issue 14). Built by hand so the tests know every expected v
 from __future__ import annotations
 
 import json
+import re
+from html.parser import HTMLParser
 
 import pandas as pd
 
@@ -38,6 +40,7 @@ IMPACT_COLUMNS = [
     "p_holm",
     "p_bh",
     "per_occurrence_impact",
+    "unparsed_rate",
     "small_n",
 ]
 
@@ -69,7 +72,8 @@ def impact_row(**kw) -> dict:
         "mcnemar_p": 0.375,
         "p_holm": 1.0,
         "p_bh": 0.75,
-        "per_occurrence_impact": -0.0045,
+        "per_occurrence_impact": 0.0045,  # stored positive = harm, as word_impact writes it
+        "unparsed_rate": 0.05,
         "small_n": False,
     }
     row.update(kw)
@@ -78,7 +82,7 @@ def impact_row(**kw) -> dict:
 
 def words_frame() -> pd.DataFrame:
     rows = [
-        impact_row(word="the", rank=1, delta=-0.1, ci_low=-0.2, ci_high=0.0),
+        impact_row(word="the", rank=1, delta=-0.1, ci_low=-0.2, ci_high=0.0, unparsed_rate=0.2),
         impact_row(word="of", rank=2, delta=-0.25, ci_low=-0.4, ci_high=-0.1, p_holm=0.01),
         impact_row(word="and", rank=3, delta=0.05, ci_low=-0.05, ci_high=0.15),
         impact_row(word="to", rank=4, delta=None, ci_low=None, ci_high=None, n=0, small_n=True),
@@ -130,9 +134,9 @@ def scored_frame() -> pd.DataFrame:
         "original_char": "本",
         "new_char": "木",
     }
+    # As the generate stage writes them: no language column (params.yaml benchmarks.suites has it).
     base = {
         "benchmark": "jnli",
-        "language": "japanese",
         "task_type": "nli",
         "model": MODEL,
         "model_id": MODEL,
@@ -327,6 +331,7 @@ def full_data() -> ReportData:
             "script", [("japanese", "kanji", -0.12), ("japanese", "hiragana", -0.01)]
         ),
         scored={"jnli": scored_frame()},
+        languages={"jnli": "japanese", "gsm8k": "english"},
     )
 
 
@@ -406,3 +411,77 @@ def study_frames(n_examples: int = 12) -> tuple[dict, dict, dict]:
     scored["score"] = scored["correct"].astype(float)
     perturbed = scored[["benchmark", "example_id", "word_rank", "variant", "perturbations"]]
     return {"jnli": scored}, {"jnli": perturbed}, words
+
+
+def section_ids(page: str) -> list[str]:
+    """The ids of the report's top-level sections, in page order."""
+    return re.findall(r'<section id="([^"]+)"><h2>', page)
+
+
+def section_body(page: str, section_id: str) -> str:
+    """The HTML of one top-level section."""
+    return page.split(f'<section id="{section_id}">', 1)[1].split("</section>", 1)[0]
+
+
+class _Table(HTMLParser):
+    def __init__(self, table_id: str) -> None:
+        super().__init__()
+        self.table_id, self.depth = table_id, 0
+        self.headers: list[str] = []
+        self.titles: list[str | None] = []
+        self.rows: list[list[tuple[str, str]]] = []
+        self.cell: list[str] | None = None
+        self.css = ""
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "table" and (self.depth or attrs.get("id") == self.table_id):
+            self.depth += 1
+        elif self.depth and tag == "tr":
+            self.rows.append([])
+        elif self.depth and tag in ("th", "td"):
+            self.cell, self.css = [], attrs.get("class") or ""
+            if tag == "th":
+                self.titles.append(attrs.get("title"))
+
+    def handle_endtag(self, tag):
+        if tag == "table" and self.depth:
+            self.depth -= 1
+        elif self.depth and tag in ("th", "td") and self.cell is not None:
+            text = "".join(self.cell).strip()
+            if tag == "th" and len(self.rows) == 1:
+                self.headers.append(text)
+            else:
+                self.rows[-1].append((text, self.css))
+            self.cell = None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell.append(data)
+
+
+def html_table(page: str, table_id: str) -> tuple[list[str], list[dict[str, str]], list[dict]]:
+    """``(headers, rows, classes)`` of the table with ``table_id``: each row maps a header to its
+    cell text (``classes`` to the cell's CSS classes); a repeated header keeps its first cell.
+    Raises KeyError when the page has no such table."""
+    parser = _Table(table_id)
+    parser.feed(page)
+    if not parser.headers:
+        raise KeyError(table_id)
+    rows, classes = [], []
+    for cells in parser.rows[1:]:
+        row: dict[str, str] = {}
+        css: dict[str, str] = {}
+        for header, (text, cls) in zip(parser.headers, cells, strict=True):
+            row.setdefault(header, text)
+            css.setdefault(header, cls)
+        rows.append(row)
+        classes.append(css)
+    return parser.headers, rows, classes
+
+
+def header_titles(page: str) -> list[tuple[str, str]]:
+    """``(label, title)`` of every table header that has a title."""
+    return [
+        (label, title) for title, label in re.findall(r'<th title="([^"]*)">([^<]*)</th>', page)
+    ]

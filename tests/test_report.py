@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import xml.etree.ElementTree as ET
 
@@ -23,7 +24,17 @@ from evalpipe.report.build import (
 )
 from evalpipe.report.compare import build_comparison, diff_metrics, flatten_metrics, word_changes
 from evalpipe.report.svg import ForestRow, forest_plot, nice_ticks
-from tests.report_fixtures import MODEL, full_data, robustness, scored_frame, words_frame
+from tests.report_fixtures import (
+    MODEL,
+    full_data,
+    header_titles,
+    html_table,
+    robustness,
+    scored_frame,
+    section_body,
+    section_ids,
+    words_frame,
+)
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
@@ -318,6 +329,19 @@ def test_report_reads_the_impact_stage_tables_as_written():
     assert "rank 2" in plot
     assert 'id="operations-japanese-wordfreq"' in page and ">replace<" in page
     assert 'id="scripts-japanese-wordfreq"' in page
+    # the first screen shows the same most harmful word with the table's own interval and p
+    top = tables[0][(tables[0]["scope"] == "pooled") & (tables[0]["variant"] == "日本")].iloc[0]
+    _, first, _ = html_table(page, "answer-words-japanese-" + h.slug(MODEL, "wordfreq"))
+    assert first[0]["word"].startswith("日本")
+    ci_header = next(k for k in first[0] if k.startswith("95% CI"))
+    assert first[0][ci_header] == h.fmt_ci(top["ci_low"], top["ci_high"])
+    assert first[0]["p Holm"] == h.fmt_p(top["p_holm"])
+    # whichever columns the impact stage writes, the typo kinds say which rows to read
+    adjusted = any("adjusted" in str(c) for c in tables[1].columns)
+    assert ("Read the adjusted columns" in page) == adjusted
+    assert (
+        "Marginal rows only" in section_body(page, "kinds").split("By script class")[0]
+    ) != adjusted
     figures = build_figures(data, ReportOptions(top_words=3), languages=["japanese"])
     assert "日本" in figures["words_japanese.svg"]
 
@@ -374,3 +398,223 @@ def test_models_section_puts_models_side_by_side_with_method_agreement():
     alone = models_section(ReportData(robustness={"small": {"jnli": stats}},
                                       provenance={"models": ["small"]}))  # fmt: skip
     assert "Generated vs log-likelihood" not in alone and "1 model(s)" in alone
+
+
+# --- the first screen: the answer ------------------------------------------------------------
+
+WORDS_EN = "answer-words-english-" + h.slug(MODEL, "wordfreq")
+BENCH_JA = "answer-benchmarks-japanese-" + h.slug(MODEL)
+
+
+def test_the_answer_comes_first_and_provenance_last():
+    page = build_report(full_data())
+    ids = section_ids(page)
+    assert ids[0] == "answer" and ids[-1] == "provenance"
+    first_heading = re.search(r"<h2>([^<]+)</h2>", page.split("</h1>", 1)[1]).group(1)
+    assert first_heading == "The answer: which typos cost most accuracy"
+    # per language and model, in that order
+    answer = section_body(page, "answer")
+    groups = re.findall(r"<h3>([^<]+)</h3>", answer)
+    assert groups == [f"english · {MODEL}", f"japanese · {MODEL}"]
+    # the parameters and content hashes are in the last section only
+    assert "0123456789ab" in section_body(page, "provenance")
+    assert "0123456789ab" not in page.split('<section id="provenance">')[0]
+
+
+def test_the_answer_lists_the_most_harmful_words_with_interval_and_holm_p():
+    page = build_report(full_data())
+    headers, rows, _ = html_table(page, WORDS_EN)
+    assert headers == ["word", "freq. rank", "pairs", "accuracy change", "95% CI", "p Holm",
+                       "unparsed, perturbed", "small n"]  # fmt: skip
+    # pooled rows only (the gsm8k row of "of" is a detail), most harmful first, small n last
+    assert [r["word"] for r in rows] == ["of", "the", "and", "to"]
+    assert rows[0] == {**rows[0], "accuracy change": "-0.250", "95% CI": "[-0.400, -0.100]",
+                       "p Holm": "0.010"}  # fmt: skip
+    summary = section_body(page, "answer").split(WORDS_EN)[0]
+    assert "Most harmful: of, accuracy change -0.250 [-0.400, -0.100], Holm p 0.010" in summary
+    assert "1 of 3 words lost accuracy at Holm p &lt; 0.05" in summary  # "to" has no delta
+
+
+def test_the_answer_ranks_benchmarks_by_accuracy_lost_with_unparsed_and_truncated_shares():
+    data = full_data()
+    data.robustness = {**robustness(), "jamp": {**robustness()["jnli"], "delta": -0.3}}
+    data.languages["jamp"] = "japanese"
+    page = build_report(data)
+    _, rows, _ = html_table(page, BENCH_JA)
+    assert [r["benchmark"] for r in rows] == ["jamp", "jnli"]
+    jnli = rows[1]
+    assert jnli["accuracy change"] == "-0.150" and jnli["95% CI"] == "[-0.250, -0.050]"
+    # scored_frame: of the two original answers one is unparsed and cut at the budget; the one
+    # perturbed answer parsed (fallback) and stopped
+    assert jnli["unparsed: original / perturbed"] == "50% / 0%"
+    assert jnli["truncated: original / perturbed"] == "50% / 0%"
+    answer = section_body(page, "answer")
+    assert "jnli: 50% unparsed on original prompts, 50% truncated on original prompts." in answer
+    # no scored rows for gsm8k: the score stage's rate over all its answers
+    _, english, _ = html_table(page, "answer-benchmarks-english-" + h.slug(MODEL))
+    assert english[0]["unparsed: original / perturbed"] == "65% of all answers"
+    assert "gsm8k: 65% unparsed over all answers." in answer
+    # and the words: "the" has 20% unparsed answers on its perturbed prompts
+    _, words, _ = html_table(page, WORDS_EN)
+    assert words[1]["word"] == "the" and words[1]["unparsed, perturbed"] == "0.200"
+    assert "1 of 4 words have more than 10% unparsed answers" in answer
+
+
+def test_low_unparsed_and_truncated_shares_are_called_harmless():
+    data = full_data()
+    data.scored = {}
+    data.robustness = {"jnli": {**robustness()["jnli"], "unparsed_rate": 0.02}}
+    data.words = data.words.assign(unparsed_rate=0.01)
+    answer = section_body(build_report(data), "answer")
+    assert "stay at or below 10% everywhere here" in answer
+    assert "Could distort" not in answer
+
+
+def test_the_interval_method_is_named_when_the_tables_record_it():
+    data = full_data()
+    data.words = data.words.assign(ci_method="newcombe")
+    data.robustness = {"jnli": {**robustness()["jnli"], "ci_method": "tango"}}
+    page = build_report(data)
+    assert "95% CI (newcombe)" in html_table(page, WORDS_EN)[0]
+    assert "95% CI (tango)" in html_table(page, BENCH_JA)[0]
+    assert "95% CI (tango)" in html_table(page, "headline-table")[0]
+    assert "intervals: newcombe" in section_body(page, "words")
+
+
+def test_without_any_input_the_answer_says_what_to_run():
+    answer = section_body(build_report(ReportData()), "answer")
+    assert "No answer yet" in answer and "dvc repro" in answer
+
+
+# --- the language column ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["data", "params"])
+def test_the_language_column_shows_each_benchmarks_suite_language(where):
+    data = full_data()
+    suites = {"jnli": "japanese", "gsm8k": "english"}
+    assert "language" not in data.scored["jnli"].columns  # as the generate stage writes it
+    data.languages = suites if where == "data" else {}
+    if where == "params":
+        data.provenance["params"]["benchmarks"] = {"suites": suites}
+    _, rows, _ = html_table(build_report(data), "headline-table")
+    assert {r["benchmark"]: r["language"] for r in rows} == suites
+
+
+# --- one sign convention ---------------------------------------------------------------------
+
+
+def test_every_signed_column_says_which_way_is_harm_and_harm_reads_the_same_way():
+    data = full_data()
+    data.operations = adjusted_operations()
+    page = build_report(data)
+    titled = header_titles(page)
+    costs = [label for label, title in titled if "negative = " in title]
+    drops = [label for label, title in titled if "positive = " in title]
+    assert "adjusted change vs other kinds" in costs and "drop rate (PDR)" in drops
+    assert all("change" in label for label in costs)
+    assert all("drop" in label for label in drops)
+    labels = re.findall(r"<th[^>]*>([^<]*)</th>", page)
+    assert not {"delta", "PDR", "per-occ. impact"} & set(labels)
+    # "of" lost accuracy: its change and its change per typo'd occurrence are both negative,
+    # although the impact table stores per_occurrence_impact positive
+    _, rows, classes = html_table(page, "words-english-wordfreq")
+    i = next(i for i, r in enumerate(rows) if r["word"] == "of" and r["scope"] == "pooled")
+    assert rows[i]["accuracy change"] == "-0.250"
+    assert rows[i]["accuracy change per typo'd occ."] == "-0.0045"
+    assert "neg" in classes[i]["accuracy change"]
+    assert "neg" in classes[i]["accuracy change per typo'd occ."]
+
+
+# --- typo kinds: marginal beside adjusted ----------------------------------------------------
+
+
+def adjusted_operations(form: str = "prefix") -> pd.DataFrame:
+    """Operations whose marginal rows differ (the words) and whose adjusted rows do not; the
+    column names as the impact stage writes them (``adjusted_delta``...) or suffixed."""
+    frame = full_data().operations
+    columns = {
+        "delta": [0.0, -0.01, 0.01],
+        "ci_low": [-0.02, -0.04, -0.03],
+        "ci_high": [0.02, 0.02, 0.05],
+        "p": [0.9, 0.5, 0.7],
+        "p_holm": [1.0, 1.0, 1.0],
+        "n": [40, 35, 12],
+    }
+    name = (lambda c: f"adjusted_{c}") if form == "prefix" else (lambda c: f"{c}_adjusted")
+    return frame.assign(
+        **{name(c): v for c, v in columns.items()}, ci_method="tango+deff", design_effect=1.25
+    )
+
+
+@pytest.mark.parametrize("form", ["prefix", "suffix"])
+def test_adjusted_estimates_sit_beside_the_marginal_ones_with_a_sentence_saying_read_them(form):
+    data = full_data()
+    data.operations = adjusted_operations(form)
+    page = build_report(data)
+    kinds = section_body(page, "kinds")
+    headers, rows, _ = html_table(page, "operations-english-wordfreq")
+    for label in ("marginal accuracy change", "adjusted change vs other kinds", "adjusted 95% CI",
+                  "adjusted p", "adjusted p Holm", "adjusted n", "interval", "design effect"):  # fmt: skip
+        assert label in headers, label
+    assert headers.index("marginal accuracy change") < headers.index(
+        "adjusted change vs other kinds"
+    )
+    # ordered by the estimate to read: the adjusted one (delete -0.01 before replace 0.0)
+    assert [r["operation"] for r in rows] == ["delete", "replace"]
+    assert rows[1]["marginal accuracy change"] == "-0.100"
+    assert rows[1]["adjusted change vs other kinds"] == "+0.000"
+    assert rows[1]["adjusted 95% CI"] == "[-0.020, 0.020]"
+    assert rows[1]["adjusted n"] == "40" and rows[1]["adjusted p"] == "0.900"
+    assert rows[1]["interval"] == "tango+deff" and rows[1]["design effect"] == "1.25"
+    operations_part = kinds.split("By script class")[0]
+    assert "Read the adjusted columns" in operations_part
+    assert "confounded by the words" in operations_part
+    assert "adjusted change vs other kinds by operation type" in operations_part  # forest plot
+    # the scripts table carries no adjusted column: marginal only, and said so
+    scripts_part = kinds.split("By script class")[1]
+    assert "Marginal rows only" in scripts_part
+    assert not any("adjusted" in x for x in html_table(page, "scripts-japanese-wordfreq")[0])
+
+
+def test_tables_without_adjusted_columns_render_marginal_rows_and_say_so():
+    page = build_report(full_data())
+    headers, rows, _ = html_table(page, "operations-english-wordfreq")
+    assert "accuracy change" in headers and not any("adjusted" in x for x in headers)
+    assert "interval" not in headers
+    assert [r["operation"] for r in rows] == ["delete", "replace"]
+    assert section_body(page, "kinds").count("Marginal rows only") == 2
+
+
+def test_a_kind_without_any_adjusted_estimate_plots_its_marginal_rows_and_says_why():
+    data = full_data()
+    ops = adjusted_operations()
+    data.operations = ops.assign(adjusted_delta=None, adjusted_ci_low=None, adjusted_ci_high=None)
+    kinds = section_body(build_report(data), "kinds").split("By script class")[0]
+    assert "no adjusted estimate" in kinds and "nothing to compare" in kinds
+    assert "marginal accuracy change by operation type" in kinds
+    assert "adjusted change vs other kinds by operation type" not in kinds
+
+
+def test_the_answer_has_one_block_per_language_and_model():
+    data = full_data()
+    other = words_frame().assign(model="b-model", delta=lambda f: f["delta"] / 2)
+    data.words = pd.concat([data.words, other], ignore_index=True)
+    data.robustness = {MODEL: robustness(), "b-model": {"jnli": robustness()["jnli"]}}
+    data.provenance["models"] = [MODEL, "b-model"]
+    page = build_report(data)
+    groups = re.findall(r"<h3>([^<]+)</h3>", section_body(page, "answer"))
+    assert groups == ["english · b-model", f"english · {MODEL}", "japanese · b-model",
+                      f"japanese · {MODEL}"]  # fmt: skip
+    _, rows, _ = html_table(page, "answer-words-english-" + h.slug("b-model", "wordfreq"))
+    assert rows[0]["word"] == "of" and rows[0]["accuracy change"] == "-0.125"
+    # b-model has no English benchmark figures: said, not left blank
+    assert "No benchmark figures for b-model in english." in section_body(page, "answer")
+
+
+def test_the_answer_does_not_call_a_word_harmful_when_no_word_lowered_accuracy():
+    data = full_data()
+    data.words = data.words.assign(delta=lambda f: f["delta"].abs())
+    answer = html.unescape(section_body(build_report(data), "answer"))
+    assert "No word's typos lowered accuracy. 0 of 3 words lost accuracy" in answer
+    assert "Most harmful" not in answer.split("japanese ·")[0]

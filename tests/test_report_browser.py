@@ -13,8 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from evalpipe.paths import ProjectPaths
+from evalpipe.report.html import slug
 from stages.report import main
-from tests.test_report_stage import lay_out
+from tests.test_report_stage import M, lay_out
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -95,7 +96,7 @@ def test_report_opens_offline_with_plots_sortable_tables_and_japanese(browser, t
     context, page, watch = open_offline(browser, report.as_uri())
 
     if os.environ.get("EVALPIPE_SCREENSHOT"):  # before any click scrolls the page
-        top = page.locator("#headline").bounding_box()
+        top = page.locator("#answer").bounding_box()
         assert top is not None
         page.screenshot(
             path=os.environ["EVALPIPE_SCREENSHOT"],
@@ -115,8 +116,12 @@ def test_report_opens_offline_with_plots_sortable_tables_and_japanese(browser, t
     for table in ("#headline-table", "#words-english-wordfreq", "#parse-status", "#agreement-axes"):
         assert page.locator(f"{table} tbody tr").count() >= 1, table
 
-    # sorting: delta ascending puts the most harmful English word first, then descending
-    delta = page.locator("#words-english-wordfreq thead th", has_text="delta").first
+    # the first screen is the answer: its word table is in view without scrolling
+    answer = page.locator(f"#answer-words-english-{slug(M, 'wordfreq')}").bounding_box()
+    assert answer is not None and answer["y"] < page.viewport_size["height"]
+
+    # sorting: accuracy change ascending puts the most harmful English word first, then descending
+    delta = page.locator("#words-english-wordfreq thead th", has_text="accuracy change").first
     delta.click()
     first = page.locator("#words-english-wordfreq tbody tr").first.locator("td").nth(2)
     assert first.inner_text() == "of"  # gsm8k row, delta -0.300

@@ -14,19 +14,24 @@ from click.testing import CliRunner
 from evalpipe import atomic
 from evalpipe.paths import ProjectPaths
 from evalpipe.report.compare import diff_metrics
+from evalpipe.report.html import slug as html_slug
 from evalpipe.scoring.report import HEADLINE_KEYS
 from stages.report import main
 from tests.conftest import project_env
 from tests.report_fixtures import (
     classification,
+    html_table,
     kappa_report,
     robustness,
     scored_frame,
+    section_body,
+    section_ids,
     words_frame,
 )
 
 PARAMS = (
     "seed: 42\nprompt: {style: zero_shot}\nmodels: {tiny-random: {name: tiny-random}}\n"
+    "benchmarks: {suites: {jnli: japanese, gsm8k: english}}\n"
     "report: {top_words: 5}\n"
 )
 M = "tiny-random"
@@ -61,7 +66,8 @@ def lay_out(root: Path, *, words: bool = True, params: bool = True) -> ProjectPa
     atomic.write_parquet(paths.perturbed("jnli"), scored[PERTURBED_KEYS])
     atomic.write_parquet(paths.scored("jnli", M), scored.drop(columns=["fields", "perturbations"]))
     if words:
-        atomic.write_parquet(paths.impact("words"), words_frame())
+        # as the impact stage writes it: the slug names the model
+        atomic.write_parquet(paths.impact("words"), words_frame().assign(model=M))
     return paths
 
 
@@ -83,6 +89,22 @@ def test_build_writes_the_report_and_figures_byte_identically(tmp_path):
     assert "not recorded" in page  # no commit under DVC
     md5 = __import__("hashlib").md5(paths.scored("jnli", M).read_bytes()).hexdigest()[:12]
     assert md5 in page  # the data version of the scored file
+    # the answer first, provenance (params, content hashes) last
+    ids = section_ids(page)
+    assert ids[0] == "answer" and ids[-1] == "provenance"
+    assert md5 in section_body(page, "provenance") and md5 not in section_body(page, "answer")
+    _, words, _ = html_table(page, "answer-words-english-" + html_slug(M, "wordfreq"))
+    assert words[0]["word"] == "of" and words[0]["p Holm"] == "0.010"
+    _, bench, _ = html_table(page, "answer-benchmarks-japanese-" + html_slug(M))
+    assert (
+        bench[0]["benchmark"] == "jnli" and bench[0]["unparsed: original / perturbed"] == "50% / 0%"
+    )
+    # the language comes from params.yaml benchmarks.suites (the scored files carry none)
+    _, headline, _ = html_table(page, "headline-table")
+    assert {r["benchmark"]: r["language"] for r in headline} == {
+        "gsm8k": "english",
+        "jnli": "japanese",
+    }
     figures = sorted(p.name for p in paths.report_figures.iterdir())
     assert figures == ["accuracy.svg", "agreement.svg", "words_english.svg", "words_japanese.svg"]
     svgs = {p.name: p.read_bytes() for p in paths.report_figures.iterdir()}
@@ -134,7 +156,7 @@ def two_revisions(tmp_path) -> Path:
     changed = robustness()
     changed["jnli"] = {**changed["jnli"], "delta": -0.05, "accuracy_perturbed": 0.55}
     write_robustness(ProjectPaths(root), changed)
-    words = words_frame()
+    words = words_frame().assign(model=M)
     words.loc[words["word"] == "and", "delta"] = -0.35
     atomic.write_parquet(ProjectPaths(root).impact("words"), words)
     return root

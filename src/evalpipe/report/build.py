@@ -17,6 +17,15 @@ import numpy as np
 import pandas as pd
 
 from evalpipe.report import html as h
+from evalpipe.report.answer import (
+    PDR_TITLE,
+    answer_section,
+    change,
+    ci_label,
+    ci_method,
+    most_harmful,
+)
+from evalpipe.report.impact import impact_forest, kinds_section, words_section
 from evalpipe.report.svg import ForestRow, empty_figure, forest_plot, grouped_bars
 from evalpipe.scoring.views import parse_view
 
@@ -54,6 +63,9 @@ class ReportData:
         ``{benchmark: data/perturbed/<benchmark>.parquet}`` (``benchmark, example_id,
         word_rank, fields, perturbations``): the edits and field texts of the examples, which
         the scored rows do not carry.
+    languages:
+        ``{benchmark: language}`` (params.yaml ``benchmarks.suites``): the language column of
+        the accuracy tables and the first screen's grouping.
     missing:
         ``{input name: message}`` for inputs the stage could not find.
     metrics:
@@ -73,6 +85,7 @@ class ReportData:
     scripts: pd.DataFrame | None = None
     scored: dict[str, pd.DataFrame] = field(default_factory=dict)
     perturbed: dict[str, pd.DataFrame] = field(default_factory=dict)
+    languages: dict[str, str] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)
     metrics: dict[str, Any] = field(default_factory=dict)
 
@@ -150,19 +163,20 @@ def default_model(data: ReportData) -> str:
     return "model"
 
 
-def _languages(data: ReportData) -> dict[str, str]:
+def benchmark_languages(data: ReportData) -> dict[str, str]:
+    """``{benchmark: language}``: ``data.languages`` (params.yaml ``benchmarks.suites``) first,
+    then ``benchmarks.suites`` in the provenance params, then a ``language`` column of the
+    perturbed or scored rows (the scored files carry none today)."""
     out: dict[str, str] = {}
-    for name, frame in data.scored.items():
-        if "language" in frame.columns and len(frame):
-            out[name] = str(frame["language"].iloc[0])
+    for frames in (data.scored, data.perturbed):
+        for name, frame in frames.items():
+            if "language" in frame.columns and frame["language"].notna().any():
+                out[name] = str(frame["language"].dropna().iloc[0])
+    suites = ((data.provenance.get("params") or {}).get("benchmarks") or {}).get("suites")
+    if isinstance(suites, Mapping):
+        out.update({str(k): str(v) for k, v in suites.items() if isinstance(v, str)})
+    out.update(data.languages)
     return out
-
-
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return [
-        {k: (None if h.is_missing(v) else v) for k, v in row.items()}
-        for row in frame.to_dict(orient="records")
-    ]
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -259,9 +273,9 @@ def headline_rows(data: ReportData, *, level: float = 0.95) -> list[dict[str, An
     """One row per (model, benchmark) from the robustness metrics, with Wilson CIs added.
 
     The accuracy CIs are Wilson intervals on the ``n`` paired examples; the delta CI is the
-    score stage's bootstrap.
+    score stage's (``ci_method`` names its method when the details file records one).
     """
-    languages = _languages(data)
+    languages = benchmark_languages(data)
     rows = []
     for model, benchmarks in by_model(data.robustness, default_model(data)).items():
         for bench in sorted(benchmarks):
@@ -280,24 +294,26 @@ def headline_rows(data: ReportData, *, level: float = 0.95) -> list[dict[str, An
     return rows
 
 
-HEADLINE_COLUMNS = [
-    h.text("model", "model"),
-    h.text("benchmark", "benchmark"),
-    h.text("language", "language"),
-    h.num("n", "pairs", 0, title="paired (example, word) comparisons"),
-    h.num("accuracy_original", "acc. original"),
-    h.text("accuracy_original_ci", "95% CI"),
-    h.num("accuracy_perturbed", "acc. perturbed"),
-    h.text("accuracy_perturbed_ci", "95% CI"),
-    h.signed("delta", "delta"),
-    h.text("delta_ci", "delta CI (bootstrap)"),
-    h.num("pdr", "PDR", title="1 - perturbed / original; n/a when original accuracy is 0"),
-    h.num("accuracy_strict", "acc. strict", title="only strictly parsed answers count"),
-    h.num("accuracy_flexible", "acc. flexible", title="fallback parses count too"),
-    h.num("unparsed_rate", "unparsed rate"),
-    h.num("truncated_rate", "truncated rate", title="generation stopped at the token budget"),
-    h.Column("mcnemar_p", "McNemar p", h.fmt_p, numeric=True),
-]
+def headline_columns(method: str | None = None) -> list[h.Column]:
+    """Columns of the accuracy table; ``method`` names the accuracy change's interval."""
+    return [
+        h.text("model", "model"),
+        h.text("benchmark", "benchmark"),
+        h.text("language", "language"),
+        h.num("n", "pairs", 0, title="paired (example, word) comparisons"),
+        h.num("accuracy_original", "acc. original"),
+        h.text("accuracy_original_ci", "95% CI (Wilson)"),
+        h.num("accuracy_perturbed", "acc. perturbed"),
+        h.text("accuracy_perturbed_ci", "95% CI (Wilson)"),
+        change("delta"),
+        h.text("delta_ci", ci_label(method)),
+        h.num("pdr", "drop rate (PDR)", title=f"{PDR_TITLE}; n/a when original accuracy is 0"),
+        h.num("accuracy_strict", "acc. strict", title="only strictly parsed answers count"),
+        h.num("accuracy_flexible", "acc. flexible", title="fallback parses count too"),
+        h.num("unparsed_rate", "unparsed rate"),
+        h.num("truncated_rate", "truncated rate", title="generation stopped at the token budget"),
+        h.Column("mcnemar_p", "McNemar p", h.fmt_p, numeric=True),
+    ]
 
 
 def headline_figure(data: ReportData) -> str:
@@ -341,13 +357,21 @@ def headline_section(data: ReportData) -> str:
     ]
     note = (
         '<p class="note">Pairs are (example, target word) comparisons on the same examples. '
-        "PDR = 1 - accuracy perturbed / accuracy original (PromptBench). "
+        "Accuracy change = accuracy perturbed - accuracy original (negative = the typos cost "
+        "accuracy); drop rate (PDR) = 1 - accuracy perturbed / accuracy original (PromptBench; "
+        "positive = accuracy dropped). "
         + (f"Not in this metrics file (shown as n/a): {', '.join(absent)}." if absent else "")
         + "</p>"
     )
     return (
         note
-        + h.table(HEADLINE_COLUMNS, rows, sortable=True, table_id="headline-table", scroll=True)
+        + h.table(
+            headline_columns(ci_method(rows)),
+            rows,
+            sortable=True,
+            table_id="headline-table",
+            scroll=True,
+        )
         + f"<figure>{headline_figure(data)}</figure>"
     )
 
@@ -371,15 +395,16 @@ def models_section(data: ReportData) -> str:
         columns += [
             h.num(f"{m}|accuracy_original", f"{m}: acc. original"),
             h.num(f"{m}|accuracy_perturbed", f"{m}: acc. perturbed"),
-            h.signed(f"{m}|delta", f"{m}: delta"),
-            h.text(f"{m}|delta_ci", f"{m}: delta CI"),
+            change(f"{m}|delta", f"{m}: accuracy change"),
+            h.text(f"{m}|delta_ci", f"{m}: 95% CI"),
             h.num(f"{m}|unparsed_rate", f"{m}: unparsed"),
         ]
     note = (
         f'<p class="note">{len(models)} model(s): {", ".join(h.esc(m) for m in models)}. Methods: '
         "generate = the parsed generated answer; loglikelihood / loglikelihood_norm = the choice "
         "with the highest log-probability (lm-eval's acc / acc_norm). Add models under "
-        "<code>models:</code> in params.yaml; <code>plots/models.csv</code> holds this table.</p>"
+        "<code>models:</code> in params.yaml; <code>plots/models.csv</code> holds this table "
+        "(its <code>delta</code> is the accuracy change, its <code>pdr</code> the drop rate).</p>"
     )
     body = note + h.table(
         columns,
@@ -413,185 +438,6 @@ def models_section(data: ReportData) -> str:
             sortable=True,
         )
     return body
-
-
-IMPACT_KEYS = ("model", "language", "source", "scope")
-
-
-def _impact_label(row: Mapping[str, Any], key: str) -> str:
-    label = str(row.get(key))
-    if key == "word" and row.get("variant") and row.get("variant") != row.get("word"):
-        label = str(row["variant"])
-    if key == "word":
-        lemma, pos = row.get("lemma"), row.get("pos")
-        extra = [str(x) for x in (lemma if lemma != row.get("word") else None, pos) if x]
-        if extra:
-            label += f" ({' · '.join(extra)})"
-    return label
-
-
-def most_harmful(frame: pd.DataFrame, *, top: int, key: str = "word") -> pd.DataFrame:
-    """The ``top`` rows with the most negative delta: rows flagged ``small_n`` after the others
-    (as the impact tables sort), NaN deltas last, ties by ``key``."""
-    small = frame["small_n"].fillna(False).astype(bool) if "small_n" in frame else False
-    order = frame.assign(_s=small, _d=frame["delta"].astype(float).fillna(np.inf))
-    order = order.sort_values(["_s", "_d", key], kind="stable")
-    return order.drop(columns=["_s", "_d"]).head(top)
-
-
-def impact_forest(frame: pd.DataFrame, *, title: str, key: str = "word") -> str:
-    """Forest plot of accuracy deltas with CIs; note = frequency rank and n (words)."""
-    rows = []
-    for row in _records(frame):
-        note_parts = []
-        if key == "word" and row.get("rank") is not None:
-            note_parts.append(f"rank {int(row['rank'])}")
-        if row.get("n") is not None:
-            note_parts.append(f"n {int(row['n'])}")
-        if row.get("p_holm") is not None:
-            note_parts.append(f"p_holm {h.fmt_p(row['p_holm'])}")
-        rows.append(
-            ForestRow(
-                label=_impact_label(row, key),
-                estimate=row.get("delta"),
-                low=row.get("ci_low"),
-                high=row.get("ci_high"),
-                note=" · ".join(note_parts),
-                weak=bool(row.get("small_n")),
-            )
-        )
-    return forest_plot(
-        rows,
-        title=title,
-        x_label="accuracy perturbed - original (negative = typos hurt); hollow = small n",
-        note_width=200,
-    )
-
-
-def impact_columns(key: str) -> list[h.Column]:
-    """Columns of a per-word / per-operation / per-script table."""
-    first = [h.text("model", "model"), h.text("scope", "scope"), h.text(key, key)]
-    if key == "word":
-        first += [h.text("lemma", "lemma"), h.text("pos", "pos"), h.num("rank", "freq. rank", 0)]
-        first += [h.num("frequency_score", "freq. score", 2)]
-    else:
-        first += [h.num("n_words", "words", 0)]
-    return [
-        *first,
-        h.num("occurrences", "occurrences", 0),
-        h.num("perturbed_occurrences", "perturbed occ.", 0),
-        h.num("n", "n", 0),
-        h.num("accuracy_original", "acc. original"),
-        h.num("accuracy_perturbed", "acc. perturbed"),
-        h.signed("delta", "delta"),
-        h.num("ci_low", "CI low"),
-        h.num("ci_high", "CI high"),
-        h.num("pdr", "PDR"),
-        h.num("flip_c2i", "flip c→i"),
-        h.num("flip_i2c", "flip i→c"),
-        h.Column("mcnemar_p", "McNemar p", h.fmt_p, numeric=True),
-        h.Column("p_holm", "p Holm", h.fmt_p, numeric=True),
-        h.Column("p_bh", "p BH", h.fmt_p, numeric=True),
-        h.num("per_occurrence_impact", "per-occ. impact", 4),
-        h.num("unparsed_rate", "unparsed (perturbed)", 3),
-        h.num("n_benchmarks", "benchmarks", 0),
-        h.Column("small_n", "small n", lambda v: "n/a" if h.is_missing(v) else h.fmt_num(bool(v))),
-    ]
-
-
-def _small(row: Mapping[str, Any]) -> str:
-    return "flag" if row.get("small_n") is True or row.get("small_n") == 1 else ""
-
-
-def impact_groups(frame: pd.DataFrame) -> list[tuple[tuple[str, str], pd.DataFrame]]:
-    """``((language, source), rows)`` groups in a stable order."""
-    frame = frame.copy()
-    for col in ("language", "source"):
-        if col not in frame.columns:
-            frame[col] = "n/a"
-        frame[col] = frame[col].fillna("n/a").astype(str)
-    return [
-        ((str(lang), str(src)), group)
-        for (lang, src), group in frame.groupby(["language", "source"], sort=True)
-    ]
-
-
-def _slug(*parts: str) -> str:
-    return "-".join("".join(c if c.isalnum() else "_" for c in p) for p in parts)
-
-
-def impact_section(data: ReportData, options: ReportOptions) -> str:
-    """Most harmful words per language (forest plots + sortable tables), operations, scripts."""
-    body = []
-    if data.words is None:
-        body.append(
-            h.missing(
-                "data/impact/words.parquet is missing: the per-word impact tables (stage that "
-                "writes data/impact/) have not run, so there is no per-word answer yet."
-            )
-        )
-    else:
-        body.append(
-            '<p class="note">Delta = accuracy perturbed - accuracy original on the examples in '
-            "which the word carried at least one typo; CIs resample examples (clustered). "
-            "Rows flagged small n (shaded, hollow points) rest on few examples. "
-            "p Holm / p BH: McNemar p adjusted over all words of the table.</p>"
-        )
-        with_rows = {lang for (lang, _), _ in impact_groups(data.words)}
-        for lang in sorted(set(_languages(data).values()) - with_rows):
-            body.append(
-                h.missing(
-                    f"{lang}: no per-word rows (no target word of this language was typo'd in "
-                    "any evaluated example)."
-                )
-            )
-        for (lang, src), group in impact_groups(data.words):
-            pooled = group[group["scope"] == "pooled"] if "scope" in group else group
-            body.append(f"<h3>{h.esc(lang)} · word list {h.esc(src)}</h3>")
-            for model, mrows in pooled.groupby("model", sort=True) if len(pooled) else []:
-                top = most_harmful(mrows, top=options.top_words)
-                title = f"{lang} ({src}), {model}: {len(top)} most harmful words, pooled"
-                body.append(f"<figure>{impact_forest(top, title=title)}</figure>")
-            ordered = most_harmful(group, top=len(group))
-            body.append(
-                f"<p>All {len(ordered)} rows (pooled and per benchmark); click a header to sort."
-                "</p>"
-                + h.table(
-                    impact_columns("word"),
-                    _records(ordered),
-                    sortable=True,
-                    table_id=f"words-{_slug(lang, src)}",
-                    row_class=_small,
-                    scroll=True,
-                )
-            )
-    for name, frame, key in (
-        ("operations", data.operations, "operation"),
-        ("scripts", data.scripts, "script"),
-    ):
-        what = "operation type" if key == "operation" else "script class"
-        if frame is not None and key not in frame.columns and "op" in frame.columns:
-            frame = frame.rename(columns={"op": key})
-        body.append(f"<h3>By {what}</h3>")
-        if frame is None:
-            body.append(h.missing(f"data/impact/{name}.parquet is missing."))
-            continue
-        for (lang, src), group in impact_groups(frame):
-            pooled = group[group["scope"] == "pooled"] if "scope" in group else group
-            for model, mrows in pooled.groupby("model", sort=True) if len(pooled) else []:
-                top = most_harmful(mrows, top=len(mrows), key=key)
-                title = f"{lang} ({src}), {model}: accuracy change by {what}, pooled"
-                body.append(f"<figure>{impact_forest(top, title=title, key=key)}</figure>")
-            body.append(
-                h.table(
-                    impact_columns(key),
-                    _records(most_harmful(group, top=len(group), key=key)),
-                    sortable=True,
-                    table_id=f"{name}-{_slug(lang, src)}",
-                    row_class=_small,
-                )
-            )
-    return "".join(body)
 
 
 def confusion_section(data: ReportData) -> str:
@@ -1074,15 +920,31 @@ def build_report(data: ReportData, options: ReportOptions | None = None) -> str:
         f"models: {', '.join(models) or 'n/a'} · prompt style: "
         f"{(data.provenance.get('params') or {}).get('prompt', {}).get('style', 'n/a')}"
     )
+    headline = headline_rows(data)
+    answer = answer_section(
+        words=data.words, headline=headline, parse=parse_status_rows(data.scored)
+    )
+    languages = sorted({r["language"] for r in headline if r.get("language")})
+    # The answer first, the figures behind it next, provenance last (DESIGN.md section 4).
     sections = [
-        ("provenance", "What produced this report", provenance_section(data)),
+        ("answer", "The answer: which typos cost most accuracy", answer),
         ("headline", "Accuracy per benchmark", headline_section(data)),
         ("models", "Models compared", models_section(data)),
-        ("words", "Which typos hurt most", impact_section(data, options)),
+        (
+            "words",
+            "Which words hurt most: every row",
+            words_section(data.words, languages=languages, top=options.top_words),
+        ),
+        (
+            "kinds",
+            "Typo kinds: operation type and script class",
+            kinds_section(data.operations, data.scripts),
+        ),
         ("classification", "Confusion matrices", confusion_section(data)),
         ("parsing", "How the answers parsed", parse_section(data)),
         ("examples", "Examples", examples_section(data, options)),
         ("annotation", "Annotation agreement", annotation_section(data)),
+        ("provenance", "What produced this report", provenance_section(data)),
     ]
     return h.page(options.title, subtitle, sections)
 

@@ -239,8 +239,8 @@ def build_comparison(
                 h.text("benchmark", "benchmark"),
                 *pair("accuracy_original", "acc. original"),
                 *pair("accuracy_perturbed", "acc. perturbed"),
-                *pair("delta", "delta", signed=True),
-                *pair("pdr", "PDR"),
+                *pair("delta", "accuracy change", signed=True),
+                *pair("pdr", "drop rate (PDR)"),
                 *pair("unparsed_rate", "unparsed"),
             ],
             head_rows,
@@ -264,17 +264,19 @@ def build_comparison(
         ]
         changes = word_changes(a.words, b.words)
         words = "".join(notes) + (
-            f'<p class="note">{len(changes)} rows, largest change first; change = delta '
-            f"{lb} - delta {la} (negative: the typo hurts more in {lb}).</p>"
+            f'<p class="note">{len(changes)} rows, largest change first; accuracy change = '
+            "accuracy perturbed - original (negative = the typos cost accuracy); change = "
+            f"accuracy change {lb} - accuracy change {la} (negative: the typo hurts more in "
+            f"{lb}).</p>"
             + h.table(
                 [h.text(k, k) for k in WORD_KEYS]
                 + [
                     h.num("rank", "freq. rank", 0),
                     h.num("n_a", f"n {label_a}", 0),
                     h.num("n_b", f"n {label_b}", 0),
-                    h.signed("delta_a", f"delta {label_a}"),
+                    h.signed("delta_a", f"accuracy change {label_a}"),
                     h.text("ci_a", "CI"),
-                    h.signed("delta_b", f"delta {label_b}"),
+                    h.signed("delta_b", f"accuracy change {label_b}"),
                     h.text("ci_b", "CI"),
                     h.signed("change", "change"),
                 ],

@@ -267,6 +267,12 @@ def table(
     return f'<div class="scroll">{out}</div>' if scroll else out
 
 
+def slug(*parts: str) -> str:
+    """An element id from names (anything but letters and digits becomes ``_``), parts joined
+    by ``-``."""
+    return "-".join("".join(c if c.isalnum() else "_" for c in str(p)) for p in parts)
+
+
 def missing(message: str) -> str:
     """A visible note that an input is absent, saying what would fill the section."""
     return f'<p class="missing">{esc(message)}</p>'
