@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from evalpipe.scoring.parsers import parse_answer
+from evalpipe.answers.parsers import parse_answer
 from evalpipe.scoring.report import build_reports
 from evalpipe.scoring.scorer import score_frame
 

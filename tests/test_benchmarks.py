@@ -687,7 +687,7 @@ def test_suites_declaration_is_checked_against_the_specs(tmp_path) -> None:
 
 
 def test_answer_types_decide_parsers_options_and_classification() -> None:
-    from evalpipe.scoring.answer_types import ANSWER_TYPES
+    from evalpipe.answers.types import ANSWER_TYPES
 
     classification = {n for n, s in REGISTRY.items() if s.answer.classification}
     assert classification == {

@@ -18,16 +18,14 @@ from sklearn.metrics import cohen_kappa_score
 from evalpipe import atomic
 from evalpipe.benchmarks import build_prompts, get_spec, list_specs, load_benchmark, load_spec
 from evalpipe.errors import InputError
-from evalpipe.inference.types import Loglikelihood
-from evalpipe.scoring.loglikelihood import (
+from evalpipe.inference.loglikelihood import (
     LL_COLUMNS,
-    cohen_kappa,
     loglikelihood_columns,
     loglikelihood_requests,
-    method_agreement,
     not_applicable_reason,
-    score_loglikelihood,
 )
+from evalpipe.inference.types import Loglikelihood
+from evalpipe.scoring.loglikelihood import cohen_kappa, method_agreement, score_loglikelihood
 from evalpipe.scoring.report import ClassificationSetup, build_reports
 from evalpipe.scoring.scorer import score_frame
 from tests.scoring_fixtures import make_outputs

@@ -27,7 +27,7 @@ import jsonschema
 
 from evalpipe.annotation.guidelines import AXIS_ANCHORS, AXIS_DEFINITIONS, AXIS_NAMES
 from evalpipe.annotation.schema import AXES, JUDGE_PREFIX, LABEL_NAMES, Annotation, DialoguePair
-from evalpipe.scoring.parsers import first_json_object
+from evalpipe.answers.parsers import first_json_object
 
 TEMPLATE_VERSION = "judge-v1"
 """Bump by hand when the wording of the template changes meaning; the hash suffix of

@@ -23,11 +23,10 @@ import yaml
 from jinja2 import StrictUndefined, Template, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
+from evalpipe.answers.types import METRICS, AnswerType, get_answer_type
 from evalpipe.benchmarks import mapping
 from evalpipe.errors import InputError
 from evalpipe.languages import LANGUAGES
-from evalpipe.scoring.answer_types import AnswerType, get_answer_type
-from evalpipe.scoring.scorer import METRICS
 
 STYLES = ("zero_shot", "few_shot", "cot")
 LOCAL_SPEC = "spec.yaml"  # a local benchmark's spec: <local dir>/<name>/spec.yaml
@@ -217,7 +216,7 @@ class BenchmarkSpec:
 
     @property
     def parser(self) -> str:
-        """The parser's name (``evalpipe.scoring.parsers.PARSERS``) behind the answer type."""
+        """The parser's name (``evalpipe.answers.parsers.PARSERS``) behind the answer type."""
         return self.answer.parser
 
     @property

@@ -26,8 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from evalpipe.errors import InputError
-from evalpipe.scoring.normalise import (
+from evalpipe.answers.normalise import (
     before_next_question,
     first_paragraph,
     nfkc,
@@ -36,6 +35,7 @@ from evalpipe.scoring.normalise import (
     strip_answer_prefix,
     strip_edges,
 )
+from evalpipe.errors import InputError
 
 Status = Literal["strict", "fallback", "unparsed"]
 STATUSES: tuple[Status, ...] = ("strict", "fallback", "unparsed")
