@@ -137,8 +137,9 @@ def main() -> None:
     sys.path.insert(0, str(REPO))
     import yaml
 
-    from evalpipe.inference import VLLMBackend, make_engine
+    from evalpipe.inference.engine import make_engine
     from evalpipe.inference.tiny import default_model_cache
+    from evalpipe.inference.vllm_engine import VLLMBackend
 
     work = args.workdir or Path(tempfile.mkdtemp(prefix="evalpipe-bench-"))
     shutil.rmtree(work / "data", ignore_errors=True)

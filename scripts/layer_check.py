@@ -4,7 +4,9 @@ dependencies that dvc.yaml does not declare.
 A static walk of the source (``ast``): every ``import`` and ``from ... import`` counts, also the
 ones inside functions (they run when the function does, and a stage that calls the function
 depends on the module). Imports under ``if TYPE_CHECKING:`` never run and do not count;
-``importlib.import_module(f"pkg.{name}")`` counts as importing every module of ``pkg``.
+``importlib.import_module(f"pkg.{name}")`` counts as importing every module of ``pkg``. A stage's
+deps must cover every module it loads except inert ones (a docstring and dunder names only: a
+package's ``__init__``).
 
     python scripts/layer_check.py            # the figures, one line each, then the details
     python scripts/layer_check.py --repo DIR # another checkout
@@ -26,6 +28,48 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = {"evalpipe": "src/evalpipe", "stages": "stages"}
+
+
+# The layers, bottom first (docs/architecture.md): a module may import its own layer and the ones
+# below. A module belongs to the longest prefix that names it.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "settings",
+        (
+            "evalpipe",
+            "evalpipe.errors",
+            "evalpipe.atomic",
+            "evalpipe.languages",
+            "evalpipe.paths",
+            "evalpipe.seeding",
+            "evalpipe.params",
+            "evalpipe.params_schema",
+            "evalpipe.model_list",
+        ),
+    ),
+    ("answers", ("evalpipe.answers",)),
+    ("words", ("evalpipe.words",)),
+    ("perturb", ("evalpipe.perturb",)),
+    ("benchmarks", ("evalpipe.benchmarks",)),
+    ("inference", ("evalpipe.inference",)),
+    ("scoring", ("evalpipe.scoring",)),
+    ("annotation", ("evalpipe.annotation",)),
+    ("report", ("evalpipe.report",)),
+    ("cli", ("evalpipe.cli",)),
+    ("stages", ("stages",)),
+)
+
+
+def layer_of(module: str) -> int:
+    """The index in :data:`LAYERS` of ``module``'s layer."""
+    best, level = -1, -1
+    for i, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, level = len(prefix), i
+    if level < 0:
+        raise ValueError(f"{module}: in no layer of LAYERS (scripts/layer_check.py)")
+    return level
 
 
 @dataclass(frozen=True)
@@ -203,6 +247,11 @@ def private_imports(edges: list[Import]) -> list[tuple[Import, str]]:
     ]
 
 
+def upward_imports(edges: list[Import]) -> list[Import]:
+    """Imports of a module in a higher layer than the importer's."""
+    return [imp for imp in edges if layer_of(imp.target) > layer_of(imp.importer)]
+
+
 def closure(start: str, edges: list[Import]) -> set[str]:
     """Every project module that importing ``start`` (and calling its functions) may load,
     ``start`` included: imported modules, their packages' ``__init__`` and so on."""
@@ -266,6 +315,23 @@ def _cmd_module(cmd: str) -> str:
     return match.group(1)
 
 
+def inert(path: Path) -> bool:
+    """A module with nothing a stage's results could depend on: a docstring and dunder names
+    (``__version__``, ``__all__``) only, as a package's ``__init__`` often is."""
+    body = ast.parse(path.read_text(encoding="utf-8")).body
+    for node in body:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            continue
+        if isinstance(node, ast.Assign) and all(
+            isinstance(t, ast.Name) and t.id.startswith("__") for t in node.targets
+        ):
+            continue
+        return False
+    return True
+
+
 def covered(path: Path, deps: list[str], repo: Path = REPO) -> bool:
     rel = path.relative_to(repo).as_posix()
     return any(rel == d.rstrip("/") or rel.startswith(d.rstrip("/") + "/") for d in deps)
@@ -280,7 +346,7 @@ def undeclared(repo: Path = REPO, *, only: str | None = "evalpipe") -> dict[str,
         for mod in sorted(closure(module, edges)):
             if only and not mod.startswith(only):
                 continue
-            if mod in modules and not covered(modules[mod], deps, repo):
+            if mod in modules and not inert(modules[mod]) and not covered(modules[mod], deps, repo):
                 missing.setdefault(stage, []).append(mod)
     return missing
 
@@ -312,6 +378,8 @@ def main() -> None:
     )
     print(f"imports inside functions: {sum(i.in_function for i in edges)}")
     print(f"cross-module private-name imports: {len(private)}")
+    upward = upward_imports(edges)
+    print(f"imports pointing up a layer: {len(upward)}")
     print(
         f"undeclared stage imports: {sum(map(len, missing.values()))} (stage, evalpipe module) "
         f"pairs in {len(missing)} stages; {sum(map(len, missing_all.values()))} counting stages/ helpers"
@@ -327,6 +395,8 @@ def main() -> None:
     for imp in on_cycle:
         where = "in a function" if imp.in_function else "top level"
         print(f"  {imp.importer}:{imp.line} -> {imp.target} ({where})")
+    for imp in upward:
+        print(f"upward: {imp.importer}:{imp.line} -> {imp.target}")
     for imp, name in private:
         print(f"private: {imp.importer}:{imp.line} imports {imp.target}.{name}")
     for stage, mods in missing_all.items():

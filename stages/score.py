@@ -12,7 +12,7 @@ from evalpipe import atomic
 from evalpipe.benchmarks.spec import get_spec
 from evalpipe.errors import InputError
 from evalpipe.inference.loglikelihood import not_applicable_reason
-from evalpipe.inference.model_list import model_configs
+from evalpipe.model_list import model_configs
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.loglikelihood import method_agreement, score_loglikelihood

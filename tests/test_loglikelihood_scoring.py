@@ -424,8 +424,9 @@ MODEL_CFG = {
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_tiny_model_scores_real_prompts_and_picks_the_argmax(tmp_path: Path) -> None:
-    from evalpipe.inference import VLLMBackend, make_engine
+    from evalpipe.inference.engine import make_engine
     from evalpipe.inference.tiny import build_tiny_random, default_model_cache
+    from evalpipe.inference.vllm_engine import VLLMBackend
 
     model_dir, _ = build_tiny_random(default_model_cache(REPO))
     plans = []

@@ -28,6 +28,7 @@ import jsonschema
 from evalpipe.annotation.guidelines import AXIS_ANCHORS, AXIS_DEFINITIONS, AXIS_NAMES
 from evalpipe.annotation.schema import AXES, JUDGE_PREFIX, LABEL_NAMES, Annotation, DialoguePair
 from evalpipe.answers.parsers import first_json_object
+from evalpipe.inference.types import GenerationRequest
 
 TEMPLATE_VERSION = "judge-v1"
 """Bump by hand when the wording of the template changes meaning; the hash suffix of
@@ -304,7 +305,6 @@ def judge_tasks(
     JudgeRun
         Annotations for rated tasks (task order) and one outcome per task.
     """
-    from evalpipe.inference import GenerationRequest  # keeps parsing import-light
 
     def requests(prompts: list[str]) -> list[Any]:
         return [

@@ -37,8 +37,8 @@ from evalpipe.benchmarks.readers.base import expand, load_dataset_rows, read_bun
 from evalpipe.benchmarks.rows import Mapper, hash_key, hold_out, map_rows
 from evalpipe.benchmarks.spec import BenchmarkSpec, FilesSource, HubSource, get_spec
 from evalpipe.errors import InputError
+from evalpipe.params_schema import SOURCES
 
-SOURCES = ("sample", "hub", "files", "hub_raw")
 FILES_DIR = Path("data/raw/benchmarks")  # default folder of the publishers' files (source files)
 HUB_DIR_ENV = "EVALPIPE_HUB_DIR"
 FEWSHOT_POOL = 8  # few-shot candidates kept per subtask (per benchmark when there is none)
@@ -261,26 +261,6 @@ def _item_keys(df: pd.DataFrame) -> pd.Series:
 
 def _as_list(value: Any) -> list[str] | None:
     return None if value is None else [str(v) for v in value]
-
-
-def validate_source(source: Any, *, where: str = "params.yaml: benchmarks.source") -> None:
-    """Check a ``benchmarks.source`` value: one of ``SOURCES``, or a mapping of benchmark names
-    (and ``default``) to one of them.
-
-    Raises
-    ------
-    InputError
-        Naming ``where``, the offending entry and the accepted values.
-    """
-    entries = source.items() if isinstance(source, Mapping) else [(None, source)]
-    for key, value in entries:
-        if not isinstance(value, str) or value not in SOURCES:
-            at = f"{where}.{key}" if key is not None else where
-            raise InputError(
-                f"{at}: expected one of {', '.join(SOURCES)}"
-                + ("" if key is not None else " or a mapping {default: ..., <benchmark>: ...}")
-                + f", got {value!r}"
-            )
 
 
 def recorded_metadata(path: str | Path) -> dict[str, Any]:
