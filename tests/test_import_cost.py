@@ -3,7 +3,7 @@
 Every pipeline stage is a fresh Python process, so a heavy library imported at module level is
 paid once per stage: scikit-learn + SciPy cost 2.5 s each time, and the 11 ``benchmarks@`` and
 the generate, score, impact and judge stages all loaded them through ``evalpipe.scoring``'s
-package imports (benchmarks/pipeline_wall.py has the figures). The checks run in a fresh
+package imports (perf/pipeline_wall.py has the figures). The checks run in a fresh
 interpreter, so what this test session imported does not count.
 """
 

@@ -255,7 +255,7 @@ def read_bundled_jsonl(path: str | Path) -> list[dict[str, Any]]:
     ``datasets``' JSON builder parses JSONL with pyarrow's JSON reader; calling that reader
     directly returns the same rows, types and key order (tests/test_benchmarks.py compares the
     two on every bundled file) without importing ``datasets``, which cost each ``benchmarks@``
-    stage 1.5 s (benchmarks/pipeline_wall.py). Anything pyarrow rejects goes through
+    stage 1.5 s (perf/pipeline_wall.py). Anything pyarrow rejects goes through
     :func:`read_json_rows`, so its handling and error messages stay the same.
 
     Parameters

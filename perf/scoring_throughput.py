@@ -1,6 +1,6 @@
 """Scoring speed: parses per second per parser, and the robustness statistics on a large frame.
 
-Run: python benchmarks/scoring_throughput.py [--rows 20000] [--bootstrap 1000]
+Run: python perf/scoring_throughput.py [--rows 20000] [--bootstrap 1000]
 Prints one line per measurement; nothing is asserted (speed is measured here, never in tests).
 """
 
