@@ -24,4 +24,4 @@ format:
 	$(VENV)/ruff format . && $(VENV)/ruff check --fix .
 
 bench:
-	source $(VENV)/activate && for b in benchmarks/*.py; do echo "== $$b"; python $$b; done
+	source $(VENV)/activate && for b in perf/*.py; do echo "== $$b"; python $$b; done

@@ -267,7 +267,7 @@ def build(seed: int = 13) -> list[dict[str, Any]]:
 
 def measure(rows: list[dict[str, Any]]) -> dict[str, Counter]:
     """Per class: ``rows``, ``misscored`` (prediction != expected), ``unparsed``, ``strict``."""
-    from evalpipe.scoring.parsers import parse_answer
+    from evalpipe.answers.parsers import parse_answer
 
     counts: dict[str, Counter] = {}
     for row in rows:

@@ -14,7 +14,7 @@ from evalpipe.annotation.schema import read_tasks, task_to_dict
 from evalpipe.annotation.spreadsheet import write_template
 from evalpipe.annotation.tasks import combine_tasks, sample_output_tasks, trim_context
 from evalpipe.errors import InputError
-from evalpipe.inference.model_list import model_configs
+from evalpipe.model_list import model_configs
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from stages._common import fail_cleanly, params_option

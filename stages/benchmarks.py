@@ -17,14 +17,9 @@ from evalpipe.benchmarks import (
     sample_files,
     to_arrow,
 )
-from evalpipe.benchmarks.loading import (
-    READERS,
-    dataset_metadata,
-    expand,
-    resolve_source,
-    samples_root,
-)
-from evalpipe.benchmarks.readers import load_files
+from evalpipe.benchmarks.loading import dataset_metadata, resolve_source, samples_root
+from evalpipe.benchmarks.readers import READERS, ListedFilesReader, load_files
+from evalpipe.benchmarks.readers.base import expand
 from evalpipe.errors import InputError
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
@@ -40,13 +35,13 @@ def _size(spec: BenchmarkSpec, source: str, paths: ProjectPaths) -> str:
     if spec.kind == "local" or source == "files":
         assert spec.files is not None
         folder = spec.root if spec.kind == "local" else paths.raw_benchmarks / spec.name
-        if spec.files.reader not in READERS:  # a publisher's reader: counted when loaded
+        reader = READERS.get(spec.files.reader)
+        if not isinstance(reader, ListedFilesReader):  # a publisher's: counted when loaded
             return "? (counted when loaded)" if folder.is_dir() else "files missing"
         if not expand(folder, spec.files.test):
             return "files missing"
         try:
-            read = READERS[spec.files.reader]
-            return str(len(read(folder, spec.files.test, options=spec.files.options)))
+            return str(len(reader.read(folder, spec.files.test, options=spec.files.options)))
         except InputError:
             return "unreadable"
     if source == "hub_raw":

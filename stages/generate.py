@@ -14,7 +14,7 @@ from evalpipe import atomic
 from evalpipe.benchmarks import build_prompts, get_spec, validate_suites
 from evalpipe.benchmarks.loading import recorded_metadata
 from evalpipe.errors import InputError
-from evalpipe.inference import TINY_RANDOM_NOTE, make_engine
+from evalpipe.inference.engine import make_engine
 from evalpipe.inference.generate import (
     answer_budget,
     make_requests,
@@ -23,12 +23,12 @@ from evalpipe.inference.generate import (
     truncated_share,
     validate_perturbed,
 )
-from evalpipe.inference.model_list import locate_settings, model_configs
-from evalpipe.inference.tiny import default_model_cache
+from evalpipe.inference.loglikelihood import loglikelihood_columns, loglikelihood_requests
+from evalpipe.inference.tiny import TINY_RANDOM_NOTE, default_model_cache
 from evalpipe.inference.types import Generation
+from evalpipe.model_list import locate_settings, model_configs
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
-from evalpipe.scoring.loglikelihood import loglikelihood_columns, loglikelihood_requests
 from stages._common import fail_cleanly, params_option, read_parquet
 
 log = logging.getLogger("stages.generate")

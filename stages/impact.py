@@ -12,13 +12,13 @@ import pyarrow.parquet as pq
 
 from evalpipe import atomic
 from evalpipe.errors import InputError
-from evalpipe.inference.model_list import model_configs
+from evalpipe.languages import LANGUAGES
+from evalpipe.model_list import model_configs
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.comparison import model_comparison
 from evalpipe.scoring.views import parse_view, primary_views
 from evalpipe.scoring.word_impact import POOLED, ImpactSettings, build_impact, top_words
-from evalpipe.words import LANGUAGES
 from stages._common import fail_cleanly, params_option
 
 PERTURBED_COLUMNS = ["benchmark", "example_id", "word_rank", "language", "perturbations"]

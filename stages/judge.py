@@ -12,7 +12,8 @@ from evalpipe.annotation.judge import judge_annotator_id, judge_tasks, prompt_ve
 from evalpipe.annotation.markers import FIXED_TIMESTAMP
 from evalpipe.annotation.schema import annotation_to_dict, read_tasks
 from evalpipe.errors import InputError
-from evalpipe.inference.model_list import locate_settings
+from evalpipe.inference.engine import make_engine
+from evalpipe.model_list import locate_settings
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from stages._common import fail_cleanly, params_option
@@ -38,8 +39,6 @@ def judge_model_config(judge_cfg: dict[str, Any], *, where: str) -> dict[str, An
 @fail_cleanly
 def main(params_path: str) -> None:
     """Rate data/annotation/tasks.jsonl with the judge model from params.yaml (judge section)."""
-    from evalpipe.inference import make_engine  # vLLM import is slow
-
     params = load_params(params_path)
     judge_cfg = section(params, "judge", path=params_path)
     model_cfg = judge_model_config(judge_cfg, where=params_path)

@@ -11,14 +11,11 @@ import pandas as pd
 from evalpipe import atomic
 from evalpipe.benchmarks.spec import get_spec
 from evalpipe.errors import InputError
-from evalpipe.inference.model_list import model_configs
+from evalpipe.inference.loglikelihood import not_applicable_reason
+from evalpipe.model_list import model_configs
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
-from evalpipe.scoring.loglikelihood import (
-    method_agreement,
-    not_applicable_reason,
-    score_loglikelihood,
-)
+from evalpipe.scoring.loglikelihood import method_agreement, score_loglikelihood
 from evalpipe.scoring.report import (
     ClassificationSetup,
     build_reports,

@@ -1,7 +1,7 @@
 """Drive a real annotation server over HTTP: start ``stages.annotation_app serve`` as a process on
 127.0.0.1, log in as an annotator, submit ratings the way the browser form does.
 
-Used by the load benchmark (benchmarks/annotation_load.py) and the HTTP tests; nothing here is a
+Used by the load benchmark (perf/annotation_load.py) and the HTTP tests; nothing here is a
 mock: the server is the production command under waitress, the client speaks plain HTTP.
 """
 

@@ -1,5 +1,5 @@
 """Concurrency and crash safety of the real server (bounded versions of
-benchmarks/annotation_load.py): concurrent annotators lose and duplicate nothing, and a SIGKILL
+perf/annotation_load.py): concurrent annotators lose and duplicate nothing, and a SIGKILL
 in the middle of the load loses nothing that was acknowledged."""
 
 from __future__ import annotations

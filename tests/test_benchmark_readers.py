@@ -17,7 +17,7 @@ import yaml
 from evalpipe import atomic
 from evalpipe.benchmarks import EXAMPLE_COLUMNS, get_spec, load_benchmark, to_arrow
 from evalpipe.benchmarks.loading import dataset_metadata, recorded_metadata, resolve_source
-from evalpipe.benchmarks.readers import READERS
+from evalpipe.benchmarks.readers import READERS, Reader
 from evalpipe.errors import InputError
 from evalpipe.params_schema import validate_params
 from tests.test_benchmarks import _hub_repo
@@ -41,7 +41,10 @@ def _copy(tmp_path: Path, name: str) -> Path:
 def test_every_builtin_benchmark_has_a_reader() -> None:
     # lawqa_orders and wrime read the seeds' own data (tests/test_benchmark_readers_seeds.py)
     assert set(ALL) <= set(READERS)
-    assert all(r.layout and r.origin for r in READERS.values())
+    publishers = [r for r in READERS.values() if isinstance(r, Reader)]
+    assert all(r.layout and r.origin for r in publishers)
+    # one registry: the generic reader of the files a spec lists sits next to the publishers'
+    assert {n for n, r in READERS.items() if not isinstance(r, Reader)} == {"json"}
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -125,7 +128,7 @@ def test_mmlu_csv_rows_give_letters_subjects_and_dev_shots() -> None:
 def test_mmlu_quoted_fields_span_lines_as_in_the_archive() -> None:
     # real rows of the archive: a question over three lines with commas in its options, and a
     # dev question typed with CRLF line ends inside its quotes
-    data = READERS["mmlu"].read(FIXTURES / "mmlu")
+    data = READERS["mmlu"].load(FIXTURES / "mmlu", subtasks=get_spec("mmlu").subtasks)
     rows = [
         (r, where)
         for r, where in zip(data.evaluated.rows, data.evaluated.locations, strict=True)
@@ -244,7 +247,7 @@ def _llm_jp_rows(name: str, raw: list[dict]) -> list[dict]:
 
 @pytest.mark.parametrize("name", ["jamp", "jnli", "niilc", "jsquad", "jcommonsenseqa"])
 def test_japanese_files_give_the_examples_the_llm_jp_eval_hub_path_gives(name, tmp_path) -> None:
-    data = READERS[name].read(FIXTURES / name)
+    data = READERS[name].load(FIXTURES / name)
     _hub_repo(
         tmp_path,
         "zenless-lab/llm-jp-eval",
@@ -258,11 +261,15 @@ def test_japanese_files_give_the_examples_the_llm_jp_eval_hub_path_gives(name, t
 
 def _hub_rows_only(spec, hub_dir: Path) -> tuple[pd.DataFrame, None]:
     # the hub fixture's train split is a placeholder: map only the evaluated split
-    from evalpipe.benchmarks.loading import _frame, _hub_rows, _map_rows
+    from evalpipe.benchmarks.loading import _frame, _hub_rows
+    from evalpipe.benchmarks.readers import get_mapper
+    from evalpipe.benchmarks.rows import map_rows
 
     hub = spec.hub
     rows, what = _hub_rows(hub.dataset, hub.configs[0], hub.split, hub_dir)
-    return _frame(_map_rows(spec, rows, split=hub.split, config=hub.configs[0], where=what)), None
+    mapper = get_mapper(hub.mapper or spec.mapper_name)
+    mapped = map_rows(spec, rows, split=hub.split, config=hub.configs[0], where=what, mapper=mapper)
+    return _frame(mapped), None
 
 
 def test_english_files_give_the_examples_the_hub_path_gives(tmp_path) -> None:
@@ -270,7 +277,7 @@ def test_english_files_give_the_examples_the_hub_path_gives(tmp_path) -> None:
     _hub_repo(
         tmp_path, "openai/gsm8k", {"main": {"test": gsm.evaluated.rows, "train": gsm.fewshot.rows}}
     )
-    mmlu = READERS["mmlu"].read(FIXTURES / "mmlu")
+    mmlu = READERS["mmlu"].load(FIXTURES / "mmlu", subtasks=get_spec("mmlu").subtasks)
 
     def hub_mmlu(rows: list[dict]) -> list[dict]:
         return [{**r, "answer": "ABCD".index(r["answer"])} for r in rows]
@@ -280,7 +287,7 @@ def test_english_files_give_the_examples_the_hub_path_gives(tmp_path) -> None:
         "cais/mmlu",
         {"all": {"test": hub_mmlu(mmlu.evaluated.rows), "dev": hub_mmlu(mmlu.fewshot.rows)}},
     )
-    bbh = READERS["bbh"].read(FIXTURES / "bbh")
+    bbh = READERS["bbh"].load(FIXTURES / "bbh", subtasks=get_spec("bbh").subtasks)
     configs = {}
     for row in bbh.evaluated.rows:
         configs.setdefault(row["subtask"], {"test": []})["test"].append(
@@ -400,7 +407,7 @@ def test_params_reject_an_unknown_source_naming_the_key(value, message) -> None:
 
 
 def test_mmlu_hub_load_never_builds_the_auxiliary_train_split(tmp_path) -> None:
-    mmlu = READERS["mmlu"].read(FIXTURES / "mmlu")
+    mmlu = READERS["mmlu"].load(FIXTURES / "mmlu", subtasks=get_spec("mmlu").subtasks)
     rows = [{**r, "answer": "ABCD".index(r["answer"])} for r in mmlu.evaluated.rows]
     dev = [{**r, "answer": "ABCD".index(r["answer"])} for r in mmlu.fewshot.rows]
     _hub_repo(tmp_path, "cais/mmlu", {"all": {"test": rows, "dev": dev}})

@@ -687,7 +687,7 @@ def test_suites_declaration_is_checked_against_the_specs(tmp_path) -> None:
 
 
 def test_answer_types_decide_parsers_options_and_classification() -> None:
-    from evalpipe.scoring.answer_types import ANSWER_TYPES
+    from evalpipe.answers.types import ANSWER_TYPES
 
     classification = {n for n, s in REGISTRY.items() if s.answer.classification}
     assert classification == {
@@ -780,7 +780,7 @@ def _bundled_jsonl() -> list[Path]:
 def test_bundled_reader_gives_what_datasets_gives(path: Path) -> None:
     """The sample source reads its files with pyarrow directly (no `datasets` import per
     benchmarks stage); rows, values, types and key order must be datasets' own."""
-    from evalpipe.benchmarks.loading import read_bundled_jsonl, read_json_rows
+    from evalpipe.benchmarks.readers.base import read_bundled_jsonl, read_json_rows
 
     fast, reference = read_bundled_jsonl(path), read_json_rows(path)
     assert fast and repr(fast) == repr(reference)
@@ -789,7 +789,7 @@ def test_bundled_reader_gives_what_datasets_gives(path: Path) -> None:
 def test_bundled_reader_matches_datasets_on_ragged_rows_and_falls_back_on_bad_ones(
     tmp_path,
 ) -> None:
-    from evalpipe.benchmarks.loading import read_bundled_jsonl, read_json_rows
+    from evalpipe.benchmarks.readers.base import read_bundled_jsonl, read_json_rows
 
     ragged = tmp_path / "ragged.jsonl"
     rows = [

@@ -3,7 +3,7 @@
 Every pipeline stage is a fresh Python process, so a heavy library imported at module level is
 paid once per stage: scikit-learn + SciPy cost 2.5 s each time, and the 11 ``benchmarks@`` and
 the generate, score, impact and judge stages all loaded them through ``evalpipe.scoring``'s
-package imports (benchmarks/pipeline_wall.py has the figures). The checks run in a fresh
+package imports (perf/pipeline_wall.py has the figures). The checks run in a fresh
 interpreter, so what this test session imported does not count.
 """
 
@@ -32,6 +32,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "stages.markers": (),
     "stages.agreement": (),
     "stages.report": (),
+    "evalpipe.answers.types": (),
     "evalpipe.scoring": (),
     "evalpipe.benchmarks": (),
     "evalpipe.inference": (),
@@ -57,22 +58,28 @@ def test_module_import_leaves_heavy_libraries_unloaded(module: str) -> None:
     assert set(loaded) <= set(ALLOWED[module]), f"import {module} loaded {loaded}"
 
 
-def test_scoring_package_names_still_resolve() -> None:
-    import evalpipe.scoring as scoring
-    from evalpipe.scoring import classification_report, mcnemar_exact, score_frame
-    from evalpipe.scoring.metrics import classification_report as direct
-
-    assert classification_report is direct
-    assert callable(score_frame)
-    assert set(scoring.__all__) <= set(dir(scoring))
-    for name in scoring.__all__:
-        assert getattr(scoring, name) is not None
-    with pytest.raises(AttributeError, match="no attribute 'nope'"):
-        scoring.nope  # noqa: B018
-    # the lazily imported SciPy and scikit-learn still give the documented results
-    assert round(mcnemar_exact(8, 1), 4) == 0.0391
-    report = classification_report(["a", "b", "b"], ["a", "b", None], labels=["a", "b"])
-    assert report["accuracy"] == pytest.approx(2 / 3) and report["invalid"] == 1
+def test_answers_package_is_a_leaf_without_pandas() -> None:
+    """Answer types and parsers load no data-frame library and nothing of evalpipe above
+    ``errors``: the benchmark specs import them in every stage."""
+    code = (
+        "import json, sys\n"
+        "import evalpipe.answers.types, evalpipe.answers.parsers, evalpipe.answers.normalise\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('pandas', 'numpy', 'tqdm', 'evalpipe'))))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    loaded = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert loaded == [
+        "evalpipe",
+        "evalpipe.answers",
+        "evalpipe.answers.normalise",
+        "evalpipe.answers.parsers",
+        "evalpipe.answers.types",
+        "evalpipe.errors",
+    ]
 
 
 def test_sample_benchmarks_load_without_datasets() -> None:

@@ -10,18 +10,8 @@ import pandas as pd
 import pytest
 
 from evalpipe.errors import InputError
-from evalpipe.inference import (
-    EngineError,
-    Generation,
-    GenerationCache,
-    GenerationRequest,
-    ModelIdentity,
-    build_tiny_random,
-    cache_key,
-    make_backend,
-    make_engine,
-)
-from evalpipe.inference.cache import CacheEntry
+from evalpipe.inference.cache import CacheEntry, GenerationCache, cache_key
+from evalpipe.inference.engine import make_backend, make_engine
 from evalpipe.inference.generate import (
     OUTPUT_COLUMNS,
     answer_budget,
@@ -29,7 +19,8 @@ from evalpipe.inference.generate import (
     sampling_settings,
     validate_perturbed,
 )
-from evalpipe.inference.tiny import default_model_cache, describe
+from evalpipe.inference.tiny import build_tiny_random, default_model_cache, describe
+from evalpipe.inference.types import EngineError, Generation, GenerationRequest, ModelIdentity
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL = ModelIdentity(

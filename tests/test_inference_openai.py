@@ -16,7 +16,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from evalpipe.inference import EngineError, GenerationCache, GenerationRequest, make_engine
+from evalpipe.inference.cache import GenerationCache
+from evalpipe.inference.engine import make_engine
+from evalpipe.inference.types import EngineError, GenerationRequest
 from tests.inference_servers import CANNED_JSON, CannedServer, canned_answer, free_port
 
 REPO = Path(__file__).resolve().parents[1]

@@ -14,8 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from evalpipe.inference import GenerationRequest, build_tiny_random, make_engine
-from evalpipe.inference.tiny import default_model_cache
+from evalpipe.inference.engine import make_engine
+from evalpipe.inference.tiny import build_tiny_random, default_model_cache
+from evalpipe.inference.types import GenerationRequest
 from tests.inference_servers import free_port
 
 pytestmark = [pytest.mark.server, pytest.mark.vllm, pytest.mark.slow, pytest.mark.timeout(900)]

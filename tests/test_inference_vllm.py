@@ -9,14 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from evalpipe.inference import (
-    Engine,
-    GenerationCache,
-    GenerationRequest,
-    VLLMBackend,
-    make_engine,
-)
+from evalpipe.inference.cache import GenerationCache
+from evalpipe.inference.engine import Engine, make_engine
 from evalpipe.inference.tiny import default_model_cache
+from evalpipe.inference.types import GenerationRequest
+from evalpipe.inference.vllm_engine import VLLMBackend
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow, pytest.mark.timeout(900)]
 

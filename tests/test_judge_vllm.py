@@ -25,8 +25,9 @@ from evalpipe.annotation.schema import (
     task_to_dict,
     validate_annotation,
 )
-from evalpipe.inference import Engine, VLLMBackend, make_engine
+from evalpipe.inference.engine import Engine, make_engine
 from evalpipe.inference.tiny import default_model_cache
+from evalpipe.inference.vllm_engine import VLLMBackend
 from stages import judge as judge_stage
 from tests.conftest import REPO
 

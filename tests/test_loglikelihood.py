@@ -9,10 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from evalpipe.inference import GenerationCache, VLLMBackend, make_engine
+from evalpipe.inference.cache import GenerationCache
+from evalpipe.inference.engine import make_engine
+from evalpipe.inference.loglikelihood import choice_continuations
 from evalpipe.inference.tiny import build_tiny_random, default_model_cache
 from evalpipe.inference.types import LoglikelihoodRequest
-from evalpipe.scoring.loglikelihood import choice_continuations, pick_choice
+from evalpipe.inference.vllm_engine import VLLMBackend
+from evalpipe.scoring.loglikelihood import pick_choice
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL_CFG = {

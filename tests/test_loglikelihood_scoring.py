@@ -18,16 +18,14 @@ from sklearn.metrics import cohen_kappa_score
 from evalpipe import atomic
 from evalpipe.benchmarks import build_prompts, get_spec, list_specs, load_benchmark, load_spec
 from evalpipe.errors import InputError
-from evalpipe.inference.types import Loglikelihood
-from evalpipe.scoring.loglikelihood import (
+from evalpipe.inference.loglikelihood import (
     LL_COLUMNS,
-    cohen_kappa,
     loglikelihood_columns,
     loglikelihood_requests,
-    method_agreement,
     not_applicable_reason,
-    score_loglikelihood,
 )
+from evalpipe.inference.types import Loglikelihood
+from evalpipe.scoring.loglikelihood import cohen_kappa, method_agreement, score_loglikelihood
 from evalpipe.scoring.report import ClassificationSetup, build_reports
 from evalpipe.scoring.scorer import score_frame
 from tests.scoring_fixtures import make_outputs
@@ -426,8 +424,9 @@ MODEL_CFG = {
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_tiny_model_scores_real_prompts_and_picks_the_argmax(tmp_path: Path) -> None:
-    from evalpipe.inference import VLLMBackend, make_engine
+    from evalpipe.inference.engine import make_engine
     from evalpipe.inference.tiny import build_tiny_random, default_model_cache
+    from evalpipe.inference.vllm_engine import VLLMBackend
 
     model_dir, _ = build_tiny_random(default_model_cache(REPO))
     plans = []

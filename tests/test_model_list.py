@@ -7,8 +7,8 @@ import math
 import pytest
 
 from evalpipe.errors import InputError
-from evalpipe.inference.model_list import model_config, model_configs
 from evalpipe.inference.tiny import tiny_random_seed
+from evalpipe.model_list import model_config, model_configs
 from evalpipe.params_schema import engine_defaults
 from evalpipe.scoring.comparison import model_comparison
 from evalpipe.scoring.views import parse_view, primary_views, view_name

@@ -22,7 +22,8 @@ DEFAULT_CFG = {"name": "tiny-random", "backend": "vllm", "dtype": "auto", "max_m
 # Runs in a fresh interpreter: one engine, greedy generation, outputs as JSON on the last line.
 _CHILD = """
 import json, sys
-from evalpipe.inference import GenerationRequest, make_engine
+from evalpipe.inference.engine import make_engine
+from evalpipe.inference.types import GenerationRequest
 from evalpipe.inference.tiny import default_model_cache
 cfg = json.loads(sys.argv[1])
 prompts = json.loads(sys.argv[2])
@@ -122,7 +123,8 @@ def test_engine_starts_in_a_process_that_loaded_flask(tmp_path) -> None:
         textwrap.dedent(
             """
             import json, os, sys
-            from evalpipe.inference import GenerationRequest, make_engine
+            from evalpipe.inference.engine import make_engine
+            from evalpipe.inference.types import GenerationRequest
 
             if __name__ == "__main__":
                 # as in a pytest session that ran the web app's tests: Flask is loaded here,
@@ -164,7 +166,8 @@ def test_cpu_threads_auto_leaves_the_threads_alone_and_numbers_pin_them() -> Non
 # (plain and JSON-constrained, as the judge sends) on the last line.
 _THREADS_CHILD = """
 import json, sys
-from evalpipe.inference import GenerationRequest, make_engine
+from evalpipe.inference.engine import make_engine
+from evalpipe.inference.types import GenerationRequest
 from evalpipe.inference.tiny import default_model_cache
 cfg = json.loads(sys.argv[1])
 prompts = json.loads(sys.argv[2])

@@ -330,12 +330,23 @@ def test_reports_are_rounded_and_json_safe():
 
 
 @pytest.mark.parametrize(
-    "module", ["metrics", "normalise", "parsers", "report", "robustness", "scorer"]
+    "module",
+    [
+        "answers.normalise",
+        "answers.parsers",
+        "answers.types",
+        "inference.loglikelihood",
+        "scoring.loglikelihood",
+        "scoring.metrics",
+        "scoring.report",
+        "scoring.robustness",
+        "scoring.scorer",
+    ],
 )
 def test_docstring_examples_hold(module):
     import doctest
     import importlib
 
-    result = doctest.testmod(importlib.import_module(f"evalpipe.scoring.{module}"))
+    result = doctest.testmod(importlib.import_module(f"evalpipe.{module}"))
     assert result.attempted > 0
     assert result.failed == 0

@@ -8,9 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalpipe.benchmarks import get_spec
-from evalpipe.errors import InputError
-from evalpipe.scoring.parsers import (
+from evalpipe.answers.parsers import (
     PARSERS,
     bbh,
     extractive,
@@ -23,6 +21,8 @@ from evalpipe.scoring.parsers import (
     numeric,
     parse_answer,
 )
+from evalpipe.benchmarks import get_spec
+from evalpipe.errors import InputError
 from evalpipe.scoring.scorer import score_frame
 
 ABCD_LOWER = {"labels": ["a", "b", "c", "d"], "digit_map": {"1": "a", "2": "b", "3": "c", "4": "d"}}

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalpipe.errors import InputError
+from evalpipe.paths import check_slug
 
 
 class _NoDefault:
@@ -146,21 +147,49 @@ def anything(doc: str, *, default: Any = NO_DEFAULT) -> Value:
 
 
 def _perturb_check(cfg: Mapping[str, Any], source: str) -> None:
-    from evalpipe.perturb.ops import validate_probabilities  # perturb imports are heavier
+    # Each *_prob is in [0, 1] (its Value); together they are the chance that an occurrence gets
+    # one typo, so they sum to at most 1 (evalpipe.perturb.ops reads them into Probabilities).
+    keys = [k for k in cfg if k.endswith("_prob") and isinstance(cfg[k], int | float)]
+    total = sum(float(cfg[k]) for k in keys)
+    if total > 1.0 + 1e-9:
+        terms = " + ".join(f"perturb.{k}" for k in keys)
+        values = " + ".join(f"{float(cfg[k]):g}" for k in keys)
+        raise InputError(
+            f"{source}: {terms} must be at most 1 (it is the chance that an occurrence gets one "
+            f"typo), found {values} = {total:g}"
+        )
 
-    validate_probabilities(cfg, source=source)
+
+# Where benchmark rows come from (evalpipe.benchmarks.loading reads each).
+SOURCES = ("sample", "hub", "files", "hub_raw")
+
+
+def validate_source(source: Any, *, where: str = "params.yaml: benchmarks.source") -> None:
+    """Check a ``benchmarks.source`` value: one of ``SOURCES``, or a mapping of benchmark names
+    (and ``default``) to one of them.
+
+    Raises
+    ------
+    InputError
+        Naming ``where``, the offending entry and the accepted values.
+    """
+    entries = source.items() if isinstance(source, Mapping) else [(None, source)]
+    for key, value in entries:
+        if not isinstance(value, str) or value not in SOURCES:
+            at = f"{where}.{key}" if key is not None else where
+            raise InputError(
+                f"{at}: expected one of {', '.join(SOURCES)}"
+                + ("" if key is not None else " or a mapping {default: ..., <benchmark>: ...}")
+                + f", got {value!r}"
+            )
 
 
 def _benchmarks_check(cfg: Mapping[str, Any], source: str) -> None:
-    from evalpipe.benchmarks.loading import validate_source  # pandas/pyarrow imports
-
     if "source" in cfg:
         validate_source(cfg["source"], where=f"{source}: benchmarks.source")
 
 
 def _models_check(cfg: Mapping[str, Any], source: str) -> None:
-    from evalpipe.inference.model_list import check_slug
-
     for slug in cfg:
         check_slug(slug, where=f"{source}: models")
 

@@ -3,8 +3,39 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from evalpipe.errors import InputError
+
+# A model's slug names its stages (generate@<slug>) and folders (data/outputs/<slug>/, ...).
+# A letter first: `dvc exp run -S models.7b.dtype=...` cannot parse a key starting with a digit.
+SLUG = re.compile(r"[a-z][a-z0-9_-]{0,39}")
+# Folder names already used next to the per-model ones under metrics/ and plots/.
+RESERVED_SLUGS = frozenset({"agreement", "perturbation", "report", "models"})
+
+
+def check_slug(slug: Any, *, where: str = "params.yaml: models") -> str:
+    """The slug, or InputError saying what a slug may be.
+
+    >>> check_slug("qwen2-7b")
+    'qwen2-7b'
+    """
+    text = str(slug)
+    if not SLUG.fullmatch(text):
+        raise InputError(
+            f"{where}: model key {text!r}: expected a short slug (a lower-case letter, then "
+            "lower-case letters, digits, '-' or '_', at most 40 characters, e.g. qwen2-7b): it "
+            "names the model's stages and folders"
+        )
+    if text in RESERVED_SLUGS:
+        raise InputError(
+            f"{where}: model key {text!r} is reserved (a folder of that name already exists "
+            f"under metrics/ or plots/); choose another, e.g. {text}-model"
+        )
+    return text
 
 
 @dataclass(frozen=True)

@@ -99,7 +99,10 @@ def rating_matrix(
 
 
 @dataclass(frozen=True)
-class _Layout:
+class FeatureLayout:
+    """Where each statistic's sums sit in a row of :func:`item_features` (per rater pair:
+    confusion cells; then coincidences, Gwet's AC2 terms, raw agreement counts)."""
+
     n_pairs: int
 
     @property
@@ -126,10 +129,13 @@ class _Layout:
         return self.raw.stop
 
 
-def _item_features(values: np.ndarray) -> tuple[np.ndarray, _Layout]:
+def item_features(values: np.ndarray) -> tuple[np.ndarray, FeatureLayout]:
+    """Per item (row of ``values``: items x raters, 0 = not rated), the additive sums every
+    agreement statistic is computed from, so a subset or a bootstrap resample of items is a sum
+    of rows (:func:`stats_from_sums`)."""
     n, n_raters = values.shape
     pairs = list(combinations(range(n_raters), 2))
-    layout = _Layout(len(pairs))
+    layout = FeatureLayout(len(pairs))
     feats = np.zeros((n, layout.width), dtype=np.float64)
     rows = np.arange(n)
     for p, (a, b) in enumerate(pairs):
@@ -173,7 +179,7 @@ def _kappa_from_confusion(conf: np.ndarray) -> np.ndarray:
     return np.where((total >= 1) & (expected_d > 1e-12), kappa, np.nan)
 
 
-def _pair_kappa(conf: np.ndarray) -> np.ndarray:
+def pairwise_kappa(conf: np.ndarray) -> np.ndarray:
     """Pairwise kappa ``(..., P)`` from confusions ``(..., P, Q, Q)``, NaN where either rater is
     constant on the shared items (kappa would be 0 or undefined by construction)."""
     kappa = _kappa_from_confusion(conf)
@@ -202,8 +208,8 @@ def _ordinal_delta2(marg: np.ndarray) -> np.ndarray:
     return (between - (marg[..., lo] + marg[..., hi]) / 2.0) ** 2
 
 
-def _stats_from_sums(
-    sums: np.ndarray, layout: _Layout, eligible: np.ndarray | None = None
+def stats_from_sums(
+    sums: np.ndarray, layout: FeatureLayout, eligible: np.ndarray | None = None
 ) -> dict[str, np.ndarray]:
     """All statistics for each row of ``sums`` (``(B, width)``), vectorised over rows.
 
@@ -212,7 +218,7 @@ def _stats_from_sums(
     """
     b = sums.shape[0]
     conf = sums[:, layout.conf].reshape(b, layout.n_pairs, Q, Q)
-    pair_kappa = _pair_kappa(conf)
+    pair_kappa = pairwise_kappa(conf)
     pair_n = conf.sum(axis=(-2, -1))
     if eligible is None:
         eligible = np.ones(layout.n_pairs, dtype=bool)
@@ -275,8 +281,8 @@ def quadratic_weighted_kappa(a: Sequence[int], b: Sequence[int]) -> float:
 
 
 def _single(values: np.ndarray, key: str) -> float:
-    feats, layout = _item_features(np.asarray(values, dtype=np.int8))
-    return float(_stats_from_sums(feats.sum(axis=0, keepdims=True), layout)[key][0])
+    feats, layout = item_features(np.asarray(values, dtype=np.int8))
+    return float(stats_from_sums(feats.sum(axis=0, keepdims=True), layout)[key][0])
 
 
 def krippendorff_alpha_ordinal(values: np.ndarray) -> float:
@@ -426,12 +432,12 @@ def agreement_report(
         # rows and count how often each is drawn (a bincount), instead of a matrix over items.
         patterns, inverse = np.unique(mat.values, axis=0, return_inverse=True)
         inverse = inverse.reshape(-1).astype(np.int64)
-        feats, layout = _item_features(patterns)
+        feats, layout = item_features(patterns)
         n_pat = len(patterns)
         point_sums = (np.bincount(inverse, minlength=n_pat) @ feats)[None, :]
         pair_n = point_sums[0, layout.conf].reshape(layout.n_pairs, Q * Q).sum(axis=1)
         eligible = pair_n >= max(min_pair_overlap, 1)
-        point = _stats_from_sums(point_sums, layout, eligible)
+        point = stats_from_sums(point_sums, layout, eligible)
         boot: dict[str, np.ndarray] = {}
         if idx is not None:
             sums = []
@@ -440,7 +446,7 @@ def agreement_report(
                 part += (np.arange(len(part)) * n_pat)[:, None]
                 counts = np.bincount(part.ravel(), minlength=len(part) * n_pat)
                 sums.append(counts.reshape(len(part), n_pat).astype(np.float64) @ feats)
-            boot = _stats_from_sums(np.concatenate(sums, axis=0), layout, eligible)
+            boot = stats_from_sums(np.concatenate(sums, axis=0), layout, eligible)
         blocks.append((axis, mat, point, boot, eligible))
     lo_q, hi_q = 100 * (1 - confidence_level) / 2, 100 * (1 + confidence_level) / 2
     out_axes: dict[str, Any] = {}
@@ -523,8 +529,8 @@ def pairwise_kappas(
     out: dict[str, list[tuple[str, str, float, int]]] = {}
     for axis in axes:
         mat = rating_matrix(long, axis)
-        feats, layout = _item_features(mat.values)
-        stats = _stats_from_sums(feats.sum(axis=0, keepdims=True), layout)
+        feats, layout = item_features(mat.values)
+        stats = stats_from_sums(feats.sum(axis=0, keepdims=True), layout)
         out[axis] = [
             (a, b, float(stats["pair_kappa"][0, p]), int(stats["pair_n"][0, p]))
             for p, (a, b) in enumerate(combinations(mat.raters, 2))

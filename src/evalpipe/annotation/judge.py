@@ -27,8 +27,9 @@ import jsonschema
 
 from evalpipe.annotation.guidelines import AXIS_ANCHORS, AXIS_DEFINITIONS, AXIS_NAMES
 from evalpipe.annotation.schema import AXES, JUDGE_PREFIX, LABEL_NAMES, Annotation, DialoguePair
+from evalpipe.answers.parsers import first_json_object
+from evalpipe.inference.types import GenerationRequest
 from evalpipe.params_schema import default_of
-from evalpipe.scoring.parsers import first_json_object
 
 TEMPLATE_VERSION = "judge-v1"
 """Bump by hand when the wording of the template changes meaning; the hash suffix of
@@ -305,7 +306,6 @@ def judge_tasks(
     JudgeRun
         Annotations for rated tasks (task order) and one outcome per task.
     """
-    from evalpipe.inference import GenerationRequest  # keeps parsing import-light
 
     def requests(prompts: list[str]) -> list[Any]:
         return [

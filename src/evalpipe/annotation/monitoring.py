@@ -28,8 +28,8 @@ from evalpipe.annotation.agreement import (
     DEFAULT_MIN_PAIR_OVERLAP,
     Q,
     RatingMatrix,
-    _pair_kappa,
     agreement_report,
+    pairwise_kappa,
     rating_matrix,
 )
 from evalpipe.annotation.schema import AXES, Annotation, to_long_frame
@@ -63,7 +63,7 @@ def _annotator_kappas_on(
                 continue
             codes = (mine[both].astype(np.int64) - 1) * Q + (theirs[both].astype(np.int64) - 1)
             conf = np.bincount(codes, minlength=Q * Q).reshape(1, Q, Q).astype(np.float64)
-            kappa = float(_pair_kappa(conf)[0])
+            kappa = float(pairwise_kappa(conf)[0])
             if not math.isnan(kappa):
                 num, den = num + n * kappa, den + n
         out[axis] = num / den if den else None

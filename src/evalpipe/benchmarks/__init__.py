@@ -57,9 +57,9 @@ __all__ = [
 
 
 def __getattr__(name: str) -> tuple[str, ...]:
-    # BBH's subtasks and MMLU's subjects are listed once, in their spec files.
-    if name in ("BBH_SUBTASKS", "MMLU_SUBJECTS"):
-        from evalpipe.benchmarks import spec
-
-        return getattr(spec, name)
+    # BBH's subtasks and MMLU's subjects are listed once, in their spec files (read on first use).
+    if name == "BBH_SUBTASKS":
+        return subtasks_of("bbh")
+    if name == "MMLU_SUBJECTS":
+        return subtasks_of("mmlu")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

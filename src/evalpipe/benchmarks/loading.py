@@ -11,11 +11,10 @@ and data files.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -24,11 +23,22 @@ import pandas as pd
 import pyarrow as pa
 from tqdm.auto import tqdm
 
-from evalpipe.benchmarks.mapping import get_mapper
-from evalpipe.benchmarks.spec import BenchmarkSpec, FilesSource, HubSource
+from evalpipe.benchmarks.readers import (
+    READERS,
+    ListedFilesReader,
+    Loaded,
+    Reader,
+    get_mapper,
+    load_files,
+    reader_for,
+    reader_names,
+)
+from evalpipe.benchmarks.readers.base import expand, load_dataset_rows, read_bundled_jsonl
+from evalpipe.benchmarks.rows import Mapper, hash_key, hold_out, map_rows
+from evalpipe.benchmarks.spec import BenchmarkSpec, FilesSource, HubSource, get_spec
 from evalpipe.errors import InputError
+from evalpipe.params_schema import SOURCES
 
-SOURCES = ("sample", "hub", "files", "hub_raw")
 FILES_DIR = Path("data/raw/benchmarks")  # default folder of the publishers' files (source files)
 HUB_DIR_ENV = "EVALPIPE_HUB_DIR"
 FEWSHOT_POOL = 8  # few-shot candidates kept per subtask (per benchmark when there is none)
@@ -65,8 +75,6 @@ def samples_root() -> Path:
 def sample_files(name: str | BenchmarkSpec) -> tuple[Path, Path | None]:
     """The bundled (evaluated, few-shot) JSONL files of a built-in benchmark (its spec's
     ``sources.sample``; the few-shot file is None when the spec lists none)."""
-    from evalpipe.benchmarks.spec import get_spec
-
     spec = get_spec(name) if isinstance(name, str) else name
     if spec.sample is None:
         raise InputError(f"{spec.path}: sources.sample: the spec has no bundled sample")
@@ -78,114 +86,6 @@ def sample_files(name: str | BenchmarkSpec) -> tuple[Path, Path | None]:
     root = samples_root()
     fewshot = root / spec.sample.fewshot if spec.sample.fewshot else None
     return root / spec.sample.test, fewshot
-
-
-def hash_key(*parts: object) -> str:
-    """A stable sort key: sha256 of the parts joined by '/' (never Python's salted hash)."""
-    return hashlib.sha256("/".join(str(p) for p in parts).encode("utf-8")).hexdigest()
-
-
-def _load_dataset(*args: Any, what: str, **kwargs: Any) -> list[dict[str, Any]]:
-    import datasets
-
-    datasets.disable_progress_bars()
-    try:
-        ds = datasets.load_dataset(*args, **kwargs)
-    except InputError:
-        raise
-    except Exception as exc:  # datasets raises many types; the user needs the file and the cause
-        raise InputError(
-            f"{what}: could not load with datasets.load_dataset: {type(exc).__name__}: {exc}"
-        ) from exc
-    return ds.to_list()
-
-
-def read_json_rows(path: str | Path, *, json_field: str | None = None) -> list[dict[str, Any]]:
-    """Rows of a JSON (list of objects, or an object holding the list under ``json_field``) or
-    JSONL file, read through ``datasets.load_dataset("json", ...)``.
-
-    Parameters
-    ----------
-    path : the file.
-    json_field : key of the list when the file is one JSON object (ignored for ``.jsonl``).
-
-    Returns
-    -------
-    list of dict
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: file not found")
-    text = path.read_text(encoding="utf-8")
-    if not text.strip():
-        return []
-    kwargs: dict[str, Any] = {"data_files": {"train": str(path)}, "split": "train"}
-    if path.suffix == ".jsonl":
-        json_field = None  # one object per line: there is no enclosing object to look into
-    if json_field:
-        kwargs["field"] = json_field
-    try:
-        return _load_dataset("json", what=str(path), **kwargs)
-    except InputError:
-        _explain_json(path, text, json_field)
-        raise
-
-
-def read_bundled_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """Rows of a bundled sample file (small JSONL), the same as :func:`read_json_rows` gives.
-
-    ``datasets``' JSON builder parses JSONL with pyarrow's JSON reader; calling that reader
-    directly returns the same rows, types and key order (tests/test_benchmarks.py compares the
-    two on every bundled file) without importing ``datasets``, which cost each ``benchmarks@``
-    stage 1.5 s (benchmarks/pipeline_wall.py). Anything pyarrow rejects goes through
-    :func:`read_json_rows`, so its handling and error messages stay the same.
-
-    Parameters
-    ----------
-    path : the JSONL file.
-
-    Returns
-    -------
-    list of dict
-    """
-    path = Path(path)
-    if not path.is_file() or path.suffix != ".jsonl":
-        return read_json_rows(path)
-    if not path.read_text(encoding="utf-8").strip():
-        return []
-    import pyarrow.json as paj
-
-    try:
-        return paj.read_json(path).to_pylist()
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return read_json_rows(path)
-
-
-def _explain_json(path: Path, text: str, json_field: str | None) -> None:
-    """Raise an InputError naming the first line that is not valid JSON (datasets' own errors
-    name an Arrow row, not a line of the file)."""
-    try:
-        obj = json.loads(text)
-    except ValueError:
-        obj = None
-    if obj is not None:
-        if isinstance(obj, dict) and json_field and not isinstance(obj.get(json_field), list):
-            raise InputError(f'{path}: field "{json_field}": expected a list of examples')
-        if isinstance(obj, dict) and not json_field:
-            raise InputError(
-                f"{path}: the file is one JSON object; set json_field to the key "
-                f"that holds the list of examples (keys: {sorted(obj)})"
-            )
-        return
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except ValueError as exc:
-            raise InputError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-        if not isinstance(value, dict):
-            raise InputError(f"{path}:{number}: expected a JSON object per line")
 
 
 def _hub_rows(
@@ -203,94 +103,11 @@ def _hub_rows(
         # only this split's files: the builder then prepares no other split
         args, kwargs["data_files"] = (path,), {split: data_files[split]}
     if not hub_dir:
-        return _load_dataset(*args, what=what, **kwargs), what
+        return load_dataset_rows(*args, what=what, **kwargs), what
     # datasets keys its cache for a local repository on the folder's base name and config only,
     # so two directories laid out alike would share (stale) Arrow files: use a private cache.
     with tempfile.TemporaryDirectory(prefix="evalpipe-hub-") as cache_dir:
-        return _load_dataset(*args, what=what, cache_dir=cache_dir, **kwargs), what
-
-
-def _mapper_options(spec: BenchmarkSpec) -> dict[str, Any]:
-    """What the declarative ``local`` mapper needs besides the row."""
-    return {
-        **spec.mapping,
-        "labels": list(spec.labels or []),
-        "task_type": spec.task_type,
-        "perturbable": list(spec.perturbable),
-        "digit_map": spec.answer_options.get("digit_map"),
-    }
-
-
-def _map_rows(
-    spec: BenchmarkSpec,
-    rows: list[dict[str, Any]],
-    *,
-    split: str,
-    config: str | None,
-    where: str,
-    mapper: str | Callable[..., dict[str, Any]] | None = None,
-    id_key: str | None = None,
-    options: Mapping[str, Any] | None = None,
-    locations: list[str] | None = None,
-) -> list[dict[str, Any]]:
-    # mapper: a name in the mapper registry, or a publisher-file reader's own mapper; locations:
-    # each row's file:line (readers), else "<where>, row <n>"
-    out: list[dict[str, Any]] = []
-    counters: dict[str | None, int] = {}
-    seen: dict[str, int] = {}
-    if mapper is None or isinstance(mapper, str):
-        map_row = get_mapper(mapper or spec.mapper_name, where=str(spec.path))
-    else:
-        map_row = mapper
-    options = _mapper_options(spec) if options is None else options
-    for i, row in enumerate(tqdm(rows, desc=f"map {spec.name}/{split}", disable=len(rows) < 2000)):
-        loc = locations[i] if locations is not None else f"{where}, row {i + 1}"
-        ex = map_row(row, config=config, where=loc, options=options)
-        stray = [f for f in spec.perturbable if f not in ex["fields"]]
-        if stray:
-            raise InputError(
-                f"{spec.path}: perturbable: {stray} are not fields of the mapped rows "
-                f"(fields: {sorted(ex['fields'])}; first seen at {loc})"
-            )
-        protected = list(ex["protected"])
-        for key in spec.protected:
-            values = ex["answers"] if key == "answers" else [ex["answer"]]
-            protected += [v for v in values if v and v not in protected]
-        sub = ex["subtask"]
-        n = counters.get(sub, 0)
-        counters[sub] = n + 1
-        if id_key is not None:
-            raw_id = row.get(id_key)
-            if raw_id is None or str(raw_id).strip() == "":
-                raise InputError(f'{loc}: field "{id_key}" (the example id) is missing or empty')
-            example_id = f"{spec.name}/{raw_id}"
-        elif sub:
-            example_id = f"{spec.name}/{split}/{sub}/{n}"
-        else:
-            example_id = f"{spec.name}/{split}/{n}"
-        if example_id in seen:
-            raise InputError(
-                f"{loc}: duplicate example id {example_id!r} (also row {seen[example_id]})"
-            )
-        seen[example_id] = i + 1
-        out.append(
-            {
-                "benchmark": spec.name,
-                "example_id": example_id,
-                "subtask": sub,
-                "language": spec.language,
-                "task_type": spec.task_type,
-                "fields": json.dumps(ex["fields"], ensure_ascii=False, sort_keys=True),
-                "perturbable": list(spec.perturbable),
-                "choices": ex["choices"],
-                "answer": ex["answer"],
-                "answers": list(ex["answers"]),
-                "labels": list(spec.labels) if spec.labels is not None else None,
-                "target": ex["target"],
-                "protected": protected,
-            }
-        )
-    return out
+        return load_dataset_rows(*args, what=what, cache_dir=cache_dir, **kwargs), what
 
 
 def _frame(records: Iterable[dict[str, Any]]) -> pd.DataFrame:
@@ -410,9 +227,7 @@ def load_benchmark(
             spec, Path(files_dir or FILES_DIR) / spec.name
         )
     else:
-        from evalpipe.benchmarks import readers
-
-        loaded = readers.load_raw_hub(spec, hub_dir or os.environ.get(HUB_DIR_ENV) or None)
+        loaded = load_raw_hub(spec, hub_dir or os.environ.get(HUB_DIR_ENV) or None)
         examples, fewshot, origin = loaded.examples, loaded.fewshot, loaded.origin
         version, missing = loaded.version, loaded.missing
     examples = select_examples(_frame(examples), max_samples, seed=seed)
@@ -446,26 +261,6 @@ def _item_keys(df: pd.DataFrame) -> pd.Series:
 
 def _as_list(value: Any) -> list[str] | None:
     return None if value is None else [str(v) for v in value]
-
-
-def validate_source(source: Any, *, where: str = "params.yaml: benchmarks.source") -> None:
-    """Check a ``benchmarks.source`` value: one of ``SOURCES``, or a mapping of benchmark names
-    (and ``default``) to one of them.
-
-    Raises
-    ------
-    InputError
-        Naming ``where``, the offending entry and the accepted values.
-    """
-    entries = source.items() if isinstance(source, Mapping) else [(None, source)]
-    for key, value in entries:
-        if not isinstance(value, str) or value not in SOURCES:
-            at = f"{where}.{key}" if key is not None else where
-            raise InputError(
-                f"{at}: expected one of {', '.join(SOURCES)}"
-                + ("" if key is not None else " or a mapping {default: ..., <benchmark>: ...}")
-                + f", got {value!r}"
-            )
 
 
 def recorded_metadata(path: str | Path) -> dict[str, Any]:
@@ -551,23 +346,6 @@ def _splits(spec: BenchmarkSpec) -> tuple[str, str]:
     return split, fs_split
 
 
-def _holdout(
-    mapped: list[dict[str, Any]], per_group: int
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Take ``per_group`` examples per subtask (by hash) out of ``mapped`` as demonstrations."""
-    groups: dict[str | None, list[dict[str, Any]]] = {}
-    for r in mapped:
-        groups.setdefault(r["subtask"], []).append(r)
-    held: set[str] = set()
-    for rows in groups.values():
-        ranked = sorted(rows, key=lambda r: hash_key("holdout", r["example_id"]))
-        held.update(r["example_id"] for r in ranked[:per_group])
-    return (
-        [r for r in mapped if r["example_id"] not in held],
-        [r for r in mapped if r["example_id"] in held],
-    )
-
-
 def _load_sample(spec: BenchmarkSpec) -> tuple[list, list, str]:
     if spec.sample is not None and spec.sample.folder is not None:
         if spec.files is None:
@@ -579,14 +357,14 @@ def _load_sample(spec: BenchmarkSpec) -> tuple[list, list, str]:
         return examples, fewshot, f"bundled sample {spec.sample.folder}/ (publisher files)"
     test_path, fewshot_path = sample_files(spec)
     split, fs_split = _splits(spec)
-    mapper = spec.sample.mapper if spec.sample else None
-    examples = _map_rows(
+    mapper = _mapper(spec, spec.sample.mapper if spec.sample else None)
+    examples = map_rows(
         spec, read_bundled_jsonl(test_path), split=split, config=None, where=str(test_path),
         mapper=mapper,
     )  # fmt: skip
     fewshot = []
     if fewshot_path is not None and fewshot_path.exists():
-        fewshot = _map_rows(
+        fewshot = map_rows(
             spec, read_bundled_jsonl(fewshot_path), split=fs_split, config=None,
             where=str(fewshot_path), mapper=mapper,
         )  # fmt: skip
@@ -598,7 +376,7 @@ def _load_hub(
     hub_dir: str | Path | None,
     *,
     hub: HubSource | None = None,
-    mapper: Any = None,
+    mapper: Mapper | None = None,
     options: Mapping[str, Any] | None = None,
     split_names: tuple[str, str] | None = None,
 ) -> tuple[list, list, str]:
@@ -606,16 +384,16 @@ def _load_hub(
     # differ from the ids' (JGLUE valid = "validation" there, "test" in example ids)
     hub = hub or spec.hub
     assert hub is not None
-    mapper = mapper or hub.mapper
+    mapper = mapper or _mapper(spec, hub.mapper)
     id_split, id_fs_split = split_names or (hub.split, hub.fewshot_split)
     examples: list[dict[str, Any]] = []
     fewshot: list[dict[str, Any]] = []
     kw: dict[str, Any] = {"mapper": mapper, "options": options}
     for config in tqdm(hub.configs, desc=f"load {spec.name}", disable=len(hub.configs) < 2):
         rows, what = _hub_rows(hub.dataset, config, hub.split, hub_dir, hub.data_files)
-        mapped = _map_rows(spec, rows, split=id_split, config=config, where=what, **kw)
+        mapped = map_rows(spec, rows, split=id_split, config=config, where=what, **kw)
         if hub.fewshot_split is None and hub.fewshot_holdout:
-            mapped, held = _holdout(mapped, hub.fewshot_holdout)
+            mapped, held = hold_out(mapped, hub.fewshot_holdout)
             fewshot.extend(held)
         examples.extend(mapped)
         if hub.fewshot_split is not None:
@@ -624,71 +402,72 @@ def _load_hub(
             )
             fs_split = id_fs_split or hub.fewshot_split
             fewshot.extend(
-                _map_rows(spec, fs_rows, split=fs_split, config=config, where=fs_what, **kw)
+                map_rows(spec, fs_rows, split=fs_split, config=config, where=fs_what, **kw)
             )
     return examples, fewshot, f"{hub.dataset} split {hub.split}"
 
 
-Reader = Callable[..., list[dict[str, Any]]]
-"""``reader(folder, patterns, *, options) -> raw rows``: the files matching ``patterns`` (glob
-patterns relative to ``folder``) parsed into rows of the publisher's own schema; ``options`` is
-the spec's ``sources.files`` entry. A row may carry ``subtask`` (BBH, MMLU: one file each)."""
+def load_raw_hub(spec: BenchmarkSpec, hub_dir: str | Path | None) -> Loaded:
+    """Benchmark ``spec`` read from the raw-schema Hub copy its spec declares
+    (``sources.hub_raw``), through the mapper of the publisher reader it names.
+
+    Parameters
+    ----------
+    spec : a benchmark with ``sources.hub_raw`` (the JGLUE tasks).
+    hub_dir : a local directory laid out like the Hub, or None for the Hub itself.
+
+    Returns
+    -------
+    Loaded
+    """
+    raw = spec.hub_raw
+    if raw is None:
+        raise InputError(
+            f"{spec.path}: sources.hub_raw: benchmark {spec.name!r} declares no raw-schema Hub "
+            f"copy (use hub or files for {spec.name})"
+        )
+    reader = reader_for(spec, raw.reader)
+    # JGLUE's valid set is "validation" or "test" on the copies, "test" in example ids (as
+    # llm-jp-eval names it), so the same question gets the same id from every source
+    examples, fewshot, origin = _load_hub(
+        spec,
+        hub_dir,
+        hub=raw.hub,
+        mapper=reader.mapper,
+        options=raw.options,
+        split_names=("test", "train"),
+    )
+    return Loaded(examples, fewshot, origin, raw.hub.version or origin)
 
 
-def expand(folder: Path, patterns: Sequence[str]) -> list[Path]:
-    """The files matching ``patterns`` under ``folder``, each pattern's matches sorted by name."""
-    found: list[Path] = []
-    for pattern in patterns:
-        for path in sorted(folder.glob(pattern)):
-            if path.is_file() and path not in found:
-                found.append(path)
-    return found
-
-
-def read_json_files(
-    folder: Path, patterns: Sequence[str], *, options: Mapping[str, Any]
-) -> list[dict[str, Any]]:
-    """The ``json`` reader: JSON/JSONL files (see :func:`read_json_rows`), rows in file order."""
-    rows: list[dict[str, Any]] = []
-    for path in expand(folder, patterns):
-        rows.extend(read_json_rows(path, json_field=options.get("json_field")))
-    return rows
-
-
-READERS: dict[str, Reader] = {"json": read_json_files}
+def _mapper(spec: BenchmarkSpec, name: str | None) -> Mapper:
+    """The mapper a source names, or the spec's own."""
+    return get_mapper(name or spec.mapper_name, where=str(spec.path))
 
 
 def _read_folder(spec: BenchmarkSpec, folder: Path) -> tuple[list, list, str, str, tuple[str, ...]]:
-    """Rows from a folder through the spec's reader: a publisher's reader
-    (``evalpipe.benchmarks.readers.READERS``: it knows its files, version and mapper) or a
-    generic one of :data:`READERS` (the spec lists the files)."""
-    from evalpipe.benchmarks import readers
-
+    """Rows from a folder through the spec's reader (``evalpipe.benchmarks.readers.READERS``): a
+    publisher's reader (it knows its files, version and mapper) or a generic one (the spec lists
+    the files)."""
     files = spec.files
     assert files is not None
-    if files.reader in readers.READERS:
-        loaded = readers.load_files(spec, folder, reader=files.reader)
+    if isinstance(READERS.get(files.reader), Reader):
+        loaded = load_files(spec, folder, reader=files.reader)
         return loaded.examples, loaded.fewshot, loaded.origin, loaded.version, loaded.missing
     examples, fewshot, origin, missing = _load_files(spec, files, folder)
     return examples, fewshot, origin, files.version or spec.version or origin, missing
 
 
-def reader_names() -> list[str]:
-    """Every reader a spec may name: the generic ones and the publishers' (sorted)."""
-    from evalpipe.benchmarks import readers
-
-    return sorted({*READERS, *readers.READERS})
-
-
 def _load_files(
     spec: BenchmarkSpec, files: FilesSource, folder: Path
 ) -> tuple[list, list, str, tuple[str, ...]]:
-    if files.reader not in READERS:
+    found = READERS.get(files.reader)
+    if not isinstance(found, ListedFilesReader):
         raise InputError(
             f"{spec.path}: sources.files.reader: unknown reader {files.reader!r}; known readers: "
             f"{', '.join(reader_names())}"
         )
-    read = READERS[files.reader]
+    read = found.read
     options = {"json_field": None, **files.options}
     if not files.test:
         raise InputError(
@@ -701,13 +480,13 @@ def _load_files(
             f"sources.files.test of {spec.path.name})"
         )
     split, fs_split = _splits(spec)
-    kw = {"mapper": files.mapper}
+    kw = {"mapper": _mapper(spec, files.mapper)}
     id_key = spec.mapping.get("id")
     where = str(folder / files.test[0]) if len(files.test) == 1 else str(folder)
     rows = read(folder, files.test, options=options)
     if spec.kind == "local" and rows:
         _check_local_keys(spec, expand(folder, files.test)[0], rows[0])
-    examples = _map_rows(spec, rows, split=split, config=None, where=where, id_key=id_key, **kw)
+    examples = map_rows(spec, rows, split=split, config=None, where=where, id_key=id_key, **kw)
     fewshot: list[dict[str, Any]] = []
     missing: tuple[str, ...] = ()
     if files.fewshot and not expand(folder, files.fewshot):
@@ -715,12 +494,12 @@ def _load_files(
     if files.fewshot and expand(folder, files.fewshot):
         fs_where = str(folder / files.fewshot[0]) if len(files.fewshot) == 1 else str(folder)
         # numbered ids ("<name>/fewshot/<n>") keep the pool apart from the evaluated ids
-        fewshot = _map_rows(
+        fewshot = map_rows(
             spec, read(folder, files.fewshot, options=options), split=fs_split, config=None,
             where=fs_where, **kw,
         )  # fmt: skip
     elif files.fewshot_holdout:
-        examples, fewshot = _holdout(examples, files.fewshot_holdout)
+        examples, fewshot = hold_out(examples, files.fewshot_holdout)
     return examples, fewshot, where, missing
 
 

@@ -12,60 +12,26 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from evalpipe.benchmarks.rows import Mapper, example, text_field
 from evalpipe.errors import InputError
-
-Mapper = Callable[..., dict[str, Any]]
-
-
-def _text(row: Mapping[str, Any], key: str, where: str) -> str:
-    value = row.get(key)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        raise InputError(f'{where}: field "{key}" is missing or empty; expected text')
-    if not isinstance(value, str | int | float):
-        raise InputError(f'{where}: field "{key}" must be text, got {type(value).__name__}')
-    return str(value)
-
-
-def _example(
-    fields: dict[str, str],
-    perturbable: list[str],
-    answer: str,
-    *,
-    choices: list[str] | None = None,
-    answers: list[str] | None = None,
-    subtask: str | None = None,
-    target: str | None = None,
-    protected: list[str] | None = None,
-) -> dict[str, Any]:
-    return {
-        "fields": fields,
-        "perturbable": perturbable,
-        "choices": choices,
-        "answer": answer,
-        "answers": answers if answers is not None else [answer],
-        "subtask": subtask,
-        "target": target if target is not None else answer,
-        "protected": protected or [],
-    }
-
 
 _GSM8K_GOLD = re.compile(r"####\s*(.+?)\s*$", re.S)
 
 
 def gsm8k(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -> dict[str, Any]:
     """``{question, answer: "...reasoning...\\n#### 72"}`` -> gold "72" (commas removed)."""
-    question = _text(row, "question", where)
-    solution = _text(row, "answer", where)
+    question = text_field(row, "question", where)
+    solution = text_field(row, "answer", where)
     match = _GSM8K_GOLD.search(solution)
     if not match:
         raise InputError(f'{where}: field "answer" has no "#### <number>" line')
     gold = match.group(1).replace(",", "").replace("$", "").strip()
     if not re.fullmatch(r"-?\d+(\.\d+)?", gold):
         raise InputError(f'{where}: field "answer": expected a number after "####", got {gold!r}')
-    return _example({"question": question}, ["question"], gold, target=solution.strip())
+    return example({"question": question}, ["question"], gold, target=solution.strip())
 
 
 _OPTIONS = re.compile(r"\n\s*Options:\s*\n")
@@ -80,14 +46,14 @@ def bbh(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -> 
     subtask = config or row.get("subtask")
     if not subtask:
         raise InputError(f'{where}: field "subtask" is missing; expected a BBH subtask name')
-    text = _text(row, "input", where)
-    target = _text(row, "target", where).strip()
+    text = text_field(row, "input", where)
+    target = text_field(row, "target", where).strip()
     parts = _OPTIONS.split(text, maxsplit=1)
     choices = None
     if len(parts) == 2:
         text = parts[0]
         choices = [line.strip() for line in parts[1].splitlines() if line.strip()]
-    return _example({"question": text}, ["question"], target, choices=choices, subtask=str(subtask))
+    return example({"question": text}, ["question"], target, choices=choices, subtask=str(subtask))
 
 
 MMLU_LETTERS = ("A", "B", "C", "D")
@@ -95,7 +61,7 @@ MMLU_LETTERS = ("A", "B", "C", "D")
 
 def mmlu(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -> dict[str, Any]:
     """``{question, subject, choices[4], answer: 0-3}`` -> gold letter A-D."""
-    question = _text(row, "question", where)
+    question = text_field(row, "question", where)
     subject = row.get("subject") or config
     if not subject or subject == "all":
         raise InputError(f'{where}: field "subject" is missing; expected an MMLU subject')
@@ -108,7 +74,7 @@ def mmlu(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) ->
     if not isinstance(answer, int) or not 0 <= answer < 4:
         raise InputError(f'{where}: field "answer": expected 0-3, got {answer!r}')
     letter = MMLU_LETTERS[answer]
-    return _example(
+    return example(
         {"question": question},
         ["question"],
         letter,
@@ -119,14 +85,14 @@ def mmlu(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) ->
 
 def imdb(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -> dict[str, Any]:
     """``{text, label: 0 neg | 1 pos}`` -> "negative" / "positive"."""
-    text = _text(row, "text", where)
+    text = text_field(row, "text", where)
     label = row.get("label")
     if label not in (0, 1):
         raise InputError(
             f'{where}: field "label": expected 0 (negative) or 1 (positive), got {label!r}'
         )
     answer = "positive" if label == 1 else "negative"
-    return _example({"text": text}, ["text"], answer)
+    return example({"text": text}, ["text"], answer)
 
 
 SENTIMENT3 = ("positive", "neutral", "negative")
@@ -136,13 +102,13 @@ def ja_sentiment(
     row: Mapping[str, Any], *, config: str | None, where: str, **_: Any
 ) -> dict[str, Any]:
     """``{text, label: positive | neutral | negative}`` (seed 003's dev-set lines) -> an example."""
-    text = _text(row, "text", where)
-    label = unicodedata.normalize("NFKC", _text(row, "label", where)).strip().lower()
+    text = text_field(row, "text", where)
+    label = unicodedata.normalize("NFKC", text_field(row, "label", where)).strip().lower()
     if label not in SENTIMENT3:
         raise InputError(
             f'{where}: field "label": expected one of {", ".join(SENTIMENT3)}, got {label!r}'
         )
-    return _example({"text": text}, ["text"], label)
+    return example({"text": text}, ["text"], label)
 
 
 def _split_labelled(text: str, labels: tuple[str, ...], where: str) -> list[str]:
@@ -166,13 +132,13 @@ def llm_jp_nli(
     row: Mapping[str, Any], *, config: str | None, where: str, **_: Any
 ) -> dict[str, Any]:
     """llm-jp-eval NLI ``{input: "前提：..\\n仮説：..", output: label}`` (Jamp, JNLI)."""
-    premise, hypothesis = _split_labelled(_text(row, "input", where), ("前提", "仮説"), where)
-    answer = unicodedata.normalize("NFKC", _text(row, "output", where)).strip().lower()
+    premise, hypothesis = _split_labelled(text_field(row, "input", where), ("前提", "仮説"), where)
+    answer = unicodedata.normalize("NFKC", text_field(row, "output", where)).strip().lower()
     if answer not in NLI_LABELS:
         raise InputError(
             f'{where}: field "output": expected one of {", ".join(NLI_LABELS)}, got {answer!r}'
         )
-    return _example(
+    return example(
         {"premise": premise, "hypothesis": hypothesis}, ["premise", "hypothesis"], answer
     )
 
@@ -182,20 +148,18 @@ def jsquad(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) 
 
     The spec's ``protected: [answers]`` keeps the answer span free of typos.
     """
-    context, question = _split_labelled(_text(row, "input", where), ("文章", "質問"), where)
-    answer = _text(row, "output", where).strip()
-    return _example({"context": context, "question": question}, ["context", "question"], answer)
+    context, question = _split_labelled(text_field(row, "input", where), ("文章", "質問"), where)
+    answer = text_field(row, "output", where).strip()
+    return example({"context": context, "question": question}, ["context", "question"], answer)
 
 
 def niilc(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -> dict[str, Any]:
     """llm-jp-eval NIILC ``{input: "質問：..", output: "a,b"}``: every listed answer is accepted."""
-    text = _text(row, "input", where)
+    text = text_field(row, "input", where)
     question = re.sub(r"^\s*質問[：:]", "", text).strip()
-    output = _text(row, "output", where).strip()
+    output = text_field(row, "output", where).strip()
     answers = [a.strip() for a in re.split(r"[,、，]", output) if a.strip()]
-    return _example(
-        {"question": question}, ["question"], answers[0], answers=answers, target=output
-    )
+    return example({"question": question}, ["question"], answers[0], answers=answers, target=output)
 
 
 _JCQA_CHOICE = re.compile(r"(?:^|,)\s*([0-4])\.")
@@ -209,7 +173,7 @@ def jcommonsenseqa(
     The five choices go to ``choices`` (never perturbed); the upstream study's regex did not
     match the ``0.``..``4.`` numbering and perturbed them too.
     """
-    question, options = _split_labelled(_text(row, "input", where), ("質問", "選択肢"), where)
+    question, options = _split_labelled(text_field(row, "input", where), ("質問", "選択肢"), where)
     marks = list(_JCQA_CHOICE.finditer(options))
     if [m.group(1) for m in marks] != ["0", "1", "2", "3", "4"]:
         raise InputError(
@@ -219,10 +183,10 @@ def jcommonsenseqa(
     for i, m in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else len(options)
         choices.append(options[m.end() : end].strip())
-    answer = unicodedata.normalize("NFKC", _text(row, "output", where)).strip()
+    answer = unicodedata.normalize("NFKC", text_field(row, "output", where)).strip()
     if answer not in {"0", "1", "2", "3", "4"}:
         raise InputError(f'{where}: field "output": expected "0"-"4", got {answer!r}')
-    return _example({"question": question}, ["question"], answer, choices=choices)
+    return example({"question": question}, ["question"], answer, choices=choices)
 
 
 def local(
@@ -233,7 +197,7 @@ def local(
     ``options`` holds the spec's ``mapping`` plus ``labels``, ``task_type``, ``perturbable`` and
     ``digit_map`` (1-based digits that stand for the labels, or None).
     """
-    fields = {name: _text(row, key, where) for name, key in options["fields"].items()}
+    fields = {name: text_field(row, key, where) for name, key in options["fields"].items()}
     labels = [str(label) for label in options["labels"]]
     raw_answer = row.get(options["answer"])
     if raw_answer is None or str(raw_answer).strip() == "":
@@ -251,7 +215,7 @@ def local(
                 )
             choices = [str(c) for c in value]
         else:
-            choices = [_text(row, key, where) for key in spec_choices]
+            choices = [text_field(row, key, where) for key in spec_choices]
         if len(choices) != len(labels):
             raise InputError(
                 f'{where}: field "{spec_choices}": expected {len(labels)} choices '
@@ -268,7 +232,7 @@ def local(
             f'{where}: field "{options["answer"]}": answer {raw_answer!r} is not one of '
             f"the labels {labels}"
         )
-    return _example(fields, list(options["perturbable"]), answer, choices=choices)
+    return example(fields, list(options["perturbable"]), answer, choices=choices)
 
 
 LOCAL_TASK_TYPES = ("mc", "classification")
@@ -322,25 +286,3 @@ MAPPERS: dict[str, Mapper] = {
     "jcommonsenseqa": jcommonsenseqa,
     "local": local,
 }
-
-
-def mapper_registry() -> dict[str, Mapper]:
-    """Every mapper by name (a publisher-file reader brings its own mapper; see
-    ``evalpipe.benchmarks.readers``); the readers' mappers are listed under their reader's name
-    when no built-in mapper has that name, so a spec read only from publisher files can name
-    its reader's mapper."""
-    from evalpipe.benchmarks.readers import READERS
-
-    registry = {name: reader.mapper for name, reader in READERS.items()}
-    registry.update(MAPPERS)
-    return registry
-
-
-def get_mapper(name: str, *, where: str = "spec") -> Mapper:
-    """The mapper called ``name``; InputError naming ``where`` and the known names otherwise."""
-    registry = mapper_registry()
-    if name not in registry:
-        raise InputError(
-            f"{where}: unknown mapper {name!r}; known mappers: {', '.join(sorted(registry))}"
-        )
-    return registry[name]

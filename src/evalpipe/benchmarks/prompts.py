@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 from jinja2 import TemplateError
 
-from evalpipe.benchmarks.loading import hash_key
+from evalpipe.benchmarks.rows import hash_key
 from evalpipe.benchmarks.spec import STYLES, BenchmarkSpec
 from evalpipe.errors import InputError
 

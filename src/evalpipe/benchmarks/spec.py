@@ -23,11 +23,11 @@ import yaml
 from jinja2 import StrictUndefined, Template, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
-from evalpipe.benchmarks import mapping
+from evalpipe.answers.types import METRICS, AnswerType, get_answer_type
+from evalpipe.benchmarks.mapping import check_local_mapping
+from evalpipe.benchmarks.readers import get_mapper
 from evalpipe.errors import InputError
 from evalpipe.languages import LANGUAGES
-from evalpipe.scoring.answer_types import AnswerType, get_answer_type
-from evalpipe.scoring.scorer import METRICS
 
 STYLES = ("zero_shot", "few_shot", "cot")
 LOCAL_SPEC = "spec.yaml"  # a local benchmark's spec: <local dir>/<name>/spec.yaml
@@ -97,9 +97,8 @@ class FilesSource:
     """Files read from a folder: the publisher's files (``benchmarks.source: files``, folder
     ``data/raw/benchmarks/<name>/``) or a local benchmark's own files (its spec's folder).
 
-    ``reader`` names a publisher's reader (``evalpipe.benchmarks.readers.READERS``: it knows its
-    files, version and mapper) or a generic one (``evalpipe.benchmarks.loading.READERS``:
-    ``json``), which reads the files ``test`` / ``fewshot`` list (glob patterns relative to the
+    ``reader`` names a reader of ``evalpipe.benchmarks.readers.READERS``: a publisher's (it knows
+    its files, version and mapper) or a generic one (``json``), which reads the files ``test`` / ``fewshot`` list (glob patterns relative to the
     folder) and maps them with ``mapper`` (default: the spec's).
     """
 
@@ -202,10 +201,6 @@ class BenchmarkSpec:
         return self.path.parent
 
     @property
-    def mapper(self) -> mapping.Mapper:
-        return mapping.get_mapper(self.mapper_name, where=str(self.path))
-
-    @property
     def max_new_tokens(self) -> int:
         """The zero-shot budget (kept for callers of the older attribute)."""
         return self.budgets["zero_shot"]
@@ -217,7 +212,7 @@ class BenchmarkSpec:
 
     @property
     def parser(self) -> str:
-        """The parser's name (``evalpipe.scoring.parsers.PARSERS``) behind the answer type."""
+        """The parser's name (``evalpipe.answers.parsers.PARSERS``) behind the answer type."""
         return self.answer.parser
 
     @property
@@ -582,9 +577,9 @@ def build_spec(data: Mapping[str, Any], *, name: str, path: Path, kind: str) -> 
     mapper_name = str(data.get("mapper") or ("local" if mapping_cfg else ""))
     if not mapper_name:
         raise InputError(f"{where}: missing key 'mapper' (or a declarative `mapping:`)")
-    mapping.get_mapper(mapper_name, where=where)
+    get_mapper(mapper_name, where=where)
     if mapper_name == "local":
-        mapping.check_local_mapping(mapping_cfg, data.get("task_type"), where=f"{where}: mapping")
+        check_local_mapping(mapping_cfg, data.get("task_type"), where=f"{where}: mapping")
     perturbable = _str_list(
         data.get("perturbable") or list(mapping_cfg.get("fields") or {}),
         f"{where}: perturbable",
@@ -642,7 +637,7 @@ def build_spec(data: Mapping[str, Any], *, name: str, path: Path, kind: str) -> 
     }
     for kind_name, src in built.items():
         if src is not None and getattr(src, "mapper", None):
-            mapping.get_mapper(src.mapper, where=f"{where}: sources.{kind_name}.mapper")
+            get_mapper(src.mapper, where=f"{where}: sources.{kind_name}.mapper")
     if kind == "local" and built["files"] is None:
         raise InputError(
             f"{where}: sources.files: a local benchmark reads its own files; expected `reader` and `test`"

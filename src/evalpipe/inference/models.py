@@ -193,7 +193,7 @@ def resolve_model(
 SMALL_MODEL_BYTES = 1 << 30
 """``enforce_eager: auto`` runs models with less than this many bytes of weights eagerly on the
 CPU build: compiling costs a fixed ~35 s per engine start there, which a small model's short
-runs never earn back (benchmarks/engine_start.py)."""
+runs never earn back (perf/engine_start.py)."""
 
 
 def is_cpu_build() -> bool:

@@ -16,6 +16,8 @@ import tempfile
 from importlib import resources
 from pathlib import Path
 
+from evalpipe.errors import InputError
+
 log = logging.getLogger(__name__)
 
 TINY_RANDOM = "tiny-random"
@@ -138,8 +140,6 @@ def tiny_random_seed(revision: object) -> int:
     text = str(revision)
     if text.startswith("seed") and text[4:].isdigit():
         return int(text[4:])
-    from evalpipe.errors import InputError
-
     raise InputError(
         f"revision {revision!r} of tiny-random: expected null or seed<N> (e.g. seed1), "
         "which builds the same architecture with other random weights"

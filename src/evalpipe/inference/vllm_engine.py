@@ -131,7 +131,7 @@ class VLLMBackend:
             )
             in_process = False
         # In-process: the CPU build otherwise spawns two processes that each re-import torch
-        # and vLLM (about 30 s of a 35 s start on this machine, benchmarks/engine_start.py).
+        # and vLLM (about 30 s of a 35 s start on this machine, perf/engine_start.py).
         # vLLM reads the variable when LLM() is built; in-process also makes scheduling
         # deterministic (docs.vllm.ai, Reproducibility).
         os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0" if in_process else "1"

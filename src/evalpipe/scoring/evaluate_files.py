@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalpipe.answers.parsers import json_label, normalise_gold
 from evalpipe.errors import InputError, where
 from evalpipe.scoring.metrics import classification_report
-from evalpipe.scoring.parsers import json_label, normalise_gold
 
 LABEL_SETS: dict[str, tuple[str, ...]] = {
     "2class": ("positive", "negative"),

@@ -16,7 +16,7 @@ import numpy as np
 from rapidfuzz import fuzz
 from rapidfuzz.utils import default_process
 
-from evalpipe.scoring.parsers import INVALID
+from evalpipe.answers.parsers import INVALID
 
 
 def char_f1(prediction: str | None, gold: str | None) -> float:

@@ -11,16 +11,22 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from evalpipe.answers.parsers import normalise_gold, parse_answer
+from evalpipe.answers.types import METRICS
 from evalpipe.errors import InputError
 from evalpipe.scoring.metrics import best_score, exact_match
-from evalpipe.scoring.parsers import normalise_gold, parse_answer
 
 REQUIRED_COLUMNS = ("benchmark", "example_id", "variant", "output", "answer")
-METRICS = ("exact_match", "accuracy", "char_f1")
 ORIGINAL = "original"
 
 
-def _golds(row_answer: Any, row_answers: Any) -> list[str]:
+def accepted_golds(row_answer: Any, row_answers: Any) -> list[str]:
+    """A row's accepted gold answers as text: its ``answers`` list when it has one, else
+    ``[answer]``, else nothing.
+
+    >>> accepted_golds("B", None), accepted_golds("x", ["x", "y"]), accepted_golds(None, None)
+    (['B'], ['x', 'y'], [])
+    """
     if row_answers is not None and not (isinstance(row_answers, float) and np.isnan(row_answers)):
         values = [str(a) for a in list(row_answers) if a is not None]
         if values:
@@ -109,7 +115,7 @@ def score_frame(
             )
         sub = subtask if isinstance(subtask, str) and subtask else None
         options = options_of(sub)
-        golds = [normalise_gold(parser, g, **options) for g in _golds(answer, accepted)]
+        golds = [normalise_gold(parser, g, **options) for g in accepted_golds(answer, accepted)]
         if not golds:
             raise InputError(f"{source}, row {i}: no gold answer in columns 'answer'/'answers'")
         result = parse_answer(parser, text, **options)

@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from evalpipe.errors import InputError
+from evalpipe.words.rank import rank_words
 
 SOURCES = {"english": ("wordfreq", "subtlex"), "japanese": ("wordfreq", "bccwj")}
 
@@ -326,8 +327,6 @@ def build_word_list(
     -------
     WordList: the ranked words (``WORD_COLUMNS``) and the skipped rows by reason.
     """
-    from evalpipe.words.rank import rank_words
-
     if language not in SOURCES:
         raise InputError(f"unknown language {language!r}; expected one of {list(SOURCES)}")
     if source not in SOURCES[language]:

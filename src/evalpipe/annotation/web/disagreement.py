@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalpipe.annotation.agreement import _item_features, _stats_from_sums, rating_matrix
+from evalpipe.annotation.agreement import item_features, rating_matrix, stats_from_sums
 from evalpipe.annotation.schema import AXES
 
 
@@ -61,10 +61,10 @@ def item_disagreement(long: pd.DataFrame) -> list[dict[str, Any]]:
         rated = vals > 0
         hi = np.where(rated, vals, 0).max(axis=1)
         lo = np.where(rated, vals, 9).min(axis=1)
-        feats, layout = _item_features(mat.values)
+        feats, layout = item_features(mat.values)
         total = feats.sum(axis=0, keepdims=True)
-        with_all = _stats_from_sums(total, layout)["kappa"][0]
-        without = _stats_from_sums(total - feats, layout)["kappa"]
+        with_all = stats_from_sums(total, layout)["kappa"][0]
+        without = stats_from_sums(total - feats, layout)["kappa"]
         for k, item in enumerate(items):
             ranges[item][axis] = int(hi[k] - lo[k]) if rated[k].any() else 0
             effect = float(without[k] - with_all)

@@ -1,10 +1,12 @@
-"""Readers of the publishers' own files (``benchmarks.source: files``) and the raw-schema Hub
-copies of JGLUE (``hub_raw``), each with the mapper that turns its rows into the common example
-schema.
+"""The one reader registry: readers of the publishers' own files (``benchmarks.source: files``;
+also the mappers of the raw-schema Hub copies, ``hub_raw``), each with the mapper that turns its
+rows into the common example schema, and the generic ``json`` reader of the files a spec lists.
 
 ``READERS[name]`` is the reader a benchmark spec names (``sources: files: reader: <name>``,
-and ``sources: hub_raw: reader: <name>`` for a raw-schema Hub copy read through its mapper).
-``load_files`` and ``load_raw_hub`` give ``(examples, fewshot, origin, version, missing)`` record lists that
+and ``sources: hub_raw: reader: <name>`` for a raw-schema Hub copy read through its mapper): a
+:class:`Reader` (a publisher's files) or a :class:`ListedFilesReader`. :func:`get_mapper` finds
+a mapper by name (the Hub-schema mappers and the readers' own). :func:`load_files` gives
+``(examples, fewshot, origin, version, missing)`` record lists that
 ``evalpipe.benchmarks.loading.load_benchmark`` turns into frames. See docs/benchmarks.md.
 """
 
@@ -12,14 +14,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evalpipe.benchmarks.readers import bbh, gsm8k, imdb, jamp, jglue, lawqa, mmlu, niilc, wrime
-from evalpipe.benchmarks.readers.base import Mapper, PublisherFiles, RawSplit, Reader
-from evalpipe.benchmarks.spec import BenchmarkSpec
+from evalpipe.benchmarks.mapping import MAPPERS
+from evalpipe.benchmarks.readers import (
+    bbh,
+    gsm8k,
+    imdb,
+    jamp,
+    jglue,
+    json_files,
+    lawqa,
+    mmlu,
+    niilc,
+    wrime,
+)
+from evalpipe.benchmarks.readers.base import ListedFilesReader, PublisherFiles, RawSplit, Reader
+from evalpipe.benchmarks.rows import Mapper, hold_out, map_rows
 from evalpipe.errors import InputError
 
-READERS: dict[str, Reader] = {
+if TYPE_CHECKING:
+    from evalpipe.benchmarks.spec import BenchmarkSpec
+
+READERS: dict[str, Reader | ListedFilesReader] = {
     r.name: r
     for r in (
         gsm8k.READER,
@@ -34,8 +51,33 @@ READERS: dict[str, Reader] = {
         lawqa.READER,
         lawqa.ORDERS_READER,
         wrime.READER,
+        json_files.READER,
     )
 }
+
+
+def reader_names() -> list[str]:
+    """Every reader a spec may name (sorted)."""
+    return sorted(READERS)
+
+
+def mapper_registry() -> dict[str, Mapper]:
+    """Every mapper by name: the Hub-schema mappers (:data:`evalpipe.benchmarks.mapping.MAPPERS`)
+    and, under its reader's name when no Hub-schema mapper has that name, each publisher
+    reader's own, so a spec read only from publisher files can name its reader's mapper."""
+    registry = {name: r.mapper for name, r in READERS.items() if isinstance(r, Reader)}
+    registry.update(MAPPERS)
+    return registry
+
+
+def get_mapper(name: str, *, where: str = "spec") -> Mapper:
+    """The mapper called ``name``; InputError naming ``where`` and the known names otherwise."""
+    registry = mapper_registry()
+    if name not in registry:
+        raise InputError(
+            f"{where}: unknown mapper {name!r}; known mappers: {', '.join(sorted(registry))}"
+        )
+    return registry[name]
 
 
 def reader_for(spec: BenchmarkSpec, name: str | None = None) -> Reader:
@@ -47,12 +89,14 @@ def reader_for(spec: BenchmarkSpec, name: str | None = None) -> Reader:
         When no reader is registered under that name; the message lists the registered ones.
     """
     key = name or spec.name
-    if key not in READERS:
+    found = READERS.get(key)
+    if not isinstance(found, Reader):
+        publishers = [n for n, r in READERS.items() if isinstance(r, Reader)]
         raise InputError(
-            f"{spec.name}: no publisher-file reader {key!r}; readers: {', '.join(READERS)} "
+            f"{spec.name}: no publisher-file reader {key!r}; readers: {', '.join(publishers)} "
             "(benchmarks.source: files reads only these)"
         )
-    return READERS[key]
+    return found
 
 
 def map_split(
@@ -64,9 +108,7 @@ def map_split(
     options: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The split's rows in the common schema, errors naming the publisher's file and line."""
-    from evalpipe.benchmarks.loading import _map_rows
-
-    return _map_rows(
+    return map_rows(
         spec,
         split.rows,
         split=split.split,
@@ -76,24 +118,6 @@ def map_split(
         id_key=id_key,
         mapper=mapper,
         locations=split.locations,
-    )
-
-
-def hold_out(records: list[dict[str, Any]], per_subtask: int) -> tuple[list, list]:
-    """Split mapped records into (evaluated, held out): ``per_subtask`` per subtask by hash of
-    the example id, exactly as the Hub path holds out BBH's few-shot pool."""
-    from evalpipe.benchmarks.loading import hash_key
-
-    by_sub: dict[Any, list[dict[str, Any]]] = {}
-    for rec in records:
-        by_sub.setdefault(rec["subtask"], []).append(rec)
-    held: set[str] = set()
-    for recs in by_sub.values():
-        ranked = sorted(recs, key=lambda r: hash_key("holdout", r["example_id"]))
-        held.update(r["example_id"] for r in ranked[:per_subtask])
-    return (
-        [r for r in records if r["example_id"] not in held],
-        [r for r in records if r["example_id"] in held],
     )
 
 
@@ -133,7 +157,7 @@ def load_files(spec: BenchmarkSpec, folder: str | Path, *, reader: str | None = 
             f"{folder}: folder not found; benchmarks.source: files reads {spec.name} from the "
             f"publisher's files there: {', '.join(found.layout)} (from {found.origin})"
         )
-    data: PublisherFiles = found.read(folder)
+    data: PublisherFiles = found.load(folder, subtasks=spec.subtasks)
     examples = map_split(spec, found.mapper, data.evaluated, id_key=data.id_key)
     fewshot: list[dict[str, Any]] = []
     if data.fewshot is not None:
@@ -143,48 +167,16 @@ def load_files(spec: BenchmarkSpec, folder: str | Path, *, reader: str | None = 
     return Loaded(examples, fewshot, str(folder), data.version, data.missing)
 
 
-def load_raw_hub(spec: BenchmarkSpec, hub_dir: str | Path | None) -> Loaded:
-    """Benchmark ``spec`` read from the raw-schema Hub copy its spec declares
-    (``sources.hub_raw``), through the mapper of the publisher reader it names.
-
-    Parameters
-    ----------
-    spec : a benchmark with ``sources.hub_raw`` (the JGLUE tasks).
-    hub_dir : a local directory laid out like the Hub, or None for the Hub itself.
-
-    Returns
-    -------
-    Loaded
-    """
-    from evalpipe.benchmarks.loading import _load_hub
-
-    raw = spec.hub_raw
-    if raw is None:
-        raise InputError(
-            f"{spec.path}: sources.hub_raw: benchmark {spec.name!r} declares no raw-schema Hub "
-            f"copy (use hub or files for {spec.name})"
-        )
-    reader = reader_for(spec, raw.reader)
-    # JGLUE's valid set is "validation" or "test" on the copies, "test" in example ids (as
-    # llm-jp-eval names it), so the same question gets the same id from every source
-    examples, fewshot, origin = _load_hub(
-        spec,
-        hub_dir,
-        hub=raw.hub,
-        mapper=reader.mapper,
-        options=raw.options,
-        split_names=("test", "train"),
-    )
-    return Loaded(examples, fewshot, origin, raw.hub.version or origin)
-
-
 __all__ = [
     "READERS",
+    "ListedFilesReader",
     "Loaded",
     "PublisherFiles",
     "RawSplit",
     "Reader",
+    "get_mapper",
     "load_files",
-    "load_raw_hub",
+    "mapper_registry",
     "reader_for",
+    "reader_names",
 ]

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalpipe.errors import InputError
+import pyarrow as pa
 
-Mapper = Callable[..., dict[str, Any]]
+from evalpipe.benchmarks.rows import Mapper
+from evalpipe.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -62,13 +63,30 @@ class PublisherFiles:
 
 @dataclass(frozen=True)
 class Reader:
-    """A registered reader: how to read a folder, how to map its rows, what it expects."""
+    """A registered publisher-file reader: how to read a folder, how to map its rows, what it
+    expects. ``read(folder)``, or ``read(folder, subtasks)`` when ``per_subtask`` (one file per
+    subtask the benchmark's spec lists: BBH, MMLU); call it through :meth:`load`."""
 
     name: str
-    read: Callable[[Path], PublisherFiles]
+    read: Callable[..., PublisherFiles]
     mapper: Mapper
     layout: tuple[str, ...] = field(default=())  # expected files, shown when the folder is wrong
     origin: str = ""  # where the publisher distributes the files
+    per_subtask: bool = False
+
+    def load(self, folder: Path, *, subtasks: Sequence[str] = ()) -> PublisherFiles:
+        """The files in ``folder``; ``subtasks``: the spec's subtask list (``per_subtask``)."""
+        return self.read(folder, tuple(subtasks)) if self.per_subtask else self.read(folder)
+
+
+@dataclass(frozen=True)
+class ListedFilesReader:
+    """A generic registered reader (``json``): it reads the files a spec lists
+    (``sources.files.test`` / ``fewshot``, glob patterns) and leaves mapping to the spec's mapper.
+    ``read(folder, patterns, *, options) -> raw rows`` (a row may carry ``subtask``)."""
+
+    name: str
+    read: Callable[..., list[dict[str, Any]]]
 
 
 def require_file(folder: Path, name: str, reader: str) -> Path:
@@ -181,3 +199,118 @@ def require_keys(row: dict[str, Any], keys: Iterable[str], where: str, expected:
             raise InputError(
                 f'{where}: field "{key}" is missing; expected {expected} (found keys {sorted(row)})'
             )
+
+
+def load_dataset_rows(*args: Any, what: str, **kwargs: Any) -> list[dict[str, Any]]:
+    """``datasets.load_dataset(*args, **kwargs)`` as a list of rows; any failure becomes an
+    InputError naming ``what`` (``datasets`` is imported here: 1.5 s that bundled samples skip)."""
+    import datasets
+
+    datasets.disable_progress_bars()
+    try:
+        ds = datasets.load_dataset(*args, **kwargs)
+    except InputError:
+        raise
+    except Exception as exc:  # datasets raises many types; the user needs the file and the cause
+        raise InputError(
+            f"{what}: could not load with datasets.load_dataset: {type(exc).__name__}: {exc}"
+        ) from exc
+    return ds.to_list()
+
+
+def read_json_rows(path: str | Path, *, json_field: str | None = None) -> list[dict[str, Any]]:
+    """Rows of a JSON (list of objects, or an object holding the list under ``json_field``) or
+    JSONL file, read through ``datasets.load_dataset("json", ...)``.
+
+    Parameters
+    ----------
+    path : the file.
+    json_field : key of the list when the file is one JSON object (ignored for ``.jsonl``).
+
+    Returns
+    -------
+    list of dict
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: file not found")
+    text = path.read_text(encoding="utf-8")
+    if not text.strip():
+        return []
+    kwargs: dict[str, Any] = {"data_files": {"train": str(path)}, "split": "train"}
+    if path.suffix == ".jsonl":
+        json_field = None  # one object per line: there is no enclosing object to look into
+    if json_field:
+        kwargs["field"] = json_field
+    try:
+        return load_dataset_rows("json", what=str(path), **kwargs)
+    except InputError:
+        _explain_json(path, text, json_field)
+        raise
+
+
+def read_bundled_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """Rows of a bundled sample file (small JSONL), the same as :func:`read_json_rows` gives.
+
+    ``datasets``' JSON builder parses JSONL with pyarrow's JSON reader; calling that reader
+    directly returns the same rows, types and key order (tests/test_benchmarks.py compares the
+    two on every bundled file) without importing ``datasets``, which cost each ``benchmarks@``
+    stage 1.5 s (perf/pipeline_wall.py). Anything pyarrow rejects goes through
+    :func:`read_json_rows`, so its handling and error messages stay the same.
+
+    Parameters
+    ----------
+    path : the JSONL file.
+
+    Returns
+    -------
+    list of dict
+    """
+    path = Path(path)
+    if not path.is_file() or path.suffix != ".jsonl":
+        return read_json_rows(path)
+    if not path.read_text(encoding="utf-8").strip():
+        return []
+    import pyarrow.json as paj
+
+    try:
+        return paj.read_json(path).to_pylist()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return read_json_rows(path)
+
+
+def _explain_json(path: Path, text: str, json_field: str | None) -> None:
+    """Raise an InputError naming the first line that is not valid JSON (datasets' own errors
+    name an Arrow row, not a line of the file)."""
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        obj = None
+    if obj is not None:
+        if isinstance(obj, dict) and json_field and not isinstance(obj.get(json_field), list):
+            raise InputError(f'{path}: field "{json_field}": expected a list of examples')
+        if isinstance(obj, dict) and not json_field:
+            raise InputError(
+                f"{path}: the file is one JSON object; set json_field to the key "
+                f"that holds the list of examples (keys: {sorted(obj)})"
+            )
+        return
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError as exc:
+            raise InputError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+        if not isinstance(value, dict):
+            raise InputError(f"{path}:{number}: expected a JSON object per line")
+
+
+def expand(folder: Path, patterns: Sequence[str]) -> list[Path]:
+    """The files matching ``patterns`` under ``folder``, each pattern's matches sorted by name."""
+    found: list[Path] = []
+    for pattern in patterns:
+        for path in sorted(folder.glob(pattern)):
+            if path.is_file() and path not in found:
+                found.append(path)
+    return found

@@ -27,12 +27,6 @@ COT_EXPECTED = (
 _ANSWER = re.compile(r"So the answer is (.+?)\.?\s*$", re.S)
 
 
-def _subtasks() -> tuple[str, ...]:
-    from evalpipe.benchmarks.spec import BBH_SUBTASKS
-
-    return BBH_SUBTASKS
-
-
 def _read_subtask(path: Path, subtask: str) -> tuple[list[dict], list[str]]:
     try:
         obj = json.loads(read_text(path))
@@ -94,12 +88,13 @@ def read_cot_prompts(path: Path, subtask: str) -> tuple[list[dict], list[str]]:
     return rows, locations
 
 
-def read(folder: Path) -> PublisherFiles:
+def read(folder: Path, subtasks: tuple[str, ...]) -> PublisherFiles:
     """Read every ``<subtask>.json`` of the 27 BBH subtasks present in ``folder``.
 
     Parameters
     ----------
     folder : ``data/raw/benchmarks/bbh`` (the publisher's ``bbh/`` folder).
+    subtasks : the subtasks the bbh spec lists (``evalpipe.benchmarks.BBH_SUBTASKS``).
 
     Returns
     -------
@@ -107,7 +102,7 @@ def read(folder: Path) -> PublisherFiles:
         ``missing`` lists subtasks whose file is absent; a ``.json`` file whose name is not a
         BBH subtask is an error (a misplaced or renamed file would otherwise be skipped).
     """
-    known = _subtasks()
+    known = subtasks
     if not folder.is_dir():
         raise InputError(f"{folder}: folder not found; expected the bbh/<subtask>.json files")
     unknown = sorted(p.name for p in folder.glob("*.json") if p.stem not in known)
@@ -157,6 +152,7 @@ def read(folder: Path) -> PublisherFiles:
 READER = Reader(
     name="bbh",
     read=read,
+    per_subtask=True,
     mapper=mapping.bbh,
     layout=(
         "<subtask>.json for each of the 27 subtasks",

@@ -10,8 +10,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalpipe.benchmarks.mapping import NLI_LABELS, _example, _text
+from evalpipe.benchmarks.mapping import NLI_LABELS
 from evalpipe.benchmarks.readers.base import PublisherFiles, RawSplit, Reader, digest, read_text
+from evalpipe.benchmarks.rows import example, text_field
 from evalpipe.errors import InputError
 
 REQUIRED = ("premise", "hypothesis", "gold_label")
@@ -19,15 +20,15 @@ REQUIRED = ("premise", "hypothesis", "gold_label")
 
 def jamp(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -> dict[str, Any]:
     """``{premise, hypothesis, gold_label}`` -> the NLI example llm-jp-eval's Jamp gives."""
-    premise = _text(row, "premise", where).strip()
-    hypothesis = _text(row, "hypothesis", where).strip()
-    answer = unicodedata.normalize("NFKC", _text(row, "gold_label", where)).strip().lower()
+    premise = text_field(row, "premise", where).strip()
+    hypothesis = text_field(row, "hypothesis", where).strip()
+    answer = unicodedata.normalize("NFKC", text_field(row, "gold_label", where)).strip().lower()
     if answer not in NLI_LABELS:
         raise InputError(
             f'{where}: field "gold_label": expected one of {", ".join(NLI_LABELS)}, '
             f"got {row.get('gold_label')!r}"
         )
-    return _example(
+    return example(
         {"premise": premise, "hypothesis": hypothesis}, ["premise", "hypothesis"], answer
     )
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalpipe.benchmarks.mapping import NLI_LABELS, _example, _text
+from evalpipe.benchmarks.mapping import NLI_LABELS
 from evalpipe.benchmarks.readers.base import (
     PublisherFiles,
     RawSplit,
@@ -28,6 +28,7 @@ from evalpipe.benchmarks.readers.base import (
     require_keys,
     unpacked_root,
 )
+from evalpipe.benchmarks.rows import example, text_field
 from evalpipe.errors import InputError
 
 _VERSIONED = re.compile(r"(train|valid)-v(\d+(?:\.\d+)*)\.json")
@@ -41,14 +42,14 @@ def jcommonsenseqa(
 ) -> dict[str, Any]:
     """``{q_id, question, choice0..choice4, label: 0-4}`` -> five choices, gold ``"0"``-``"4"``."""
     # stripped like the llm-jp-eval path, which splits its input at the labels and strips
-    question = _text(row, "question", where).strip()
-    choices = [_text(row, f"choice{i}", where).strip() for i in range(5)]
+    question = text_field(row, "question", where).strip()
+    choices = [text_field(row, f"choice{i}", where).strip() for i in range(5)]
     label = row.get("label")
     if isinstance(label, str) and label.strip().isdigit():
         label = int(label.strip())
     if isinstance(label, bool) or not isinstance(label, int) or not 0 <= label <= 4:
         raise InputError(f'{where}: field "label": expected 0-4, got {label!r}')
-    return _example({"question": question}, ["question"], str(label), choices=choices)
+    return example({"question": question}, ["question"], str(label), choices=choices)
 
 
 def jnli(
@@ -65,7 +66,10 @@ def jnli(
     """
     first = "sentence1" if "sentence1" in row else "premise"
     second = "sentence2" if "sentence2" in row else "hypothesis"
-    premise, hypothesis = _text(row, first, where).strip(), _text(row, second, where).strip()
+    premise, hypothesis = (
+        text_field(row, first, where).strip(),
+        text_field(row, second, where).strip(),
+    )
     label = row.get("label")
     names = (options or {}).get("label_names")
     if isinstance(label, int) and not isinstance(label, bool) and names:
@@ -77,7 +81,7 @@ def jnli(
         raise InputError(
             f'{where}: field "label": expected one of {", ".join(NLI_LABELS)}, got {label!r}'
         )
-    return _example(
+    return example(
         {"premise": premise, "hypothesis": hypothesis}, ["premise", "hypothesis"], answer
     )
 
@@ -104,15 +108,15 @@ def jsquad(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) 
     it from ``title``. The gold is the first listed answer, as llm-jp-eval takes it, and it is
     protected from perturbation inside the context.
     """
-    context = _text(row, "context", where).strip()
+    context = text_field(row, "context", where).strip()
     title = row.get("title")
     if "[SEP]" not in context and isinstance(title, str) and title.strip():
         context = f"{title} [SEP] {context}"
-    question = _text(row, "question", where).strip()
+    question = text_field(row, "question", where).strip()
     answer = _answer_texts(row.get("answers"), where)[0].strip()
     if not answer:
         raise InputError(f'{where}: field "answers": the first answer text is empty')
-    return _example(
+    return example(
         {"context": context, "question": question},
         ["context", "question"],
         answer,

@@ -21,7 +21,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalpipe.benchmarks.mapping import _example, _text
 from evalpipe.benchmarks.readers.base import (
     PublisherFiles,
     RawSplit,
@@ -30,6 +29,7 @@ from evalpipe.benchmarks.readers.base import (
     read_text,
     require_file,
 )
+from evalpipe.benchmarks.rows import example, hash_key, text_field
 from evalpipe.errors import InputError
 
 LABELS = ("a", "b", "c", "d")
@@ -85,19 +85,19 @@ def law_of(question_id: str) -> str:
 
 def lawqa(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -> dict[str, Any]:
     """A lawqa_jp entry -> a four-choice example (choices a-d never perturbed)."""
-    answer = unicodedata.normalize("NFKC", _text(row, "output", where)).strip().lower()
+    answer = unicodedata.normalize("NFKC", text_field(row, "output", where)).strip().lower()
     if answer not in LABELS:
         raise InputError(f'{where}: field "output": expected one of a, b, c, d, got {answer!r}')
     fields = {
-        "context": _text(row, "コンテキスト", where).strip(),
-        "question": _text(row, "問題文", where).strip(),
+        "context": text_field(row, "コンテキスト", where).strip(),
+        "question": text_field(row, "問題文", where).strip(),
     }
-    return _example(
+    return example(
         fields,
         ["context", "question"],
         answer,
-        choices=split_options(_text(row, "選択肢", where), where),
-        subtask=law_of(_text(row, "ファイル名", where)),
+        choices=split_options(text_field(row, "選択肢", where), where),
+        subtask=law_of(text_field(row, "ファイル名", where)),
     )
 
 
@@ -131,8 +131,6 @@ def _samples(path: Path) -> RawSplit:
 
 def held_out(question_id: str) -> bool:
     """Whether a question is a demonstration: its id's hash bucket (0-99) < HOLDOUT_PERCENT."""
-    from evalpipe.benchmarks.loading import hash_key
-
     return int(hash_key("lawqa-holdout", question_id)[:8], 16) % 100 < HOLDOUT_PERCENT
 
 

@@ -26,12 +26,6 @@ EXPECTED = "headerless rows question,A,B,C,D,answer (answer one of A, B, C, D)"
 LETTERS = ("A", "B", "C", "D")
 
 
-def _subjects() -> tuple[str, ...]:
-    from evalpipe.benchmarks.spec import MMLU_SUBJECTS
-
-    return MMLU_SUBJECTS
-
-
 def read_csv(path: Path, subject: str) -> tuple[list[dict], list[str]]:
     """Rows of one subject file as ``{question, subject, choices, answer}`` with their lines.
 
@@ -75,8 +69,8 @@ def read_csv(path: Path, subject: str) -> tuple[list[dict], list[str]]:
     return rows, locations
 
 
-def _folder_files(folder: Path, kind: str) -> list[tuple[str, Path]]:
-    known = set(_subjects())
+def _folder_files(folder: Path, kind: str, subjects: tuple[str, ...]) -> list[tuple[str, Path]]:
+    known = set(subjects)
     files = []
     for path in sorted(folder.glob(f"*_{kind}.csv")):
         subject = path.name[: -len(f"_{kind}.csv")]
@@ -99,28 +93,31 @@ def _split(files: list[tuple[str, Path]], split: str) -> RawSplit:
     return RawSplit(split, rows, locations)
 
 
-def read(folder: Path) -> PublisherFiles:
+def read(folder: Path, subjects: tuple[str, ...]) -> PublisherFiles:
     """Read ``test/*_test.csv`` (evaluated) and ``dev/*_dev.csv`` (few-shot, when present).
 
     Parameters
     ----------
     folder : ``data/raw/benchmarks/mmlu``: the archive's ``data/`` folder, or the archive
         unpacked into it (``mmlu/data/test/...``).
+    subjects : the 57 subjects the mmlu spec lists (``evalpipe.benchmarks.MMLU_SUBJECTS``).
 
     Returns
     -------
     PublisherFiles
     """
     folder = unpacked_root(folder, "test", "data")
-    test_files = _folder_files(folder / "test", "test") if (folder / "test").is_dir() else []
+    test_files = (
+        _folder_files(folder / "test", "test", subjects) if (folder / "test").is_dir() else []
+    )
     if not test_files:
         raise InputError(
             f"{folder / 'test'}: no <subject>_test.csv files; expected the data/ folder of the "
             f"hendrycks/test archive (test/abstract_algebra_test.csv, ...)"
         )
-    dev_files = _folder_files(folder / "dev", "dev") if (folder / "dev").is_dir() else []
+    dev_files = _folder_files(folder / "dev", "dev", subjects) if (folder / "dev").is_dir() else []
     present = {s for s, _ in test_files}
-    missing = [f"test/{s}_test.csv" for s in _subjects() if s not in present]
+    missing = [f"test/{s}_test.csv" for s in subjects if s not in present]
     if not dev_files:
         missing.append("dev/<subject>_dev.csv")
     return PublisherFiles(
@@ -134,6 +131,7 @@ def read(folder: Path) -> PublisherFiles:
 READER = Reader(
     name="mmlu",
     read=read,
+    per_subtask=True,
     mapper=mapping.mmlu,
     layout=("test/<subject>_test.csv", "dev/<subject>_dev.csv (optional: few-shot)"),
     origin="people.eecs.berkeley.edu/~hendrycks/data.tar (linked from github.com/hendrycks/test)",

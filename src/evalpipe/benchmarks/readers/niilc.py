@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalpipe.benchmarks.mapping import _example, _text
 from evalpipe.benchmarks.readers.base import PublisherFiles, RawSplit, Reader, digest, read_text
+from evalpipe.benchmarks.rows import example, text_field
 from evalpipe.errors import InputError
 
 EXPECTED = "<question id=...><text>...</text><answers><answer>...</answer></answers></question>"
@@ -22,12 +22,12 @@ EXPECTED = "<question id=...><text>...</text><answers><answer>...</answer></answ
 
 def niilc(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -> dict[str, Any]:
     """``{id, text, answers: [..]}`` -> question + every accepted answer."""
-    question = _text(row, "text", where).strip()
+    question = text_field(row, "text", where).strip()
     raw = row.get("answers")
     answers = [a.strip() for a in raw if isinstance(a, str) and a.strip()] if raw else []
     if not answers:
         raise InputError(f"{where}: no non-empty <answer>; expected at least one answer")
-    return _example(
+    return example(
         {"question": question}, ["question"], answers[0], answers=answers, target=",".join(answers)
     )
 

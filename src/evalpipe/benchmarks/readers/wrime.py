@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evalpipe.benchmarks.mapping import _example, _text
 from evalpipe.benchmarks.readers.base import (
     PublisherFiles,
     RawSplit,
@@ -24,6 +23,7 @@ from evalpipe.benchmarks.readers.base import (
     read_text,
     require_file,
 )
+from evalpipe.benchmarks.rows import example, text_field
 from evalpipe.errors import InputError
 
 FILE = "wrime-ver2.tsv"
@@ -53,7 +53,7 @@ def polarity_label(value: str, where: str) -> str:
 def wrime(row: Mapping[str, Any], *, config: str | None, where: str, **_: Any) -> dict[str, Any]:
     """A WRIME row -> a three-class sentiment example on the post's text."""
     label = polarity_label(str(row.get(POLARITY_COLUMN, "")).strip(), where)
-    return _example({"text": _text(row, "Sentence", where).strip()}, ["text"], label)
+    return example({"text": text_field(row, "Sentence", where).strip()}, ["text"], label)
 
 
 def read(folder: Path) -> PublisherFiles:

@@ -1,6 +1,6 @@
 """Scoring speed: parses per second per parser, and the robustness statistics on a large frame.
 
-Run: python benchmarks/scoring_throughput.py [--rows 20000] [--bootstrap 1000]
+Run: python perf/scoring_throughput.py [--rows 20000] [--bootstrap 1000]
 Prints one line per measurement; nothing is asserted (speed is measured here, never in tests).
 """
 
@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from evalpipe.scoring.parsers import parse_answer
+from evalpipe.answers.parsers import parse_answer
 from evalpipe.scoring.report import build_reports
 from evalpipe.scoring.scorer import score_frame
 

@@ -26,8 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from evalpipe.errors import InputError
-from evalpipe.scoring.normalise import (
+from evalpipe.answers.normalise import (
     before_next_question,
     first_paragraph,
     nfkc,
@@ -36,6 +35,7 @@ from evalpipe.scoring.normalise import (
     strip_answer_prefix,
     strip_edges,
 )
+from evalpipe.errors import InputError
 
 Status = Literal["strict", "fallback", "unparsed"]
 STATUSES: tuple[Status, ...] = ("strict", "fallback", "unparsed")
@@ -352,7 +352,7 @@ def numeric(text: str | None) -> ParseResult:
     the one after its last "=". Fallback: the last number in the text (regex
     ``(-?[$0-9.,]{2,})|(-?[0-9]+)``). ``$``, ``,``, a trailing ``.`` and whatever follows the number
     (a unit, ``%``) are dropped and the number canonicalised
-    (:func:`~evalpipe.scoring.normalise.normalise_number`).
+    (:func:`~evalpipe.answers.normalise.normalise_number`).
 
     Parameters
     ----------

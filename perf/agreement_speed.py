@@ -1,6 +1,6 @@
 """How long agreement statistics take: 10,000 items x 5 annotators x 4 axes, 1,000 resamples.
 
-    python benchmarks/agreement_speed.py [--items 10000] [--annotators 5] [--bootstrap 1000]
+    python perf/agreement_speed.py [--items 10000] [--annotators 5] [--bootstrap 1000]
 
 Prints the time of ``agreement_report`` (pairwise quadratic kappa, ordinal alpha, AC2, raw and
 within-one agreement, bootstrap CIs of all of them) and of the whole quality run

@@ -19,7 +19,7 @@ start, first Click command invocation, first ``import vllm``, exit); log lines a
 they arrive. ``--parse DIR`` re-reads a kept scratch directory without running again.
 
 Usage (starts two vLLM engines, so under the heavy lock; 2 to 4 minutes on 2 cores):
-    flock /tmp/evalpipe-heavy.lock python benchmarks/pipeline_wall.py \
+    flock /tmp/evalpipe-heavy.lock python perf/pipeline_wall.py \
         [--workdir /tmp/evalpipe-wall] [--save-hashes before.sha] [--compare before.sha]
 """
 

@@ -18,7 +18,7 @@ Modes (``--modes``, comma-separated):
   the calling process instead of two spawned ones).
 
 Usage (CPU build; a vLLM engine per mode, so under the heavy lock):
-    flock /tmp/evalpipe-heavy.lock python benchmarks/engine_start.py [--modes eager,compiled]
+    flock /tmp/evalpipe-heavy.lock python perf/engine_start.py [--modes eager,compiled]
 """
 
 from __future__ import annotations

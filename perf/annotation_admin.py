@@ -13,7 +13,7 @@ waitress on 127.0.0.1), signs in as the admin and times page loads over HTTP:
   the per-item disagreement, which is cheap);
 - the same for the adjudication queue.
 
-    python benchmarks/annotation_admin.py [--items 500] [--annotators 4] [--loads 20]
+    python perf/annotation_admin.py [--items 500] [--annotators 4] [--loads 20]
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """How long `benchmarks.source: files` takes to read and map each benchmark at full size.
 Prints figures; asserts nothing.
 
-Run: python benchmarks/publisher_files_speed.py [FOLDER]
+Run: python perf/publisher_files_speed.py [FOLDER]
 
 FOLDER holds `<name>/` folders of the publishers' files (default: data/raw/benchmarks); the
 benchmarks whose folder is absent are skipped. IMDB is the one reader whose cost grows with the

@@ -1,7 +1,7 @@
 """The answer-type registry: what a benchmark's answer is, and how to parse and normalise it.
 
 A benchmark spec names an answer type (``answer: {type: choice_letter, digit_map: null}``); this
-registry maps the type to its parser in :mod:`evalpipe.scoring.parsers`, the options the parser
+registry maps the type to its parser in :mod:`evalpipe.answers.parsers`, the options the parser
 accepts, the options a spec declares per subtask (BBH: each subtask's answer format), whether its predictions live in a
 closed label space (classification metrics), and which scoring params override an option. Stages
 and the scorer ask the registry; none of them dispatches on parser names.
@@ -13,8 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalpipe.answers.parsers import ParseResult, normalise_gold, parse_answer
 from evalpipe.errors import InputError
-from evalpipe.scoring.parsers import ParseResult, normalise_gold, parse_answer
+
+# How a prediction is compared with the gold answers (a spec's `metric`; evalpipe.scoring.metrics).
+METRICS = ("exact_match", "accuracy", "char_f1")
 
 
 @dataclass(frozen=True)
@@ -24,7 +27,7 @@ class AnswerType:
     Attributes
     ----------
     name : the type's name in spec files.
-    parser : the key of :data:`evalpipe.scoring.parsers.PARSERS` that reads it.
+    parser : the key of :data:`evalpipe.answers.parsers.PARSERS` that reads it.
     uses_labels : the parser takes the benchmark's ``labels`` as its label space.
     options : further options a spec may set under ``answer:`` (with their defaults).
     subtask_options : options a spec declares per subtask, under ``subtasks.<name>.answer``
@@ -164,7 +167,7 @@ class AnswerType:
         return out
 
     def parse(self, text: str | None, **options: Any) -> ParseResult:
-        """Parse a model output (see :func:`evalpipe.scoring.parsers.parse_answer`)."""
+        """Parse a model output (see :func:`evalpipe.answers.parsers.parse_answer`)."""
         return parse_answer(self.parser, text, **options)
 
     def normalise_gold(self, gold: str | None, **options: Any) -> str | None:

@@ -1,7 +1,7 @@
 """How big and how slow the report gets at study scale: 500 words per language, 2 languages,
 pooled + per-benchmark rows (9 benchmarks), 3 operations, 4 scripts.
 
-    python benchmarks/report_size.py [--words 500] [--benchmarks 9]
+    python perf/report_size.py [--words 500] [--benchmarks 9]
 
 Prints the build time and the size of the HTML (the sortable tables list every row) and of the
 largest SVG image plot.

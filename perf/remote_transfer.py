@@ -1,6 +1,6 @@
 """How long sharing data through a DVC remote takes: push, then a fresh clone's pull.
 
-    python benchmarks/remote_transfer.py [--files 200] [--kib 256]
+    python perf/remote_transfer.py [--files 200] [--kib 256]
 
 Builds a throwaway Git + DVC repository holding a directory of FILES random Parquet-sized blobs of
 KIB KiB each (the shape of data/cache/generations and data/outputs), pushes it and pulls it into

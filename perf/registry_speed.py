@@ -1,6 +1,6 @@
 """How fast the benchmark registry loads sets and renders prompts. Prints figures; asserts nothing.
 
-Run: python benchmarks/registry_speed.py
+Run: python perf/registry_speed.py
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ percentiles and checks that nothing acknowledged is lost or duplicated.
 Phase 2: the same load on a fresh database, and the server is SIGKILLed after K acknowledged
 ratings; a fresh connection then checks that every acknowledged rating is in the database.
 
-    python benchmarks/annotation_load.py [--annotators 20] [--ratings 2000] [--kill-after 600]
+    python perf/annotation_load.py [--annotators 20] [--ratings 2000] [--kill-after 600]
 """
 
 from __future__ import annotations

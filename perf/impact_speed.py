@@ -1,6 +1,6 @@
 """Impact stage speed: the three impact tables on a synthetic study of realistic size.
 
-Run: python benchmarks/impact_speed.py [--benchmarks 9] [--examples 1000] [--words 500]
+Run: python perf/impact_speed.py [--benchmarks 9] [--examples 1000] [--words 500]
          [--hits 30] [--bootstrap 1000]
 Each example is hit by ``--hits`` of the ``--words`` target words. Prints one line per
 measurement; nothing is asserted (speed is measured here, never in tests).

@@ -18,9 +18,9 @@ average is printed), while the CPU time measures the code. Also: scaling from 1k
 the speed ratio against a straightforward per-word regex loop (one case-insensitive \\b regex per
 target word, searched in every example) on the same input.
 
-    python benchmarks/perturb_speed.py            # everything (a few minutes on 2 cores)
-    python benchmarks/perturb_speed.py --quick    # smaller scales, for a smoke run
-    python benchmarks/perturb_speed.py --upstream DIR   # also the upstream study, side by side
+    python perf/perturb_speed.py            # everything (a few minutes on 2 cores)
+    python perf/perturb_speed.py --quick    # smaller scales, for a smoke run
+    python perf/perturb_speed.py --upstream DIR   # also the upstream study, side by side
 
 With ``--upstream DIR`` (a checkout of Maxel31/typo-robustness-analysis, branch
 refactor/module-reorganization; never part of this repository) both implementations run as whole

@@ -11,7 +11,7 @@ directory, starts one vLLM engine (tiny-random unless --model says otherwise), t
 3. after changing one perturbation probability: prompts regenerated against the total.
 
 Usage (CPU build, 5 to 20 minutes on 2 cores; starts vLLM, so under the heavy lock):
-    flock /tmp/evalpipe-heavy.lock python benchmarks/generate_overhead.py \
+    flock /tmp/evalpipe-heavy.lock python perf/generate_overhead.py \
         [--workdir /tmp/evalpipe-bench] [--min-repeats 5] [--max-repeats 6] [--precision 0.02]
 On a shared machine keep --max-repeats small (the lock blocks everyone else); the +-0.02 target
 needs a quiet machine, where the per-pair ratios vary far less.
@@ -137,8 +137,9 @@ def main() -> None:
     sys.path.insert(0, str(REPO))
     import yaml
 
-    from evalpipe.inference import VLLMBackend, make_engine
+    from evalpipe.inference.engine import make_engine
     from evalpipe.inference.tiny import default_model_cache
+    from evalpipe.inference.vllm_engine import VLLMBackend
 
     work = args.workdir or Path(tempfile.mkdtemp(prefix="evalpipe-bench-"))
     shutil.rmtree(work / "data", ignore_errors=True)

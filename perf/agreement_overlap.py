@@ -1,6 +1,6 @@
 """The headline kappa on designs with unequal pair overlap, next to alpha and reference packages.
 
-    python benchmarks/agreement_overlap.py
+    python perf/agreement_overlap.py
 
 Prints, for each design, the old headline (plain mean of the defined pairwise kappas, computed
 with sklearn), the headline evalpipe reports now (pair-size-weighted mean over pairs with at
