@@ -166,12 +166,21 @@ def main() -> None:
 )
 @click.option(
     "--login-limit",
-    nargs=3,
-    type=(int, int, float),
-    default=(10, 100, 300.0),
+    nargs=4,
+    type=(int, int, int, float),
+    default=(10, 50, 100, 300.0),
     show_default=True,
-    metavar="PER_ADDRESS OVERALL SECONDS",
-    help="Failed logins allowed per client address and in total per time window.",
+    metavar="PER_ADDRESS_AND_ID PER_ID UNKNOWN_IDS SECONDS",
+    help="Failed logins allowed per (client address, annotator id), per annotator id, and "
+    "in total for ids that do not exist, per time window.",
+)
+@click.option(
+    "--trusted-proxies",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Reverse proxies in front of the app that set X-Forwarded-For; the client address is "
+    "taken from that header only when this is 1 or more (docs/annotation-web.md).",
 )
 @click.option(
     "--require-qualification/--no-require-qualification",
@@ -191,7 +200,8 @@ def serve(
     synchronous: str,
     overlap: int | None,
     secure_cookies: bool,
-    login_limit: tuple[int, int, float],
+    login_limit: tuple[int, int, int, float],
+    trusted_proxies: int,
     require_qualification: bool | None,
     params_path: str,
 ) -> None:
@@ -218,9 +228,11 @@ def serve(
             min_kappa=float(cfg.get("min_kappa", 0.60)),
             target_kappa=float(cfg.get("target_kappa", 0.80)),
             secure_cookies=secure_cookies,
-            login_attempts_per_address=login_limit[0],
-            login_attempts_overall=login_limit[1],
-            login_window_s=login_limit[2],
+            login_attempts_per_pair=login_limit[0],
+            login_attempts_per_account=login_limit[1],
+            login_attempts_unknown=login_limit[2],
+            login_window_s=login_limit[3],
+            trusted_proxy_hops=trusted_proxies,
             require_qualification=bool(
                 require_qualification
                 if require_qualification is not None
@@ -252,7 +264,9 @@ def serve(
         port=port,
         threads=threads,
         ident="evalpipe",
-        clear_untrusted_proxy_headers=True,
+        # Behind trusted proxies the app reads X-Forwarded-For itself (ProxyFix with that many
+        # hops); otherwise waitress drops such headers before the app sees them.
+        clear_untrusted_proxy_headers=not trusted_proxies,
     )
 
 

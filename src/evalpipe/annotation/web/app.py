@@ -28,6 +28,7 @@ from flask import (
 )
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from werkzeug.exceptions import TooManyRequests
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from evalpipe.annotation import guidelines as gl
 from evalpipe.annotation.schema import AXES, LABEL_NAMES
@@ -73,9 +74,17 @@ class AppConfig:
         Thresholds for the admin view's agreement status.
     secure_cookies:
         Send the session cookie only over HTTPS (set when served behind TLS).
-    login_attempts_per_address, login_attempts_overall, login_window_s:
-        Failed logins allowed per client address and in total within the window; beyond them
-        the login answers 429 without checking the token (see ``ratelimit``).
+    login_attempts_per_pair, login_attempts_per_account, login_attempts_unknown, login_window_s:
+        Failed logins allowed per (client address, annotator id), per annotator id, and in total
+        for ids that do not exist, within the window; beyond them the login answers 429 without
+        checking the token (see ``ratelimit``). One id's failures never refuse another id.
+    trusted_proxy_hops:
+        0 (default): the client address is the TCP peer and ``X-Forwarded-For`` is ignored.
+        N > 0: the app runs behind N reverse proxies that each append to ``X-Forwarded-For``
+        (and set ``X-Forwarded-Proto``), and takes the client address from there. Set it only
+        when every request goes through those proxies, else a client can pick its own address.
+    require_qualification:
+        Annotators must pass the qualification test before they get items.
     """
 
     secret_key: str
@@ -84,9 +93,11 @@ class AppConfig:
     min_kappa: float = 0.60
     target_kappa: float = 0.80
     secure_cookies: bool = False
-    login_attempts_per_address: int = 10
-    login_attempts_overall: int = 100
+    login_attempts_per_pair: int = 10
+    login_attempts_per_account: int = 50
+    login_attempts_unknown: int = 100
     login_window_s: float = 300.0
+    trusted_proxy_hops: int = 0
     require_qualification: bool = True
 
 
@@ -122,10 +133,18 @@ def create_app(store: Store, config: AppConfig) -> Flask:
     app.extensions["evalpipe_store"] = store
     app.extensions["evalpipe_config"] = config
     limiter = LoginLimiter(
-        per_address=config.login_attempts_per_address,
-        overall=config.login_attempts_overall,
+        per_pair=config.login_attempts_per_pair,
+        per_account=config.login_attempts_per_account,
+        unknown_overall=config.login_attempts_unknown,
         window_s=config.login_window_s,
     )
+    if config.trusted_proxy_hops < 0:
+        raise InputError(f"trusted_proxy_hops: expected 0 or more, got {config.trusted_proxy_hops}")
+    if config.trusted_proxy_hops:
+        # Only here does X-Forwarded-For count: with no proxy in front, any client could set it.
+        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
+            app.wsgi_app, x_for=config.trusted_proxy_hops, x_proto=config.trusted_proxy_hops
+        )
 
     @app.after_request
     def security_headers(resp: Response) -> Response:
@@ -173,7 +192,8 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             render_template(
                 "error.html",
                 title="Too many attempts",
-                message="Too many failed sign-ins. Wait a few minutes and try again.",
+                message="Too many failed sign-ins with this annotator ID. Wait a few minutes and "
+                "try again (other IDs can still sign in).",
             ),
             status=429,
             mimetype="text/html",
@@ -241,18 +261,19 @@ def create_app(store: Store, config: AppConfig) -> Flask:
         error = None
         if request.method == "POST":
             address = request.remote_addr or "?"
-            slot, retry_after = limiter.acquire(address)
+            uid = request.form.get("annotator_id", "").strip()[:200]
+            token = request.form.get("token", "").strip()
+            known = store.annotator(uid) is not None
+            slot, retry_after = limiter.acquire(address, uid, known=known)
             if slot is None:
                 exc = TooManyRequests()
                 exc.retry_after = retry_after  # type: ignore[attr-defined]
                 raise exc
-            uid = request.form.get("annotator_id", "").strip()
-            token = request.form.get("token", "").strip()
             user = store.authenticate(uid, token) if uid and token else None
             if user is None:
                 error = "Unknown annotator ID or wrong token."
             else:
-                limiter.release(address, slot)
+                limiter.release(address, uid, slot, known=known)
                 old = session.get("sid")
                 if isinstance(old, str):
                     store.end_session(old)
