@@ -183,6 +183,28 @@ def main() -> None:
     "taken from that header only when this is 1 or more (docs/annotation-web.md).",
 )
 @click.option(
+    "--top-up",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="Items an annotator with nothing left to rate gets at a time (0: none): unrated items "
+    "of idle annotators first, then items beyond the overlap.",
+)
+@click.option(
+    "--idle-hours",
+    type=click.FloatRange(min=0),
+    default=72.0,
+    show_default=True,
+    help="Unrated items of an annotator inactive this long may move to one who needs work "
+    "(0: never).",
+)
+@click.option(
+    "--raise-coverage/--no-raise-coverage",
+    default=True,
+    show_default=True,
+    help="Top-ups may give items more raters than the overlap.",
+)
+@click.option(
     "--require-qualification/--no-require-qualification",
     default=None,
     help="Annotators must pass the qualification test before they get items "
@@ -202,6 +224,9 @@ def serve(
     secure_cookies: bool,
     login_limit: tuple[int, int, int, float],
     trusted_proxies: int,
+    top_up: int,
+    idle_hours: float,
+    raise_coverage: bool,
     require_qualification: bool | None,
     params_path: str,
 ) -> None:
@@ -233,6 +258,10 @@ def serve(
             login_attempts_unknown=login_limit[2],
             login_window_s=login_limit[3],
             trusted_proxy_hops=trusted_proxies,
+            top_up=top_up,
+            idle_hours=idle_hours,
+            raise_coverage=raise_coverage,
+            seed=cfg["seed"],
             require_qualification=bool(
                 require_qualification
                 if require_qualification is not None
@@ -353,6 +382,33 @@ def waive_qualification(annotator_id: str, reason: str, db_path: str) -> None:
         },
     )
     click.echo(f"annotate waive-qualification: {annotator_id} may rate items (attempt {attempt})")
+
+
+@main.command()
+@click.argument("annotator_id")
+@db_option
+@click.option(
+    "--overlap",
+    type=int,
+    default=None,
+    help="Annotators per item (default: params annotation.overlap).",
+)
+@params_option
+@fail_cleanly
+def release(annotator_id: str, db_path: str, overlap: int | None, params_path: str) -> None:
+    """Give a dropout's unrated items to the rest of the team (their ratings stay). Safe while
+    the server runs; they get items again if they sign in and ask for work."""
+    store = _open_store(db_path, must_exist=True)
+    cfg = _annotation_params(params_path)
+    released, added = store.release(
+        annotator_id,
+        overlap=int(overlap if overlap is not None else cfg.get("overlap", 2)),
+        seed=cfg["seed"],
+    )
+    click.echo(
+        f"annotate release: {released} unrated items taken from {annotator_id}, "
+        f"{added} new assignments for the others"
+    )
 
 
 @main.command()

@@ -85,6 +85,11 @@ class AppConfig:
         when every request goes through those proxies, else a client can pick its own address.
     require_qualification:
         Annotators must pass the qualification test before they get items.
+    top_up, idle_hours, raise_coverage, seed:
+        An annotator with no unrated item left gets up to ``top_up`` more (0: never): first the
+        unrated items of annotators idle for ``idle_hours`` or more (0: never move items), then,
+        with ``raise_coverage``, items beyond ``overlap``, fewest raters first
+        (``assignment.top_up``; ``seed`` breaks ties).
     """
 
     secret_key: str
@@ -99,6 +104,10 @@ class AppConfig:
     login_window_s: float = 300.0
     trusted_proxy_hops: int = 0
     require_qualification: bool = True
+    top_up: int = 10
+    idle_hours: float = 72.0
+    raise_coverage: bool = True
+    seed: int = 0
 
 
 def create_app(store: Store, config: AppConfig) -> Flask:
@@ -305,6 +314,15 @@ def create_app(store: Store, config: AppConfig) -> Flask:
         if (step := training_mod.gate(store, g.user.id, config)) is not None:
             return redirect(step)
         pos = store.next_position(store.queue(g.user.id))
+        if pos is None and config.top_up > 0:
+            store.assign_more(
+                g.user.id,
+                batch=config.top_up,
+                idle_after_s=config.idle_hours * 3600 if config.idle_hours > 0 else None,
+                raise_coverage=config.raise_coverage,
+                seed=config.seed,
+            )
+            pos = store.next_position(store.queue(g.user.id))
         if pos is None:
             return redirect(url_for("done"))
         return redirect(url_for("item", position=pos))
@@ -313,9 +331,12 @@ def create_app(store: Store, config: AppConfig) -> Flask:
     def done() -> Any:
         if (resp := require_login()) is not None:
             return resp
+        if not g.user.rates_items:
+            return redirect(url_for("home"))
         queue = store.queue(g.user.id)
-        # "All done" only when it is true: otherwise back to the next open item.
-        if not queue or not all(s.rated for s in queue):
+        # Back to the queue only when an item is open: "/" sends here only when none is, so
+        # the two never bounce between each other (an empty queue gets a page of its own).
+        if not all(s.rated for s in queue):
             return redirect(url_for("home"))
         return render_template(
             "done.html", queue=queue, rated=sum(s.rated for s in queue), assigned=len(queue)
@@ -466,6 +487,6 @@ def safe_next(target: str) -> str | None:
 
 def _go_next(store: Store, annotator_id: str, position: int) -> Any:
     pos = store.next_position(store.queue(annotator_id), after=position)
-    if pos is None:
-        return redirect(url_for("done"), code=303)
+    if pos is None:  # "/" may find more work (assign_more) before it says "all done"
+        return redirect(url_for("home"), code=303)
     return redirect(url_for("item", position=pos), code=303)
