@@ -42,7 +42,7 @@ from evalpipe.annotation.web.forms import (
     rating_values,
 )
 from evalpipe.annotation.web.ratelimit import LoginLimiter
-from evalpipe.annotation.web.store import Store
+from evalpipe.annotation.web.store import MAX_COMMENT_CHARS, Store, comment_too_long
 from evalpipe.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -50,6 +50,10 @@ log = logging.getLogger(__name__)
 
 # Letter that jumps to each axis (digits are taken by scores; s/n/p/g by actions).
 AXIS_KEYS: dict[str, str] = {"social": "a", "avoidant": "v", "mechanical": "m", "self": "e"}
+
+# The whole request for the rating form (room for a pasted document as a comment); other forms
+# are limited by MAX_CONTENT_LENGTH.
+RATING_FORM_BYTES = 4 * 1024 * 1024
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -138,6 +142,16 @@ def create_app(store: Store, config: AppConfig) -> Flask:
         TEMPLATES_AUTO_RELOAD=False,
     )
     app.jinja_env.autoescape = True
+
+    @app.before_request
+    def rating_form_limit() -> None:
+        # The rating form may carry an over-long comment: parse it (up to RATING_FORM_BYTES) so
+        # the rating is saved and the comment refused with a message, instead of a bare 413.
+        # Registered before CSRFProtect, whose check is the first to read the form.
+        if request.endpoint == "item" and request.method == "POST":
+            request.max_content_length = RATING_FORM_BYTES
+            request.max_form_memory_size = RATING_FORM_BYTES
+
     CSRFProtect(app)
     app.extensions["evalpipe_store"] = store
     app.extensions["evalpipe_config"] = config
@@ -209,6 +223,19 @@ def create_app(store: Store, config: AppConfig) -> Flask:
         )
         resp.headers["Retry-After"] = str(int(getattr(exc, "retry_after", 60)))
         return resp
+
+    @app.errorhandler(413)
+    def too_large(exc: Exception) -> tuple[str, int]:
+        limit = (
+            RATING_FORM_BYTES if request.endpoint == "item" else app.config["MAX_CONTENT_LENGTH"]
+        )
+        return render_template(
+            "error.html",
+            title="Too much text",
+            message=f"What you sent is larger than {limit // 1024:,} kB (a very long comment?), "
+            f"so nothing was saved. Go back: your ratings are still in the form. Shorten the "
+            f"comment to {MAX_COMMENT_CHARS:,} characters and save again.",
+        ), 413
 
     @app.errorhandler(403)
     def forbidden(exc: Exception) -> tuple[str, int]:
@@ -367,17 +394,34 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             if any("unknown axis" in e for e in errors):
                 return _render_item(position, item_id, errors=errors, values={}, note=note)
             note = {
-                "comment": request.form.get("comment", "")[:2000],
+                "comment": request.form.get("comment", ""),
                 "flag": request.form.get("flag") == "1",
             }
+            # An over-long comment is refused with a message and kept in the form to shorten;
+            # the rating sent with it is still saved.
+            n_chars = len(note["comment"].strip())
+            comment_error = comment_too_long(n_chars) if n_chars > MAX_COMMENT_CHARS else None
             stored = store.note(g.user.id, item_id) or {"comment": "", "flag": False}
-            if (stored["comment"], stored["flag"]) != (note["comment"].strip(), note["flag"]):
+            changed_note = (stored["comment"], stored["flag"]) != (
+                note["comment"].strip(),
+                note["flag"],
+            )
+            if comment_error is None and changed_note:
                 store.save_note(g.user.id, item_id, comment=note["comment"], flag=note["flag"])
             if action == "draft":
                 store.save_draft(g.user.id, item_id, form_values(request.form))
                 return Response(status=204)
             if action == "skip":
                 store.save_draft(g.user.id, item_id, form_values(request.form))
+                if comment_error is not None:
+                    return _render_item(
+                        position,
+                        item_id,
+                        errors=[],
+                        values=form_values(request.form),
+                        note=note,
+                        comment_error=comment_error + " The item was not skipped.",
+                    )
                 store.skip(g.user.id, item_id, active_ms=active_ms)
                 return _go_next(store, g.user.id, position)
             if not errors:
@@ -388,11 +432,29 @@ def create_app(store: Store, config: AppConfig) -> Flask:
                 except InputError as exc:
                     errors = [str(exc)]
                 else:
+                    if comment_error is not None:
+                        return _render_item(
+                            position,
+                            item_id,
+                            errors=[],
+                            values={},
+                            note=note,
+                            comment_error=comment_error,
+                            rating_saved=True,
+                        )
                     if action == "save_stay":
                         flash("Saved." if changed else "No change.")
                         return redirect(url_for("item", position=position), code=303)
                     return _go_next(store, g.user.id, position)
             values = form_values(request.form)
+            return _render_item(
+                position,
+                item_id,
+                errors=errors,
+                values=values,
+                note=note,
+                comment_error=comment_error,
+            )
         return _render_item(position, item_id, errors=errors, values=values, note=note)
 
     def _render_item(
@@ -402,6 +464,8 @@ def create_app(store: Store, config: AppConfig) -> Flask:
         errors: list[str],
         values: dict[str, Any],
         note: dict[str, Any],
+        comment_error: str | None = None,
+        rating_saved: bool = False,
     ) -> Any:
         task = store.task(item_id)
         if task is None:
@@ -434,8 +498,11 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             values=values,
             note=note,
             errors=errors,
+            comment_error=comment_error,
+            rating_saved=rating_saved,
+            max_comment=MAX_COMMENT_CHARS,
         )
-        return html, (400 if errors else 200)
+        return html, (400 if errors or comment_error else 200)
 
     @app.get("/guidelines")
     def guidelines() -> Any:

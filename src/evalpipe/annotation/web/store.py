@@ -38,6 +38,8 @@ MAX_ACTIVE_MS_PER_VISIT = 60 * 60 * 1000
 # The browser reports active time; whatever it claims, one item never counts for more than this.
 MAX_ACTIVE_MS_PER_ITEM = 30 * 60 * 1000
 SESSION_HOURS = 12
+# Longest comment on an item; a longer one is refused with a message, never cut.
+MAX_COMMENT_CHARS = 2000
 ROLES = ("annotator", "adjudicator", "admin")
 
 _SCORE_COLS = ", ".join(f"s_{a} INTEGER NOT NULL CHECK (s_{a} BETWEEN 1 AND 5)" for a in AXES)
@@ -147,6 +149,14 @@ CREATE TABLE IF NOT EXISTS skips (
 def utc_now() -> str:
     """Current time as ISO 8601 UTC with a ``Z`` (the spec's timestamp form)."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def comment_too_long(n_chars: int) -> str:
+    """The message for a comment over the limit (shown in the form, raised by the store)."""
+    return (
+        f"Comment not saved: it has {n_chars:,} characters and the limit is "
+        f"{MAX_COMMENT_CHARS:,}. Shorten it and save again."
+    )
 
 
 def check_annotator_id(annotator_id: str) -> str:
@@ -831,8 +841,16 @@ class Store:
 
     # -- comments, flags, drafts ----------------------------------------------------------------
     def save_note(self, annotator_id: str, item_id: str, *, comment: str, flag: bool) -> None:
-        """Store the annotator's comment and flag on an item (empty and unflagged: removed)."""
-        comment = comment.strip()[:2000]
+        """Store the annotator's comment and flag on an item (empty and unflagged: removed).
+
+        Raises
+        ------
+        InputError
+            If the comment is longer than ``MAX_COMMENT_CHARS`` (it is never cut silently).
+        """
+        comment = comment.strip()
+        if len(comment) > MAX_COMMENT_CHARS:
+            raise InputError(comment_too_long(len(comment)))
         with self._write() as con:
             if not comment and not flag:
                 con.execute(
