@@ -329,3 +329,12 @@ def test_export_works_next_to_unrelated_jsonl_files_but_still_refuses_real_clash
     clash.write_text(batch.read_text(), encoding="utf-8")
     proc = _cli("export", "--db", str(server.db), "--out-dir", str(out))
     assert proc.returncode == 2 and "already in old_round.jsonl" in proc.stderr
+
+
+@pytest.mark.parametrize("position", ["123456789012345678901", "9223372036854775808", "2147483648"])
+def test_an_out_of_range_item_number_is_a_404_not_a_500(server, position):
+    c = login(server, "ann_a")
+    resp = c.http.get(f"/item/{position}")
+    assert resp.status_code == 404 and "Not found" in resp.text
+    c.page(1)
+    assert c.submit(int(position), {}, {}).status_code == 404

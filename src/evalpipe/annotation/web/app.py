@@ -369,7 +369,8 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             "done.html", queue=queue, rated=sum(s.rated for s in queue), assigned=len(queue)
         )
 
-    @app.route("/item/<int:position>", methods=["GET", "POST"])
+    # max: an id beyond SQLite's integer range is a 404, not an OverflowError (500).
+    @app.route("/item/<int(max=2147483647):position>", methods=["GET", "POST"])
     def item(position: int) -> Any:
         if (resp := require_login()) is not None:
             return resp
