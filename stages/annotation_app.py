@@ -2,6 +2,7 @@
 
     python -m stages.annotation_app add-annotator ann_001      # prints a login token, once
     python -m stages.annotation_app serve --port 8080          # http://127.0.0.1:8080
+    python -m stages.annotation_app release ann_001            # a dropout's unrated items -> the team
     python -m stages.annotation_app export                     # -> data/raw/annotations/batch_NNN.jsonl
     python -m stages.annotation_app template --output ann.xlsx # offline annotators
     python -m stages.annotation_app import ann.xlsx --annotator ann_004
@@ -415,17 +416,21 @@ def release(annotator_id: str, db_path: str, overlap: int | None, params_path: s
 @db_option
 @fail_cleanly
 def users(db_path: str) -> None:
-    """List accounts with their progress."""
+    """List accounts with their progress, hours since their last activity, and who is released."""
     store = _open_store(db_path, must_exist=True)
     rows = store.annotators()
+    idle = store.idle_seconds()
+    released = store.released()
     click.echo(
         f"{'annotator':<20} {'role':<9} {'done':>5} {'assigned':>8} {'skipped':>7} "
-        f"{'active min':>10}"
+        f"{'active min':>10} {'idle h':>7}"
     )
     for r in rows:
+        state = " released" if r["id"] in released else ""
         click.echo(
             f"{r['id']:<20} {r['role']:<9} {r['rated']:>5} "
-            f"{r['assigned']:>8} {r['skipped']:>7} {r['active_ms'] / 60000:>10.1f}"
+            f"{r['assigned']:>8} {r['skipped']:>7} {r['active_ms'] / 60000:>10.1f} "
+            f"{idle.get(r['id'], 0.0) / 3600:>7.1f}{state}"
         )
 
 
