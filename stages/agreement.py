@@ -1,6 +1,8 @@
 """Stage agreement: human batches (+ judge, markers) -> consensus, quality reports, metrics.
 
-Reads ``data/raw/annotations/*.jsonl`` (human annotators), and where present
+Reads ``data/raw/annotations/*.jsonl`` (human annotators; while that folder holds no batch, the
+bundled illustrative ones in ``data/samples/annotations/``, labelled as samples in every output),
+and where present
 ``data/annotations/judge.jsonl`` and ``data/annotations/markers.jsonl``; validates them against the
 task set; writes ``data/annotations/consensus.jsonl``, ``data/annotations/quality_reports/
 {kappa_report,outlier_report,agreement}.json``, ``data/annotations/rejected/low_agreement.jsonl``,
@@ -18,6 +20,7 @@ from pathlib import Path
 import click
 
 from evalpipe import atomic
+from evalpipe.annotation.batches import find_batches
 from evalpipe.annotation.report import QualitySettings, run_quality
 from evalpipe.annotation.schema import AXES, read_annotations, read_tasks, sample_tasks_path
 from evalpipe.errors import InputError
@@ -41,7 +44,8 @@ PATHS = ProjectPaths()
     "--raw-dir",
     default=str(PATHS.raw_annotations),
     show_default=True,
-    help="Folder of human annotation batches (*.jsonl).",
+    help="Folder of human annotation batches (*.jsonl). While this default holds none, the "
+    "bundled sample batches are used and labelled as such.",
 )
 @click.option(
     "--judge",
@@ -72,12 +76,15 @@ def main(
         log.info("%s not found; using the bundled sample tasks", tasks_file)
         tasks_file = sample_tasks_path()
     tasks = read_tasks(tasks_file)
-    batches = sorted(Path(raw_dir).glob("*.jsonl"))
-    if not batches:
-        raise InputError(f"{raw_dir}: no annotation batches (*.jsonl) found")
+    found = find_batches(
+        raw_dir,
+        samples_dir=PATHS.sample_annotations if raw_dir == str(PATHS.raw_annotations) else None,
+    )
+    if found.samples:
+        log.warning("%s holds no batch: using the SAMPLE batches in %s", raw_dir, found.folder)
     extra = [Path(p) for p in (judge_path, markers_path) if Path(p).exists()]
-    annotations = read_annotations([*batches, *extra], task_ids=[t.id for t in tasks])
-    result = run_quality(annotations, tasks, settings)
+    annotations = read_annotations([*found.paths, *extra], task_ids=[t.id for t in tasks])
+    result = run_quality(annotations, tasks, settings, sample_batches=found.samples)
 
     atomic.write_jsonl(PATHS.consensus, result.consensus)
     atomic.write_jsonl(PATHS.rejected, result.rejected)
@@ -100,7 +107,7 @@ def main(
         for axis in AXES
     )
     click.echo(
-        f"agreement: {len(batches)} batches, {result.metrics['annotators']} annotators, "
+        f"agreement: {len(found.paths)} {found.label}, {result.metrics['annotators']} annotators, "
         f"{result.metrics['consensus_items']} consensus / {result.metrics['rejected_items']} "
         f"rejected items; kappa {kappas}; quality gate {result.gate['status']} "
         f"({result.gate['n_failures']} failure(s): python -m stages.annotation check) "

@@ -25,6 +25,7 @@ from evalpipe.annotation.agreement import (
     agreement_report,
     annotator_kappas,
 )
+from evalpipe.annotation.batches import find_batches
 from evalpipe.annotation.consensus import METHODS, build_consensus
 from evalpipe.annotation.report import QualitySettings, run_quality
 from evalpipe.annotation.schema import (
@@ -244,15 +245,18 @@ def check(
 ) -> None:
     """Quality gate (spec A.7): list every failure and exit 1 if there is one.
 
-    Checks the batches (default: data/raw/annotations/*.jsonl) for required fields, value ranges,
+    Checks the batches (default: data/raw/annotations/*.jsonl, or while there is none the
+    bundled sample batches, labelled as such) for required fields, value ranges,
     weighted kappa >= min_kappa per axis, completeness (every task has `overlap` human ratings),
     consistency flags <= max_consistency_rate, and annotator outliers, with the thresholds of
     params.yaml's `annotation` section. Exit 0: passed; 1: failed; 2: unusable input.
     """
     params = load_params(params_path)
     settings = QualitySettings.from_params(section(params, "annotation"), seed=params["seed"])
+    samples = False
     if not inputs and not extra:
-        inputs = (str(PATHS.raw_annotations / "*.jsonl"),)
+        found = find_batches(PATHS.raw_annotations, samples_dir=PATHS.sample_annotations)
+        inputs, samples = tuple(str(p) for p in found.paths), found.samples
     paths = _expand(inputs, extra)
     tasks_file = Path(tasks_path)
     task_label = str(tasks_file)
@@ -262,7 +266,9 @@ def check(
         tasks_file, task_label = sample_tasks_path(), "the bundled sample tasks"
     tasks = read_tasks(tasks_file)
     annotations, problems = collect_annotations(paths, task_ids=[t.id for t in tasks])
-    result = run_quality(annotations, tasks, settings, validation_problems=problems)
+    result = run_quality(
+        annotations, tasks, settings, validation_problems=problems, sample_batches=samples
+    )
     gate = result.gate
     if output:
         atomic.write_json(output, gate)
@@ -271,8 +277,13 @@ def check(
     summary = ", ".join(
         f"{name} {'ok' if c['passed'] else 'FAIL'}" for name, c in gate["checks"].items()
     )
+    if samples:
+        click.echo(
+            f"SAMPLE DATA: {PATHS.raw_annotations} holds no batch; checked the bundled "
+            f"sample batches in {PATHS.sample_annotations}"
+        )
     click.echo(
-        f"check: {len(paths)} file(s), {len(annotations)} valid annotation(s), "
+        f"check: {len(paths)} {'SAMPLE ' if samples else ''}file(s), {len(annotations)} valid annotation(s), "
         f"{len(tasks)} task(s) ({task_label}): {gate['status'].upper()} "
         f"with {gate['n_failures']} failure(s) [{summary}]"
     )

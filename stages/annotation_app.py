@@ -2,6 +2,7 @@
 
     python -m stages.annotation_app add-annotator ann_001      # prints a login token, once
     python -m stages.annotation_app serve --port 8080          # http://127.0.0.1:8080
+    python -m stages.annotation_app release ann_001            # a dropout's unrated items -> the team
     python -m stages.annotation_app export                     # -> data/raw/annotations/batch_NNN.jsonl
     python -m stages.annotation_app template --output ann.xlsx # offline annotators
     python -m stages.annotation_app import ann.xlsx --annotator ann_004
@@ -166,12 +167,43 @@ def main() -> None:
 )
 @click.option(
     "--login-limit",
-    nargs=3,
-    type=(int, int, float),
-    default=(10, 100, 300.0),
+    nargs=4,
+    type=(int, int, int, float),
+    default=(10, 50, 100, 300.0),
     show_default=True,
-    metavar="PER_ADDRESS OVERALL SECONDS",
-    help="Failed logins allowed per client address and in total per time window.",
+    metavar="PER_ADDRESS_AND_ID PER_ID UNKNOWN_IDS SECONDS",
+    help="Failed logins allowed per (client address, annotator id), per annotator id, and "
+    "in total for ids that do not exist, per time window.",
+)
+@click.option(
+    "--trusted-proxies",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Reverse proxies in front of the app that set X-Forwarded-For; the client address is "
+    "taken from that header only when this is 1 or more (docs/annotation-web.md).",
+)
+@click.option(
+    "--top-up",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="Items an annotator with nothing left to rate gets at a time (0: none): unrated items "
+    "of idle annotators first, then items beyond the overlap.",
+)
+@click.option(
+    "--idle-hours",
+    type=click.FloatRange(min=0),
+    default=72.0,
+    show_default=True,
+    help="Unrated items of an annotator inactive this long may move to one who needs work "
+    "(0: never).",
+)
+@click.option(
+    "--raise-coverage/--no-raise-coverage",
+    default=True,
+    show_default=True,
+    help="Top-ups may give items more raters than the overlap.",
 )
 @click.option(
     "--require-qualification/--no-require-qualification",
@@ -191,7 +223,11 @@ def serve(
     synchronous: str,
     overlap: int | None,
     secure_cookies: bool,
-    login_limit: tuple[int, int, float],
+    login_limit: tuple[int, int, int, float],
+    trusted_proxies: int,
+    top_up: int,
+    idle_hours: float,
+    raise_coverage: bool,
     require_qualification: bool | None,
     params_path: str,
 ) -> None:
@@ -218,9 +254,15 @@ def serve(
             min_kappa=float(cfg["min_kappa"]),
             target_kappa=float(cfg["target_kappa"]),
             secure_cookies=secure_cookies,
-            login_attempts_per_address=login_limit[0],
-            login_attempts_overall=login_limit[1],
-            login_window_s=login_limit[2],
+            login_attempts_per_pair=login_limit[0],
+            login_attempts_per_account=login_limit[1],
+            login_attempts_unknown=login_limit[2],
+            login_window_s=login_limit[3],
+            trusted_proxy_hops=trusted_proxies,
+            top_up=top_up,
+            idle_hours=idle_hours,
+            raise_coverage=raise_coverage,
+            seed=cfg["seed"],
             require_qualification=bool(
                 require_qualification
                 if require_qualification is not None
@@ -252,7 +294,9 @@ def serve(
         port=port,
         threads=threads,
         ident="evalpipe",
-        clear_untrusted_proxy_headers=True,
+        # Behind trusted proxies the app reads X-Forwarded-For itself (ProxyFix with that many
+        # hops); otherwise waitress drops such headers before the app sees them.
+        clear_untrusted_proxy_headers=not trusted_proxies,
     )
 
 
@@ -342,20 +386,51 @@ def waive_qualification(annotator_id: str, reason: str, db_path: str) -> None:
 
 
 @main.command()
+@click.argument("annotator_id")
+@db_option
+@click.option(
+    "--overlap",
+    type=int,
+    default=None,
+    help="Annotators per item (default: params annotation.overlap).",
+)
+@params_option
+@fail_cleanly
+def release(annotator_id: str, db_path: str, overlap: int | None, params_path: str) -> None:
+    """Give a dropout's unrated items to the rest of the team (their ratings stay). Safe while
+    the server runs; they get items again if they sign in and ask for work."""
+    store = _open_store(db_path, must_exist=True)
+    cfg = _annotation_params(params_path)
+    released, added = store.release(
+        annotator_id,
+        overlap=int(overlap if overlap is not None else cfg.get("overlap", 2)),
+        seed=cfg["seed"],
+    )
+    click.echo(
+        f"annotate release: {released} unrated items taken from {annotator_id}, "
+        f"{added} new assignments for the others"
+    )
+
+
+@main.command()
 @db_option
 @fail_cleanly
 def users(db_path: str) -> None:
-    """List accounts with their progress."""
+    """List accounts with their progress, hours since their last activity, and who is released."""
     store = _open_store(db_path, must_exist=True)
     rows = store.annotators()
+    idle = store.idle_seconds()
+    released = store.released()
     click.echo(
         f"{'annotator':<20} {'role':<9} {'done':>5} {'assigned':>8} {'skipped':>7} "
-        f"{'active min':>10}"
+        f"{'active min':>10} {'idle h':>7}"
     )
     for r in rows:
+        state = " released" if r["id"] in released else ""
         click.echo(
             f"{r['id']:<20} {r['role']:<9} {r['rated']:>5} "
-            f"{r['assigned']:>8} {r['skipped']:>7} {r['active_ms'] / 60000:>10.1f}"
+            f"{r['assigned']:>8} {r['skipped']:>7} {r['active_ms'] / 60000:>10.1f} "
+            f"{idle.get(r['id'], 0.0) / 3600:>7.1f}{state}"
         )
 
 

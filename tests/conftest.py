@@ -70,13 +70,14 @@ def copy_project(dest: Path) -> Path:
             )
         else:
             shutil.copy2(item, dest / item.name)
-    # data/raw holds inputs (README placeholders, sample annotation batches): keep it.
-    if (REPO / "data" / "raw").exists():
-        shutil.copytree(
-            REPO / "data" / "raw",
-            dest / "data" / "raw",
-            ignore=shutil.ignore_patterns("*.xlsx", "*.tsv"),
-        )
+    # data/raw holds inputs (README placeholders), data/samples the bundled sample batches.
+    for inputs in ("raw", "samples"):
+        if (REPO / "data" / inputs).exists():
+            shutil.copytree(
+                REPO / "data" / inputs,
+                dest / "data" / inputs,
+                ignore=shutil.ignore_patterns("*.xlsx", "*.tsv"),
+            )
     for name in ("metrics", "plots"):
         (dest / name).mkdir(exist_ok=True)
     return dest

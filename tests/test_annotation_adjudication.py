@@ -17,7 +17,7 @@ from evalpipe.annotation.schema import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
-BATCHES = sorted((REPO / "data" / "raw" / "annotations").glob("batch_*.jsonl"))
+BATCHES = sorted((REPO / "data" / "samples" / "annotations").glob("batch_*.jsonl"))
 
 
 def ann(item, rater, scores, conf=0.9, ts="2025-01-01T10:00:00Z") -> Annotation:

@@ -23,7 +23,7 @@ from evalpipe.annotation.schema import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
-BATCHES = sorted((REPO / "data" / "raw" / "annotations").glob("batch_*.jsonl"))
+BATCHES = sorted((REPO / "data" / "samples" / "annotations").glob("batch_*.jsonl"))
 
 
 def random_batch(annotator: str, seed: int) -> list[Annotation]:

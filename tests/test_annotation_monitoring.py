@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from evalpipe.annotation.agreement import agreement_report
+from evalpipe.annotation.batches import NOTE_SAMPLE_BATCHES
 from evalpipe.annotation.monitoring import TABLE_COLUMNS, agreement_over_time, window_start
 from evalpipe.annotation.report import NOTE_MARKERS_IN_SAMPLE, QualitySettings, run_quality
 from evalpipe.annotation.schema import (
@@ -21,7 +22,7 @@ from evalpipe.annotation.schema import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
-BATCHES = sorted((REPO / "data" / "raw" / "annotations").glob("batch_*.jsonl"))
+BATCHES = sorted((REPO / "data" / "samples" / "annotations").glob("batch_*.jsonl"))
 MONDAY = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
 
 
@@ -118,8 +119,17 @@ def test_the_quality_run_carries_monitoring_and_honest_notes():
         for a in humans
         if a.annotator_id == "illustrative_001"
     ]
-    result = run_quality(humans + markers, tasks, QualitySettings(bootstrap_samples=0))
-    assert result.metrics["data_notes"] == {"illustrative_humans": True, "markers_in_sample": True}
+    result = run_quality(
+        humans + markers, tasks, QualitySettings(bootstrap_samples=0), sample_batches=True
+    )
+    assert result.metrics["data_notes"] == {
+        "sample_batches": True,
+        "illustrative_humans": True,
+        "markers_in_sample": True,
+    }
+    assert result.gate["sample_batches"] is True
+    assert result.kappa_report["data_notes"][0] == NOTE_SAMPLE_BATCHES
+    assert result.gate["data_notes"] == result.kappa_report["data_notes"]
     assert any("illustrative" in n for n in result.kappa_report["data_notes"])
     assert NOTE_MARKERS_IN_SAMPLE in result.kappa_report["data_notes"]
     # The sample batches were all rated in one week (2025-01-06 .. 01-12, and 01-13).
@@ -136,8 +146,12 @@ def test_the_quality_run_carries_monitoring_and_honest_notes():
         for a in humans
     ]
     plain = run_quality(real, tasks, QualitySettings(bootstrap_samples=0))
-    assert plain.metrics["data_notes"] == {"illustrative_humans": False, "markers_in_sample": False}
-    assert plain.kappa_report["data_notes"] == []
+    assert plain.metrics["data_notes"] == {
+        "sample_batches": False,
+        "illustrative_humans": False,
+        "markers_in_sample": False,
+    }
+    assert plain.kappa_report["data_notes"] == [] and plain.gate["sample_batches"] is False
 
 
 def test_per_window_annotator_kappa_is_annotator_kappas_on_those_items():

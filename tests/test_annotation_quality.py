@@ -41,7 +41,7 @@ from evalpipe.annotation.schema import (
 from evalpipe.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
-BATCHES = sorted((REPO / "data" / "raw" / "annotations").glob("batch_00[123].jsonl"))
+BATCHES = sorted((REPO / "data" / "samples" / "annotations").glob("batch_00[123].jsonl"))
 
 
 def ann(item: str, rater: str, scores, conf=0.9, ts="2025-01-01T10:00:00Z") -> Annotation:

@@ -26,15 +26,23 @@ OUTPUTS = (
 )
 
 
+RAW = "data/raw/annotations"
+SAMPLES = "data/samples/annotations"
+
+
+def _campaign_from_samples(project, *names: str) -> None:
+    """Put copies of sample batches into the campaign folder, as if a campaign had made them."""
+    for name in names or ("batch_001.jsonl", "batch_002.jsonl", "batch_003.jsonl"):
+        shutil.copy(project.root / SAMPLES / name, project.root / RAW / name)
+
+
 def _snapshot(root):
     return {name: (root / name).read_bytes() for name in OUTPUTS}
 
 
 def _write_batch(project, name: str, annotator: str, source: str, bump: set[str]) -> None:
     """A new annotator's batch: a copy of ``source`` that rates the ``bump`` items one higher."""
-    lines = (
-        (project.root / "data/raw/annotations" / source).read_text(encoding="utf-8").splitlines()
-    )
+    lines = (project.root / SAMPLES / source).read_text(encoding="utf-8").splitlines()
     out = []
     for line in lines:
         row = json.loads(line)
@@ -48,8 +56,10 @@ def _write_batch(project, name: str, annotator: str, source: str, bump: set[str]
 
 
 def test_agreement_stage_runs_on_the_bundled_batches_and_reruns_byte_identically(project):
+    assert not list((project.root / RAW).glob("*.jsonl"))  # a campaign starts clean
     proc = project.run("python", "-m", "stages.agreement")
-    assert proc.stdout.startswith("agreement: 3 batches, 3 annotators")
+    assert proc.stdout.startswith("agreement: 3 SAMPLE batches, 3 annotators")
+    assert "using the SAMPLE batches" in proc.stderr
     assert "bundled sample tasks" in proc.stderr  # no data/annotation/tasks.jsonl yet
     metrics = json.loads((project.root / SUMMARY).read_text())
     for axis in AXES:
@@ -70,6 +80,15 @@ def test_agreement_stage_runs_on_the_bundled_batches_and_reruns_byte_identically
     assert header.startswith("axis,kappa,")
     assert metrics["gate"]["status"] == "pass"
     assert metrics["data_notes"]["illustrative_humans"] is True
+    assert metrics["data_notes"]["sample_batches"] is True
+    report = json.loads(
+        (project.root / "data/annotations/quality_reports/kappa_report.json").read_text()
+    )
+    assert report["data_notes"][0].startswith("SAMPLE DATA")
+    gate = json.loads((project.root / "data/annotations/quality_reports/gate.json").read_text())
+    assert gate["sample_batches"] is True
+    check = project.run("python", "-m", "stages.annotation", "check")
+    assert check.stdout.startswith("SAMPLE DATA:") and "3 SAMPLE file(s)" in check.stdout
     weekly = (project.root / "plots/agreement_weekly.csv").read_text().splitlines()
     assert weekly[0] == "window_start,n_items,social,avoidant,mechanical,self"
     assert [w.split(",")[0] for w in weekly[1:]] == ["2025-01-06", "2025-01-13"]
@@ -102,8 +121,8 @@ def test_kappa_and_merge_commands_reproduce_the_spec_usage(project):
     kappa = project.run(
         "bash",
         "-c",
-        "python -m stages.annotation kappa --input data/raw/annotations/batch_001.jsonl "
-        "--input data/raw/annotations/batch_002.jsonl --output out/kappa_report.json",
+        "python -m stages.annotation kappa --input data/samples/annotations/batch_001.jsonl "
+        "--input data/samples/annotations/batch_002.jsonl --output out/kappa_report.json",
     )
     assert "2 file(s), 30 items" in kappa.stdout
     report = json.loads((project.root / "out/kappa_report.json").read_text())
@@ -112,7 +131,7 @@ def test_kappa_and_merge_commands_reproduce_the_spec_usage(project):
         "bash",
         "-c",
         # Unquoted glob: the shell expands it to several files after one --input.
-        "python -m stages.annotation merge --input data/raw/annotations/*.jsonl "
+        "python -m stages.annotation merge --input data/samples/annotations/*.jsonl "
         "--method weighted_average --min_kappa 0.60 --output out/consensus.jsonl",
     )
     assert merge.stdout.startswith("merge: 3 file(s), ")
@@ -125,7 +144,7 @@ def test_kappa_and_merge_commands_reproduce_the_spec_usage(project):
         "stages.annotation",
         "merge",
         "--input",
-        "data/raw/annotations/*.jsonl",
+        "data/samples/annotations/*.jsonl",
         "--method",
         "median",
         "--output",
@@ -152,14 +171,14 @@ def test_dvc_repro_agreement_and_metrics_diff_after_a_new_batch(project):
     tasks = project.root / "data/annotation/tasks.jsonl"
     tasks.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(sample_tasks_path(), tasks)
+    _campaign_from_samples(project)
     if (project.root / "stages/markers.py").exists():
         project.dvc("repro", "--single-item", "markers")
     else:
         pytest.skip("the markers stage is not in this checkout")
     judge = project.root / "data/annotations/judge.jsonl"
     rows = [
-        json.loads(x)
-        for x in (project.root / "data/raw/annotations/batch_003.jsonl").read_text().splitlines()
+        json.loads(x) for x in (project.root / RAW / "batch_003.jsonl").read_text().splitlines()
     ]
     judge.write_text("".join(json.dumps({**r, "annotator_id": "llm:fixture"}) + "\n" for r in rows))
 
@@ -203,15 +222,13 @@ def test_a_batch_below_threshold_fails_the_gate_in_metrics_and_check_and_adjudic
 ):
     # A fourth annotator who rates at random on every task drags every axis below 0.60.
     rows = [
-        json.loads(x)
-        for x in (project.root / "data/raw/annotations/batch_001.jsonl").read_text().splitlines()
+        json.loads(x) for x in (project.root / SAMPLES / "batch_001.jsonl").read_text().splitlines()
     ]
+    _campaign_from_samples(project, "batch_001.jsonl")
     out = []
     for i, r in enumerate(rows):
         scores = {a: 1 + (i * 7 + k * 3) % 5 for k, a in enumerate(AXES)}
         out.append(json.dumps({**r, "annotator_id": "ann_random", "annotations": scores}))
-    for name in ("batch_002.jsonl", "batch_003.jsonl"):
-        (project.root / "data/raw/annotations" / name).unlink()
     (project.root / "data/raw/annotations/batch_004.jsonl").write_text("\n".join(out) + "\n")
     project.run("python", "-m", "stages.agreement")
     metrics = json.loads((project.root / SUMMARY).read_text())
@@ -251,3 +268,21 @@ def test_a_batch_below_threshold_fails_the_gate_in_metrics_and_check_and_adjudic
     again = json.loads((project.root / SUMMARY).read_text())
     assert again["annotators"] == 2 and again["adjudicated_items"] == 1
     assert all(again[a]["kappa"] == metrics[a]["kappa"] for a in AXES)
+
+
+def test_the_first_real_batch_replaces_the_samples_entirely(project):
+    project.run("python", "-m", "stages.agreement")
+    _write_batch(project, "batch_001.jsonl", "ann_101", "batch_002.jsonl", bump=set())
+    _write_batch(project, "batch_002.jsonl", "ann_102", "batch_002.jsonl", bump={"sample_001"})
+    proc = project.run("python", "-m", "stages.agreement")
+    assert proc.stdout.startswith("agreement: 2 batches, 2 annotators")
+    assert "SAMPLE" not in proc.stdout + proc.stderr
+    metrics = json.loads((project.root / SUMMARY).read_text())
+    assert metrics["annotators"] == 2
+    assert metrics["data_notes"] == {
+        "sample_batches": False,
+        "illustrative_humans": False,
+        "markers_in_sample": False,
+    }
+    check = project.run("python", "-m", "stages.annotation", "check", check=False)
+    assert "SAMPLE" not in check.stdout and "2 file(s)" in check.stdout

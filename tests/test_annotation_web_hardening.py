@@ -26,6 +26,7 @@ SECRET = "hardening-secret-0123456789abcdef"
 
 
 def start(tmp: Path, *extra: str, annotators: tuple[str, ...] = ("ann_a", "ann_b")):
+    tmp.mkdir(parents=True, exist_ok=True)
     tasks = tmp / "tasks.jsonl"
     write_tasks(tasks, 4)
     db = tmp / "ann.sqlite"
@@ -122,7 +123,16 @@ def test_next_to_a_page_of_this_site_is_followed(server):
 # -- login throttling ----------------------------------------------------------------------------
 
 
-def test_a_burst_of_wrong_tokens_is_throttled_per_address(tmp_path):
+def attempt_login(http: httpx.Client, who: str, token: str, **headers: str) -> int:
+    return http.post(
+        "/login",
+        data={"csrf_token": csrf_of(http), "annotator_id": who, "token": token},
+        headers=headers,
+    ).status_code
+
+
+def test_one_annotators_typos_throttle_only_that_id_at_that_address(tmp_path):
+    """Everyone behind one address (SSH tunnel, proxy): ann_a's wrong tokens lock out nobody else."""
     with start(tmp_path) as srv:
         http = from_address(srv.base_url, "127.0.0.1")
         csrf = csrf_of(http)
@@ -139,46 +149,80 @@ def test_a_burst_of_wrong_tokens_is_throttled_per_address(tmp_path):
         # Only the first ten are checked against a hash; the rest are refused unheard.
         assert codes.count(401) == 10 and codes.count(429) == 230, codes
         assert elapsed < 30
-        # The throttled address cannot log in even with the right token for now ...
+        # ann_a cannot sign in from this address for now, even with the right token ...
         right = {"csrf_token": csrf, "annotator_id": "ann_a", "token": srv.tokens["ann_a"]}
         refused = http.post("/login", data=right)
         assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
         assert "Too many" in refused.text
-        # ... while another address can.
-        other = from_address(srv.base_url, "127.0.0.2")
-        ok = other.post("/login", data=right | {"csrf_token": csrf_of(other)})
-        assert ok.status_code == 303
+        # ... but a colleague behind the same address signs in with their own token,
+        assert attempt_login(http, "ann_b", srv.tokens["ann_b"]) == 303
+        assert attempt_login(http, "boss", srv.tokens["boss"]) == 303
+        # and ann_a can from another address.
+        assert (
+            attempt_login(from_address(srv.base_url, "127.0.0.2"), "ann_a", srv.tokens["ann_a"])
+            == 303
+        )
 
 
-def test_failed_logins_are_also_limited_overall(tmp_path):
-    with start(tmp_path, "--login-limit", "3", "5", "60") as srv:
+def test_guesses_at_one_id_from_many_addresses_are_limited_per_id(tmp_path):
+    with start(tmp_path, "--login-limit", "3", "5", "100", "60") as srv:
         codes = []
         for address, tries in (("127.0.0.2", 4), ("127.0.0.3", 3)):
             http = from_address(srv.base_url, address)
-            csrf = csrf_of(http)
-            for i in range(tries):
-                codes.append(
-                    http.post(
-                        "/login",
-                        data={"csrf_token": csrf, "annotator_id": "ann_b", "token": f"x{i}"},
-                    ).status_code
-                )
-        # 3 from the first address (4th: its own limit), 2 more from the second (overall 5).
+            codes += [attempt_login(http, "ann_b", f"x{i}") for i in range(tries)]
+        # 3 from the first address (4th: its (address, id) limit), 2 more from the second
+        # (5 for the id in all).
         assert codes == [401, 401, 401, 429, 401, 401, 429]
         fresh = from_address(srv.base_url, "127.0.0.4")
-        resp = fresh.post(
-            "/login",
-            data={
-                "csrf_token": csrf_of(fresh),
-                "annotator_id": "ann_b",
-                "token": srv.tokens["ann_b"],
-            },
+        assert attempt_login(fresh, "ann_b", srv.tokens["ann_b"]) == 429
+        # The other accounts are untouched, from any address.
+        assert attempt_login(fresh, "ann_a", srv.tokens["ann_a"]) == 303
+        assert (
+            attempt_login(from_address(srv.base_url, "127.0.0.2"), "boss", srv.tokens["boss"])
+            == 303
         )
-        assert resp.status_code == 429
+
+
+def test_unknown_ids_share_one_ceiling_that_never_refuses_a_real_account(tmp_path):
+    with start(tmp_path, "--login-limit", "3", "5", "4", "60") as srv:
+        codes = [
+            attempt_login(from_address(srv.base_url, f"127.0.1.{i}"), f"ghost_{i}", "x")
+            for i in range(1, 7)
+        ]
+        assert codes == [401, 401, 401, 401, 429, 429]
+        http = from_address(srv.base_url, "127.0.1.1")
+        # A real id is still checked (a wrong token is a 401, not a 429) and signs in.
+        assert attempt_login(http, "ann_a", "wrong") == 401
+        assert attempt_login(http, "ann_a", srv.tokens["ann_a"]) == 303
+
+
+def test_forwarded_for_is_ignored_unless_proxies_are_trusted(tmp_path):
+    with start(tmp_path / "direct", "--login-limit", "2", "50", "100", "60") as srv:
+        http = from_address(srv.base_url, "127.0.0.1")
+        # A client cannot dodge its (address, id) limit by making up addresses.
+        codes = [
+            attempt_login(http, "ann_a", "x", **{"X-Forwarded-For": f"10.0.0.{i}"})
+            for i in range(1, 4)
+        ]
+        assert codes == [401, 401, 429]
+
+
+def test_behind_a_trusted_proxy_the_forwarded_client_address_is_counted(tmp_path):
+    with start(tmp_path, "--login-limit", "2", "50", "100", "60", "--trusted-proxies", "1") as srv:
+        proxy = from_address(srv.base_url, "127.0.0.1")  # every request comes through the proxy
+        alice = {"X-Forwarded-For": "10.0.0.1"}
+        bob = {"X-Forwarded-For": "10.0.0.2"}
+        assert [attempt_login(proxy, "ann_a", "x", **alice) for _ in range(3)] == [401, 401, 429]
+        # The same id from another real client behind the proxy is not throttled.
+        assert attempt_login(proxy, "ann_a", srv.tokens["ann_a"], **bob) == 303
+        # With one trusted hop, only the address the proxy appended counts: a client-supplied
+        # entry in front of it is not believed.
+        spoofed = {"X-Forwarded-For": "10.9.9.9, 10.0.0.1"}
+        assert attempt_login(proxy, "ann_a", srv.tokens["ann_a"], **spoofed) == 429
 
 
 def test_successful_logins_do_not_use_up_the_limit(tmp_path):
-    with start(tmp_path, "--login-limit", "2", "2", "60") as srv:
+    with start(tmp_path, "--login-limit", "2", "2", "2", "60") as srv:
         for _ in range(6):
             assert login(srv, "ann_a").page(1).status_code == 200
 
@@ -285,3 +329,12 @@ def test_export_works_next_to_unrelated_jsonl_files_but_still_refuses_real_clash
     clash.write_text(batch.read_text(), encoding="utf-8")
     proc = _cli("export", "--db", str(server.db), "--out-dir", str(out))
     assert proc.returncode == 2 and "already in old_round.jsonl" in proc.stderr
+
+
+@pytest.mark.parametrize("position", ["123456789012345678901", "9223372036854775808", "2147483648"])
+def test_an_out_of_range_item_number_is_a_404_not_a_500(server, position):
+    c = login(server, "ann_a")
+    resp = c.http.get(f"/item/{position}")
+    assert resp.status_code == 404 and "Not found" in resp.text
+    c.page(1)
+    assert c.submit(int(position), {}, {}).status_code == 404

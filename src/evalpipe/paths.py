@@ -151,6 +151,11 @@ class ProjectPaths:
         return self.raw / "annotations"
 
     @property
+    def sample_annotations(self) -> Path:
+        """Bundled illustrative batches, read only while ``raw_annotations`` holds none."""
+        return self.data / "samples" / "annotations"
+
+    @property
     def annotation_tasks(self) -> Path:
         return self.data / "annotation" / "tasks.jsonl"
 

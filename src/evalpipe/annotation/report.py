@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from evalpipe.annotation.agreement import agreement_report, annotator_kappas, rater_vs_reference
+from evalpipe.annotation.batches import NOTE_SAMPLE_BATCHES
 from evalpipe.annotation.consensus import build_consensus
 from evalpipe.annotation.gate import quality_gate
 from evalpipe.annotation.monitoring import agreement_over_time
@@ -51,15 +52,21 @@ NOTE_MARKERS_IN_SAMPLE = (
 
 
 def _data_notes(
-    humans: Sequence[Annotation], markers: Sequence[Annotation]
+    humans: Sequence[Annotation], markers: Sequence[Annotation], *, sample_batches: bool
 ) -> tuple[dict[str, bool], list[str]]:
     """Flags and sentences saying which figures rest on the bundled, project-written data."""
     illustrative = any(a.annotator_id.startswith(ILLUSTRATIVE_PREFIX) for a in humans)
     sample_ids = {t.id for t in read_tasks(sample_tasks_path())}
     markers_in_sample = any(a.id in sample_ids for a in markers)
-    notes = [NOTE_ILLUSTRATIVE] if illustrative else []
+    notes = [NOTE_SAMPLE_BATCHES] if sample_batches else []
+    notes += [NOTE_ILLUSTRATIVE] if illustrative else []
     notes += [NOTE_MARKERS_IN_SAMPLE] if markers_in_sample else []
-    return {"illustrative_humans": illustrative, "markers_in_sample": markers_in_sample}, notes
+    flags = {
+        "sample_batches": sample_batches,
+        "illustrative_humans": illustrative,
+        "markers_in_sample": markers_in_sample,
+    }
+    return flags, notes
 
 
 @dataclass(frozen=True)
@@ -159,6 +166,7 @@ def run_quality(
     settings: QualitySettings,
     *,
     validation_problems: Sequence[str] = (),
+    sample_batches: bool = False,
 ) -> QualityResult:
     """Agreement, consensus, outliers, consistency and the A.7 quality gate for a set of
     annotations.
@@ -173,6 +181,9 @@ def run_quality(
         Thresholds and methods.
     validation_problems:
         Problems found while reading the batches (the gate lists them as format/range failures).
+    sample_batches:
+        The human batches are the bundled samples (``batches.find_batches`` found no real
+        batch): every output says so (``data_notes``, the gate's ``sample_batches``).
 
     Returns
     -------
@@ -299,7 +310,7 @@ def run_quality(
         )
     if judge_id:
         metrics["judge"] = judge_id
-    flags, notes = _data_notes(humans, markers)
+    flags, notes = _data_notes(humans, markers, sample_batches=sample_batches)
     metrics["data_notes"] = flags
     report["data_notes"] = notes
     gate = quality_gate(
@@ -312,6 +323,8 @@ def run_quality(
         overlap=settings.overlap,
         max_consistency_rate=settings.max_consistency_rate,
     )
+    gate["sample_batches"] = sample_batches
+    gate["data_notes"] = notes
     metrics["gate"] = {
         "status": gate["status"],
         "failures": gate["n_failures"],

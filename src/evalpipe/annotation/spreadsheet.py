@@ -68,10 +68,18 @@ def xlsx_safe(text: str) -> str:
     return ILLEGAL_CHARACTERS_RE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
+FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+"""First characters that make a spreadsheet read a cell as a formula (OWASP "CSV injection")."""
+
+
 def _text_cell(ws: Any, row: int, col: int, value: str) -> None:
     cell = ws.cell(row=row, column=col, value=xlsx_safe(value) if isinstance(value, str) else value)
     # Assigning a str beginning with "=" makes openpyxl store a formula; force a string cell.
     cell.data_type = "s"
+    if isinstance(value, str) and value.startswith(FORMULA_TRIGGERS):
+        # The value stays exact; quotePrefix keeps it text even when someone edits the cell
+        # (a plain string cell would be re-read as a formula after F2 + Enter).
+        cell.quotePrefix = True
     cell.alignment = Alignment(wrap_text=True, vertical="top")
 
 

@@ -28,6 +28,7 @@ from flask import (
 )
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from werkzeug.exceptions import TooManyRequests
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from evalpipe.annotation import guidelines as gl
 from evalpipe.annotation.schema import AXES, LABEL_NAMES
@@ -41,7 +42,7 @@ from evalpipe.annotation.web.forms import (
     rating_values,
 )
 from evalpipe.annotation.web.ratelimit import LoginLimiter
-from evalpipe.annotation.web.store import Store
+from evalpipe.annotation.web.store import MAX_COMMENT_CHARS, Store, comment_too_long
 from evalpipe.errors import InputError
 from evalpipe.params_schema import default_of
 
@@ -50,6 +51,10 @@ log = logging.getLogger(__name__)
 
 # Letter that jumps to each axis (digits are taken by scores; s/n/p/g by actions).
 AXIS_KEYS: dict[str, str] = {"social": "a", "avoidant": "v", "mechanical": "m", "self": "e"}
+
+# The whole request for the rating form (room for a pasted document as a comment); other forms
+# are limited by MAX_CONTENT_LENGTH.
+RATING_FORM_BYTES = 4 * 1024 * 1024
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -74,9 +79,22 @@ class AppConfig:
         Thresholds for the admin view's agreement status.
     secure_cookies:
         Send the session cookie only over HTTPS (set when served behind TLS).
-    login_attempts_per_address, login_attempts_overall, login_window_s:
-        Failed logins allowed per client address and in total within the window; beyond them
-        the login answers 429 without checking the token (see ``ratelimit``).
+    login_attempts_per_pair, login_attempts_per_account, login_attempts_unknown, login_window_s:
+        Failed logins allowed per (client address, annotator id), per annotator id, and in total
+        for ids that do not exist, within the window; beyond them the login answers 429 without
+        checking the token (see ``ratelimit``). One id's failures never refuse another id.
+    trusted_proxy_hops:
+        0 (default): the client address is the TCP peer and ``X-Forwarded-For`` is ignored.
+        N > 0: the app runs behind N reverse proxies that each append to ``X-Forwarded-For``
+        (and set ``X-Forwarded-Proto``), and takes the client address from there. Set it only
+        when every request goes through those proxies, else a client can pick its own address.
+    require_qualification:
+        Annotators must pass the qualification test before they get items.
+    top_up, idle_hours, raise_coverage, seed:
+        An annotator with no unrated item left gets up to ``top_up`` more (0: never): first the
+        unrated items of annotators idle for ``idle_hours`` or more (0: never move items), then,
+        with ``raise_coverage``, items beyond ``overlap``, fewest raters first
+        (``assignment.top_up``; ``seed`` breaks ties).
     """
 
     secret_key: str
@@ -85,10 +103,16 @@ class AppConfig:
     min_kappa: float = 0.60
     target_kappa: float = 0.80
     secure_cookies: bool = False
-    login_attempts_per_address: int = 10
-    login_attempts_overall: int = 100
+    login_attempts_per_pair: int = 10
+    login_attempts_per_account: int = 50
+    login_attempts_unknown: int = 100
     login_window_s: float = 300.0
+    trusted_proxy_hops: int = 0
     require_qualification: bool = True
+    top_up: int = 10
+    idle_hours: float = 72.0
+    raise_coverage: bool = True
+    seed: int = 0
 
 
 def create_app(store: Store, config: AppConfig) -> Flask:
@@ -119,14 +143,32 @@ def create_app(store: Store, config: AppConfig) -> Flask:
         TEMPLATES_AUTO_RELOAD=False,
     )
     app.jinja_env.autoescape = True
+
+    @app.before_request
+    def rating_form_limit() -> None:
+        # The rating form may carry an over-long comment: parse it (up to RATING_FORM_BYTES) so
+        # the rating is saved and the comment refused with a message, instead of a bare 413.
+        # Registered before CSRFProtect, whose check is the first to read the form.
+        if request.endpoint == "item" and request.method == "POST":
+            request.max_content_length = RATING_FORM_BYTES
+            request.max_form_memory_size = RATING_FORM_BYTES
+
     CSRFProtect(app)
     app.extensions["evalpipe_store"] = store
     app.extensions["evalpipe_config"] = config
     limiter = LoginLimiter(
-        per_address=config.login_attempts_per_address,
-        overall=config.login_attempts_overall,
+        per_pair=config.login_attempts_per_pair,
+        per_account=config.login_attempts_per_account,
+        unknown_overall=config.login_attempts_unknown,
         window_s=config.login_window_s,
     )
+    if config.trusted_proxy_hops < 0:
+        raise InputError(f"trusted_proxy_hops: expected 0 or more, got {config.trusted_proxy_hops}")
+    if config.trusted_proxy_hops:
+        # Only here does X-Forwarded-For count: with no proxy in front, any client could set it.
+        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
+            app.wsgi_app, x_for=config.trusted_proxy_hops, x_proto=config.trusted_proxy_hops
+        )
 
     @app.after_request
     def security_headers(resp: Response) -> Response:
@@ -174,13 +216,27 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             render_template(
                 "error.html",
                 title="Too many attempts",
-                message="Too many failed sign-ins. Wait a few minutes and try again.",
+                message="Too many failed sign-ins with this annotator ID. Wait a few minutes and "
+                "try again (other IDs can still sign in).",
             ),
             status=429,
             mimetype="text/html",
         )
         resp.headers["Retry-After"] = str(int(getattr(exc, "retry_after", 60)))
         return resp
+
+    @app.errorhandler(413)
+    def too_large(exc: Exception) -> tuple[str, int]:
+        limit = (
+            RATING_FORM_BYTES if request.endpoint == "item" else app.config["MAX_CONTENT_LENGTH"]
+        )
+        return render_template(
+            "error.html",
+            title="Too much text",
+            message=f"What you sent is larger than {limit // 1024:,} kB (a very long comment?), "
+            f"so nothing was saved. Go back: your ratings are still in the form. Shorten the "
+            f"comment to {MAX_COMMENT_CHARS:,} characters and save again.",
+        ), 413
 
     @app.errorhandler(403)
     def forbidden(exc: Exception) -> tuple[str, int]:
@@ -242,18 +298,19 @@ def create_app(store: Store, config: AppConfig) -> Flask:
         error = None
         if request.method == "POST":
             address = request.remote_addr or "?"
-            slot, retry_after = limiter.acquire(address)
+            uid = request.form.get("annotator_id", "").strip()[:200]
+            token = request.form.get("token", "").strip()
+            known = store.annotator(uid) is not None
+            slot, retry_after = limiter.acquire(address, uid, known=known)
             if slot is None:
                 exc = TooManyRequests()
                 exc.retry_after = retry_after  # type: ignore[attr-defined]
                 raise exc
-            uid = request.form.get("annotator_id", "").strip()
-            token = request.form.get("token", "").strip()
             user = store.authenticate(uid, token) if uid and token else None
             if user is None:
                 error = "Unknown annotator ID or wrong token."
             else:
-                limiter.release(address, slot)
+                limiter.release(address, uid, slot, known=known)
                 old = session.get("sid")
                 if isinstance(old, str):
                     store.end_session(old)
@@ -285,6 +342,15 @@ def create_app(store: Store, config: AppConfig) -> Flask:
         if (step := training_mod.gate(store, g.user.id, config)) is not None:
             return redirect(step)
         pos = store.next_position(store.queue(g.user.id))
+        if pos is None and config.top_up > 0:
+            store.assign_more(
+                g.user.id,
+                batch=config.top_up,
+                idle_after_s=config.idle_hours * 3600 if config.idle_hours > 0 else None,
+                raise_coverage=config.raise_coverage,
+                seed=config.seed,
+            )
+            pos = store.next_position(store.queue(g.user.id))
         if pos is None:
             return redirect(url_for("done"))
         return redirect(url_for("item", position=pos))
@@ -293,15 +359,19 @@ def create_app(store: Store, config: AppConfig) -> Flask:
     def done() -> Any:
         if (resp := require_login()) is not None:
             return resp
+        if not g.user.rates_items:
+            return redirect(url_for("home"))
         queue = store.queue(g.user.id)
-        # "All done" only when it is true: otherwise back to the next open item.
-        if not queue or not all(s.rated for s in queue):
+        # Back to the queue only when an item is open: "/" sends here only when none is, so
+        # the two never bounce between each other (an empty queue gets a page of its own).
+        if not all(s.rated for s in queue):
             return redirect(url_for("home"))
         return render_template(
             "done.html", queue=queue, rated=sum(s.rated for s in queue), assigned=len(queue)
         )
 
-    @app.route("/item/<int:position>", methods=["GET", "POST"])
+    # max: an id beyond SQLite's integer range is a 404, not an OverflowError (500).
+    @app.route("/item/<int(max=2147483647):position>", methods=["GET", "POST"])
     def item(position: int) -> Any:
         if (resp := require_login()) is not None:
             return resp
@@ -326,17 +396,34 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             if any("unknown axis" in e for e in errors):
                 return _render_item(position, item_id, errors=errors, values={}, note=note)
             note = {
-                "comment": request.form.get("comment", "")[:2000],
+                "comment": request.form.get("comment", ""),
                 "flag": request.form.get("flag") == "1",
             }
+            # An over-long comment is refused with a message and kept in the form to shorten;
+            # the rating sent with it is still saved.
+            n_chars = len(note["comment"].strip())
+            comment_error = comment_too_long(n_chars) if n_chars > MAX_COMMENT_CHARS else None
             stored = store.note(g.user.id, item_id) or {"comment": "", "flag": False}
-            if (stored["comment"], stored["flag"]) != (note["comment"].strip(), note["flag"]):
+            changed_note = (stored["comment"], stored["flag"]) != (
+                note["comment"].strip(),
+                note["flag"],
+            )
+            if comment_error is None and changed_note:
                 store.save_note(g.user.id, item_id, comment=note["comment"], flag=note["flag"])
             if action == "draft":
                 store.save_draft(g.user.id, item_id, form_values(request.form))
                 return Response(status=204)
             if action == "skip":
                 store.save_draft(g.user.id, item_id, form_values(request.form))
+                if comment_error is not None:
+                    return _render_item(
+                        position,
+                        item_id,
+                        errors=[],
+                        values=form_values(request.form),
+                        note=note,
+                        comment_error=comment_error + " The item was not skipped.",
+                    )
                 store.skip(g.user.id, item_id, active_ms=active_ms)
                 return _go_next(store, g.user.id, position)
             if not errors:
@@ -347,11 +434,29 @@ def create_app(store: Store, config: AppConfig) -> Flask:
                 except InputError as exc:
                     errors = [str(exc)]
                 else:
+                    if comment_error is not None:
+                        return _render_item(
+                            position,
+                            item_id,
+                            errors=[],
+                            values={},
+                            note=note,
+                            comment_error=comment_error,
+                            rating_saved=True,
+                        )
                     if action == "save_stay":
                         flash("Saved." if changed else "No change.")
                         return redirect(url_for("item", position=position), code=303)
                     return _go_next(store, g.user.id, position)
             values = form_values(request.form)
+            return _render_item(
+                position,
+                item_id,
+                errors=errors,
+                values=values,
+                note=note,
+                comment_error=comment_error,
+            )
         return _render_item(position, item_id, errors=errors, values=values, note=note)
 
     def _render_item(
@@ -361,6 +466,8 @@ def create_app(store: Store, config: AppConfig) -> Flask:
         errors: list[str],
         values: dict[str, Any],
         note: dict[str, Any],
+        comment_error: str | None = None,
+        rating_saved: bool = False,
     ) -> Any:
         task = store.task(item_id)
         if task is None:
@@ -393,8 +500,11 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             values=values,
             note=note,
             errors=errors,
+            comment_error=comment_error,
+            rating_saved=rating_saved,
+            max_comment=MAX_COMMENT_CHARS,
         )
-        return html, (400 if errors else 200)
+        return html, (400 if errors or comment_error else 200)
 
     @app.get("/guidelines")
     def guidelines() -> Any:
@@ -446,6 +556,6 @@ def safe_next(target: str) -> str | None:
 
 def _go_next(store: Store, annotator_id: str, position: int) -> Any:
     pos = store.next_position(store.queue(annotator_id), after=position)
-    if pos is None:
-        return redirect(url_for("done"), code=303)
+    if pos is None:  # "/" may find more work (assign_more) before it says "all done"
+        return redirect(url_for("home"), code=303)
     return redirect(url_for("item", position=pos), code=303)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evalpipe.annotation.schema import Annotation, annotation_to_dict, validate_annotation
+from evalpipe.annotation.spreadsheet import FORMULA_TRIGGERS
 from evalpipe.annotation.web.store import Store, to_annotations
 from evalpipe.errors import InputError
 
@@ -69,17 +70,37 @@ def remember_batch(store: Store, path: Path) -> None:
     store.set_meta(_BATCH_META, path.name)
 
 
+def csv_safe(value: Any) -> Any:
+    """A text cell that a spreadsheet will not run as a formula: ``'`` in front of a leading
+    ``=``, ``+``, ``-``, ``@``, tab or CR (OWASP "CSV injection"); other values unchanged.
+
+    >>> csv_safe("=1+1"), csv_safe("-1 is wrong"), csv_safe("ok"), csv_safe(-1)
+    ("'=1+1", "'-1 is wrong", 'ok', -1)
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_TRIGGERS):
+        return "'" + value
+    return value
+
+
+def csv_safe_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every text cell of ``rows`` through :func:`csv_safe` (for any CSV the app writes)."""
+    return [{k: csv_safe(v) for k, v in row.items()} for row in rows]
+
+
 def timing_rows(store: Store) -> list[dict[str, Any]]:
-    """Time per item (visible, non-idle seconds) and edit count, for a CSV beside the batch."""
-    return [
-        {
-            "id": r.item_id,
-            "annotator_id": r.annotator_id,
-            "active_seconds": round(r.active_ms / 1000, 1),
-            "revisions": r.revisions,
-        }
-        for r in store.ratings()
-    ]
+    """Time per item (visible, non-idle seconds) and edit count, for a CSV beside the batch
+    (text cells made :func:`csv_safe`)."""
+    return csv_safe_rows(
+        [
+            {
+                "id": r.item_id,
+                "annotator_id": r.annotator_id,
+                "active_seconds": round(r.active_ms / 1000, 1),
+                "revisions": r.revisions,
+            }
+            for r in store.ratings()
+        ]
+    )
 
 
 def adjudication_records(store: Store) -> list[dict[str, Any]]:
@@ -107,7 +128,8 @@ def adjudication_path(batch: Path) -> Path:
 
 
 def notes_rows(store: Store) -> list[dict[str, Any]]:
-    """Adjudication notes and annotators' comments and flags, one row each, for a CSV."""
+    """Adjudication notes and annotators' comments and flags, one row each, for a CSV (text
+    cells made :func:`csv_safe`: comments are free text, ``=HYPERLINK(...)`` included)."""
     rows = [
         {
             "id": a.item_id,
@@ -128,7 +150,7 @@ def notes_rows(store: Store) -> list[dict[str, Any]]:
         }
         for n in store.notes()
     ]
-    return sorted(rows, key=lambda r: (r["id"], r["kind"], r["annotator_id"]))
+    return csv_safe_rows(sorted(rows, key=lambda r: (r["id"], r["kind"], r["annotator_id"])))
 
 
 def qualification_records(store: Store) -> list[dict[str, Any]]:

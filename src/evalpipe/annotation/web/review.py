@@ -14,7 +14,7 @@ from typing import Any
 
 from flask import Flask, Response, abort, g, redirect, render_template, request, url_for
 
-from evalpipe.annotation.schema import AXES, to_long_frame
+from evalpipe.annotation.schema import AXES, read_tasks, sample_tasks_path, to_long_frame
 from evalpipe.annotation.web import export as export_mod
 from evalpipe.annotation.web.disagreement import item_disagreement
 from evalpipe.annotation.web.forms import parse_rating_form, rating_values
@@ -185,7 +185,11 @@ def register(app: Flask, store: Store, config: Any, require_login: Callable[[], 
         for n in store.notes():
             if n["flag"]:
                 flags[n["annotator_id"]] = flags.get(n["annotator_id"], 0) + 1
+        idle = store.idle_seconds()
+        released = store.released()
         for p in people:
+            p["idle_hours"] = idle.get(p["id"], 0.0) / 3600
+            p["released"] = p["id"] in released
             p["median_seconds"] = medians.get(p["id"])
             p["attempts"] = attempts.get(p["id"], [])
             p["flags"] = flags.get(p["id"], 0)
@@ -197,13 +201,16 @@ def register(app: Flask, store: Store, config: Any, require_login: Callable[[], 
         )
         rows, _fresh = cache.get_stale_ok("disagreement", compute_disagreement)
         disputed = [d for d in rows if d["max_range"] > 0]
+        item_ids = store.item_ids()
+        sample_ids = _sample_task_ids()
         return render_template(
             "admin.html",
+            sample_items=sum(i in sample_ids for i in item_ids),
             people=people,
             agreement=agreement,
             agreement_error=agreement_error,
             agreement_fresh=agreement_fresh,
-            items=len(store.item_ids()),
+            items=len(item_ids),
             total=store.count_ratings(),
             disputed=len(disputed),
             adjudicated=len(store.adjudications()),
@@ -355,6 +362,14 @@ def register(app: Flask, store: Store, config: Any, require_login: Callable[[], 
             mimetype="application/x-ndjson",
             headers={"Content-Disposition": 'attachment; filename="annotations.jsonl"'},
         )
+
+
+def _sample_task_ids() -> set[str]:
+    """Ids of the bundled sample tasks (for trying the app; not a campaign's items)."""
+    try:
+        return {t.id for t in read_tasks(sample_tasks_path())}
+    except (OSError, InputError):
+        return set()
 
 
 def _median_seconds(store: Store) -> dict[str, float]:

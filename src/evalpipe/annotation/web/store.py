@@ -22,7 +22,12 @@ from typing import Any
 
 from evalpipe.annotation.schema import ADJUDICATED_PREFIX, AXES, Annotation, DialoguePair
 from evalpipe.annotation.web import auth
-from evalpipe.annotation.web.assignment import fill_assignments, presentation_order
+from evalpipe.annotation.web.assignment import (
+    TopUp,
+    fill_assignments,
+    presentation_order,
+    top_up,
+)
 from evalpipe.errors import InputError
 
 ANNOTATOR_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -33,6 +38,8 @@ MAX_ACTIVE_MS_PER_VISIT = 60 * 60 * 1000
 # The browser reports active time; whatever it claims, one item never counts for more than this.
 MAX_ACTIVE_MS_PER_ITEM = 30 * 60 * 1000
 SESSION_HOURS = 12
+# Longest comment on an item; a longer one is refused with a message, never cut.
+MAX_COMMENT_CHARS = 2000
 ROLES = ("annotator", "adjudicator", "admin")
 
 _SCORE_COLS = ", ".join(f"s_{a} INTEGER NOT NULL CHECK (s_{a} BETWEEN 1 AND 5)" for a in AXES)
@@ -125,6 +132,10 @@ CREATE TABLE IF NOT EXISTS qual_attempts (
     result TEXT NOT NULL,
     PRIMARY KEY (annotator_id, attempt)
 );
+CREATE TABLE IF NOT EXISTS released (
+    annotator_id TEXT PRIMARY KEY REFERENCES annotators(id),
+    released_at TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS skips (
     annotator_id TEXT NOT NULL,
     item_id TEXT NOT NULL,
@@ -138,6 +149,14 @@ CREATE TABLE IF NOT EXISTS skips (
 def utc_now() -> str:
     """Current time as ISO 8601 UTC with a ``Z`` (the spec's timestamp form)."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def comment_too_long(n_chars: int) -> str:
+    """The message for a comment over the limit (shown in the form, raised by the store)."""
+    return (
+        f"Comment not saved: it has {n_chars:,} characters and the limit is "
+        f"{MAX_COMMENT_CHARS:,}. Shorten it and save again."
+    )
 
 
 def check_annotator_id(annotator_id: str) -> str:
@@ -476,11 +495,15 @@ class Store:
 
     # -- assignment -----------------------------------------------------------------------------
     def rebalance(self, *, overlap: int, seed: int = 0) -> int:
-        """Give every item ``overlap`` annotators (non-admins); returns the number of new pairs."""
+        """Give every item ``overlap`` annotators (non-admins, not released); returns new pairs."""
         with self._write() as con:
             items = [r[0] for r in con.execute("SELECT id FROM items ORDER BY seq")]
             people = [
-                r[0] for r in con.execute("SELECT id FROM annotators WHERE role = 'annotator'")
+                r[0]
+                for r in con.execute(
+                    "SELECT id FROM annotators WHERE role = 'annotator' "
+                    "AND id NOT IN (SELECT annotator_id FROM released)"
+                )
             ]
             existing = [
                 (r[0], r[1]) for r in con.execute("SELECT item_id, annotator_id FROM assignments")
@@ -490,16 +513,159 @@ class Store:
             for item, person in added:
                 by_annotator.setdefault(person, []).append(item)
             for person, new_items in by_annotator.items():
-                start = con.execute(
-                    "SELECT COALESCE(MAX(position), 0) FROM assignments WHERE annotator_id = ?",
-                    (person,),
-                ).fetchone()[0]
-                for offset, item in enumerate(presentation_order(new_items, person, seed=seed), 1):
-                    con.execute(
-                        "INSERT INTO assignments(annotator_id, item_id, position) VALUES (?, ?, ?)",
-                        (person, item, start + offset),
-                    )
+                self._append_items(con, person, new_items, seed)
         return len(added)
+
+    def _append_items(
+        self, con: sqlite3.Connection, person: str, items: list[str], seed: int
+    ) -> None:
+        start = con.execute(
+            "SELECT COALESCE(MAX(position), 0) FROM assignments WHERE annotator_id = ?",
+            (person,),
+        ).fetchone()[0]
+        for offset, item in enumerate(presentation_order(items, person, seed=seed), 1):
+            con.execute(
+                "INSERT INTO assignments(annotator_id, item_id, position) VALUES (?, ?, ?)",
+                (person, item, start + offset),
+            )
+
+    @staticmethod
+    def _drop_unrated(con: sqlite3.Connection, person: str, items: Iterable[str] | None) -> int:
+        """Remove ``person``'s unrated assignments (all, or of ``items``) with drafts and skips."""
+        unrated = (
+            "annotator_id = ? AND NOT EXISTS (SELECT 1 FROM ratings r WHERE r.annotator_id = "
+            "{t}.annotator_id AND r.item_id = {t}.item_id)"
+        )
+        if items is None:
+            targets = [
+                r[0]
+                for r in con.execute(
+                    "SELECT item_id FROM assignments WHERE " + unrated.format(t="assignments"),
+                    (person,),
+                )
+            ]
+        else:
+            targets = list(items)
+        for item in targets:
+            for table in ("drafts", "skips"):
+                con.execute(
+                    f"DELETE FROM {table} WHERE annotator_id = ? AND item_id = ?", (person, item)
+                )
+            con.execute(
+                "DELETE FROM assignments WHERE item_id = ? AND " + unrated.format(t="assignments"),
+                (item, person),
+            )
+        return len(targets)
+
+    def idle_seconds(self, *, now: datetime | None = None) -> dict[str, float]:
+        """Seconds since each annotator's last sign-in, rating, skip or draft (or account creation)."""
+        now = now or datetime.now(UTC)
+        last: dict[str, str] = {}
+        con = self._conn()
+        for sql in (
+            "SELECT id, created_at FROM annotators",
+            "SELECT annotator_id, MAX(created_at) FROM sessions GROUP BY annotator_id",
+            "SELECT annotator_id, MAX(updated_at) FROM ratings GROUP BY annotator_id",
+            "SELECT annotator_id, MAX(skipped_at) FROM skips GROUP BY annotator_id",
+            "SELECT annotator_id, MAX(updated_at) FROM drafts GROUP BY annotator_id",
+        ):
+            for who, when in con.execute(sql):
+                if when and (who not in last or when > last[who]):
+                    last[who] = when
+        return {
+            who: (
+                now - datetime.strptime(when, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+            ).total_seconds()
+            for who, when in last.items()
+        }
+
+    def assign_more(
+        self,
+        annotator_id: str,
+        *,
+        batch: int,
+        idle_after_s: float | None,
+        raise_coverage: bool = True,
+        seed: int = 0,
+        now: datetime | None = None,
+    ) -> TopUp:
+        """Give an annotator with no unrated item more work (see ``assignment.top_up``).
+
+        Does nothing while the annotator still has an unrated item. A released annotator who asks
+        for work is back in the team (no longer released).
+
+        Returns
+        -------
+        TopUp
+            The items moved from idle colleagues and the ones added beyond ``overlap``.
+        """
+        idle = self.idle_seconds(now=now)
+        with self._write() as con:
+            open_items = con.execute(
+                "SELECT COUNT(*) FROM assignments s WHERE s.annotator_id = ? AND NOT EXISTS "
+                "(SELECT 1 FROM ratings r WHERE r.annotator_id = s.annotator_id "
+                "AND r.item_id = s.item_id)",
+                (annotator_id,),
+            ).fetchone()[0]
+            if open_items:
+                return TopUp([], [])
+            con.execute("DELETE FROM released WHERE annotator_id = ?", (annotator_id,))
+            items = [r[0] for r in con.execute("SELECT id FROM items ORDER BY seq")]
+            rows = [
+                (r[0], r[1], bool(r[2]))
+                for r in con.execute(
+                    "SELECT s.item_id, s.annotator_id, EXISTS (SELECT 1 FROM ratings r WHERE "
+                    "r.annotator_id = s.annotator_id AND r.item_id = s.item_id) "
+                    "FROM assignments s"
+                )
+            ]
+            plan = top_up(
+                annotator_id,
+                items,
+                rows,
+                idle,
+                batch=batch,
+                idle_after_s=idle_after_s,
+                raise_coverage=raise_coverage,
+                seed=seed,
+            )
+            for item, holder in plan.takeovers:
+                self._drop_unrated(con, holder, [item])
+            if plan.items:
+                self._append_items(con, annotator_id, plan.items, seed)
+        return plan
+
+    def release(self, annotator_id: str, *, overlap: int, seed: int = 0) -> tuple[int, int]:
+        """Take a dropout's unrated items away and give them to the rest of the team.
+
+        Their ratings stay; they get no new items from :meth:`rebalance` until they sign in and
+        ask for work again.
+
+        Returns
+        -------
+        tuple[int, int]
+            (items released, new assignments made for other annotators).
+
+        Raises
+        ------
+        InputError
+            If there is no annotator with that id.
+        """
+        person = self.annotator(annotator_id)
+        if person is None or person.role != "annotator":
+            raise InputError(f"annotator {annotator_id!r} does not exist (or is not an annotator)")
+        with self._write() as con:
+            released = self._drop_unrated(con, annotator_id, None)
+            con.execute(
+                "INSERT INTO released(annotator_id, released_at) VALUES (?, ?) "
+                "ON CONFLICT(annotator_id) DO UPDATE SET released_at = excluded.released_at",
+                (annotator_id, utc_now()),
+            )
+        return released, self.rebalance(overlap=overlap, seed=seed)
+
+    def released(self) -> set[str]:
+        """Annotators released by the lead who have not asked for work since."""
+        return {r[0] for r in self._conn().execute("SELECT annotator_id FROM released")}
 
     def queue(self, annotator_id: str) -> list[Slot]:
         """The annotator's assigned items in order, with rated/skipped flags."""
@@ -675,8 +841,16 @@ class Store:
 
     # -- comments, flags, drafts ----------------------------------------------------------------
     def save_note(self, annotator_id: str, item_id: str, *, comment: str, flag: bool) -> None:
-        """Store the annotator's comment and flag on an item (empty and unflagged: removed)."""
-        comment = comment.strip()[:2000]
+        """Store the annotator's comment and flag on an item (empty and unflagged: removed).
+
+        Raises
+        ------
+        InputError
+            If the comment is longer than ``MAX_COMMENT_CHARS`` (it is never cut silently).
+        """
+        comment = comment.strip()
+        if len(comment) > MAX_COMMENT_CHARS:
+            raise InputError(comment_too_long(len(comment)))
         with self._write() as con:
             if not comment and not flag:
                 con.execute(

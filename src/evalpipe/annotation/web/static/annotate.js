@@ -35,7 +35,37 @@
     lastTick = Date.now();
     if (document.visibilityState === "visible") { lastInput = Date.now(); }
   });
-  form.addEventListener("submit", function () { tick(); submitting = true; });
+  // ---- the comment: a visible limit, refused before sending (never cut) -----------------------
+  var comment = document.getElementById("comment");
+  var count = document.getElementById("comment-count");
+  var commentError = document.getElementById("comment-error");
+  var maxComment = comment ? Number(comment.dataset.max) : 0;
+  function commentLength() { return comment ? comment.value.trim().length : 0; }
+  function showCount() {
+    if (!comment || !count) { return; }
+    var n = commentLength();
+    count.textContent = n.toLocaleString("en") + " / " + maxComment.toLocaleString("en");
+    count.classList.toggle("over", n > maxComment);
+    comment.setAttribute("aria-invalid", n > maxComment ? "true" : "false");
+  }
+  function commentTooLong() {
+    var n = commentLength();
+    if (!comment || n <= maxComment) { return false; }
+    commentError.textContent = "Comment too long: " + n.toLocaleString("en") + " characters, the limit is " +
+      maxComment.toLocaleString("en") + ". Shorten it first; nothing was sent and your ratings are still here.";
+    commentError.hidden = false;
+    comment.focus();
+    return true;
+  }
+  if (comment) { comment.addEventListener("input", showCount); showCount(); }
+
+  form.addEventListener("submit", function (e) {
+    if (commentTooLong()) { e.preventDefault(); return; }
+    var by = e.submitter;
+    if (by && by.value === "save" && blockedUnseen()) { e.preventDefault(); return; }
+    tick();
+    submitting = true;
+  });
 
   // ---- drafts: half-entered ratings survive moving away --------------------------------------
   // (form.action would be the submit buttons named "action", hence getAttribute.)
@@ -121,10 +151,101 @@
 
   function go(url) { leave(url); }
 
+  // ---- long items: the dialogue scrolls by keyboard; the response must have been in view -----
+  var dialogueCol = document.getElementById("dialogue");
+  var responseBlock = document.getElementById("response-block");
+  var unseenPill = document.getElementById("response-unseen");
+  var unseenWarning = document.getElementById("unseen-warning");
+  // An item rated before was seen then: only a first rating waits for the response.
+  var responseSeen = form.dataset.rated === "1";
+  function ownScroll() {
+    // Wide layout: the dialogue column scrolls on its own. Phones: it scrolls with the page.
+    var o = getComputedStyle(dialogueCol).overflowY;
+    return (o === "auto" || o === "scroll") && dialogueCol.scrollHeight > dialogueCol.clientHeight + 1;
+  }
+  function checkSeen() {
+    if (responseSeen || !responseBlock) { return; }
+    var r = responseBlock.getBoundingClientRect();
+    var top = Math.max(r.top, 0);
+    var bottom = Math.min(r.bottom, window.innerHeight);
+    if (ownScroll()) {
+      var d = dialogueCol.getBoundingClientRect();
+      top = Math.max(top, d.top);
+      bottom = Math.min(bottom, d.bottom);
+    }
+    // Seen once its first lines (or all of a short response) have been on screen.
+    if (bottom - top >= Math.min(100, r.height - 1)) {
+      responseSeen = true;
+      if (unseenPill) { unseenPill.hidden = true; }
+    }
+  }
+  function showResponse() {
+    responseBlock.scrollIntoView({ block: "start", behavior: "auto" });
+    checkSeen();
+    responseSeen = true;
+    if (unseenPill) { unseenPill.hidden = true; }
+  }
+  if (dialogueCol && responseBlock) {
+    dialogueCol.addEventListener("scroll", checkSeen, { passive: true });
+    window.addEventListener("scroll", checkSeen, { passive: true });
+    window.addEventListener("resize", checkSeen);
+    if (unseenPill) { unseenPill.addEventListener("click", showResponse); }
+  }
+  // Saving before the response was ever in view brings it into view instead, once.
+  function blockedUnseen() {
+    if (responseSeen || !responseBlock) { return false; }
+    showResponse();
+    if (unseenWarning) { unseenWarning.hidden = false; }
+    return true;
+  }
+  function scrollDialogue(key, shift) {
+    var page = Math.max(40, dialogueCol.clientHeight - 48);
+    if (key === "End") { dialogueCol.scrollTop = dialogueCol.scrollHeight; }
+    else if (key === "Home") { dialogueCol.scrollTop = 0; }
+    else if (key === "PageUp" || (key === " " && shift)) { dialogueCol.scrollTop -= page; }
+    else { dialogueCol.scrollTop += page; }
+    checkSeen();
+  }
+
+  // Enter saves, wherever it is pressed (axis missing: highlighted instead); never skips.
+  function save() {
+    var missing = firstIncomplete();
+    if (missing >= 0) {
+      if (document.activeElement === comment) { comment.blur(); }
+      focusAxis(missing, checkedValue(axes[missing], "score") ? "conf" : "score");
+      axes[missing].classList.add("shake");
+      setTimeout(function () { axes[missing].classList.remove("shake"); }, 400);
+      return;
+    }
+    if (blockedUnseen()) { return; }
+    if (typeof form.requestSubmit === "function") {
+      form.requestSubmit(document.getElementById("save-button"));
+    } else {
+      document.getElementById("save-button").click();
+    }
+  }
+
   document.addEventListener("keydown", function (e) {
-    if (e.ctrlKey || e.metaKey || e.altKey || e.isComposing) { return; }
+    // keyCode 229: a key the input method is still composing (Japanese conversion).
+    if (e.ctrlKey || e.metaKey || e.altKey || e.isComposing || e.keyCode === 229) { return; }
     var t = e.target;
+    if (t && t === comment) {
+      if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); save(); }
+      else if (e.key === "Escape") { e.preventDefault(); comment.blur(); }
+      return;
+    }
     if (t && (t.tagName === "TEXTAREA" || (t.tagName === "INPUT" && t.type === "text"))) { return; }
+    // PageDown / PageUp / Space / End / Home scroll the dialogue column (the page around it
+    // does not scroll); on the focused column itself the browser does that already.
+    if (dialogueCol && ["PageDown", "PageUp", "End", "Home", " "].indexOf(e.key) >= 0 &&
+        t !== dialogueCol && ownScroll()) {
+      var interactive = t && /^(A|BUTTON|SUMMARY|SELECT|INPUT)$/.test(t.tagName);
+      if (!interactive || (e.key !== " " && t.tagName === "INPUT")) {
+        e.preventDefault();
+        scrollDialogue(e.key, e.shiftKey);
+        return;
+      }
+    }
     // Enter (or Space) on a focused link or button does what it says, not "save".
     if (t && (t.tagName === "A" || t.tagName === "BUTTON" || t.tagName === "SUMMARY") &&
         (e.key === "Enter" || e.key === " ")) { return; }
@@ -148,18 +269,8 @@
       return;
     }
     var key = e.key;
-    if (key === "Enter") {
-      e.preventDefault();
-      var missing = firstIncomplete();
-      if (missing >= 0) {
-        focusAxis(missing, checkedValue(axes[missing], "score") ? "conf" : "score");
-        axes[missing].classList.add("shake");
-        setTimeout(function () { axes[missing].classList.remove("shake"); }, 400);
-        return;
-      }
-      document.getElementById("save-button").click();
-      return;
-    }
+    if (key === "Enter") { e.preventDefault(); save(); return; }
+    if (key === "c" && comment) { e.preventDefault(); comment.focus(); return; }
     if (key === "ArrowDown" || key === "j") { e.preventDefault(); focusAxis(active + 1); return; }
     if (key === "ArrowUp" || key === "k") { e.preventDefault(); focusAxis(active - 1); return; }
     if (key === "ArrowLeft" || key === "p") { e.preventDefault(); go(form.dataset.prev); return; }
@@ -181,4 +292,8 @@
   var start = firstIncomplete();
   focusAxis(start >= 0 ? start : 0, start >= 0 && checkedValue(axes[start], "score") ? "conf" : "score");
   window.scrollTo(0, 0);
+  if (dialogueCol && responseBlock) {
+    checkSeen();
+    if (!responseSeen && unseenPill) { unseenPill.hidden = false; }
+  }
 })();
