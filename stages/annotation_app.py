@@ -403,7 +403,7 @@ def release(annotator_id: str, db_path: str, overlap: int | None, params_path: s
     cfg = _annotation_params(params_path)
     released, added = store.release(
         annotator_id,
-        overlap=int(overlap if overlap is not None else cfg.get("overlap", 2)),
+        overlap=int(overlap if overlap is not None else cfg["overlap"]),
         seed=cfg["seed"],
     )
     click.echo(
