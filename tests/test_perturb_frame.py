@@ -190,6 +190,9 @@ def test_carried_columns_and_schema_follow_the_contract():
         "position",
         "original_char",
         "new_char",
+        "rule",
+        "keys",
+        "reading",
     ]
 
 

@@ -8,6 +8,7 @@ stage writes the table as it is and ``PerturbResult.to_pandas()`` is there for i
 
 from __future__ import annotations
 
+import bisect
 import gc
 import json
 import json.encoder
@@ -27,6 +28,7 @@ from evalpipe.perturb.ops import (
     OPS,
     Operation,
     Probabilities,
+    Skipped,
     decide,
     key_hasher,
     key_part,
@@ -85,6 +87,9 @@ PERTURBATION_TYPE = pa.struct(
         ("position", pa.int32()),
         ("original_char", pa.string()),
         ("new_char", pa.string()),
+        ("rule", pa.string()),
+        ("keys", pa.string()),
+        ("reading", pa.string()),
     ]
 )
 
@@ -280,6 +285,7 @@ def perturb_frame(
     source: str = "benchmark",
     words_source: str = "word list",
     tokenizer: Tokenizer | None = None,
+    homophones: Any = None,
     progress: bool = False,
 ) -> PerturbResult:
     """Perturb every occurrence of every target word in the benchmark's perturbable fields.
@@ -292,11 +298,13 @@ def perturb_frame(
         ``protected`` are carried too when present). Occurrences overlapping a ``protected``
         string (e.g. the JSQuAD answer span) are never perturbed nor counted.
     words : the target word list for the benchmark's language (``rank, word, lemma, pos``).
-    probabilities : validated replace / insert / delete probabilities.
+    probabilities : the validated typo model (``validate_probabilities``).
     seed : the global seed; every operation's randomness is hashed from (seed, benchmark,
         example_id, target word, field, occurrence).
     source, words_source : file names for error messages.
     tokenizer : a Japanese Tokenizer to reuse (built on demand otherwise).
+    homophones : a ``homophones.Homophones`` to reuse for Japanese conversion slips (built on
+        demand when ``probabilities.conversion > 0``).
     progress : show a tqdm bar over examples.
 
     Returns
@@ -304,7 +312,8 @@ def perturb_frame(
     PerturbResult: ``table`` with columns ``benchmark, example_id, variant, word_rank, seed,
     fields, perturbations, occurrences, perturbed_occurrences`` plus the carried columns, ordered
     by example (input order), then the original row, then word rank; and ``summary`` (examples,
-    target words, target words found, occurrences, perturbed occurrences, rows, ops by kind).
+    target words, target words found, occurrences, perturbed occurrences, rows, operations by
+    kind and by rule, keyboard fallbacks by script class, skipped transpositions / conversions).
 
     Examples
     --------
@@ -339,6 +348,12 @@ def perturb_frame(
         raise InputError(f"{source}, column 'example_id': duplicate id {dup!r}; ids must be unique")
     targets = read_targets(words, language=language, source=words_source)
     find = make_finder(targets, language, source=words_source, tokenizer=tokenizer)
+    if language == "japanese" and probabilities.conversion > 0 and homophones is None:
+        from evalpipe.perturb.homophones import Homophones
+
+        homophones = Homophones()
+    elif language != "japanese":
+        homophones = None
 
     names = benchmark["benchmark"].astype(str).tolist()
     fields_col = benchmark["fields"].tolist()
@@ -368,19 +383,28 @@ def perturb_frame(
     p_pos: list[int] = []
     p_ochar: list[str | None] = []
     p_nchar: list[str | None] = []
+    p_rule: list[str] = []
+    p_keys: list[str | None] = []
+    p_reading: list[str | None] = []
     found_targets: set[int] = set()
     total_occ = 0
     total_pert = 0
     total_protected = 0
     op_counts = dict.fromkeys(OPS, 0)
+    rule_counts: dict[str, dict[str, int]] = {op: {} for op in OPS}
+    fallback_counts: dict[str, int] = {}
+    skipped_counts: dict[str, dict[str, int]] = {"transpose": {}, "conversion": {}}
+    keyboard = probabilities.model == "keyboard"
 
     # Key parts hashed once, not once per occurrence: the digest of (seed, benchmark, example,
     # word, field, occurrence) is reached by extending copies of the shared prefixes.
     variant_parts = [key_part(t.variant) for t in targets]
     original_part = key_part("")
     int_parts = [key_part(k) for k in range(256)]
-    # the draw's two no-typo gaps (ops.decide): [replace_end, insert_start), [insert_end, delete_start)
-    gap1_lo, gap1_hi, gap2_lo, gap2_hi = probabilities.regions
+    # the draw's typo intervals (ops.decide): u outside all of them is no typo
+    starts = [a for a, _, _ in probabilities.intervals]
+    ends = [b for _, b, _ in probabilities.intervals]
+    find_interval = bisect.bisect_right
     field_parts: dict[str, bytes] = {}
 
     # Rows go to Arrow every FLUSH_ROWS rows: the Python strings are freed as we go, which keeps
@@ -402,6 +426,9 @@ def perturb_frame(
                 pa.array(p_pos, pa.int32()),
                 pa.array(p_ochar, pa.string()),
                 pa.array(p_nchar, pa.string()),
+                pa.array(p_rule, pa.string()),
+                pa.array(p_keys, pa.string()),
+                pa.array(p_reading, pa.string()),
             ],
             fields=list(PERTURBATION_TYPE),
         )
@@ -418,6 +445,9 @@ def perturb_frame(
             p_pos,
             p_ochar,
             p_nchar,
+            p_rule,
+            p_keys,
+            p_reading,
         ):
             column.clear()
         list_offsets[:] = [0]
@@ -476,10 +506,14 @@ def perturb_frame(
                     h.update(int_parts[k] if k < 256 else key_part(k))
                     digest = h.digest()
                     u = int.from_bytes(digest[:8], "big")
-                    if gap1_lo <= u < gap1_hi or gap2_lo <= u < gap2_hi:
+                    at = find_interval(starts, u) - 1
+                    if at < 0 or u >= ends[at]:
                         continue  # the common case: no typo for this occurrence
-                    op = decide_(text[start:end], digest, probabilities)
-                    if op is not None:
+                    op = decide_(text[start:end], digest, probabilities, homophones=homophones)
+                    if type(op) is Skipped:
+                        reasons = skipped_counts[op.op]
+                        reasons[op.reason] = reasons.get(op.reason, 0) + 1
+                    elif op is not None:
                         hit = fired_by.get(t)
                         if hit is None:
                             fired_by[t] = [(name, k, start, end, op)]
@@ -537,7 +571,17 @@ def perturb_frame(
                     p_pos.append(op.position)
                     p_ochar.append(op.original_char)
                     p_nchar.append(op.new_char)
+                    p_rule.append(op.rule)
+                    p_keys.append(op.keys)
+                    p_reading.append(op.reading)
                     op_counts[op.op] += 1
+                    rules = rule_counts[op.op]
+                    rules[op.rule] = rules.get(op.rule, 0) + 1
+                    if keyboard and op.rule == "uniform":
+                        cls = char_class(
+                            (op.new_char if op.op == "insert" else op.original_char)[0]
+                        )
+                        fallback_counts[cls] = fallback_counts.get(cls, 0) + 1
                 src_rows.append(r)
                 variants.append(targets[t].variant)
                 ranks.append(targets[t].rank)
@@ -593,6 +637,12 @@ def perturb_frame(
         "perturbed_rows": table.num_rows - len(benchmark),
         "protected_occurrences": total_protected,
         "operations": op_counts,
+        # how each kind's new text was chosen (ops.RULES): uniform, qwerty, romaji, ...
+        "operations_by_rule": {op: dict(sorted(r.items())) for op, r in rule_counts.items()},
+        # model keyboard: replacements / insertions made by today's rule, by script class
+        "keyboard_fallback": dict(sorted(fallback_counts.items())),
+        # drawn transpositions / conversions with nothing to make (left unchanged), by reason
+        "skipped": {op: dict(sorted(r.items())) for op, r in skipped_counts.items()},
         **probabilities.as_dict(),
         "seed": seed,
     }
