@@ -27,7 +27,7 @@ def summary_path(paths: ProjectPaths, name: str) -> Path:
 @params_option
 @fail_cleanly
 def main(name: str, params_path: str) -> None:
-    """Perturb the most frequent words of benchmark NAME with the probabilities of params.yaml."""
+    """Perturb the most frequent words of benchmark NAME with the typo model of params.yaml."""
     params = load_params(params_path)
     probs = validate_probabilities(section(params, "perturb", path=params_path), source=params_path)
     seed = section(params, "seed", path=params_path)
@@ -54,7 +54,7 @@ def main(name: str, params_path: str) -> None:
     atomic.write_json(summary_path(paths, name), result.summary)
     s = result.summary
     click.echo(
-        f"perturb@{name}: {s['examples']} examples, {s['target_words_found']}/{s['target_words']} "
+        f"perturb@{name} ({s['model']}): {s['examples']} examples, {s['target_words_found']}/{s['target_words']} "
         f"target words found, {s['perturbed_occurrences']}/{s['occurrences']} occurrences "
         f"perturbed, {s['rows']} rows -> {paths.perturbed(name)}"
     )
