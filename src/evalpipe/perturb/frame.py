@@ -404,6 +404,8 @@ def perturb_frame(
     # the draw's typo intervals (ops.decide): u outside all of them is no typo
     starts = [a for a, _, _ in probabilities.intervals]
     ends = [b for _, b, _ in probabilities.intervals]
+    kinds = [op for _, _, op in probabilities.intervals]
+    drawn_counts = dict.fromkeys(OPS, 0)
     find_interval = bisect.bisect_right
     field_parts: dict[str, bytes] = {}
 
@@ -509,6 +511,7 @@ def perturb_frame(
                     at = find_interval(starts, u) - 1
                     if at < 0 or u >= ends[at]:
                         continue  # the common case: no typo for this occurrence
+                    drawn_counts[kinds[at]] += 1
                     op = decide_(text[start:end], digest, probabilities, homophones=homophones)
                     if type(op) is Skipped:
                         reasons = skipped_counts[op.op]
@@ -637,6 +640,9 @@ def perturb_frame(
         "perturbed_rows": table.num_rows - len(benchmark),
         "protected_occurrences": total_protected,
         "operations": op_counts,
+        # the kind each typo draw picked, before a replacement / insertion with no eligible
+        # place became a deletion and before skipped transpositions / conversions
+        "drawn": drawn_counts,
         # how each kind's new text was chosen (ops.RULES): uniform, qwerty, romaji, ...
         "operations_by_rule": {op: dict(sorted(r.items())) for op, r in rule_counts.items()},
         # model keyboard: replacements / insertions made by today's rule, by script class
