@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -34,6 +36,10 @@ SAMPLES = {
 # every other kind's decisions in place.
 MIX = dict(replace=1 / 6, insert=1 / 6, delete=1 / 6, transpose=1 / 6, conversion=1 / 6)
 KEYBOARD = Probabilities(**MIX, model="keyboard")
+# The same checks over the publishers' full files, when a folder laid out like
+# data/raw/benchmarks holds them (e.g. EVALPIPE_PUBLISHER_FILES=data/raw/benchmarks).
+PUBLISHER_FILES = os.environ.get("EVALPIPE_PUBLISHER_FILES")
+FULL = ["mmlu@files", "jsquad@files"]
 FALLBACK = {"kanji", "fullwidth_lower", "fullwidth_upper", "halfwidth_katakana"}
 
 
@@ -56,7 +62,17 @@ def _shared():
 
 @functools.cache
 def _bench(name: str):
+    if name.endswith("@files"):
+        folder = Path(PUBLISHER_FILES or "/nonexistent")
+        if not (folder / name.split("@")[0]).is_dir():
+            pytest.skip(f"no publisher files: set EVALPIPE_PUBLISHER_FILES to a folder with {name}")
+        spec = get_spec(name.split("@")[0])
+        return load_benchmark(spec, source="files", files_dir=folder)[0]
     return load_benchmark(get_spec(name), source="sample")[0]
+
+
+def _language(name: str) -> str:
+    return SAMPLES[name.split("@")[0]]
 
 
 @functools.cache
@@ -64,7 +80,7 @@ def _run(name: str, probs: Probabilities, seed: int = 42):
     tokenizer, homophones = _shared()
     return perturb_frame(
         _bench(name),
-        _words(SAMPLES[name]),
+        _words(_language(name)),
         probabilities=probs,
         seed=seed,
         tokenizer=tokenizer,
@@ -85,7 +101,7 @@ def _romaji_slip(keys: str, original: str, new: str, *, insertion: bool) -> None
         assert ime_read(after) == to_hiragana(new)
 
 
-@pytest.mark.parametrize("name", sorted(SAMPLES))
+@pytest.mark.parametrize("name", [*sorted(SAMPLES), *FULL])
 def test_every_record_on_the_samples_keeps_the_models_promises(name):
     result = _run(name, KEYBOARD)
     table = result.table.to_pylist()
@@ -153,11 +169,11 @@ def test_every_record_on_the_samples_keeps_the_models_promises(name):
                     is_kana(c) for c in word[i : i + 2]
                 )
             else:
-                assert op == "conversion" and SAMPLES[name] == "japanese"
+                assert op == "conversion" and _language(name) == "japanese"
                 assert analyser.reading(p["perturbed"]) == analyser.reading(word) == p["reading"]
     ops_seen = {op for op, _ in kinds}
     assert {"replace", "insert", "delete", "transpose"} <= ops_seen
-    if SAMPLES[name] == "japanese":
+    if _language(name) == "japanese":
         assert "conversion" in ops_seen and ("replace", "romaji") in kinds
     else:
         assert ("replace", "qwerty") in kinds and "conversion" not in ops_seen
@@ -172,7 +188,7 @@ def test_the_samples_give_the_same_bytes_twice_and_keep_other_kinds_when_one_mov
     first = _run(name, KEYBOARD)
     again = perturb_frame(
         _bench(name),
-        _words(SAMPLES[name]),
+        _words(_language(name)),
         probabilities=KEYBOARD,
         seed=42,
         tokenizer=tokenizer,
