@@ -408,6 +408,11 @@ def keyboard_insertions(word: str) -> tuple[tuple[int, str, Any, int], ...]:
     return tuple(entries)
 
 
+@functools.lru_cache(maxsize=65_536)
+def _deletable(word: str) -> tuple[int, ...]:
+    return tuple(i for i, ch in enumerate(word) if char_class(ch) not in _DIGIT_CLASSES)
+
+
 def _transpose(word: str, r_pos: int) -> Operation | Skipped:
     pairs = transposable(word)
     if not pairs:
@@ -453,7 +458,7 @@ def _keyboard(op: str, word: str, r_pos: int, r_char: int) -> Operation | None:
                 new, keys = _pick(cands, total, r_char)
             return Operation("insert", slot, None, new, word[:slot] + new + word[slot:], rule, keys)
     # a deletion, or a replacement / insertion with no eligible place; digits are never deleted
-    positions = [i for i, ch in enumerate(word) if char_class(ch) not in _DIGIT_CLASSES]
+    positions = _deletable(word)
     if not positions:
         return None
     i = positions[r_pos % len(positions)]
