@@ -29,7 +29,11 @@ def summary_path(paths: ProjectPaths, name: str) -> Path:
 def main(name: str, params_path: str) -> None:
     """Perturb the most frequent words of benchmark NAME with the typo model of params.yaml."""
     params = load_params(params_path)
-    probs = validate_probabilities(section(params, "perturb", path=params_path), source=params_path)
+    cfg = section(params, "perturb", path=params_path)
+    probs = validate_probabilities(cfg, source=params_path)
+    draws = cfg.get("draws", 1)
+    if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
+        raise InputError(f"{params_path}: perturb.draws must be an integer >= 1, found {draws!r}")
     seed = section(params, "seed", path=params_path)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise InputError(f"{params_path}: seed must be an integer, found {seed!r}")
@@ -48,6 +52,7 @@ def main(name: str, params_path: str) -> None:
         seed=seed,
         source=str(bench_path),
         words_source=str(words_path),
+        draws=draws,
         progress=True,
     )
     atomic.write_parquet(paths.perturbed(name), result.table)

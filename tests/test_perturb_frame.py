@@ -163,6 +163,7 @@ def test_carried_columns_and_schema_follow_the_contract():
         "example_id",
         "variant",
         "word_rank",
+        "draw",
         "seed",
         "fields",
         "perturbations",

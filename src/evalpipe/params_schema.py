@@ -225,6 +225,7 @@ SCHEMA = Section(
                 "delete_prob": probability("chance an occurrence gets a deletion"),
                 "transpose_prob": probability("chance two adjacent characters are swapped"),
                 "conversion_prob": probability("chance of a homophone (Japanese)"),
+                "draws": integer("independent typo draws per (example, word)", minimum=1),
             },
             check=_perturb_check,
         ),

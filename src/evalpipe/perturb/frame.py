@@ -68,6 +68,7 @@ OUTPUT_KEYS = (
     "example_id",
     "variant",
     "word_rank",
+    "draw",
     "seed",
     "fields",
     "perturbations",
@@ -286,6 +287,7 @@ def perturb_frame(
     words_source: str = "word list",
     tokenizer: Tokenizer | None = None,
     homophones: Any = None,
+    draws: int = 1,
     progress: bool = False,
 ) -> PerturbResult:
     """Perturb every occurrence of every target word in the benchmark's perturbable fields.
@@ -305,13 +307,17 @@ def perturb_frame(
     tokenizer : a Japanese Tokenizer to reuse (built on demand otherwise).
     homophones : a ``homophones.Homophones`` to reuse for Japanese conversion slips (built on
         demand when ``probabilities.conversion > 0``).
+    draws : independent typo draws per (example, target word): draw ``d >= 1`` hashes the key
+        ``(..., field, occurrence, d)``, draw 0 the key without ``d``, so ``draws=1`` gives the
+        rows of a single draw and each draw keeps the common random numbers of ``decide``.
     progress : show a tqdm bar over examples.
 
     Returns
     -------
-    PerturbResult: ``table`` with columns ``benchmark, example_id, variant, word_rank, seed,
+    PerturbResult: ``table`` with columns ``benchmark, example_id, variant, word_rank, draw, seed,
     fields, perturbations, occurrences, perturbed_occurrences`` plus the carried columns, ordered
-    by example (input order), then the original row, then word rank; and ``summary`` (examples,
+    by example (input order), then the original row (draw 0), then word rank, then draw; and
+    ``summary`` (examples,
     target words, target words found, occurrences, perturbed occurrences, rows, operations by
     kind and by rule, keyboard fallbacks by script class, skipped transpositions / conversions).
 
@@ -341,6 +347,8 @@ def perturb_frame(
             f"every row, found {languages}"
         )
     language = languages[0]
+    if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
+        raise InputError(f"perturb.draws must be an integer >= 1, found {draws!r}")
     ids = benchmark["example_id"].astype(str).tolist()
     if len(set(ids)) != len(ids):
         seen: set[str] = set()
@@ -368,6 +376,7 @@ def perturb_frame(
     src_rows: list[int] = []
     variants: list[str] = []
     ranks: list[int] = []
+    draw_col: list[int] = []
     seeds: list[int] = []
     fields_out: list[str] = []
     n_occ: list[int] = []
@@ -401,6 +410,8 @@ def perturb_frame(
     variant_parts = [key_part(t.variant) for t in targets]
     original_part = key_part("")
     int_parts = [key_part(k) for k in range(256)]
+    draw_parts = [b""] + [key_part(d) for d in range(1, draws)]
+    draw_range = range(draws)
     # the draw's typo intervals (ops.decide): u outside all of them is no typo
     starts = [a for a, _, _ in probabilities.intervals]
     ends = [b for _, b, _ in probabilities.intervals]
@@ -471,6 +482,7 @@ def perturb_frame(
             src_rows.append(r)
             variants.append("original")
             ranks.append(0)
+            draw_col.append(0)
             seeds.append(int.from_bytes(h.digest()[:8], "big") >> 1)
             fields_out.append(fields_col[r] if isinstance(fields_col[r], str) else _dumps(fields))
             n_occ.append(0)
@@ -480,7 +492,7 @@ def perturb_frame(
             # One pass over the example's occurrences: hash each, keep only those where a typo fires.
             word_hashers: dict[int, Any] = {}
             counts: dict[int, int] = {}
-            fired_by: dict[int, list[tuple[str, int, int, int, Operation]]] = {}
+            fired_by: dict[tuple[int, int], list[tuple[str, int, int, int, Operation]]] = {}
             for name in perturbable:
                 text = fields[name]
                 part = field_parts.get(name)
@@ -506,22 +518,28 @@ def perturb_frame(
                         fh.update(part)
                     h = fh.copy()
                     h.update(int_parts[k] if k < 256 else key_part(k))
-                    digest = h.digest()
-                    u = int.from_bytes(digest[:8], "big")
-                    at = find_interval(starts, u) - 1
-                    if at < 0 or u >= ends[at]:
-                        continue  # the common case: no typo for this occurrence
-                    drawn_counts[kinds[at]] += 1
-                    op = decide_(text[start:end], digest, probabilities, homophones=homophones)
-                    if type(op) is Skipped:
-                        reasons = skipped_counts[op.op]
-                        reasons[op.reason] = reasons.get(op.reason, 0) + 1
-                    elif op is not None:
-                        hit = fired_by.get(t)
-                        if hit is None:
-                            fired_by[t] = [(name, k, start, end, op)]
+                    for d in draw_range:
+                        if d == 0:
+                            digest = h.digest()
                         else:
-                            hit.append((name, k, start, end, op))
+                            hd = h.copy()
+                            hd.update(draw_parts[d])
+                            digest = hd.digest()
+                        u = int.from_bytes(digest[:8], "big")
+                        at = find_interval(starts, u) - 1
+                        if at < 0 or u >= ends[at]:
+                            continue  # the common case: no typo for this occurrence
+                        drawn_counts[kinds[at]] += 1
+                        op = decide_(text[start:end], digest, probabilities, homophones=homophones)
+                        if type(op) is Skipped:
+                            reasons = skipped_counts[op.op]
+                            reasons[op.reason] = reasons.get(op.reason, 0) + 1
+                        elif op is not None:
+                            hit = fired_by.get((t, d))
+                            if hit is None:
+                                fired_by[(t, d)] = [(name, k, start, end, op)]
+                            else:
+                                hit.append((name, k, start, end, op))
                 for t, n in k_of.items():
                     if n > skipped.get(t, 0):
                         counts[t] = counts.get(t, 0) + n - skipped.get(t, 0)
@@ -533,8 +551,8 @@ def perturb_frame(
             found_targets.update(counts)
             total_occ += sum(counts.values())
             encoded: list[tuple[str, str, str]] | None = None  # (key, '"key": ', value JSON)
-            for t in sorted(fired_by):
-                fired = fired_by[t]
+            for t, d in sorted(fired_by):
+                fired = fired_by[(t, d)]
                 occurrences = counts[t]
                 word_hasher = word_hashers[t]
                 total_pert += len(fired)
@@ -588,6 +606,10 @@ def perturb_frame(
                 src_rows.append(r)
                 variants.append(targets[t].variant)
                 ranks.append(targets[t].rank)
+                draw_col.append(d)
+                if d:
+                    word_hasher = word_hasher.copy()
+                    word_hasher.update(draw_parts[d])
                 seeds.append(int.from_bytes(word_hasher.digest()[:8], "big") >> 1)
                 n_occ.append(occurrences)
                 n_pert.append(len(fired))
@@ -608,6 +630,7 @@ def perturb_frame(
         "example_id": pa.array([ids[i] for i in src_rows], pa.string()),
         "variant": pa.array(variants, pa.string()),
         "word_rank": pa.array(ranks, pa.int64()),
+        "draw": pa.array(draw_col, pa.int32()),
         "seed": pa.array(seeds, pa.int64()),
         "fields": pa.chunked_array(field_chunks, pa.string()),
         "perturbations": pa.chunked_array(pert_chunks, pa.list_(PERTURBATION_TYPE)),
@@ -635,7 +658,9 @@ def perturb_frame(
         ],
         "occurrences": total_occ,
         "perturbed_occurrences": total_pert,
-        "perturbed_fraction": round(total_pert / total_occ, 6) if total_occ else 0.0,
+        # over every draw: each occurrence is drawn `draws` times
+        "perturbed_fraction": round(total_pert / (total_occ * draws), 6) if total_occ else 0.0,
+        "draws": draws,
         "rows": table.num_rows,
         "perturbed_rows": table.num_rows - len(benchmark),
         "protected_occurrences": total_protected,
