@@ -21,6 +21,17 @@ target word, searched in every example) on the same input.
     python perf/perturb_speed.py            # everything (a few minutes on 2 cores)
     python perf/perturb_speed.py --quick    # smaller scales, for a smoke run
     python perf/perturb_speed.py --upstream DIR   # also the upstream study, side by side
+    python perf/perturb_speed.py --models [--files DIR]   # typo models side by side
+
+With ``--models``, the typo models run side by side on MMLU and JSQuAD at full size with
+wordfreq's top 500 words: ``uniform`` (replace/insert/delete 0.2 each, the default) against
+``keyboard`` with transpositions (and, for Japanese, conversions) at the same total rate of 0.6,
+split in MulTypo's operation mix (see ``HUMAN_MIX``). Inputs: the publishers' files in
+``DIR/mmlu`` and ``DIR/jsquad`` (default data/raw/benchmarks, the layout of ``benchmarks.source:
+files``) when they are there, else the synthetic MMLU- and JSQuAD-shaped inputs above (the line
+says which). Each (input, model) runs in a fresh process, alternating, ``--repeats`` times; the
+medians of the perturbation CPU and wall time are printed with their ratio, then a chi-square
+test of the drawn operation kinds (and no typo) against the configured probabilities.
 
 With ``--upstream DIR`` (a checkout of Maxel31/typo-robustness-analysis, branch
 refactor/module-reorganization; never part of this repository) both implementations run as whole
@@ -363,6 +374,116 @@ def side_by_side(upstream: Path, cases: list[tuple[str, int]], repeats: int) -> 
             )
 
 
+# MulTypo (2025)'s operation mix, delete .28 / insert .15 / replace .28 / transpose .28, at the
+# uniform default's total rate (0.6); Japanese moves 0.1 of it to conversions (JWTD's kanji
+# conversion class), taken evenly from the others' shares.
+HUMAN_MIX = {
+    "english": dict(replace=0.17, insert=0.09, delete=0.17, transpose=0.17, conversion=0.0),
+    "japanese": dict(replace=0.14, insert=0.08, delete=0.14, transpose=0.14, conversion=0.10),
+}
+UNIFORM = dict(replace=0.2, insert=0.2, delete=0.2, transpose=0.0, conversion=0.0)
+
+
+def real_or_synthetic(name: str, files: Path | None) -> tuple[pd.DataFrame, str]:
+    """The publisher's files of ``name`` under ``files`` if present, else the synthetic input."""
+    if files is not None and (files / name).is_dir():
+        from evalpipe.benchmarks import get_spec, load_benchmark
+
+        bench, _ = load_benchmark(get_spec(name), source="files", files_dir=files)
+        return bench, f"{name} publisher files ({bench.attrs['evalpipe']['dataset_version']})"
+    if name == "mmlu":
+        return english_input(14042)[0], "synthetic MMLU-shaped input (no publisher files)"
+    return japanese_input(4442, "surface")[0], "synthetic JSQuAD-shaped input (no publisher files)"
+
+
+def run_model_case(name: str, model: str, files: Path | None) -> dict:
+    bench, what = real_or_synthetic(name, files)
+    language = str(bench["language"].iloc[0])
+    words = word_list(language, "wordfreq", raw_dir=".", top_n=500)
+    mix = UNIFORM if model == "uniform" else HUMAN_MIX[language]
+    probs = Probabilities(**mix, model=model)
+    load = os.getloadavg()[0]
+    t0, c0 = time.perf_counter(), time.process_time()
+    result = perturb_frame(bench, words, probabilities=probs, seed=SEED)
+    t1, c1 = time.perf_counter(), time.process_time()
+    return {
+        "input": what,
+        "examples": len(bench),
+        "perturb_s": t1 - t0,
+        "perturb_cpu_s": c1 - c0,
+        "load": load,
+        "probabilities": {k: v for k, v in mix.items()},
+        "summary": result.summary,
+    }
+
+
+def _model_child(name: str, model: str, files: Path | None) -> dict:
+    cmd = [sys.executable, __file__, "--models-child", name, model, str(files or "")]
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, check=True, env={**os.environ, "TQDM_DISABLE": "1"}
+    )
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def chi_square_line(report: dict) -> str:
+    """Drawn kinds (and no typo) against the configured probabilities: Pearson's chi-square."""
+    from scipy.stats import chisquare
+
+    s = report["summary"]
+    probs = report["probabilities"]
+    n = s["occurrences"]
+    kinds = [k for k in probs if probs[k] > 0]
+    observed = [s["drawn"][k] for k in kinds] + [n - sum(s["drawn"].values())]
+    expected = [n * probs[k] for k in kinds] + [n * (1 - sum(probs.values()))]
+    stat, p = chisquare(observed, expected)
+    shares = ", ".join(
+        f"{k} {o / n:.4f} (p={probs[k]:.2f})" for k, o in zip(kinds, observed, strict=False)
+    )
+    return (
+        f"  drawn shares of {n:,} occurrences: {shares}, none {observed[-1] / n:.4f}; "
+        f"chi-square {stat:.2f} on {len(observed) - 1} df, p = {p:.3f}"
+    )
+
+
+def models_side_by_side(files: Path | None, repeats: int) -> None:
+    for name in ("mmlu", "jsquad"):
+        runs: dict[str, list[dict]] = {"uniform": [], "keyboard": []}
+        for k in range(repeats):
+            order = ("uniform", "keyboard") if k % 2 == 0 else ("keyboard", "uniform")
+            for model in order:
+                runs[model].append(_model_child(name, model, files))
+        u, kb = runs["uniform"][0], runs["keyboard"][0]
+        print(f"-- {name}: {u['input']}, {u['examples']:,} examples x 500 words, {repeats} runs")
+        med = {
+            m: (
+                statistics.median(r["perturb_cpu_s"] for r in rs),
+                statistics.median(r["perturb_s"] for r in rs),
+            )
+            for m, rs in runs.items()
+        }
+        for model, rs in runs.items():
+            s = rs[0]["summary"]
+            ops = ", ".join(f"{k} {v:,}" for k, v in s["operations"].items() if v)
+            print(
+                f"  {model:<8} CPU {med[model][0]:6.2f} s, wall {med[model][1]:6.2f} s | "
+                f"{s['perturbed_occurrences']:,}/{s['occurrences']:,} occurrences perturbed: {ops}"
+            )
+        print(
+            f"  keyboard / uniform: {med['keyboard'][0] / med['uniform'][0]:.2f}x CPU, "
+            f"{med['keyboard'][1] / med['uniform'][1]:.2f}x wall (target <= 1.5x) | load "
+            f"{os.getloadavg()[0]:.1f}"
+        )
+        s = kb["summary"]
+        print(
+            f"  keyboard rules: {json.dumps(s['operations_by_rule'], ensure_ascii=False)}; "
+            f"fallback to today's rule: {s['keyboard_fallback']}; skipped: {s['skipped']}"
+        )
+        print("  uniform:")
+        print("  " + chi_square_line(u))
+        print("  keyboard:")
+        print("  " + chi_square_line(kb))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller scales for a smoke run")
@@ -377,7 +498,23 @@ def main() -> None:
         "refactor/module-reorganization): also time it side by side on the same input",
     )
     ap.add_argument("--repeats", type=int, default=3, help="side-by-side runs per side")
+    ap.add_argument("--models", action="store_true", help="typo models side by side (only)")
+    ap.add_argument(
+        "--files",
+        type=Path,
+        default=Path("data/raw/benchmarks"),
+        metavar="DIR",
+        help="publisher files (DIR/mmlu, DIR/jsquad) for --models; synthetic input otherwise",
+    )
+    ap.add_argument("--models-child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.models_child:
+        name, model, files = args.models_child
+        print(json.dumps(run_model_case(name, model, Path(files) if files else None)))
+        return
+    if args.models:
+        models_side_by_side(args.files, args.repeats)
+        return
     if args.side:
         evalpipe_side(Path(args.side[0]), Path(args.side[1]))
         return

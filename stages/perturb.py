@@ -27,9 +27,13 @@ def summary_path(paths: ProjectPaths, name: str) -> Path:
 @params_option
 @fail_cleanly
 def main(name: str, params_path: str) -> None:
-    """Perturb the most frequent words of benchmark NAME with the probabilities of params.yaml."""
+    """Perturb the most frequent words of benchmark NAME with the typo model of params.yaml."""
     params = load_params(params_path)
-    probs = validate_probabilities(section(params, "perturb", path=params_path), source=params_path)
+    cfg = section(params, "perturb", path=params_path)
+    probs = validate_probabilities(cfg, source=params_path)
+    draws = cfg.get("draws", 1)
+    if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
+        raise InputError(f"{params_path}: perturb.draws must be an integer >= 1, found {draws!r}")
     seed = section(params, "seed", path=params_path)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise InputError(f"{params_path}: seed must be an integer, found {seed!r}")
@@ -48,13 +52,14 @@ def main(name: str, params_path: str) -> None:
         seed=seed,
         source=str(bench_path),
         words_source=str(words_path),
+        draws=draws,
         progress=True,
     )
     atomic.write_parquet(paths.perturbed(name), result.table)
     atomic.write_json(summary_path(paths, name), result.summary)
     s = result.summary
     click.echo(
-        f"perturb@{name}: {s['examples']} examples, {s['target_words_found']}/{s['target_words']} "
+        f"perturb@{name} ({s['model']}): {s['examples']} examples, {s['target_words_found']}/{s['target_words']} "
         f"target words found, {s['perturbed_occurrences']}/{s['occurrences']} occurrences "
         f"perturbed, {s['rows']} rows -> {paths.perturbed(name)}"
     )

@@ -163,6 +163,7 @@ def test_carried_columns_and_schema_follow_the_contract():
         "example_id",
         "variant",
         "word_rank",
+        "draw",
         "seed",
         "fields",
         "perturbations",
@@ -190,6 +191,9 @@ def test_carried_columns_and_schema_follow_the_contract():
         "position",
         "original_char",
         "new_char",
+        "rule",
+        "keys",
+        "reading",
     ]
 
 

@@ -77,3 +77,30 @@ def test_the_stage_rejects_bad_probabilities_and_writes_nothing(project):
     assert "params.yaml" in proc.stderr and "must be at most 1" in proc.stderr
     assert out.read_bytes() == before
     assert not [p for p in out.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_dvc_exp_run_with_the_keyboard_model_reruns_only_what_depends_on_perturb(project):
+    project.dvc("repro", "perturb@gsm8k", "perturb@jcommonsenseqa")
+    project.commit("perturbed with the default (uniform) model")
+    root = project.root
+    before = (root / "data" / "perturbed" / "gsm8k.parquet").read_bytes()
+    proc = project.dvc(
+        "exp", "run", "-S", "perturb.model=keyboard", "-S", "perturb.transpose_prob=0.1",
+        "-S", "perturb.conversion_prob=0.05", "perturb@gsm8k", "perturb@jcommonsenseqa",
+    )  # fmt: skip
+    log = proc.stdout + proc.stderr
+    assert "Running stage 'perturb@gsm8k'" in log
+    assert "Running stage 'perturb@jcommonsenseqa'" in log
+    for stage in ("words@english", "words@japanese", "benchmarks@gsm8k"):
+        assert f"Running stage '{stage}'" not in log
+    assert (root / "data" / "perturbed" / "gsm8k.parquet").read_bytes() != before
+    for name in ("gsm8k", "jcommonsenseqa"):
+        summary = json.loads((root / "data" / "perturbed" / f"{name}.summary.json").read_text())
+        assert summary["model"] == "keyboard" and summary["transpose_prob"] == 0.1
+        assert summary["drawn"]["transpose"] > 0  # made, or skipped: one-kana particles
+    ja = json.loads((root / "data" / "perturbed" / "jcommonsenseqa.summary.json").read_text())
+    assert ja["operations_by_rule"]["replace"].get("romaji", 0) > 0
+    assert sum(ja["skipped"]["conversion"].values()) + ja["operations"]["conversion"] > 0
+    rows = pd.read_parquet(root / "data" / "perturbed" / "gsm8k.parquet")
+    ops = [p for ps in rows["perturbations"] for p in ps]
+    assert {p["rule"] for p in ops if p["op"] == "replace"} == {"qwerty"}

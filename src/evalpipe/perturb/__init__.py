@@ -1,5 +1,6 @@
 """Character-level perturbation: script classes, operations, hashed seeds, occurrence finders
-(English regex tokens, Japanese UniDic tokens) and the frame-level ``perturb_frame``."""
+(English regex tokens, Japanese UniDic tokens), typo models (uniform, keyboard: QWERTY and romaji
+slips; transpositions; kana-kanji conversion slips) and the frame-level ``perturb_frame``."""
 
 from evalpipe.perturb.english import EnglishFinder
 from evalpipe.perturb.frame import (
@@ -12,9 +13,12 @@ from evalpipe.perturb.frame import (
 )
 from evalpipe.perturb.japanese import JapaneseFinder, Tokenizer
 from evalpipe.perturb.ops import (
+    MODELS,
     OPS,
+    RULES,
     Operation,
     Probabilities,
+    Skipped,
     decide,
     occurrence_digest,
     row_seed,
@@ -25,13 +29,16 @@ from evalpipe.perturb.scripts import INVENTORIES, char_class
 __all__ = [
     "CARRIED_COLUMNS",
     "INVENTORIES",
+    "MODELS",
     "OPS",
     "PERTURBATION_TYPE",
+    "RULES",
     "EnglishFinder",
     "JapaneseFinder",
     "Operation",
     "PerturbResult",
     "Probabilities",
+    "Skipped",
     "Target",
     "Tokenizer",
     "char_class",

@@ -8,6 +8,7 @@ stage writes the table as it is and ``PerturbResult.to_pandas()`` is there for i
 
 from __future__ import annotations
 
+import bisect
 import gc
 import json
 import json.encoder
@@ -27,6 +28,7 @@ from evalpipe.perturb.ops import (
     OPS,
     Operation,
     Probabilities,
+    Skipped,
     decide,
     key_hasher,
     key_part,
@@ -66,6 +68,7 @@ OUTPUT_KEYS = (
     "example_id",
     "variant",
     "word_rank",
+    "draw",
     "seed",
     "fields",
     "perturbations",
@@ -85,6 +88,9 @@ PERTURBATION_TYPE = pa.struct(
         ("position", pa.int32()),
         ("original_char", pa.string()),
         ("new_char", pa.string()),
+        ("rule", pa.string()),
+        ("keys", pa.string()),
+        ("reading", pa.string()),
     ]
 )
 
@@ -280,6 +286,8 @@ def perturb_frame(
     source: str = "benchmark",
     words_source: str = "word list",
     tokenizer: Tokenizer | None = None,
+    homophones: Any = None,
+    draws: int = 1,
     progress: bool = False,
 ) -> PerturbResult:
     """Perturb every occurrence of every target word in the benchmark's perturbable fields.
@@ -292,19 +300,26 @@ def perturb_frame(
         ``protected`` are carried too when present). Occurrences overlapping a ``protected``
         string (e.g. the JSQuAD answer span) are never perturbed nor counted.
     words : the target word list for the benchmark's language (``rank, word, lemma, pos``).
-    probabilities : validated replace / insert / delete probabilities.
+    probabilities : the validated typo model (``validate_probabilities``).
     seed : the global seed; every operation's randomness is hashed from (seed, benchmark,
         example_id, target word, field, occurrence).
     source, words_source : file names for error messages.
     tokenizer : a Japanese Tokenizer to reuse (built on demand otherwise).
+    homophones : a ``homophones.Homophones`` to reuse for Japanese conversion slips (built on
+        demand when ``probabilities.conversion > 0``).
+    draws : independent typo draws per (example, target word): draw ``d >= 1`` hashes the key
+        ``(..., field, occurrence, d)``, draw 0 the key without ``d``, so ``draws=1`` gives the
+        rows of a single draw and each draw keeps the common random numbers of ``decide``.
     progress : show a tqdm bar over examples.
 
     Returns
     -------
-    PerturbResult: ``table`` with columns ``benchmark, example_id, variant, word_rank, seed,
+    PerturbResult: ``table`` with columns ``benchmark, example_id, variant, word_rank, draw, seed,
     fields, perturbations, occurrences, perturbed_occurrences`` plus the carried columns, ordered
-    by example (input order), then the original row, then word rank; and ``summary`` (examples,
-    target words, target words found, occurrences, perturbed occurrences, rows, ops by kind).
+    by example (input order), then the original row (draw 0), then word rank, then draw; and
+    ``summary`` (examples,
+    target words, target words found, occurrences, perturbed occurrences, rows, operations by
+    kind and by rule, keyboard fallbacks by script class, skipped transpositions / conversions).
 
     Examples
     --------
@@ -332,6 +347,8 @@ def perturb_frame(
             f"every row, found {languages}"
         )
     language = languages[0]
+    if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
+        raise InputError(f"perturb.draws must be an integer >= 1, found {draws!r}")
     ids = benchmark["example_id"].astype(str).tolist()
     if len(set(ids)) != len(ids):
         seen: set[str] = set()
@@ -339,6 +356,12 @@ def perturb_frame(
         raise InputError(f"{source}, column 'example_id': duplicate id {dup!r}; ids must be unique")
     targets = read_targets(words, language=language, source=words_source)
     find = make_finder(targets, language, source=words_source, tokenizer=tokenizer)
+    if language == "japanese" and probabilities.conversion > 0 and homophones is None:
+        from evalpipe.perturb.homophones import Homophones
+
+        homophones = Homophones()
+    elif language != "japanese":
+        homophones = None
 
     names = benchmark["benchmark"].astype(str).tolist()
     fields_col = benchmark["fields"].tolist()
@@ -353,6 +376,7 @@ def perturb_frame(
     src_rows: list[int] = []
     variants: list[str] = []
     ranks: list[int] = []
+    draw_col: list[int] = []
     seeds: list[int] = []
     fields_out: list[str] = []
     n_occ: list[int] = []
@@ -368,19 +392,32 @@ def perturb_frame(
     p_pos: list[int] = []
     p_ochar: list[str | None] = []
     p_nchar: list[str | None] = []
+    p_rule: list[str] = []
+    p_keys: list[str | None] = []
+    p_reading: list[str | None] = []
     found_targets: set[int] = set()
     total_occ = 0
     total_pert = 0
     total_protected = 0
     op_counts = dict.fromkeys(OPS, 0)
+    rule_counts: dict[str, dict[str, int]] = {op: {} for op in OPS}
+    fallback_counts: dict[str, int] = {}
+    skipped_counts: dict[str, dict[str, int]] = {"transpose": {}, "conversion": {}}
+    keyboard = probabilities.model == "keyboard"
 
     # Key parts hashed once, not once per occurrence: the digest of (seed, benchmark, example,
     # word, field, occurrence) is reached by extending copies of the shared prefixes.
     variant_parts = [key_part(t.variant) for t in targets]
     original_part = key_part("")
     int_parts = [key_part(k) for k in range(256)]
-    # the draw's two no-typo gaps (ops.decide): [replace_end, insert_start), [insert_end, delete_start)
-    gap1_lo, gap1_hi, gap2_lo, gap2_hi = probabilities.regions
+    draw_parts = [b""] + [key_part(d) for d in range(1, draws)]
+    draw_range = range(draws)
+    # the draw's typo intervals (ops.decide): u outside all of them is no typo
+    starts = [a for a, _, _ in probabilities.intervals]
+    ends = [b for _, b, _ in probabilities.intervals]
+    kinds = [op for _, _, op in probabilities.intervals]
+    drawn_counts = dict.fromkeys(OPS, 0)
+    find_interval = bisect.bisect_right
     field_parts: dict[str, bytes] = {}
 
     # Rows go to Arrow every FLUSH_ROWS rows: the Python strings are freed as we go, which keeps
@@ -402,6 +439,9 @@ def perturb_frame(
                 pa.array(p_pos, pa.int32()),
                 pa.array(p_ochar, pa.string()),
                 pa.array(p_nchar, pa.string()),
+                pa.array(p_rule, pa.string()),
+                pa.array(p_keys, pa.string()),
+                pa.array(p_reading, pa.string()),
             ],
             fields=list(PERTURBATION_TYPE),
         )
@@ -418,6 +458,9 @@ def perturb_frame(
             p_pos,
             p_ochar,
             p_nchar,
+            p_rule,
+            p_keys,
+            p_reading,
         ):
             column.clear()
         list_offsets[:] = [0]
@@ -439,6 +482,7 @@ def perturb_frame(
             src_rows.append(r)
             variants.append("original")
             ranks.append(0)
+            draw_col.append(0)
             seeds.append(int.from_bytes(h.digest()[:8], "big") >> 1)
             fields_out.append(fields_col[r] if isinstance(fields_col[r], str) else _dumps(fields))
             n_occ.append(0)
@@ -448,7 +492,7 @@ def perturb_frame(
             # One pass over the example's occurrences: hash each, keep only those where a typo fires.
             word_hashers: dict[int, Any] = {}
             counts: dict[int, int] = {}
-            fired_by: dict[int, list[tuple[str, int, int, int, Operation]]] = {}
+            fired_by: dict[tuple[int, int], list[tuple[str, int, int, int, Operation]]] = {}
             for name in perturbable:
                 text = fields[name]
                 part = field_parts.get(name)
@@ -474,17 +518,28 @@ def perturb_frame(
                         fh.update(part)
                     h = fh.copy()
                     h.update(int_parts[k] if k < 256 else key_part(k))
-                    digest = h.digest()
-                    u = int.from_bytes(digest[:8], "big")
-                    if gap1_lo <= u < gap1_hi or gap2_lo <= u < gap2_hi:
-                        continue  # the common case: no typo for this occurrence
-                    op = decide_(text[start:end], digest, probabilities)
-                    if op is not None:
-                        hit = fired_by.get(t)
-                        if hit is None:
-                            fired_by[t] = [(name, k, start, end, op)]
+                    for d in draw_range:
+                        if d == 0:
+                            digest = h.digest()
                         else:
-                            hit.append((name, k, start, end, op))
+                            hd = h.copy()
+                            hd.update(draw_parts[d])
+                            digest = hd.digest()
+                        u = int.from_bytes(digest[:8], "big")
+                        at = find_interval(starts, u) - 1
+                        if at < 0 or u >= ends[at]:
+                            continue  # the common case: no typo for this occurrence
+                        drawn_counts[kinds[at]] += 1
+                        op = decide_(text[start:end], digest, probabilities, homophones=homophones)
+                        if type(op) is Skipped:
+                            reasons = skipped_counts[op.op]
+                            reasons[op.reason] = reasons.get(op.reason, 0) + 1
+                        elif op is not None:
+                            hit = fired_by.get((t, d))
+                            if hit is None:
+                                fired_by[(t, d)] = [(name, k, start, end, op)]
+                            else:
+                                hit.append((name, k, start, end, op))
                 for t, n in k_of.items():
                     if n > skipped.get(t, 0):
                         counts[t] = counts.get(t, 0) + n - skipped.get(t, 0)
@@ -496,8 +551,8 @@ def perturb_frame(
             found_targets.update(counts)
             total_occ += sum(counts.values())
             encoded: list[tuple[str, str, str]] | None = None  # (key, '"key": ', value JSON)
-            for t in sorted(fired_by):
-                fired = fired_by[t]
+            for t, d in sorted(fired_by):
+                fired = fired_by[(t, d)]
                 occurrences = counts[t]
                 word_hasher = word_hashers[t]
                 total_pert += len(fired)
@@ -537,10 +592,24 @@ def perturb_frame(
                     p_pos.append(op.position)
                     p_ochar.append(op.original_char)
                     p_nchar.append(op.new_char)
+                    p_rule.append(op.rule)
+                    p_keys.append(op.keys)
+                    p_reading.append(op.reading)
                     op_counts[op.op] += 1
+                    rules = rule_counts[op.op]
+                    rules[op.rule] = rules.get(op.rule, 0) + 1
+                    if keyboard and op.rule == "uniform":
+                        cls = char_class(
+                            (op.new_char if op.op == "insert" else op.original_char)[0]
+                        )
+                        fallback_counts[cls] = fallback_counts.get(cls, 0) + 1
                 src_rows.append(r)
                 variants.append(targets[t].variant)
                 ranks.append(targets[t].rank)
+                draw_col.append(d)
+                if d:
+                    word_hasher = word_hasher.copy()
+                    word_hasher.update(draw_parts[d])
                 seeds.append(int.from_bytes(word_hasher.digest()[:8], "big") >> 1)
                 n_occ.append(occurrences)
                 n_pert.append(len(fired))
@@ -561,6 +630,7 @@ def perturb_frame(
         "example_id": pa.array([ids[i] for i in src_rows], pa.string()),
         "variant": pa.array(variants, pa.string()),
         "word_rank": pa.array(ranks, pa.int64()),
+        "draw": pa.array(draw_col, pa.int32()),
         "seed": pa.array(seeds, pa.int64()),
         "fields": pa.chunked_array(field_chunks, pa.string()),
         "perturbations": pa.chunked_array(pert_chunks, pa.list_(PERTURBATION_TYPE)),
@@ -588,11 +658,22 @@ def perturb_frame(
         ],
         "occurrences": total_occ,
         "perturbed_occurrences": total_pert,
-        "perturbed_fraction": round(total_pert / total_occ, 6) if total_occ else 0.0,
+        # over every draw: each occurrence is drawn `draws` times
+        "perturbed_fraction": round(total_pert / (total_occ * draws), 6) if total_occ else 0.0,
+        "draws": draws,
         "rows": table.num_rows,
         "perturbed_rows": table.num_rows - len(benchmark),
         "protected_occurrences": total_protected,
         "operations": op_counts,
+        # the kind each typo draw picked, before a replacement / insertion with no eligible
+        # place became a deletion and before skipped transpositions / conversions
+        "drawn": drawn_counts,
+        # how each kind's new text was chosen (ops.RULES): uniform, qwerty, romaji, ...
+        "operations_by_rule": {op: dict(sorted(r.items())) for op, r in rule_counts.items()},
+        # model keyboard: replacements / insertions made by today's rule, by script class
+        "keyboard_fallback": dict(sorted(fallback_counts.items())),
+        # drawn transpositions / conversions with nothing to make (left unchanged), by reason
+        "skipped": {op: dict(sorted(r.items())) for op, r in skipped_counts.items()},
         **probabilities.as_dict(),
         "seed": seed,
     }

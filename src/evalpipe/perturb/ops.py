@@ -13,56 +13,111 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from evalpipe.errors import InputError
+from evalpipe.perturb.keyboard import (
+    is_kana,
+    kana_insertions,
+    kana_slips,
+    kana_units,
+    letter_insertions,
+    letter_slips,
+)
 from evalpipe.perturb.scripts import INVENTORIES, char_class, inventory_index
 
-OPS = ("replace", "insert", "delete")
+OPS = ("replace", "insert", "delete", "transpose", "conversion")
+MODELS = ("uniform", "keyboard")
+PROBABILITY_KEYS = (
+    "replace_prob",
+    "insert_prob",
+    "delete_prob",
+    "transpose_prob",
+    "conversion_prob",
+)
 _SCALE = 2**64
 _MIDDLE = _SCALE // 2
 _PERSON_OCCURRENCE = b"evalpipe-occ"
+# Where each operation's interval of the draw u sits when nothing pushes it: replace grows up from
+# 0, delete down from 2**64, the other three are centred on 1/4, 1/2, 3/4. Listed in layout order.
+_ANCHORS = (
+    ("replace", "start", 0),
+    ("transpose", "centre", _SCALE // 4),
+    ("insert", "centre", _MIDDLE),
+    ("conversion", "centre", 3 * _SCALE // 4),
+    ("delete", "end", _SCALE),
+)
+# Rounding overflow (a sum at 1 + 1e-9) is taken from the later kinds of this list first.
+_CLIP_ORDER = ("replace", "delete", "insert", "transpose", "conversion")
 
 
 @dataclass(frozen=True)
 class Probabilities:
-    """Chance that an occurrence gets a replacement, an insertion or a deletion (at most one)."""
+    """The typo model of an occurrence: the chance of each operation (at most one fires) and the
+    model that picks a replaced or inserted character (``uniform`` or ``keyboard``)."""
 
     replace: float
     insert: float
     delete: float
+    transpose: float = 0.0
+    conversion: float = 0.0
+    model: str = "uniform"
 
     @property
     def total(self) -> float:
         """The chance that an occurrence is perturbed at all."""
-        return self.replace + self.insert + self.delete
+        return self.replace + self.insert + self.delete + self.transpose + self.conversion
+
+    @functools.cached_property
+    def intervals(self) -> tuple[tuple[int, int, str], ...]:
+        """``((start, end, op), ...)`` on 64-bit draws ``u``, in increasing order, one per
+        operation with a non-zero probability: see ``decide``. The rest is no typo. Integers
+        keep the choice exact: no float rounding can pick a zero-probability operation."""
+        return _intervals(self.widths())
 
     @functools.cached_property
     def regions(self) -> tuple[int, int, int, int]:
-        """``(replace_end, insert_start, insert_end, delete_start)`` on 64-bit draws ``u``: see
-        ``decide``. Replacement is ``[0, replace_end)``, insertion ``[insert_start,
-        insert_end)``, deletion ``[delete_start, 2**64)``, and the rest (two gaps) is no typo.
-        Integers keep the choice exact: no float rounding can pick a zero-probability operation."""
-        return _regions(self.replace, self.insert, self.delete)
+        """``(replace_end, insert_start, insert_end, delete_start)``: the three original
+        operations' intervals (empty ones at their anchor)."""
+        where = {op: (a, b) for a, b, op in self.intervals}
+        r = where.get("replace", (0, 0))[1]
+        i0, i1 = where.get("insert", (_MIDDLE, _MIDDLE))
+        d = where.get("delete", (_SCALE, _SCALE))[0]
+        return (r, i0, i1, d)
 
-    def as_dict(self) -> dict[str, float]:
+    def widths(self) -> dict[str, int]:
+        """Each operation's number of draws out of 2**64 (rounded, clipped to fit)."""
+        raw = {op: _width(getattr(self, op)) for op in OPS}
+        out: dict[str, int] = {}
+        used = 0
+        for op in _CLIP_ORDER:
+            out[op] = min(raw[op], _SCALE - used)
+            used += out[op]
+        return out
+
+    def as_dict(self) -> dict[str, float | str]:
         return {
+            "model": self.model,
             "replace_prob": self.replace,
             "insert_prob": self.insert,
             "delete_prob": self.delete,
+            "transpose_prob": self.transpose,
+            "conversion_prob": self.conversion,
         }
 
 
 def validate_probabilities(
     cfg: Mapping[str, Any], *, source: str = "params.yaml", section: str = "perturb"
 ) -> Probabilities:
-    """Read and check ``replace_prob``, ``insert_prob``, ``delete_prob``.
+    """Read and check the typo model: ``model`` and the five ``*_prob`` keys.
 
     Parameters
     ----------
-    cfg : the ``perturb`` mapping of params.yaml.
+    cfg : the ``perturb`` mapping of params.yaml. ``replace_prob``, ``insert_prob`` and
+        ``delete_prob`` are required; ``transpose_prob`` and ``conversion_prob`` default to 0 and
+        ``model`` to ``uniform`` (today's typos, so older params files keep their results).
     source, section : where the mapping came from, for error messages.
 
     Returns
@@ -72,7 +127,7 @@ def validate_probabilities(
     Raises
     ------
     InputError naming the file and the key when a value is missing, not a number, outside [0, 1],
-    or when the three sum above 1.
+    when the probabilities sum above 1, or when ``model`` is not one of ``MODELS``.
 
     Examples
     --------
@@ -85,8 +140,11 @@ def validate_probabilities(
             f"delete_prob; found {cfg!r}"
         )
     values: dict[str, float] = {}
-    for key in ("replace_prob", "insert_prob", "delete_prob"):
+    for key in PROBABILITY_KEYS:
         if key not in cfg:
+            if key in ("transpose_prob", "conversion_prob"):
+                values[key] = 0.0
+                continue
             raise InputError(f"{source}: missing key '{section}.{key}' (a probability in [0, 1])")
         value = cfg[key]
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -99,13 +157,27 @@ def validate_probabilities(
         values[key] = value
     total = sum(values.values())
     if total > 1.0 + 1e-9:
+        used = [k for k in PROBABILITY_KEYS if k in cfg]
         raise InputError(
-            f"{source}: {section}.replace_prob + {section}.insert_prob + {section}.delete_prob "
-            f"must be at most 1 (it is the chance that an occurrence gets one typo), found "
-            f"{values['replace_prob']} + {values['insert_prob']} + {values['delete_prob']} = "
-            f"{total:g}"
+            f"{source}: "
+            + " + ".join(f"{section}.{k}" for k in used)
+            + " must be at most 1 (it is the chance that an occurrence gets one typo), found "
+            + " + ".join(str(values[k]) for k in used)
+            + f" = {total:g}"
         )
-    return Probabilities(values["replace_prob"], values["insert_prob"], values["delete_prob"])
+    model = cfg.get("model", "uniform")
+    if model not in MODELS:
+        raise InputError(
+            f"{source}: {section}.model must be one of {', '.join(MODELS)}, found {model!r}"
+        )
+    return Probabilities(
+        values["replace_prob"],
+        values["insert_prob"],
+        values["delete_prob"],
+        values["transpose_prob"],
+        values["conversion_prob"],
+        model,
+    )
 
 
 def key_part(value: object) -> bytes:
@@ -145,11 +217,36 @@ def row_seed(seed: int, benchmark: str, example_id: str, variant: str) -> int:
 class Operation(NamedTuple):
     """One typo applied to one occurrence of a word."""
 
-    op: str  # replace | insert | delete
+    op: str  # replace | insert | delete | transpose | conversion
     position: int  # character index in the word (for insert: the slot, 0..len(word))
-    original_char: str | None  # None for insert
+    original_char: str | None  # None for insert; a kana unit (じゃ), a pair, or the whole word
     new_char: str | None  # None for delete
     perturbed: str  # the word after the operation
+    rule: str = "uniform"  # how the new text was chosen: see RULES
+    keys: str | None = None  # a keyboard or romaji slip's key path, e.g. k->j, ka->ja
+    reading: str | None = None  # a conversion's kana reading
+
+
+RULES = {
+    "uniform": "a character of the same script class, uniformly (today's rule)",
+    "qwerty": "a neighbouring key on QWERTY (2:1 horizontal over vertical), or a repeated key",
+    "romaji": "a romaji slip re-read by an IME as kana",
+    "keyboard": "a deletion that spares digits (model keyboard)",
+    "adjacent": "two adjacent letters or kana swapped",
+    "homophone": "another word with the same UniDic reading",
+}
+
+
+class Skipped(NamedTuple):
+    """A transposition or conversion was drawn but the occurrence has none to make: no typo.
+
+    ``reason``: ``no_adjacent_pair`` (no two adjacent different letters or kana),
+    ``no_homophone`` (no other word with the reading, or no kanji), ``not_japanese``.
+    """
+
+    op: str
+    reason: str
+    reading: str | None = None
 
 
 def _replacement(ch: str, r: int) -> str:
@@ -166,74 +263,282 @@ def _width(p: float) -> int:
     return min(_SCALE, max(0, round(p * _SCALE)))
 
 
-def _regions(replace: float, insert: float, delete: float) -> tuple[int, int, int, int]:
-    r, m, d = _width(replace), _width(insert), _width(delete)
-    if r + d > _SCALE:  # only from float rounding of a sum at 1 (validation allows 1 + 1e-9)
-        d = _SCALE - r
-    m = min(m, _SCALE - r - d)
-    # centred on 1/2, slid the least needed to stay clear of the replace and delete regions
-    start = min(max(_MIDDLE - m // 2, r), _SCALE - d - m)
-    return (r, start, start + m, _SCALE - d)
+def _intervals(widths: Mapping[str, int]) -> tuple[tuple[int, int, str], ...]:
+    """Lay the non-empty intervals out in ``_ANCHORS`` order, each at its anchor unless that
+    overlaps a neighbour: a forward pass pushes each up past the one before, a backward pass
+    pulls each down below the one after (see ``decide``)."""
+    laid: list[list[Any]] = []
+    prev_end = 0
+    for op, kind, anchor in _ANCHORS:
+        w = widths[op]
+        if w == 0:
+            continue
+        ideal = anchor if kind == "start" else anchor - w if kind == "end" else anchor - w // 2
+        start = max(ideal, prev_end)
+        laid.append([start, w, op])
+        prev_end = start + w
+    next_start = _SCALE
+    for item in reversed(laid):
+        item[0] = min(item[0], next_start - item[1])
+        next_start = item[0]
+    return tuple((start, start + w, op) for start, w, op in laid)
 
 
-def decide(word: str, digest: bytes, probs: Probabilities) -> Operation | None:
+_DIGIT_CLASSES = frozenset({"digit", "fullwidth_digit"})
+# Under the keyboard model, characters no keyboard rule covers keep today's rule.
+_FALLBACK_CLASSES = frozenset({"kanji", "fullwidth_lower", "fullwidth_upper", "halfwidth_katakana"})
+
+
+def _swap_group(ch: str) -> str | None:
+    if ch.isascii() and ch.isalpha():
+        return "latin"
+    return "kana" if is_kana(ch) else None
+
+
+@functools.lru_cache(maxsize=65_536)
+def transposable(word: str) -> tuple[int, ...]:
+    """Positions ``i`` where ``word[i]`` and ``word[i + 1]`` may be swapped: two different
+    ASCII letters, or two different kana (hiragana / katakana, not ー)."""
+    return tuple(
+        i
+        for i in range(len(word) - 1)
+        if word[i] != word[i + 1]
+        and (g := _swap_group(word[i])) is not None
+        and g == _swap_group(word[i + 1])
+    )
+
+
+def _cumulative(
+    cands: Iterable[tuple[str, str, int]],
+) -> tuple[tuple[tuple[str, str, int], ...], int]:
+    out = []
+    total = 0
+    for new, keys, weight in cands:
+        total += weight
+        out.append((new, keys, total))
+    return tuple(out), total
+
+
+def _pick(cands: tuple[tuple[str, str, int], ...], total: int, r: int) -> tuple[str, str]:
+    x = r % total
+    for new, keys, end in cands:
+        if x < end:
+            return new, keys
+    raise AssertionError("unreachable: x < total")
+
+
+@functools.lru_cache(maxsize=65_536)
+def keyboard_replacements(word: str) -> tuple[tuple[int, int, str, Any, int], ...]:
+    """The positions a keyboard-model replacement may pick, as ``(start, end, rule, weighted
+    candidates, total weight)``: each ASCII letter (its QWERTY neighbours), each kana unit with a
+    romaji slip (``keyboard.kana_slips``), and each character of a class no keyboard rule covers
+    (kanji, full-width letters, half-width katakana: rule ``uniform``). Digits, kana without a
+    slip (あ, ん, っ) and ー are not eligible."""
+    units = dict(kana_units(word))
+    entries: list[tuple[int, int, str, Any, int]] = []
+    i, n = 0, len(word)
+    while i < n:
+        ch = word[i]
+        if ch.isascii() and ch.isalpha():
+            cands, total = _cumulative(
+                (new, f"{ch.lower()}->{new.lower()}", w) for new, w in letter_slips(ch)
+            )
+            entries.append((i, i + 1, "qwerty", cands, total))
+            i += 1
+            continue
+        end = units.get(i)
+        if end is not None:
+            cands, total = _cumulative(kana_slips(word[i:end]))
+            if total:
+                entries.append((i, end, "romaji", cands, total))
+            i = end
+            continue
+        if char_class(ch) in _FALLBACK_CLASSES:
+            entries.append((i, i + 1, "uniform", None, 0))
+        i += 1
+    return tuple(entries)
+
+
+@functools.lru_cache(maxsize=65_536)
+def keyboard_insertions(word: str) -> tuple[tuple[int, str, Any, int], ...]:
+    """The slots a keyboard-model insertion may pick, as ``(slot, rule, weighted candidates,
+    total weight)``: a slot next to a kana unit where a stray key reads as one more kana
+    (``keyboard.kana_insertions``), a slot next to an ASCII letter (the letter repeated or a
+    neighbour of it), else a slot whose anchor (the character after it, or the last one at the
+    end, as in the uniform model) has a class no keyboard rule covers (rule ``uniform``)."""
+    n = len(word)
+    units = kana_units(word)
+    unit_ending = {e: (s, e) for s, e in units}
+    unit_starting = {s: (s, e) for s, e in units}
+    inside = {k for s, e in units for k in range(s + 1, e)}
+    entries: list[tuple[int, str, Any, int]] = []
+    for slot in range(n + 1):
+        before = unit_ending.get(slot)
+        after = unit_starting.get(slot)
+        cands: tuple = ()
+        total = 0
+        rule = ""
+        if (before or after) and slot not in inside:
+            cands, total = _cumulative(
+                kana_insertions(
+                    word[before[0] : before[1]] if before else "",
+                    word[after[0] : after[1]] if after else "",
+                )
+            )
+            rule = "romaji"
+        if not total:
+            letters = [
+                c
+                for c in (word[slot - 1 : slot], word[slot : slot + 1])
+                if c.isascii() and c.isalpha()
+            ]
+            if letters:
+                left, right = word[slot - 1 : slot], word[slot : slot + 1]
+                cands, total = _cumulative(
+                    (new, f"{left}{right}->{left}{new}{right}".lower(), w)
+                    for new, w in letter_insertions(letters)
+                )
+                rule = "qwerty"
+        if total:
+            entries.append((slot, rule, cands, total))
+            continue
+        anchor_class = char_class(word[min(slot, n - 1)])
+        if anchor_class in _FALLBACK_CLASSES:
+            entries.append((slot, "uniform", anchor_class, 0))
+    return tuple(entries)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _deletable(word: str) -> tuple[int, ...]:
+    return tuple(i for i, ch in enumerate(word) if char_class(ch) not in _DIGIT_CLASSES)
+
+
+def _transpose(word: str, r_pos: int) -> Operation | Skipped:
+    pairs = transposable(word)
+    if not pairs:
+        return Skipped("transpose", "no_adjacent_pair")
+    i = pairs[r_pos % len(pairs)]
+    a, b = word[i], word[i + 1]
+    return Operation("transpose", i, a + b, b + a, word[:i] + b + a + word[i + 2 :], "adjacent")
+
+
+def _convert(word: str, r_char: int, homophones: Any) -> Operation | Skipped:
+    if homophones is None:
+        return Skipped("conversion", "not_japanese")
+    if any(char_class(ch) in _DIGIT_CLASSES for ch in word):
+        return Skipped("conversion", "no_homophone")
+    reading, candidates = homophones.lookup(word)
+    if not candidates:
+        return Skipped("conversion", "no_homophone", reading)
+    new = candidates[r_char % len(candidates)]
+    return Operation("conversion", 0, word, new, new, "homophone", reading=reading)
+
+
+def _keyboard(op: str, word: str, r_pos: int, r_char: int) -> Operation | None:
+    if op == "replace":
+        table = keyboard_replacements(word)
+        if table:
+            start, end, rule, cands, total = table[r_pos % len(table)]
+            keys = None
+            if rule == "uniform":
+                new = _replacement(word[start], r_char)
+            else:
+                new, keys = _pick(cands, total, r_char)
+            perturbed = word[:start] + new + word[end:]
+            return Operation("replace", start, word[start:end], new, perturbed, rule, keys)
+    elif op == "insert":
+        slots = keyboard_insertions(word)
+        if slots:
+            slot, rule, cands, total = slots[r_pos % len(slots)]
+            keys = None
+            if rule == "uniform":
+                inv = INVENTORIES[cands]
+                new = inv[r_char % len(inv)]
+            else:
+                new, keys = _pick(cands, total, r_char)
+            return Operation("insert", slot, None, new, word[:slot] + new + word[slot:], rule, keys)
+    # a deletion, or a replacement / insertion with no eligible place; digits are never deleted
+    positions = _deletable(word)
+    if not positions:
+        return None
+    i = positions[r_pos % len(positions)]
+    return Operation("delete", i, word[i], None, word[:i] + word[i + 1 :], "keyboard")
+
+
+def decide(
+    word: str, digest: bytes, probs: Probabilities, *, homophones: Any = None
+) -> Operation | Skipped | None:
     """Apply at most one operation to ``word`` using the random stream ``digest``.
 
-    **Which operation: one draw, fixed regions (common random numbers).** Let ``u`` be the
+    **Which operation: one draw, fixed intervals (common random numbers).** Let ``u`` be the
     digest's first 8 bytes as an integer in ``[0, 2**64)`` and ``w(p) = round(p * 2**64)``. Each
-    operation owns one interval of ``u``::
+    operation with a non-zero probability owns one interval of ``u``, laid out in the order
+    replace, transpose, insert, conversion, delete, each at its *anchor*::
 
-        replace  [0, w(r))                       anchored at 0
-        insert   [s, s + w(i)),  s = min(max(2**63 - w(i)//2, w(r)), 2**64 - w(d) - w(i))
-        delete   [2**64 - w(d), 2**64)           anchored at the top
+        replace     [0, w(r))                          grows up from 0
+        transpose   centred on 2**64 / 4
+        insert      centred on 2**64 / 2
+        conversion  centred on 3 * 2**64 / 4
+        delete      [2**64 - w(d), 2**64)              grows down from the top
 
-    and ``u`` anywhere else means no typo. Properties, with ``r + i + d <= 1``:
+    unless that would overlap a neighbour: a forward pass moves each interval up to the end of
+    the previous one when it starts before it, then a backward pass moves each down to the start
+    of the next one when it ends after it (``_intervals``). ``u`` anywhere else means no typo.
+    Properties, with ``r + t + i + c + d <= 1``:
 
-    1. *At most one operation*: ``s >= w(r)`` and ``s + w(i) <= 2**64 - w(d)``, so the three
-       intervals are disjoint (``s`` exists because ``w(r) + w(i) + w(d) <= 2**64``).
-    2. *Exact rates*: each interval is ``p * 2**64`` draws wide (to the nearest integer), so an
-       occurrence is replaced, inserted into, deleted from with probability ``r``, ``i``, ``d``
-       (within ``2**-64``); a zero probability is an empty interval and never fires.
-    3. *Raising one probability only adds operations of that kind* (same digest, i.e. same seed
-       and text):
-
-       - raising ``d`` grows the delete interval downwards from the fixed top; the replace
-         interval ``[0, w(r))`` does not move, so every replacement and every deletion stays;
-         the insert interval (centred on 1/2) does not move either while ``d <= (1 - i) / 2``
-         and ``r <= (1 - i) / 2``, in particular whenever every probability is at most 1/3;
-       - raising ``r`` is the mirror image (replace grows upwards from 0);
-       - raising ``i``: replace and delete intervals are untouched and the insert interval only
-         grows: its start ``min(max(2**63 - w/2, w(r)), 2**64 - w(d) - w)`` never increases in
-         ``w`` and its end ``min(max(2**63 + w/2, w(r) + w), 2**64 - w(d))`` never decreases,
-         so the new interval contains the old one; this holds on the whole domain.
-
-       Only beyond ``r`` or ``d`` > ``(1 - i) / 2`` does raising ``r`` or ``d`` slide the insert
-       interval (by the least that keeps it clear), turning some insertions into no-typo and
-       others from no-typo into insertions; their number stays exactly ``i``.
+    1. *At most one operation*: after the backward pass every interval ends at or before the
+       next one starts; the first starts at ``>= 0`` because the forward pass put interval ``k``
+       at ``>= w_1 + ... + w_(k-1)`` and the backward pass only lowers it to ``2**64 - (w_k + ...
+       + w_5) >= w_1 + ... + w_(k-1)`` (the widths sum to at most ``2**64``).
+    2. *Exact rates*: each interval is ``p * 2**64`` draws wide (to the nearest integer), so each
+       operation fires with its probability (within ``2**-64``); a zero probability is an empty
+       interval and never fires.
+    3. *Moving one probability leaves the other kinds' decisions in place* (same digest, i.e.
+       same seed and text) whenever, before and after the move, every interval sits at its
+       anchor. An anchor depends only on the interval's own probability, so the other intervals
+       keep exactly the same draws, and the moved interval grows (or shrinks) about its anchor, so
+       raising a probability only adds operations of that kind. Every interval sits at its
+       anchor exactly when the anchored intervals do not overlap, i.e. for consecutive non-empty
+       intervals (empty ones take no room and are skipped) ``r + t/2 <= 1/4``, ``t/2 + i/2 <=
+       1/4``, ``i/2 + c/2 <= 1/4``, ``c/2 + d <= 1/4`` (with ``t = 0``: ``r + i/2 <= 1/2``, and so
+       on): in particular whenever every probability is at most 1/6, and for today's
+       ``r = i = d = 0.2`` while ``t, c <= 0.1``. With ``t = c = 0`` the layout is exactly the
+       three-interval one of earlier versions (same draws, same artifacts), where raising ``i``
+       keeps every decision on the whole domain and raising ``r`` or ``d`` keeps them while both
+       stay at most ``(1 - i) / 2``. Outside the bound an interval slides by the least that keeps
+       it clear, moving some decisions of its kind to other occurrences; the rates stay exact.
 
     No single-draw or multi-draw scheme can keep every other decision for every change on the
-    whole domain ``r + i + d <= 1``: that would make the replace set depend on ``r`` alone, the
-    insert set on ``i`` alone, the delete set on ``d`` alone; at ``r = i = 1/2`` the insert set is
-    then the complement of the replace set, at ``r = d = 1/2`` so is the delete set, so insert and
-    delete sets coincide with probability 1/2 each, yet ``i = d = 1/2`` requires them disjoint.
+    whole domain: that would make the replace set depend on ``r`` alone, the insert set on ``i``
+    alone, the delete set on ``d`` alone; at ``r = i = 1/2`` the insert set is then the complement
+    of the replace set, at ``r = d = 1/2`` so is the delete set, so insert and delete sets coincide
+    with probability 1/2 each, yet ``i = d = 1/2`` requires them disjoint.
 
     **Where and what.** ``digest[16:24]`` picks the position and ``digest[24:32]`` the character,
-    whatever the probabilities. Replacements pick a position whose character has a script class
-    and a different character of the same class; insertions pick a slot 0..len(word) whose
-    neighbouring character (the one after the slot, or the last one at the end) has a class and
-    insert a character of that class; deletions pick any position. If the chosen operation has no
-    eligible position (a word with no classed character), the occurrence is deleted from instead,
-    so that the fraction of perturbed occurrences always follows ``probs.total``.
+    whatever the probabilities. Model ``uniform`` (today's rule): replacements pick a position
+    whose character has a script class and a different character of the same class; insertions
+    pick a slot 0..len(word) whose anchor (the character after the slot, or the last one at the
+    end) has a class and insert a character of that class; deletions pick any position. Model
+    ``keyboard``: replacements and insertions follow ``keyboard_replacements`` /
+    ``keyboard_insertions`` (QWERTY neighbours for Latin letters, romaji slips for kana, today's
+    rule for kanji and other scripts) and no operation touches a digit. If a replacement or
+    insertion has no eligible place, the occurrence is deleted from instead, so that the perturbed
+    fraction follows the probabilities. Both models: a transposition swaps two adjacent different
+    letters or kana of the occurrence (``transposable``); a conversion replaces the occurrence by
+    a homophone (``homophones.lookup``). When either has nothing to make, the result is a
+    ``Skipped`` (no typo, counted by the caller).
 
     Parameters
     ----------
     word : the occurrence's text as it appears.
     digest : at least 32 bytes, e.g. from ``occurrence_digest``.
-    probs : validated probabilities.
+    probs : validated probabilities and model.
+    homophones : an ``evalpipe.perturb.homophones.Homophones`` for Japanese text; None elsewhere
+        (a conversion is then ``Skipped(reason="not_japanese")``).
 
     Returns
     -------
-    The Operation, or None when nothing fires.
+    The Operation, a Skipped, or None when nothing fires.
 
     Examples
     --------
@@ -241,21 +546,29 @@ def decide(word: str, digest: bytes, probs: Probabilities) -> Operation | None:
     >>> op = decide("Cat", occurrence_digest(42, "b", "1", "cat", "q", 0), p)
     >>> op.op, op.original_char.isupper() == op.new_char.isupper(), op.new_char != op.original_char
     ('replace', True, True)
+    >>> op = decide("cat", occurrence_digest(42, "b", "1", "cat", "q", 0), Probabilities(0, 0, 0, 1))
+    >>> op.op, op.original_char, op.new_char
+    ('transpose', 'at', 'ta')
     """
     if not word:
         return None
-    replace_end, insert_start, insert_end, delete_start = probs.regions
     u = int.from_bytes(digest[0:8], "big")
-    if u < replace_end:
-        op = "replace"
-    elif insert_start <= u < insert_end:
-        op = "insert"
-    elif u >= delete_start:
-        op = "delete"
+    for start, end, name in probs.intervals:
+        if u < start:
+            return None
+        if u < end:
+            op = name
+            break
     else:
         return None
     r_pos = int.from_bytes(digest[16:24], "big")
     r_char = int.from_bytes(digest[24:32], "big")
+    if op == "transpose":
+        return _transpose(word, r_pos)
+    if op == "conversion":
+        return _convert(word, r_char, homophones)
+    if probs.model == "keyboard":
+        return _keyboard(op, word, r_pos, r_char)
     n = len(word)
     if op == "replace":
         eligible = (

@@ -37,9 +37,10 @@ Upstream impact
     n_base is the number of examples of all the language's benchmarks.
 
 Operation and script attribution
-    A pair is attributed to an operation type (replace / insert / delete) when every operation that
-    fired in it is of that type, and to ``mixed`` otherwise; likewise for script classes (the class
-    of the character replaced or deleted, or of the character inserted: hiragana, katakana, kanji,
+    A pair is attributed to an operation type (replace / insert / delete / transpose / conversion)
+    when every operation that fired in it is of that type, and to ``mixed`` otherwise; likewise for
+    script classes (the class of the (first) character replaced, deleted, swapped or converted, or
+    of the character inserted: hiragana, katakana, kanji,
     latin, digit, other). Each pair thus lands in exactly one row, so the rows partition the pairs,
     deltas are not contaminated by co-occurring kinds of typo, and nothing is dropped.
 
@@ -67,7 +68,7 @@ from evalpipe.seeding import hashed_seed
 
 POOLED = "pooled"
 MIXED = "mixed"
-OPERATIONS = ("replace", "insert", "delete")
+OPERATIONS = ("replace", "insert", "delete", "transpose", "conversion")  # perturb.ops.OPS
 SCRIPTS = ("hiragana", "katakana", "kanji", "latin", "digit", "other")
 # evalpipe.perturb.scripts classes -> the coarse classes of the tables.
 SCRIPT_OF_CLASS = {
