@@ -31,7 +31,7 @@ def main(name: str, params_path: str) -> None:
     params = load_params(params_path)
     cfg = section(params, "perturb", path=params_path)
     probs = validate_probabilities(cfg, source=params_path)
-    draws = cfg.get("draws", 1)
+    draws = cfg["draws"]
     if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
         raise InputError(f"{params_path}: perturb.draws must be an integer >= 1, found {draws!r}")
     seed = section(params, "seed", path=params_path)

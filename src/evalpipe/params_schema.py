@@ -295,14 +295,20 @@ SCHEMA = Section(
         "perturb": Section(
             {
                 "model": text(
-                    "how replaced / inserted characters are chosen", choices=("uniform", "keyboard")
+                    "how replaced / inserted characters are chosen",
+                    choices=("uniform", "keyboard"),
+                    default="uniform",
                 ),
                 "replace_prob": probability("chance an occurrence gets a replacement"),
                 "insert_prob": probability("chance an occurrence gets an insertion"),
                 "delete_prob": probability("chance an occurrence gets a deletion"),
-                "transpose_prob": probability("chance two adjacent characters are swapped"),
-                "conversion_prob": probability("chance of a homophone (Japanese)"),
-                "draws": integer("independent typo draws per (example, word)", minimum=1),
+                "transpose_prob": probability(
+                    "chance two adjacent characters are swapped", default=0.0
+                ),
+                "conversion_prob": probability("chance of a homophone (Japanese)", default=0.0),
+                "draws": integer(
+                    "independent typo draws per (example, word)", minimum=1, default=1
+                ),
             },
             check=_perturb_check,
         ),

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from evalpipe.errors import InputError
+from evalpipe.params_schema import default_of
 from evalpipe.perturb.keyboard import (
     is_kana,
     kana_insertions,
@@ -143,7 +144,7 @@ def validate_probabilities(
     for key in PROBABILITY_KEYS:
         if key not in cfg:
             if key in ("transpose_prob", "conversion_prob"):
-                values[key] = 0.0
+                values[key] = float(default_of(f"perturb.{key}"))
                 continue
             raise InputError(f"{source}: missing key '{section}.{key}' (a probability in [0, 1])")
         value = cfg[key]
@@ -165,7 +166,7 @@ def validate_probabilities(
             + " + ".join(str(values[k]) for k in used)
             + f" = {total:g}"
         )
-    model = cfg.get("model", "uniform")
+    model = cfg.get("model", default_of("perturb.model"))
     if model not in MODELS:
         raise InputError(
             f"{source}: {section}.model must be one of {', '.join(MODELS)}, found {model!r}"
