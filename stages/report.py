@@ -184,13 +184,22 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
                 frame = _parse_parquet(path, raw).assign(model=slug)
                 frames.setdefault(Path(path).stem, []).append(frame)
     data.scored = {name: pd.concat(parts, ignore_index=True) for name, parts in frames.items()}
-    for name in sorted(data.scored):
+    # The typo model and counts of every perturbed benchmark (scored or not yet).
+    suffix = ".summary.json"
+    for path in ls(str(rel.perturbed("x").parent), f"*{suffix}"):
+        if (raw := get(path, "")) is not None:
+            summary = _parse_json(path, raw)
+            if not isinstance(summary, dict):
+                raise InputError(f"{path}: expected a JSON object (the perturb summary)")
+            data.perturb_summaries[Path(path).name[: -len(suffix)]] = summary
+    for name in sorted(set(data.scored) | set(data.perturb_summaries)):
         path = str(rel.perturbed(name))
         # Only what the examples need: the perturbed set also holds every other column.
         raw = get(path, "the typo edits shown in the examples (`dvc repro perturb`)")
         if raw is not None:
             frame = _parse_parquet(path, raw)
-            keep = ["benchmark", "example_id", "word_rank", "language", "fields", "perturbations"]
+            keep = ["benchmark", "example_id", "word_rank", "draw", "language", "fields",
+                    "perturbations"]  # fmt: skip
             data.perturbed[name] = frame[[c for c in keep if c in frame.columns]]
     ids: dict[str, set[str]] = {}
     for frame in data.scored.values():

@@ -485,3 +485,59 @@ def header_titles(page: str) -> list[tuple[str, str]]:
     return [
         (label, title) for title, label in re.findall(r'<th title="([^"]*)">([^<]*)</th>', page)
     ]
+
+
+# --- typo models: real perturb_frame output on two small benchmarks ---------------------------
+
+TYPO_EN_WORDS = pd.DataFrame(
+    {"rank": [1, 2, 3, 4], "word": ["the", "of", "and", "a"], "lemma": [None] * 4,
+     "pos": [None] * 4, "score": [4.0, 3, 2, 1]}
+)  # fmt: skip
+# Words with homophones in the UniDic table (機会/機械/器械, 意外/以外) and a kana particle.
+TYPO_JA_WORDS = pd.DataFrame(
+    {"rank": [1, 2, 3], "word": ["機会", "意外", "の"], "lemma": [None] * 3, "pos": [None] * 3,
+     "score": [3.0, 2, 1]}
+)  # fmt: skip
+
+
+def typo_benchmark(name: str, language: str, texts: list[str]) -> pd.DataFrame:
+    """Benchmark rows in the contract's columns (docs/architecture.md), one question each."""
+    n = len(texts)
+    return pd.DataFrame(
+        {
+            "benchmark": [name] * n,
+            "example_id": [f"q{i:02d}" for i in range(n)],
+            "subtask": [None] * n,
+            "language": [language] * n,
+            "task_type": ["mc"] * n,
+            "fields": [json.dumps({"question": t}, ensure_ascii=False) for t in texts],
+            "perturbable": [["question"]] * n,
+            "choices": [None] * n,
+            "answer": ["A"] * n,
+            "answers": [["A"]] * n,
+            "labels": [["A", "B", "C", "D"]] * n,
+        }
+    )
+
+
+def typo_sets(model: str = "keyboard", **probs: float) -> dict[str, tuple[pd.DataFrame, dict]]:
+    """``{benchmark: (perturbed frame, summary)}`` as perturb@mmlu and perturb@jsquad make them
+    with the typo model ``model`` (every kind likely, unless ``probs`` says otherwise)."""
+    from evalpipe.perturb import Probabilities, perturb_frame
+
+    p = {"replace": 0.2, "insert": 0.2, "delete": 0.2, "transpose": 0.2, "conversion": 0.2}
+    p.update(probs)
+    probabilities = Probabilities(
+        p["replace"], p["insert"], p["delete"], p["transpose"], p["conversion"], model=model
+    )
+    english = typo_benchmark(
+        "mmlu", "english", ["The cat and the dog of a house", "the a of and the"] * 4
+    )
+    japanese = typo_benchmark(
+        "jsquad", "japanese", ["これは機会です。意外の話。", "日本の機会があります。"] * 5
+    )
+    out = {}
+    for bench, words in ((english, TYPO_EN_WORDS), (japanese, TYPO_JA_WORDS)):
+        result = perturb_frame(bench, words, probabilities=probabilities, seed=7)
+        out[str(bench["benchmark"].iloc[0])] = (result.table.to_pandas(), result.summary)
+    return out

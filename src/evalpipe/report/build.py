@@ -27,6 +27,7 @@ from evalpipe.report.answer import (
 )
 from evalpipe.report.impact import impact_forest, kinds_section, words_section
 from evalpipe.report.svg import ForestRow, empty_figure, forest_plot, grouped_bars
+from evalpipe.report.typos import typos_section
 from evalpipe.scoring.views import parse_view
 
 ORIGINAL = "original"
@@ -63,6 +64,9 @@ class ReportData:
         ``{benchmark: data/perturbed/<benchmark>.parquet}`` (``benchmark, example_id,
         word_rank, fields, perturbations``): the edits and field texts of the examples, which
         the scored rows do not carry.
+    perturb_summaries:
+        ``{benchmark: data/perturbed/<benchmark>.summary.json}``: the typo model, its
+        probabilities and the typos made per kind.
     languages:
         ``{benchmark: language}`` (params.yaml ``benchmarks.suites``): the language column of
         the accuracy tables and the first screen's grouping.
@@ -85,6 +89,7 @@ class ReportData:
     scripts: pd.DataFrame | None = None
     scored: dict[str, pd.DataFrame] = field(default_factory=dict)
     perturbed: dict[str, pd.DataFrame] = field(default_factory=dict)
+    perturb_summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
     languages: dict[str, str] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)
     metrics: dict[str, Any] = field(default_factory=dict)
@@ -939,6 +944,11 @@ def build_report(data: ReportData, options: ReportOptions | None = None) -> str:
             "kinds",
             "Typo kinds: operation type and script class",
             kinds_section(data.operations, data.scripts),
+        ),
+        (
+            "typos",
+            "The typos: model, counts and examples",
+            typos_section(summaries=data.perturb_summaries, perturbed=data.perturbed),
         ),
         ("classification", "Confusion matrices", confusion_section(data)),
         ("parsing", "How the answers parsed", parse_section(data)),

@@ -64,6 +64,9 @@ ins.edit {{ background: #dcfae6; color: var(--good); text-decoration: none;
   border-bottom: 2px solid var(--good); }}
 pre.text {{ font-family: {MONO_STACK}; white-space: pre-wrap; word-break: break-word;
   background: var(--bg-alt); padding: 6px 8px; margin: 2px 0; max-width: 1100px; }}
+mark.typo {{ background: #fde68a; color: inherit; padding: 0 1px; }}
+mark.slot {{ background: none; border-left: 2px solid var(--bad); padding: 0; }}
+span.typo-word {{ font-family: {MONO_STACK}; font-size: 15px; }}
 div.example {{ border: 1px solid var(--line); padding: 8px 12px; margin: 10px 0; }}
 div.pair {{ display: grid; grid-template-columns: 1fr 1fr; gap: 12px; }}
 figure {{ margin: 8px 0 16px; }} figcaption {{ color: var(--muted); font-size: 12px; }}
@@ -172,6 +175,8 @@ class Column:
     numeric: bool = False
     css: Callable[[Any], str] | None = None
     title: str | None = None
+    # the formatter returns HTML built from escaped parts (e.g. highlighted typos): not escaped again
+    raw: bool = False
 
 
 def num(key: str, label: str, digits: int = 3, **kw: Any) -> Column:
@@ -193,6 +198,11 @@ def signed(key: str, label: str, digits: int = 3, **kw: Any) -> Column:
 def text(key: str, label: str, **kw: Any) -> Column:
     """A text column; missing values show as ``n/a``."""
     return Column(key, label, lambda v: "n/a" if is_missing(v) else str(v), **kw)
+
+
+def markup(key: str, label: str, **kw: Any) -> Column:
+    """A column whose values are ready HTML (the caller escaped every text part)."""
+    return Column(key, label, lambda v: "n/a" if is_missing(v) else str(v), raw=True, **kw)
 
 
 def _sort_value(value: Any) -> str:
@@ -256,7 +266,8 @@ def table(
                 classes.append(extra)
             cls = f' class="{" ".join(classes)}"' if classes else ""
             data = f' data-v="{_sort_value(value)}"' if c.numeric else ""
-            cells.append(f"<td{cls}{data}>{esc(c.format(value))}</td>")
+            shown = c.format(value) if c.raw else esc(c.format(value))
+            cells.append(f"<td{cls}{data}>{shown}</td>")
         rcls = row_class(row) if row_class else ""
         rattr = f' class="{esc(rcls)}"' if rcls else ""
         body.append(f"<tr{rattr}>{''.join(cells)}</tr>")
