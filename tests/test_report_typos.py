@@ -11,9 +11,12 @@ import re
 import pytest
 
 from evalpipe import atomic
+from evalpipe.paths import ProjectPaths
+from evalpipe.report.build import ReportData
+from evalpipe.report.compare import build_comparison, typo_model_rows
 from evalpipe.report.typos import OPS, changed_spans, pick_typo_examples, typos_section
-from tests.report_fixtures import html_table, section_body, section_ids, typo_sets
-from tests.test_report_stage import lay_out, run
+from tests.report_fixtures import html_table, keyed_frame, section_body, section_ids, typo_sets
+from tests.test_report_stage import M, _sh, lay_out, run
 
 MARKED = re.compile(
     r'<span class="typo-word">(.*?)<mark class="(typo|slot)"[^>]*>(.*?)</mark>(.*?)</span>'
@@ -163,3 +166,101 @@ def test_a_summary_that_is_not_an_object_stops_the_stage_naming_the_file(tmp_pat
     code, out = run("build", "--root", str(tmp_path), "--params", str(tmp_path / "params.yaml"))
     assert code == 2
     assert "data/perturbed/mmlu.summary.json: expected a JSON object" in out
+
+
+# --- the revision comparison: a uniform vs keyboard sweep ------------------------------------
+
+SWEEP = (
+    "perturb: {model: %s, replace_prob: 0.2, insert_prob: 0.2, delete_prob: 0.2, "
+    "transpose_prob: 0.2, conversion_prob: 0.2}\n"
+)
+
+
+def _operations(deltas: dict[str, float]):
+    return keyed_frame("op", [("english", op, d) for op, d in deltas.items()]).assign(model=M)
+
+
+@pytest.fixture
+def sweep(tmp_path):
+    """A Git + DVC repository whose HEAD perturbed with `uniform` and whose workspace, after
+    `perturb.model=keyboard` and nothing else, with `keyboard`."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    paths = lay_out(root)
+    params = (root / "params.yaml").read_text(encoding="utf-8")
+    (root / "params.yaml").write_text(params + SWEEP % "uniform", encoding="utf-8")
+    _write_typo_sets(paths, uniform_sweep_sets())
+    atomic.write_parquet(paths.impact("operations"), _operations({"replace": -0.1, "delete": -0.2}))
+    (root / "dvc.yaml").write_text(f"metrics:\n  - metrics/{M}\n", encoding="utf-8")
+    for args in (
+        ("git", "init", "-q"),
+        ("git", "config", "user.email", "t@example.org"),
+        ("git", "config", "user.name", "t"),
+        ("dvc", "init", "-q"),
+        ("git", "add", "-A"),
+        ("git", "commit", "-qm", "uniform"),
+    ):
+        _sh(root, *args)
+    (root / "params.yaml").write_text(params + SWEEP % "keyboard", encoding="utf-8")
+    _write_typo_sets(paths, keyboard_sets())
+    atomic.write_parquet(
+        paths.impact("operations"),
+        _operations({"replace": -0.3, "delete": -0.2, "transpose": -0.4}),
+    )
+    return root
+
+
+@functools.cache
+def uniform_sweep_sets():
+    return typo_sets("uniform")  # the same probabilities as keyboard_sets: only the model differs
+
+
+def test_compare_shows_a_uniform_vs_keyboard_sweep_side_by_side(sweep):
+    root = sweep
+    code, out = run(
+        "compare", "--a", "HEAD", "--b", "workspace", "--root", str(root),
+        "--params", str(root / "params.yaml"),
+    )  # fmt: skip
+    assert code == 0, out
+    page = ProjectPaths(root).report_compare_html.read_text(encoding="utf-8")
+    assert "typo model: uniform vs keyboard" in page  # the subtitle
+    body = section_body(page, "typos")
+    _, settings, _ = html_table(body, "compare-typo-model")
+    by_setting = {r["setting"]: r for r in settings}
+    assert by_setting["perturb.model"] == {
+        "setting": "perturb.model", "HEAD": "uniform", "workspace": "keyboard",
+        "changed": "changed",
+    }  # fmt: skip
+    for op in OPS:  # the probabilities of each side, unchanged by the sweep
+        row = by_setting[f"perturb.{op}_prob"]
+        assert (row["HEAD"], row["workspace"], row["changed"]) == ("0.200", "0.200", "")
+
+    _, counts, _ = html_table(body, "compare-typo-counts")
+    assert [(r["benchmark"], r["revision"]) for r in counts] == [
+        ("jsquad", "HEAD"), ("jsquad", "workspace"), ("mmlu", "HEAD"), ("mmlu", "workspace"),
+    ]  # fmt: skip
+    sides = {"HEAD": uniform_sweep_sets(), "workspace": keyboard_sets()}
+    for row in counts:
+        summary = sides[row["revision"]][row["benchmark"]][1]
+        assert row["typo model"] == {"HEAD": "uniform", "workspace": "keyboard"}[row["revision"]]
+        assert [row[op] for op in OPS] == [str(summary["operations"][op]) for op in OPS]
+    assert "qwerty" in counts[3]["how the new text was chosen"]
+    assert "qwerty" not in counts[2]["how the new text was chosen"]  # uniform: no key slips
+
+    _, kinds, _ = html_table(body, "compare-typo-kinds")
+    by_op = {r["op"]: r for r in kinds}
+    assert by_op["replace"]["change"] == "-0.200"  # -0.1 -> -0.3
+    assert by_op["transpose"]["accuracy change HEAD"] == "n/a"  # uniform made none
+
+
+def test_the_typo_settings_of_a_revision_without_them_say_not_set():
+    a = ReportData(provenance={"params": {"perturb": {"replace_prob": 0.2}}})
+    b = ReportData(provenance={"params": {"perturb": {"replace_prob": 0.2, "model": "keyboard"}}})
+    rows = {r["setting"]: r for r in typo_model_rows(a, b)}
+    assert rows["perturb.model"] == {
+        "setting": "perturb.model", "a": "not set", "b": "keyboard", "changed": "changed"
+    }  # fmt: skip
+    assert rows["perturb.replace_prob"]["changed"] == ""
+    page = build_comparison(a, b, label_a="old", label_b="new", metrics_diff={}, diff_source="test")
+    assert "typo model: n/a vs keyboard" in page
+    assert "data/perturbed/*.summary.json are missing in both old and new" in page

@@ -17,6 +17,7 @@ from evalpipe.report.build import (
     headline_rows,
     provenance_section,
 )
+from evalpipe.report.typos import MODEL_SETTINGS, summary_columns, summary_rows
 
 MetricsDiff = dict[str, dict[str, dict[str, Any]]]
 
@@ -158,6 +159,156 @@ def word_changes(a: pd.DataFrame | None, b: pd.DataFrame | None) -> pd.DataFrame
     return merged[
         [*WORD_KEYS, "rank", "n_a", "n_b", "delta_a", "delta_b", "change", "ci_a", "ci_b"]
     ].reset_index(drop=True)
+
+
+def typo_settings(data: ReportData) -> dict[str, Any]:
+    """The ``perturb`` section of a revision's params.yaml (empty when it has none)."""
+    section = (data.provenance.get("params") or {}).get("perturb")
+    return dict(section) if isinstance(section, Mapping) else {}
+
+
+def typo_model_rows(a: ReportData, b: ReportData) -> list[dict[str, Any]]:
+    """Per ``perturb`` setting: its value on both sides and whether it changed.
+
+    The typo model and its probabilities come first, then any other setting (e.g. ``draws``);
+    a setting a revision's params.yaml leaves out shows as ``not set`` (that revision's default).
+
+    Returns
+    -------
+    list of dict
+        ``setting, a, b, changed`` (``changed`` is ``"changed"`` or ``""``).
+    """
+    sa, sb = typo_settings(a), typo_settings(b)
+    keys = [k for k in MODEL_SETTINGS if k in sa or k in sb]
+    keys += sorted((set(sa) | set(sb)) - set(MODEL_SETTINGS))
+    rows = []
+    for key in keys:
+        va, vb = sa.get(key, "not set"), sb.get(key, "not set")
+        rows.append(
+            {
+                "setting": f"perturb.{key}",
+                "a": h.fmt_num(va, 3) if isinstance(va, float) else str(va),
+                "b": h.fmt_num(vb, 3) if isinstance(vb, float) else str(vb),
+                "changed": "changed" if va != vb else "",
+            }
+        )
+    return rows
+
+
+def typo_count_rows(
+    a: ReportData, b: ReportData, *, label_a: str, label_b: str
+) -> list[dict[str, Any]]:
+    """The perturb summaries of both sides, per benchmark one row per revision (``a`` first)."""
+    rows = []
+    side_a = {r["benchmark"]: r for r in summary_rows(a.perturb_summaries)}
+    side_b = {r["benchmark"]: r for r in summary_rows(b.perturb_summaries)}
+    for bench in sorted(set(side_a) | set(side_b)):
+        for label, side in ((label_a, side_a), (label_b, side_b)):
+            rows.append({"benchmark": bench, "revision": label, **side.get(bench, {})})
+    return rows
+
+
+def _model_label(data: ReportData) -> str:
+    """The typo model of a revision: params.yaml, else its summaries, else ``n/a``."""
+    model = typo_settings(data).get("model")
+    if model is None:
+        found = sorted(
+            {str(r["model"]) for r in summary_rows(data.perturb_summaries) if r["model"]}
+        )
+        return ", ".join(found) or "n/a"
+    return str(model)
+
+
+KIND_KEYS = ("model", "language", "source", "scope", "op")
+
+
+def kind_changes(a: pd.DataFrame | None, b: pd.DataFrame | None) -> pd.DataFrame:
+    """Accuracy change per typo kind (``data/impact/operations.parquet``) of both revisions, joined
+    on model, language, source, scope and op (those both tables have), in key order.
+
+    Returns
+    -------
+    DataFrame
+        The keys, ``n_a, n_b, delta_a, delta_b, change`` (b minus a).
+    """
+    frames = [f for f in (a, b) if f is not None]
+    keys = [k for k in KIND_KEYS if frames and all(k in f.columns for f in frames)]
+    cols = [*keys, "n", "delta"]
+    empty = pd.DataFrame(columns=cols)
+
+    def side(frame: pd.DataFrame | None) -> pd.DataFrame:
+        if frame is None:
+            return empty
+        return frame[[c for c in cols if c in frame.columns]].reindex(columns=cols)
+
+    merged = side(a).merge(side(b), on=keys, how="outer", suffixes=("_a", "_b"))
+    merged["change"] = merged["delta_b"].astype(float) - merged["delta_a"].astype(float)
+    merged = merged.sort_values(keys, kind="stable") if keys else merged
+    return merged[[*keys, "n_a", "n_b", "delta_a", "delta_b", "change"]].reset_index(drop=True)
+
+
+def typos_comparison(a: ReportData, b: ReportData, *, label_a: str, label_b: str) -> str:
+    """The typo model of both revisions side by side: settings, typos made per kind per benchmark
+    (perturb summaries) and the accuracy change per kind (operations impact table)."""
+    parts = []
+    settings = typo_model_rows(a, b)
+    if settings:
+        parts.append(
+            h.table(
+                [
+                    h.text("setting", "setting"),
+                    h.text("a", label_a),
+                    h.text("b", label_b),
+                    h.text("changed", "changed"),
+                ],
+                settings,
+                table_id="compare-typo-model",
+            )
+        )
+    else:
+        parts.append(h.missing("Neither revision's params.yaml has a perturb section."))
+    counts = typo_count_rows(a, b, label_a=label_a, label_b=label_b)
+    if counts:
+        parts.append(
+            '<p class="note">Typos made per kind (data/perturbed/&lt;benchmark&gt;.summary.json), '
+            "one row per revision: what each side's data was made with.</p>"
+            + h.table(
+                [h.text("revision", "revision"), *summary_columns()],
+                counts,
+                sortable=True,
+                table_id="compare-typo-counts",
+                scroll=True,
+            )
+        )
+    else:
+        parts.append(
+            h.missing(f"data/perturbed/*.summary.json are missing in both {label_a} and {label_b}.")
+        )
+    if a.operations is not None or b.operations is not None:
+        kinds = kind_changes(a.operations, b.operations)
+        keys = [k for k in KIND_KEYS if k in kinds.columns]
+        parts.append(
+            '<p class="note">Accuracy change per typo kind (data/impact/operations.parquet, '
+            f"marginal rows); change = {h.esc(label_b)} - {h.esc(label_a)}.</p>"
+            + h.table(
+                [h.text(k, k) for k in keys]
+                + [
+                    h.num("n_a", f"n {label_a}", 0),
+                    h.num("n_b", f"n {label_b}", 0),
+                    h.signed("delta_a", f"accuracy change {label_a}"),
+                    h.signed("delta_b", f"accuracy change {label_b}"),
+                    h.signed("change", "change"),
+                ],
+                [
+                    {k: (None if h.is_missing(v) else v) for k, v in r.items()}
+                    for r in kinds.to_dict(orient="records")
+                ],
+                sortable=True,
+                table_id="compare-typo-kinds",
+                scroll=True,
+            )
+        )
+    return "".join(parts)
 
 
 def _axis_kappa(data: ReportData, axis: str) -> Any:
@@ -331,9 +482,15 @@ def build_comparison(
     )
     return h.page(
         f"{options.title}: {label_a} vs {label_b}",
-        f"before: {label_a} · after: {label_b}",
+        f"before: {label_a} · after: {label_b} · typo model: {_model_label(a)} vs "
+        f"{_model_label(b)}",
         [
             ("headline", "Accuracy per benchmark", headline),
+            (
+                "typos",
+                "Typo model",
+                typos_comparison(a, b, label_a=label_a, label_b=label_b),
+            ),
             ("words", "Per-word changes", words),
             ("metrics-diff", "dvc metrics diff", diff),
             ("annotation", "Annotation agreement", agreement),
