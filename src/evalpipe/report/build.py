@@ -709,8 +709,35 @@ def _note(value: Any) -> str | None:
     return str(value)
 
 
-def agreement_figure(kappa_report: Mapping[str, Any] | None) -> str:
-    """Forest plot of human-vs-human quadratic kappa per axis with its bootstrap CI."""
+def data_notes(data: ReportData) -> dict[str, bool]:
+    """The agreement stage's flags on where its ratings came from (``agreement.json``
+    ``data_notes``): ``sample_batches``, ``illustrative_humans``, ``markers_in_sample``."""
+    notes = (data.agreement or {}).get("data_notes")
+    return {str(k): bool(v) for k, v in notes.items()} if isinstance(notes, Mapping) else {}
+
+
+SAMPLE_BATCHES_NOTE = (
+    "Sample data: these agreement figures come from the bundled sample batches "
+    "(data/samples/annotations/, annotators illustrative_*), which the agreement stage reads while "
+    "the campaign folder data/raw/annotations/ holds no batch. They were written for the project "
+    "to exercise the pipeline, not collected from annotators: they describe those files, not what "
+    "annotators achieve on the guideline. The first real batch replaces them."
+)
+ILLUSTRATIVE_NOTE = (
+    "The human ratings include the bundled illustrative batches (annotators illustrative_*): "
+    "written for the project, not collected in an annotation campaign."
+)
+MARKERS_IN_SAMPLE_NOTE = (
+    "The marker rater's kappa is in-sample: its phrase tables were written against the same "
+    "bundled dialogues, so it overstates what the markers achieve on new text."
+)
+
+
+def agreement_figure(
+    kappa_report: Mapping[str, Any] | None, *, sample_batches: bool = False
+) -> str:
+    """Forest plot of human-vs-human quadratic kappa per axis with its bootstrap CI; its title
+    says so when the ratings are the bundled sample batches."""
     axes = (kappa_report or {}).get("axes") or {}
     if not axes:
         return empty_figure("Annotation agreement: kappa_report.json not available")
@@ -729,7 +756,8 @@ def agreement_figure(kappa_report: Mapping[str, Any] | None) -> str:
         )
     return forest_plot(
         rows,
-        title="Human-vs-human agreement per axis (quadratic kappa, bootstrap CI)",
+        title="Human-vs-human agreement per axis (quadratic kappa, bootstrap CI)"
+        + (": bundled sample batches" if sample_batches else ""),
         x_label="kappa",
     )
 
@@ -744,6 +772,22 @@ def annotation_section(data: ReportData) -> str:
             "missing: run `dvc repro agreement`."
         )
     parts = []
+    flags = data_notes(data)
+    sentences = [
+        note
+        for flag, note in (
+            ("sample_batches", SAMPLE_BATCHES_NOTE),
+            ("illustrative_humans", ILLUSTRATIVE_NOTE),
+            ("markers_in_sample", MARKERS_IN_SAMPLE_NOTE),
+        )
+        if flags.get(flag) and (flag != "illustrative_humans" or not flags.get("sample_batches"))
+    ]
+    if sentences:
+        parts.append(
+            '<div class="missing" id="agreement-data-notes">'
+            + "".join(f"<p>{h.esc(s)}</p>" for s in sentences)
+            + "</div>"
+        )
     axes = report.get("axes") or {}
     if axes:
         rows = []
@@ -794,7 +838,8 @@ def annotation_section(data: ReportData) -> str:
                 rows,
                 table_id="agreement-axes",
             )
-            + f"<figure>{agreement_figure(report)}</figure>"
+            + f"<figure>{agreement_figure(report, sample_batches=flags.get('sample_batches', False))}"
+            "</figure>"
         )
     elif metrics:
         parts.append(
@@ -980,7 +1025,9 @@ def build_figures(
     options = options or ReportOptions()
     figures = {
         "accuracy.svg": headline_figure(data),
-        "agreement.svg": agreement_figure(data.kappa_report),
+        "agreement.svg": agreement_figure(
+            data.kappa_report, sample_batches=data_notes(data).get("sample_batches", False)
+        ),
     }
     for lang in languages:
         svg = None

@@ -14,6 +14,7 @@ from evalpipe.report.build import (
     AXIS_ORDER,
     ReportData,
     ReportOptions,
+    data_notes,
     headline_rows,
     provenance_section,
 )
@@ -476,6 +477,19 @@ def build_comparison(
         if agreement_rows
         else h.missing("No agreement metrics on either side.")
     )
+    samples = [
+        lbl for lbl, d in ((label_a, a), (label_b, b)) if data_notes(d).get("sample_batches")
+    ]
+    if samples and agreement_rows:
+        agreement = (
+            h.missing(
+                f"Sample data in {' and '.join(samples)}: the agreement figures of "
+                f"{'both sides' if len(samples) == 2 else 'that side'} come from the bundled "
+                "sample batches (data/samples/annotations/), written for the project, not "
+                "collected from annotators."
+            )
+            + agreement
+        )
     provenance = (
         f'<div class="pair"><div><h3>{la}</h3>{provenance_section(a)}</div>'
         f"<div><h3>{lb}</h3>{provenance_section(b)}</div></div>"

@@ -45,7 +45,9 @@ section {{ margin-top: 28px; }}
 h2 {{ font-size: 18px; border-bottom: 2px solid var(--line); padding-bottom: 4px; }}
 h3 {{ font-size: 15px; margin: 18px 0 6px; }}
 p.note, .muted {{ color: var(--muted); }}
-p.missing {{ background: #fff6e5; border-left: 4px solid #f5a524; padding: 8px 12px; }}
+p.missing, div.missing {{ background: #fff6e5; border-left: 4px solid #f5a524;
+  padding: 8px 12px; }}
+div.missing p {{ margin: 0 0 4px; }}
 table {{ border-collapse: collapse; margin: 6px 0 12px; font-size: 13px; }}
 th, td {{ border: 1px solid var(--line); padding: 3px 8px; text-align: left;
   vertical-align: top; }}
