@@ -8,6 +8,7 @@ import functools
 import html
 import re
 
+import pandas as pd
 import pytest
 
 from evalpipe import atomic
@@ -75,6 +76,8 @@ def test_examples_are_chosen_the_same_way_whatever_the_row_order():
     shuffled = {name: frame.sample(frac=1.0, random_state=3) for name, frame in frames.items()}
     first = pick_typo_examples(frames, per_kind=3)
     assert first == pick_typo_examples(shuffled, per_kind=3)
+    doubled = {name: pd.concat([frame, frame]) for name, frame in shuffled.items()}  # index twice
+    assert first == pick_typo_examples(doubled, per_kind=3)
     assert list(first) == list(OPS)  # every kind, in the summary's order
     for op, chosen in first.items():
         assert 1 <= len(chosen) <= 3

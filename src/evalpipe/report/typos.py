@@ -100,19 +100,19 @@ def highlight(text: str, span: tuple[int, int]) -> str:
     return f'<span class="typo-word">{h.esc(text[:start])}{inner}{h.esc(text[end:])}</span>'
 
 
-def _edits(frame: pd.DataFrame) -> Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]]:
-    """``(row, edit)`` for every perturbation of the frame in a stable order (example id, word
-    rank, draw, then the edits as recorded)."""
+def _edits(frame: pd.DataFrame) -> Iterable[tuple[int, Mapping[str, Any]]]:
+    """``(row label, edit)`` for every perturbation of the frame in a stable order (example id,
+    word rank, draw, then the edits as recorded)."""
     if "perturbations" not in frame.columns:
         return
     order = [c for c in ("example_id", "word_rank", "draw") if c in frame.columns]
-    rows = frame.sort_values(order, kind="stable") if order else frame
-    keep = [c for c in ("benchmark", "example_id", "word_rank", "language") if c in rows.columns]
-    for row, edits in zip(rows[keep].to_dict(orient="records"), rows["perturbations"], strict=True):
-        if not isinstance(edits, list | tuple | np.ndarray):  # None, or NaN after a join
-            continue
-        for edit in edits:
-            yield row, edit
+    edits = frame["perturbations"]
+    if order:  # sort the keys only: the edits column is large
+        edits = edits.loc[frame[order].sort_values(order, kind="stable").index]
+    for label, row_edits in edits.items():
+        if isinstance(row_edits, list | tuple | np.ndarray):  # not None, nor NaN after a join
+            for edit in row_edits:
+                yield label, edit
 
 
 def pick_typo_examples(
@@ -143,13 +143,20 @@ def pick_typo_examples(
     for name in sorted(perturbed):
         seen: set[tuple[str, str, str]] = set()
         per_op: dict[str, list[dict[str, Any]]] = {}
-        for row, edit in _edits(perturbed[name]):
+        frame = perturbed[name]
+        if not frame.index.is_unique:  # rows are looked up by label below
+            frame = frame.reset_index(drop=True)
+        full = 0  # kinds with per_kind examples: when all are, the rest cannot change the choice
+        for label, edit in _edits(frame):
             op = _text(edit.get("op")) or "unknown"
             chosen = per_op.setdefault(op, [])
+            if len(chosen) >= per_kind:
+                continue
             key = (op, _text(edit.get("original")) or "", _text(edit.get("perturbed")) or "")
-            if len(chosen) >= per_kind or key in seen:
+            if key in seen:
                 continue
             seen.add(key)
+            row = frame.loc[label]
             span_a, span_b = changed_spans(edit)
             chosen.append(
                 {
@@ -167,6 +174,9 @@ def pick_typo_examples(
                     "perturbed_html": highlight(key[2], span_b),
                 }
             )
+            full += len(chosen) == per_kind
+            if full == len(OPS) and set(per_op) <= set(OPS):
+                break
         for op, chosen in per_op.items():
             found.setdefault(op, {})[name] = chosen
     ordered = [op for op in OPS if op in found] + sorted(set(found) - set(OPS))
