@@ -141,6 +141,38 @@ def test_report_opens_offline_with_plots_sortable_tables_and_japanese(browser, t
     context.close()
 
 
+def test_the_typo_examples_mark_the_changed_characters_offline(browser, tmp_path):
+    """The typo section on real perturb output: every kind's table is drawn, the changed
+    characters carry the visible mark, and the Japanese examples use a CJK font."""
+    from evalpipe import atomic
+    from tests.report_fixtures import typo_sets
+
+    paths = lay_out(tmp_path)
+    for name, (frame, summary) in typo_sets("keyboard").items():
+        atomic.write_parquet(paths.perturbed(name), frame)
+        atomic.write_json(paths.perturbation_summary(name), summary)
+    result = CliRunner().invoke(
+        main, ["build", "--root", str(tmp_path), "--params", str(tmp_path / "params.yaml")]
+    )
+    assert result.exit_code == 0, result.output
+    context, page, watch = open_offline(browser, paths.report_html.as_uri())
+    assert watch.external == [] and watch.failed == [] and watch.errors == []
+    for kind in ("replace", "insert", "delete", "transpose", "conversion"):
+        assert page.locator(f"#typo-examples-{kind} tbody tr").count() >= 1, kind
+    mark = page.locator("#typo-examples-conversion mark.typo").first
+    box = mark.bounding_box()
+    assert box is not None and box["width"] > 10  # a whole word, drawn
+    background = mark.evaluate("m => getComputedStyle(m).backgroundColor")
+    assert background == "rgb(253, 230, 138)"  # the highlight, not the page's white
+    slot = page.locator("#typo-examples-delete mark.slot").first
+    assert slot.evaluate("m => getComputedStyle(m).borderLeftStyle") == "solid"
+    cell = "#typo-examples-conversion tbody tr:first-child td:nth-child(2) span.typo-word"
+    assert any("CJK" in f for f in platform_fonts(context, page, cell))
+    if os.environ.get("EVALPIPE_TYPO_SCREENSHOT"):
+        page.locator("#typos").screenshot(path=os.environ["EVALPIPE_TYPO_SCREENSHOT"])
+    context.close()
+
+
 def test_the_watch_catches_an_external_reference(browser, tmp_path):
     """The harness itself: a page that tries to load a script from the network is caught."""
     bad = tmp_path / "bad.html"
