@@ -1,10 +1,11 @@
 """How big and how slow the report gets at study scale: 500 words per language, 2 languages,
 pooled + per-benchmark rows (9 benchmarks), 3 operations, 4 scripts.
 
-    python perf/report_size.py [--words 500] [--benchmarks 9]
+    python perf/report_size.py [--words 500] [--benchmarks 9] [--perturbed-rows 500000]
 
-Prints the build time and the size of the HTML (the sortable tables list every row) and of the
-largest SVG image plot.
+Prints the build time and the size of the HTML (the sortable tables list every row), of the
+largest SVG image plot, and the time the typo section takes to pick its examples from a perturbed
+set of that many rows (English-like: no conversions, so every row is read).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from evalpipe.report import ReportData, ReportOptions, build_figures, build_report
+from evalpipe.report.typos import typos_section
 
 
 def synthetic_words(n_words: int, n_benchmarks: int, seed: int = 0) -> pd.DataFrame:
@@ -66,10 +68,36 @@ def synthetic_words(n_words: int, n_benchmarks: int, seed: int = 0) -> pd.DataFr
     return pd.DataFrame(rows)
 
 
+def synthetic_perturbed(n_rows: int, seed: int = 0) -> pd.DataFrame:
+    """A perturbed set shaped like perturb's: one edit per row, four kinds, few distinct typos."""
+    rng = np.random.default_rng(seed)
+    templates = [
+        {"op": "replace", "original": "the", "perturbed": "thr", "position": 2,
+         "original_char": "e", "new_char": "r", "rule": "qwerty", "keys": "e->r"},
+        {"op": "insert", "original": "and", "perturbed": "anmd", "position": 2,
+         "original_char": None, "new_char": "m", "rule": "qwerty", "keys": "n->nm"},
+        {"op": "delete", "original": "of", "perturbed": "f", "position": 0,
+         "original_char": "o", "new_char": None, "rule": "keyboard", "keys": None},
+        {"op": "transpose", "original": "with", "perturbed": "wtih", "position": 1,
+         "original_char": "it", "new_char": "ti", "rule": "adjacent", "keys": None},
+    ]  # fmt: skip
+    picks = rng.integers(0, len(templates), n_rows)
+    return pd.DataFrame(
+        {
+            "benchmark": "mmlu",
+            "example_id": [f"{i // 50:06d}" for i in range(n_rows)],
+            "word_rank": [i % 50 + 1 for i in range(n_rows)],
+            "language": "english",
+            "perturbations": [[{"field": "question", **templates[k]}] for k in picks],
+        }
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--words", type=int, default=500)
     parser.add_argument("--benchmarks", type=int, default=9)
+    parser.add_argument("--perturbed-rows", type=int, default=500_000)
     args = parser.parse_args()
     words = synthetic_words(args.words, args.benchmarks)
     data = ReportData(provenance={"models": ["m@abc"]}, words=words)
@@ -83,6 +111,15 @@ def main() -> None:
     print(f"report: {built:.2f} s, {len(page.encode('utf-8')) / 1e6:.1f} MB")
     largest = max(len(s.encode("utf-8")) for s in figures.values())
     print(f"figures: {drawn:.2f} s, largest SVG {largest / 1e3:.1f} kB")
+    perturbed = {"mmlu": synthetic_perturbed(args.perturbed_rows)}
+    start = time.perf_counter()
+    section = typos_section(summaries={}, perturbed=perturbed)
+    picked = time.perf_counter() - start
+    shown = section.count('<span class="typo-word">') // 2  # original and perturbed per example
+    print(
+        f"typo section: {picked:.2f} s for {args.perturbed_rows:,} perturbed rows "
+        f"({shown} examples shown)"
+    )
 
 
 if __name__ == "__main__":
