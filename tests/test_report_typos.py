@@ -13,7 +13,7 @@ import pytest
 
 from evalpipe import atomic
 from evalpipe.paths import ProjectPaths
-from evalpipe.report.build import ReportData
+from evalpipe.report.build import ReportData, ReportOptions, build_report
 from evalpipe.report.compare import build_comparison, typo_model_rows
 from evalpipe.report.typos import OPS, changed_spans, pick_typo_examples, typos_section
 from tests.report_fixtures import html_table, keyed_frame, section_body, section_ids, typo_sets
@@ -267,3 +267,27 @@ def test_the_typo_settings_of_a_revision_without_them_say_not_set():
     page = build_comparison(a, b, label_a="old", label_b="new", metrics_diff={}, diff_source="test")
     assert "typo model: n/a vs keyboard" in page
     assert "data/perturbed/*.summary.json are missing in both old and new" in page
+
+
+def test_the_wrong_answer_examples_name_each_edits_key_path_or_reading():
+    frame, _ = keyboard_sets()["jsquad"]
+    original = frame["variant"] == "original"
+    scored = frame.assign(
+        model=M, correct=original, output="x", prediction="x", parse_status="strict",
+        finish_reason="stop", gold="A",
+    )  # fmt: skip  # every typo'd answer wrong: every perturbed row is an example
+    page = build_report(
+        ReportData(scored={"jsquad": scored}), ReportOptions(examples_per_benchmark=1000)
+    )
+    body = html.unescape(section_body(page, "examples"))
+    shown = 0
+    for edits in frame.loc[~original, "perturbations"]:
+        for e in edits:
+            slip = ", ".join(
+                [e["op"]]
+                + ([e["keys"]] if e["keys"] else [])
+                + ([f"reading {e['reading']}"] if e["reading"] else [])
+            )
+            assert f"{e['original']}→{e['perturbed']} ({slip})" in body
+            shown += bool(e["keys"] or e["reading"])
+    assert shown >= 3  # romaji slips and a conversion among them

@@ -639,6 +639,16 @@ def _output_block(label: str, row: Mapping[str, Any]) -> str:
     )
 
 
+def _slip(edit: Mapping[str, Any]) -> str:
+    """``op``, with the key path of a keyboard / romaji slip or the reading of a conversion."""
+    extra = [
+        f"{label}{edit[key]}"
+        for key, label in (("keys", ""), ("reading", "reading "))
+        if not h.is_missing(edit.get(key))
+    ]
+    return ", ".join([str(edit.get("op")), *extra])
+
+
 def examples_section(data: ReportData, options: ReportOptions) -> str:
     """Original vs perturbed inputs with the edits highlighted, the outputs and their parses."""
     if not data.scored:
@@ -670,9 +680,7 @@ def examples_section(data: ReportData, options: ReportOptions) -> str:
                     + "".join(h.missing(p) for p in problems)
                     + "</div>"
                 )
-            ops = ", ".join(
-                f"{e.get('original')}→{e.get('perturbed')} ({e.get('op')})" for e in edits
-            )
+            ops = ", ".join(f"{e.get('original')}→{e.get('perturbed')} ({_slip(e)})" for e in edits)
             prompt = perturbed.get("prompt")
             parts.append(
                 '<div class="example">'
