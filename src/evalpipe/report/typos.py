@@ -100,7 +100,7 @@ def highlight(text: str, span: tuple[int, int]) -> str:
     return f'<span class="typo-word">{h.esc(text[:start])}{inner}{h.esc(text[end:])}</span>'
 
 
-def _edits(frame: pd.DataFrame) -> Iterable[tuple[int, Mapping[str, Any]]]:
+def _edits(frame: pd.DataFrame) -> Iterable[tuple[Any, Mapping[str, Any]]]:
     """``(row label, edit)`` for every perturbation of the frame in a stable order (example id,
     word rank, draw, then the edits as recorded)."""
     if "perturbations" not in frame.columns:
@@ -218,7 +218,7 @@ def summary_rows(summaries: Mapping[str, Mapping[str, Any]]) -> list[dict[str, A
     -------
     list of dict
         ``benchmark, language, model, <op>_prob, <op> (count), operations (total),
-        perturbed_occurrences, occurrences, rules, keyboard_fallback, skipped``; a figure an
+        perturbed_occurrences, occurrences, draws, rules, keyboard_fallback, skipped``; a figure an
         older summary lacks is None (shown as n/a).
     """
     rows = []
@@ -257,6 +257,7 @@ def summary_columns() -> list[h.Column]:
         *[h.num(op, op, 0) for op in OPS],
         h.num("operations", "typos made", 0),
         h.num("occurrences", "occurrences", 0),
+        h.num("draws", "draws", 0),
         h.text("rules", "how the new text was chosen"),
         h.text("keyboard_fallback", "keyboard fallback (uniform rule)"),
         h.text("skipped", "drawn but not made"),
