@@ -35,10 +35,10 @@ import pandas as pd
 
 from evalpipe.errors import InputError
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
+from evalpipe.scoring.pairing import pair_rows
 from evalpipe.scoring.scorer import ORIGINAL, check_columns
 from evalpipe.seeding import hashed_seed
 
-PAIR_COLUMNS = ("benchmark", "example_id", "variant", "correct", "parse_status")
 RATE_BINS: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, float("inf"))
 
 
@@ -188,70 +188,6 @@ def _originals(scored: pd.DataFrame, *, source: str) -> pd.DataFrame:
             f"{source}: example_id {first!r} has more than one 'original' row; expected one"
         )
     return originals
-
-
-def pair_rows(scored: pd.DataFrame, *, source: str = "scored") -> pd.DataFrame:
-    """Every perturbed row joined with its example's original row.
-
-    Parameters
-    ----------
-    scored : one benchmark's scored frame (``benchmark, example_id, variant, correct,
-        parse_status``; optional ``word_rank, perturbed_occurrences``).
-    source : file name for error messages.
-
-    Returns
-    -------
-    DataFrame
-        ``example_id, variant, word_rank, perturbed_occurrences, correct_original,
-        correct_perturbed, unparsed_original, unparsed_perturbed``, sorted by word rank, word,
-        example.
-
-    Raises
-    ------
-    InputError
-        When a perturbed row has no original row or an example has two.
-    """
-    check_columns(scored, PAIR_COLUMNS, source=source)
-    originals = _originals(scored, source=source)
-    perturbed = scored.loc[scored["variant"] != ORIGINAL]
-    base = pd.DataFrame(
-        {
-            "example_id": originals["example_id"].to_numpy(),
-            "correct_original": originals["correct"].astype(bool).to_numpy(),
-            "unparsed_original": (originals["parse_status"] == "unparsed").to_numpy(),
-        }
-    )
-    pert = pd.DataFrame(
-        {
-            "example_id": perturbed["example_id"].to_numpy(),
-            "variant": perturbed["variant"].astype(str).to_numpy(),
-            "word_rank": (
-                perturbed["word_rank"].fillna(0).astype(int).to_numpy()
-                if "word_rank" in perturbed.columns
-                else np.zeros(len(perturbed), dtype=int)
-            ),
-            "perturbed_occurrences": (
-                perturbed["perturbed_occurrences"].fillna(0).astype(int).to_numpy()
-                if "perturbed_occurrences" in perturbed.columns
-                else np.zeros(len(perturbed), dtype=int)
-            ),
-            "correct_perturbed": perturbed["correct"].astype(bool).to_numpy(),
-            "unparsed_perturbed": (perturbed["parse_status"] == "unparsed").to_numpy(),
-        }
-    )
-    pairs = pert.merge(base, on="example_id", how="left", validate="many_to_one")
-    orphan = pairs["correct_original"].isna()
-    if orphan.any():
-        row = pairs.loc[orphan].iloc[0]
-        raise InputError(
-            f"{source}: example_id {row['example_id']!r} (variant {row['variant']!r}) has no "
-            "'original' row to pair with"
-        )
-    pairs["correct_original"] = pairs["correct_original"].astype(bool)
-    pairs["unparsed_original"] = pairs["unparsed_original"].astype(bool)
-    return pairs.sort_values(["word_rank", "variant", "example_id"], kind="stable").reset_index(
-        drop=True
-    )
 
 
 def word_table(

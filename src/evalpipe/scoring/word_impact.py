@@ -61,12 +61,13 @@ import pandas as pd
 from evalpipe.errors import InputError
 from evalpipe.perturb.scripts import char_class
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
+from evalpipe.scoring.pairing import MIXED as MIXED
+from evalpipe.scoring.pairing import attribution, pair_rows
 from evalpipe.scoring.robustness import mcnemar_exact, pdr
 from evalpipe.scoring.scorer import ORIGINAL, check_columns
 from evalpipe.seeding import hashed_seed
 
 POOLED = "pooled"
-MIXED = "mixed"
 OPERATIONS = ("replace", "insert", "delete")
 SCRIPTS = ("hiragana", "katakana", "kanji", "latin", "digit", "other")
 # evalpipe.perturb.scripts classes -> the coarse classes of the tables.
@@ -198,13 +199,6 @@ def _script_of_operation(op: Mapping[str, Any]) -> str:
     return SCRIPT_OF_CLASS.get(char_class(str(ch)[0]) or "", "other")
 
 
-def _attribute(kinds: Sequence[str]) -> str | None:
-    unique = set(kinds)
-    if not unique:
-        return None
-    return unique.pop() if len(unique) == 1 else MIXED
-
-
 def impact_pairs(
     scored: pd.DataFrame,
     *,
@@ -212,23 +206,22 @@ def impact_pairs(
     perturbations: pd.DataFrame | None = None,
     source: str = "scored",
 ) -> pd.DataFrame:
-    """One benchmark's perturbed rows joined with their original rows (per model).
+    """One benchmark's pairs (:func:`evalpipe.scoring.pairing.pair_rows`) with their typo kinds.
 
     Parameters
     ----------
     scored : one benchmark's scored rows (``benchmark, example_id, variant, word_rank, correct,
-        model``; optional ``occurrences, perturbed_occurrences, parse_status``).
+        model``; optional ``draw, occurrences, perturbed_occurrences, parse_status``).
     language : the benchmark's language (the word list its target words come from).
     perturbations : the benchmark's perturbed rows (``benchmark, example_id, word_rank,
-        perturbations``), for the operation and script attribution; None leaves both null.
+        perturbations``; optional ``draw``), for the operation and script attribution; None
+        leaves both null.
     source : file name for error messages.
 
     Returns
     -------
     DataFrame
-        ``model, language, benchmark, example_id, variant, word_rank, occurrences,
-        perturbed_occurrences, correct_original, correct_perturbed, unparsed_perturbed,
-        op, script``, sorted by model, word rank, variant, example.
+        :data:`evalpipe.scoring.pairing.PAIR_COLUMNS`.
 
     Raises
     ------
@@ -236,77 +229,12 @@ def impact_pairs(
         A missing column, a perturbed row without its original, or two originals for one example.
     """
     check_columns(scored, SCORED_COLUMNS, source=source)
-    key = ["model", "benchmark", "example_id"]
-    is_original = scored["variant"] == ORIGINAL
-    originals = scored.loc[is_original, [*key, "correct"]]
-    duplicated = originals.duplicated(key, keep=False)
-    if duplicated.any():
-        row = originals.loc[duplicated].iloc[0]
-        raise InputError(
-            f"{source}: example_id {row['example_id']!r} (model {row['model']!r}) has more than "
-            "one 'original' row; expected one"
-        )
-    pert = scored.loc[~is_original].copy()
-    for column in ("occurrences", "perturbed_occurrences"):
-        pert[column] = (
-            pert[column].fillna(0).astype("int64") if column in pert.columns else np.int64(0)
-        )
-    pert["unparsed_perturbed"] = (
-        (pert["parse_status"] == "unparsed") if "parse_status" in pert.columns else False
+    kinds = (
+        attribution(perturbations, script_of=_script_of_operation, source=source)
+        if perturbations is not None
+        else None
     )
-    pairs = pert[
-        [*key, "variant", "word_rank", "occurrences", "perturbed_occurrences", "correct",
-         "unparsed_perturbed"]
-    ].rename(columns={"correct": "correct_perturbed"})  # fmt: skip
-    pairs = pairs.merge(
-        originals.rename(columns={"correct": "correct_original"}),
-        on=key,
-        how="left",
-        validate="many_to_one",
-    )
-    orphan = pairs["correct_original"].isna()
-    if orphan.any():
-        row = pairs.loc[orphan].iloc[0]
-        raise InputError(
-            f"{source}: example_id {row['example_id']!r} (variant {row['variant']!r}) has no "
-            "'original' row to pair with"
-        )
-    pairs["correct_original"] = pairs["correct_original"].astype(bool)
-    pairs["correct_perturbed"] = pairs["correct_perturbed"].astype(bool)
-    pairs["word_rank"] = pairs["word_rank"].astype("int64")
-    pairs["language"] = language
-    pairs["op"] = None
-    pairs["script"] = None
-    if perturbations is not None and len(pairs):
-        check_columns(
-            perturbations, ("benchmark", "example_id", "word_rank", "perturbations"), source=source
-        )
-        records = perturbations.loc[perturbations["word_rank"] != 0]
-        kinds = pd.DataFrame(
-            {
-                "benchmark": records["benchmark"].to_numpy(),
-                "example_id": records["example_id"].to_numpy(),
-                "word_rank": records["word_rank"].astype("int64").to_numpy(),
-                "op": [
-                    _attribute([str(op["op"]) for op in (ops if ops is not None else [])])
-                    for ops in records["perturbations"]
-                ],
-                "script": [
-                    _attribute(
-                        [_script_of_operation(op) for op in (ops if ops is not None else [])]
-                    )
-                    for ops in records["perturbations"]
-                ],
-            }
-        )
-        pairs = pairs.drop(columns=["op", "script"]).merge(
-            kinds, on=["benchmark", "example_id", "word_rank"], how="left", validate="many_to_one"
-        )
-    columns = ["model", "language", "benchmark", "example_id", "variant", "word_rank",
-               "occurrences", "perturbed_occurrences", "correct_original", "correct_perturbed",
-               "unparsed_perturbed", "op", "script"]  # fmt: skip
-    pairs = pairs.sort_values(["model", "word_rank", "variant", "example_id"], kind="stable")
-    return pairs[columns].reset_index(drop=True)
+    return pair_rows(scored, language=language, kinds=kinds, source=source)
 
 
 def base_counts(scored: pd.DataFrame, *, language: str, source: str = "scored") -> pd.DataFrame:
