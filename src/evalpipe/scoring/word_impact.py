@@ -19,15 +19,16 @@ Pairs and weighting
     pooled figure is made up.
 
 Confidence interval
-    Percentile bootstrap of delta that resamples **examples** (clusters), stratified by benchmark
-    (each benchmark keeps its number of examples, matching the fixed weights above). In the word
-    tables every example contributes one pair per word, however many occurrences it carries, so
-    occurrences of one example are never treated as independent. In the operation and script
-    tables one example appears once per word that hit it: there the clustering matters.
+    Tango's score interval of the paired difference (:mod:`evalpipe.scoring.intervals`) on the
+    row's pooled 2x2 counts; it never has zero width. In the word tables every example contributes
+    one pair per word (per typo draw), however many occurrences it carries. In the operation and
+    script tables one example appears once per word that hit it: the counts are divided by the
+    design effect of those example clusters (>= 1) first. ``ci_method`` names the method
+    (``tango_score``, ``+deff`` when a design effect widened it), ``design_effect`` the factor.
 
 Tests
-    ``mcnemar_p``: exact McNemar on the pooled discordant counts (``n_c2i``, ``n_i2c``); 1.0 with
-    none. ``p_holm`` / ``p_bh``: Holm and Benjamini-Hochberg adjusted over all rows of the same
+    ``mcnemar_p``: exact McNemar on the pooled discordant counts (``n_c2i``, ``n_i2c``), divided by
+    the design effect when it exceeds 1; 1.0 with none. ``p_holm`` / ``p_bh``: Holm and Benjamini-Hochberg adjusted over all rows of the same
     (model, language, source, scope) table.
 
 Upstream impact
@@ -60,12 +61,12 @@ import pandas as pd
 
 from evalpipe.errors import InputError
 from evalpipe.perturb.scripts import char_class
+from evalpipe.scoring.intervals import DEFAULT_METHOD, method_label, paired_interval
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
 from evalpipe.scoring.pairing import MIXED as MIXED
 from evalpipe.scoring.pairing import attribution, pair_rows
-from evalpipe.scoring.robustness import mcnemar_exact, pdr
+from evalpipe.scoring.robustness import clustered_mcnemar, pdr
 from evalpipe.scoring.scorer import ORIGINAL, check_columns
-from evalpipe.seeding import hashed_seed
 
 POOLED = "pooled"
 OPERATIONS = ("replace", "insert", "delete")
@@ -86,7 +87,7 @@ SCRIPT_OF_CLASS = {
 SCORED_COLUMNS = ("benchmark", "example_id", "variant", "word_rank", "correct", "model")
 STAT_COLUMNS = [
     "n", "n_benchmarks", "accuracy_original", "accuracy_perturbed", "delta", "ci_low", "ci_high",
-    "pdr", "flip_c2i", "flip_i2c", "n_c2i", "n_i2c", "mcnemar_p", "p_holm", "p_bh",
+    "ci_method", "design_effect", "pdr", "flip_c2i", "flip_i2c", "n_c2i", "n_i2c", "mcnemar_p", "p_holm", "p_bh",
     "occurrences", "perturbed_occurrences", "per_occurrence_impact", "unparsed_rate", "small_n",
     "impact_rank",
 ]  # fmt: skip
@@ -102,13 +103,18 @@ SCRIPT_COLUMNS = ["model", "language", "source", "scope", "script", "n_words",
 
 @dataclass(frozen=True)
 class ImpactSettings:
-    """Bootstrap and reporting settings (params ``seed``, ``scoring.confidence_level`` and the
-    ``impact`` section)."""
+    """Interval and reporting settings (params ``scoring.confidence_level`` and the ``impact``
+    section).
+
+    ``seed`` and ``samples`` are ignored since the intervals are score intervals rather than a
+    bootstrap; they stay so that the stage can pass ``seed`` / ``impact.bootstrap_samples`` until
+    that key goes."""
 
     seed: int = 0
     samples: int = 1000
     level: float = 0.95
     small_n: int = 30
+    method: str = DEFAULT_METHOD
 
 
 # ----------------------------------------------------------------------------- bootstrap
@@ -131,6 +137,10 @@ def cluster_bootstrap_ci(
     seed: int,
 ) -> tuple[float | None, float | None]:
     """Percentile bootstrap CI of ``mean(diff)`` resampling whole clusters within strata.
+
+    No longer used by the tables: with no discordant pair it gives [0, 0], and a stratum of one
+    pair resamples into a single value. Kept as the "before" of ``benchmarks/interval_coverage.py``
+    and :mod:`evalpipe.scoring.simulate`.
 
     Each bootstrap sample draws, within every stratum, as many clusters as it has, with
     replacement, and takes the row mean of the drawn clusters' rows. Clusters with the same (sum,
@@ -272,8 +282,8 @@ def paired_effect(
     group : pairs (:func:`impact_pairs` columns plus integer ``_cluster`` (example) and
         ``_stratum`` (benchmark) codes), possibly of several benchmarks.
     n_base : original rows in the scope (for the per-occurrence impact).
-    settings : bootstrap settings and the small-n threshold.
-    seed_key : hashed with ``settings.seed`` into the bootstrap seed.
+    settings : confidence level, interval method and the small-n threshold.
+    seed_key : unused (the interval is not a bootstrap); kept for callers.
 
     Returns
     -------
@@ -286,13 +296,8 @@ def paired_effect(
     n_i2c = int((~o & p).sum())
     acc_o = float(o.mean()) if n else None
     acc_p = float(p.mean()) if n else None
-    low, high = cluster_bootstrap_ci(
-        p.astype(float) - o.astype(float),
-        clusters=group["_cluster"].to_numpy(),
-        strata=group["_stratum"].to_numpy(),
-        samples=settings.samples,
-        level=settings.level,
-        seed=hashed_seed(settings.seed, *seed_key),
+    low, high, deff = paired_interval(
+        o, p, clusters=group["_cluster"].to_numpy(), level=settings.level, method=settings.method
     )
     occurrences = int(group["occurrences"].sum())
     fired = int(group["perturbed_occurrences"].sum())
@@ -304,12 +309,14 @@ def paired_effect(
         "delta": None if n == 0 else acc_p - acc_o,
         "ci_low": low,
         "ci_high": high,
+        "ci_method": method_label(settings.method, deff) if n else None,
+        "design_effect": deff,
         "pdr": pdr(acc_o, acc_p),
         "flip_c2i": n_c2i / n if n else None,
         "flip_i2c": n_i2c / n if n else None,
         "n_c2i": n_c2i,
         "n_i2c": n_i2c,
-        "mcnemar_p": mcnemar_exact(n_c2i, n_i2c),
+        "mcnemar_p": clustered_mcnemar(n_c2i, n_i2c, deff),
         "occurrences": occurrences,
         "perturbed_occurrences": fired,
         "per_occurrence_impact": ((n_c2i - n_i2c) / n_base / fired if fired and n_base else None),
@@ -408,7 +415,7 @@ def word_impact(
     pairs : :func:`impact_pairs` of all benchmarks (concatenated).
     words : language -> its word list (``rank, word, lemma, pos, score, source``).
     bases : :func:`base_counts` of all benchmarks.
-    settings : bootstrap settings and the small-n threshold.
+    settings : confidence level, interval method and the small-n threshold.
 
     Returns
     -------
@@ -476,7 +483,7 @@ def category_impact(
     by : ``"op"`` (the column name of the perturbation records) or ``"script"``.
     sources : language -> word-list source (for the ``source`` column).
     bases : :func:`base_counts` of all benchmarks.
-    settings : bootstrap settings and the small-n threshold.
+    settings : confidence level, interval method and the small-n threshold.
 
     Returns
     -------
@@ -512,7 +519,7 @@ def build_impact(
         operation or script attribution.
     words : language -> word list.
     languages : benchmark -> language.
-    settings : bootstrap settings and the small-n threshold.
+    settings : confidence level, interval method and the small-n threshold.
 
     Returns
     -------
