@@ -179,3 +179,12 @@ def test_draws_of_one_example_share_its_cluster():
     assert pairs["draw"].tolist() == [0, 1, 0, 1]
     assert pairs["cluster"].tolist() == [0, 0, 1, 1]
     assert math.isclose(pairs["correct_perturbed"].mean() - pairs["correct_original"].mean(), -0.25)
+
+
+@pytest.mark.parametrize("module", ["intervals", "pairing", "robustness", "simulate"])
+def test_docstring_examples_hold(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"evalpipe.scoring.{module}"))
+    assert result.failed == 0

@@ -573,11 +573,11 @@ def top_words(table: pd.DataFrame, *, language: str, top_n: int) -> pd.DataFrame
     DataFrame
         ``label`` ("word (#rank, n=42)", "small n" added for small-n words, prefixed "model: "
         when there are several models), ``model, source, word, variant, rank, n, delta, ci_low,
-        ci_high, mcnemar_p, p_holm, p_bh, per_occurrence_impact, small_n, impact_rank``; floats
+        ci_high, ci_method, mcnemar_p, p_holm, p_bh, per_occurrence_impact, small_n, impact_rank``; floats
         rounded to 4 decimals.
     """
     columns = ["label", "model", "source", "word", "variant", "rank", "n", "delta", "ci_low",
-               "ci_high", "mcnemar_p", "p_holm", "p_bh", "per_occurrence_impact", "small_n",
+               "ci_high", "ci_method", "mcnemar_p", "p_holm", "p_bh", "per_occurrence_impact", "small_n",
                "impact_rank"]  # fmt: skip
     if table.empty:
         return pd.DataFrame(columns=columns)
