@@ -7,7 +7,14 @@ import pandas as pd
 import pytest
 
 from evalpipe.scoring.intervals import TANGO
-from evalpipe.scoring.simulate import BOOTSTRAP, Design, run, simulate, word_rows
+from evalpipe.scoring.simulate import (
+    BOOTSTRAP,
+    Design,
+    run,
+    run_headline,
+    simulate,
+    word_rows,
+)
 from evalpipe.scoring.word_impact import POOLED, ImpactSettings, build_impact
 
 SMALL = Design(benchmark_sizes=(300, 120, 30), benchmark_accuracy=(0.7, 0.45, 0.6), n_words=30,
@@ -99,3 +106,11 @@ def test_global_null_keeps_the_false_discovery_rate():
     # Under the global null every rejection is false: FDR = P(any rejection) <= alpha.
     assert fdr.loc[0, "bh_fdr"] <= 0.15
     assert fdr.loc[0, "holm_fwer"] <= 0.15
+
+
+def test_headline_intervals_need_the_clusters_design_effect():
+    # One example is paired once per word that hit it: ignoring that undercovers.
+    table = run_headline(SMALL, replications=12, seed=4)
+    assert (table["mean_design_effect"] > 1.2).all()
+    assert table["coverage"].mean() >= 0.88
+    assert table["coverage"].mean() > table["coverage_ignoring_clusters"].mean()

@@ -78,6 +78,7 @@ class Replication:
     perturbed: np.ndarray  # per pair: bool
     harm: np.ndarray  # per word
     truth: np.ndarray = field(default_factory=lambda: np.empty(0))  # per word: true pooled delta
+    pair_truth: np.ndarray = field(default_factory=lambda: np.empty(0))  # per pair: -harm * mu_b
 
 
 def simulate(design: Design, rng: np.random.Generator) -> Replication:
@@ -123,6 +124,7 @@ def simulate(design: Design, rng: np.random.Generator) -> Replication:
         perturbed=answer,
         harm=harm,
         truth=truth,
+        pair_truth=-harm[words] * mus[bench],
     )
 
 
@@ -198,6 +200,48 @@ def word_rows(
     table["p_holm"] = holm(table["mcnemar_p"].to_numpy(dtype=float))
     table["p_bh"] = benjamini_hochberg(table["mcnemar_p"].to_numpy(dtype=float))
     return table
+
+
+def headline_rows(
+    rep: Replication, *, n_benchmarks: int, level: float = 0.95, method: str = DEFAULT_METHOD
+) -> pd.DataFrame:
+    """Each benchmark's headline delta over all its (word, example) pairs, as the score stage
+    prints it: one example is paired once per word that hit it, so the interval clusters on the
+    example. Also the interval that ignores the clusters, to show what the design effect buys.
+
+    Parameters
+    ----------
+    rep : a simulated study.
+    n_benchmarks : benchmarks in the design.
+    level : confidence level.
+    method : a score-interval method.
+
+    Returns
+    -------
+    DataFrame
+        One row per benchmark with pairs: ``benchmark, n, delta, ci_low, ci_high, naive_low,
+        naive_high, design_effect, truth``.
+    """
+    rows = []
+    for b in range(n_benchmarks):
+        mask = rep.benchmark == b
+        if not mask.any():
+            continue
+        o, p = rep.original[mask], rep.perturbed[mask]
+        deff = design_effect(p.astype(float) - o.astype(float), rep.example[mask])
+        counts = {"both": float((o & p).sum()), "c2i": float((o & ~p).sum()),
+                  "i2c": float((~o & p).sum()), "neither": float((~o & ~p).sum())}  # fmt: skip
+        low, high = interval_from_counts(
+            **{k: v / deff for k, v in counts.items()}, level=level, method=method
+        )
+        naive_low, naive_high = interval_from_counts(**counts, level=level, method=method)
+        # The truth of a pair is -harm * mu_b; the benchmark's mean accuracy is the mean of its
+        # examples' expected accuracy, estimated here by the words' weighted truths.
+        truth = float(np.mean(rep.pair_truth[mask]))
+        rows.append({"benchmark": b, "n": int(mask.sum()), "delta": float((p.astype(float) - o).mean()),
+                     "ci_low": float(low), "ci_high": float(high), "naive_low": float(naive_low),
+                     "naive_high": float(naive_high), "design_effect": deff, "truth": truth})  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 def n_band(n: int | np.ndarray, bands: Sequence[tuple[int, int]] = N_BANDS) -> np.ndarray:
@@ -293,3 +337,44 @@ def run(
     bands["_o"] = bands["band"].map(order).fillna(-1)
     bands = bands.sort_values(["method", "_o"], kind="stable").drop(columns="_o")
     return bands.reset_index(drop=True), pd.DataFrame(fdr_rows)
+
+
+def run_headline(
+    design: Design, *, replications: int, seed: int = 0, level: float = 0.95
+) -> pd.DataFrame:
+    """Coverage of the headline (per-benchmark, all words pooled) intervals, with and without the
+    example clusters' design effect.
+
+    Parameters
+    ----------
+    design : the study.
+    replications : how many.
+    seed : RNG seed.
+    level : confidence level.
+
+    Returns
+    -------
+    DataFrame
+        One row per benchmark: ``benchmark, examples, mean_pairs, mean_design_effect, coverage``
+        (clustered, as printed), ``coverage_ignoring_clusters``, ``mean_width``.
+    """
+    rng = np.random.default_rng(seed)
+    tables = [
+        headline_rows(simulate(design, rng), n_benchmarks=len(design.benchmark_sizes), level=level)
+        for _ in range(replications)
+    ]
+    rows = pd.concat(tables, ignore_index=True)
+    rows["covered"] = (rows["ci_low"] <= rows["truth"]) & (rows["truth"] <= rows["ci_high"])
+    rows["naive_covered"] = (rows["naive_low"] <= rows["truth"]) & (
+        rows["truth"] <= rows["naive_high"]
+    )
+    rows["width"] = rows["ci_high"] - rows["ci_low"]
+    table = rows.groupby("benchmark", sort=True).agg(
+        mean_pairs=("n", "mean"),
+        mean_design_effect=("design_effect", "mean"),
+        coverage=("covered", "mean"),
+        coverage_ignoring_clusters=("naive_covered", "mean"),
+        mean_width=("width", "mean"),
+    )
+    table.insert(0, "examples", [design.benchmark_sizes[b] for b in table.index])
+    return table.reset_index()
