@@ -32,7 +32,8 @@ def _scored_frames(rep, design: Design) -> dict[str, pd.DataFrame]:
         name = f"bench{b}"
         ids = [f"{name}-{i}" for i in range(size)]
         rows = pd.DataFrame({"benchmark": name, "example_id": ids, "variant": "original",
-                             "word_rank": 0, "correct": original[first[b]:first[b] + size]})  # fmt: skip
+                             "word_rank": 0,
+                             "correct": original[first[b]:first[b] + size]})  # fmt: skip
         mask = rep.benchmark == b
         pert = pd.DataFrame({
             "benchmark": name,

@@ -213,7 +213,8 @@ def design_effect(
     Four examples, each paired with three words that all went the same way: three pairs per
     independent example (3), times the small-sample factor k / (k - 1) = 4/3.
 
-    >>> design_effect([-1, -1, -1, 0, 0, 0, -1, -1, -1, 0, 0, 0], [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3])
+    >>> diff = [-1, -1, -1, 0, 0, 0, -1, -1, -1, 0, 0, 0]
+    >>> design_effect(diff, [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3])
     4.0
     """
     d = np.asarray(diff, dtype=float)

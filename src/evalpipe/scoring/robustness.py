@@ -17,8 +17,8 @@ Definitions (REFERENCE.md §2):
   (design effect > 1) on the discordant counts divided by the design effect (rounded);
 - ``p_holm`` / ``p_bh`` (per-word table): McNemar p adjusted over the benchmark's words, Holm and
   Benjamini-Hochberg (:mod:`evalpipe.scoring.multiple_testing`);
-- ``ci_low, ci_high``: Tango's score interval of delta (:func:`evalpipe.scoring.intervals.paired_interval`),
-  widened by the design effect of the example clusters; ``ci_method`` names it, ``design_effect``
+- ``ci_low, ci_high``: Tango's score interval of delta
+  (:func:`evalpipe.scoring.intervals.paired_interval`), widened by the design effect of the example clusters; ``ci_method`` names it, ``design_effect``
   gives the factor (1: independent pairs);
 - ``per_occurrence_impact`` (upstream): ``(acc_base - acc_merged) / perturbed_occurrences``, where
   acc_base is the accuracy of all original rows and acc_merged the same with the perturbed answers

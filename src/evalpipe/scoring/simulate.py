@@ -235,12 +235,14 @@ def headline_rows(
             **{k: v / deff for k, v in counts.items()}, level=level, method=method
         )
         naive_low, naive_high = interval_from_counts(**counts, level=level, method=method)
-        # The truth of a pair is -harm * mu_b; the benchmark's mean accuracy is the mean of its
-        # examples' expected accuracy, estimated here by the words' weighted truths.
+        # A pair's expected difference is -harm * mu_b (its example's accuracy is random around
+        # the benchmark's mean mu_b); the headline truth is the mean over the benchmark's pairs.
         truth = float(np.mean(rep.pair_truth[mask]))
-        rows.append({"benchmark": b, "n": int(mask.sum()), "delta": float((p.astype(float) - o).mean()),
+        rows.append({"benchmark": b, "n": int(mask.sum()),
+                     "delta": float((p.astype(float) - o).mean()),
                      "ci_low": float(low), "ci_high": float(high), "naive_low": float(naive_low),
-                     "naive_high": float(naive_high), "design_effect": deff, "truth": truth})  # fmt: skip
+                     "naive_high": float(naive_high), "design_effect": deff,
+                     "truth": truth})  # fmt: skip
     return pd.DataFrame(rows)
 
 

@@ -28,8 +28,8 @@ Confidence interval
 
 Tests
     ``mcnemar_p``: exact McNemar on the pooled discordant counts (``n_c2i``, ``n_i2c``), divided by
-    the design effect when it exceeds 1; 1.0 with none. ``p_holm`` / ``p_bh``: Holm and Benjamini-Hochberg adjusted over all rows of the same
-    (model, language, source, scope) table.
+    the design effect when it exceeds 1; 1.0 with none. ``p_holm`` / ``p_bh``: Holm and
+    Benjamini-Hochberg adjusted over all rows of the same (model, language, source, scope) table.
 
 Upstream impact
     ``per_occurrence_impact = (acc_base - acc_merged) / perturbed_occurrences``, where acc_base is
@@ -87,7 +87,8 @@ SCRIPT_OF_CLASS = {
 SCORED_COLUMNS = ("benchmark", "example_id", "variant", "word_rank", "correct", "model")
 STAT_COLUMNS = [
     "n", "n_benchmarks", "accuracy_original", "accuracy_perturbed", "delta", "ci_low", "ci_high",
-    "ci_method", "design_effect", "pdr", "flip_c2i", "flip_i2c", "n_c2i", "n_i2c", "mcnemar_p", "p_holm", "p_bh",
+    "ci_method", "design_effect", "pdr", "flip_c2i", "flip_i2c", "n_c2i", "n_i2c", "mcnemar_p",
+    "p_holm", "p_bh",
     "occurrences", "perturbed_occurrences", "per_occurrence_impact", "unparsed_rate", "small_n",
     "impact_rank",
 ]  # fmt: skip
@@ -573,12 +574,12 @@ def top_words(table: pd.DataFrame, *, language: str, top_n: int) -> pd.DataFrame
     DataFrame
         ``label`` ("word (#rank, n=42)", "small n" added for small-n words, prefixed "model: "
         when there are several models), ``model, source, word, variant, rank, n, delta, ci_low,
-        ci_high, ci_method, mcnemar_p, p_holm, p_bh, per_occurrence_impact, small_n, impact_rank``; floats
-        rounded to 4 decimals.
+        ci_high, ci_method, mcnemar_p, p_holm, p_bh, per_occurrence_impact, small_n,
+        impact_rank``; floats rounded to 4 decimals.
     """
     columns = ["label", "model", "source", "word", "variant", "rank", "n", "delta", "ci_low",
-               "ci_high", "ci_method", "mcnemar_p", "p_holm", "p_bh", "per_occurrence_impact", "small_n",
-               "impact_rank"]  # fmt: skip
+               "ci_high", "ci_method", "mcnemar_p", "p_holm", "p_bh", "per_occurrence_impact",
+               "small_n", "impact_rank"]  # fmt: skip
     if table.empty:
         return pd.DataFrame(columns=columns)
     chosen = table.loc[(table["language"] == language) & (table["scope"] == POOLED)]
