@@ -188,3 +188,14 @@ def test_docstring_examples_hold(module):
 
     result = doctest.testmod(importlib.import_module(f"evalpipe.scoring.{module}"))
     assert result.failed == 0
+
+
+def test_one_table_and_many_tables_give_the_same_tango_limits():
+    rng = np.random.default_rng(8)
+    n = rng.integers(2, 300, 40)
+    c2i = rng.integers(0, n // 2 + 1)
+    i2c = rng.integers(0, n - c2i + 1)
+    low, high = tango_interval(c2i=c2i, i2c=i2c, n=n, level=0.9)
+    for k in range(n.size):
+        one = tango_interval(c2i=int(c2i[k]), i2c=int(i2c[k]), n=int(n[k]), level=0.9)
+        assert (float(one[0]), float(one[1])) == pytest.approx((low[k], high[k]), abs=1e-12)

@@ -30,6 +30,7 @@ examples answered without and with typos. Its interval comes from :func:`paired_
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from statistics import NormalDist
 from typing import Any
@@ -142,6 +143,31 @@ def _tango_statistic(delta: np.ndarray, b: np.ndarray, c: np.ndarray, n: np.ndar
     return np.where(variance > 0, stat, degenerate)
 
 
+def _tango_scalar(b: float, c: float, n: float, z: float) -> tuple[float, float]:
+    """:func:`tango_interval` of one table, on floats (same statistic, same bisection)."""
+
+    def stat(delta: float) -> float:
+        w = -b - c + (2.0 * n - b + c) * delta
+        q = (math.sqrt(max(0.0, w * w + 8.0 * n * c * delta * (1.0 - delta))) - w) / (4.0 * n)
+        variance = n * (2.0 * q + delta * (1.0 - delta))
+        numerator = b - c - n * delta
+        if variance > 0:
+            return numerator / math.sqrt(variance)
+        return math.inf if numerator > 0 else -math.inf if numerator < 0 else 0.0
+
+    estimate = (b - c) / n
+    bounds = []
+    for target, lo, hi in ((z, -1.0, estimate), (-z, estimate, 1.0)):
+        for _ in range(_BISECTIONS):
+            mid = (lo + hi) / 2.0
+            if stat(mid) > target:
+                lo = mid
+            else:
+                hi = mid
+        bounds.append((lo + hi) / 2.0)
+    return bounds[0], bounds[1]
+
+
 def tango_interval(
     *,
     c2i: np.ndarray | float,
@@ -173,6 +199,10 @@ def tango_interval(
     (-0.124, -0.0054)
     """
     z = _z(level)
+    if all(np.ndim(v) == 0 for v in (c2i, i2c, n)):
+        # One table (a row of an impact table): plain floats are ~20x faster than 0-d arrays.
+        low, high = _tango_scalar(float(i2c), float(c2i), float(n), z)
+        return np.asarray(low), np.asarray(high)
     b = np.asarray(i2c, dtype=float)
     c = np.asarray(c2i, dtype=float)
     m = np.asarray(n, dtype=float)
