@@ -52,7 +52,8 @@ def main() -> None:
         design = Design(
             noise=args.noise,
             planted_share=planted,
-            background_harm=args.background_harm,
+            # The global null plants nothing anywhere, background effects included.
+            background_harm=args.background_harm if planted else 0.0,
             draws=args.draws,
         )
         methods = args.methods if planted else [m for m in args.methods if m != BOOTSTRAP][:1]
@@ -67,7 +68,7 @@ def main() -> None:
         seconds = time.perf_counter() - start
         print(
             f"\n== {label}: {args.replications} replications, noise {args.noise}, "
-            f"background harm {args.background_harm}, draws {args.draws} ({seconds:.0f} s)"
+            f"background harm {design.background_harm}, draws {args.draws} ({seconds:.0f} s)"
         )
         print(bands.round(4).to_string(index=False))
         print(fdr.round(4).to_string(index=False))
