@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from scipy.stats import multinomial
 
+from evalpipe.errors import InputError
 from evalpipe.scoring.intervals import (
     NEWCOMBE,
     TANGO,
@@ -199,3 +200,15 @@ def test_one_table_and_many_tables_give_the_same_tango_limits():
     for k in range(n.size):
         one = tango_interval(c2i=int(c2i[k]), i2c=int(i2c[k]), n=int(n[k]), level=0.9)
         assert (float(one[0]), float(one[1])) == pytest.approx((low[k], high[k]), abs=1e-12)
+
+
+def test_pairing_carries_requested_columns_and_names_the_file_of_an_orphan():
+    rows = pd.DataFrame({"benchmark": "b", "example_id": ["e1", "e1", "e2"],
+                         "variant": ["original", "the", "the"], "word_rank": [0, 1, 1],
+                         "correct": [True, False, True], "prompt": ["x", "x y", "z"]})  # fmt: skip
+    with pytest.raises(InputError, match=r"data/scored/b\.parquet: example_id 'e2'.*no 'original'"):
+        pair_rows(rows, carry=("prompt",), source="data/scored/b.parquet")
+    pairs = pair_rows(rows.iloc[:2], carry=("prompt",))
+    assert pairs["prompt"].tolist() == ["x y"]
+    with pytest.raises(InputError, match="prompt"):
+        pair_rows(rows.drop(columns="prompt"), carry=("prompt",))

@@ -97,6 +97,7 @@ def pair_rows(
     *,
     language: str | None = None,
     kinds: pd.DataFrame | None = None,
+    carry: Sequence[str] = (),
     source: str = "scored",
 ) -> pd.DataFrame:
     """Every perturbed row joined with its example's original row (per model).
@@ -109,12 +110,13 @@ def pair_rows(
     language : the benchmarks' language, copied into the ``language`` column.
     kinds : :func:`attribution` of the same rows, for the ``op`` and ``script`` columns; None
         leaves both null.
+    carry : further columns of the perturbed rows to copy into the pairs (e.g. ``prompt``).
     source : file name for error messages.
 
     Returns
     -------
     DataFrame
-        :data:`PAIR_COLUMNS`, sorted by model, word rank, variant, benchmark, example, draw.
+        :data:`PAIR_COLUMNS` and the ``carry`` columns, sorted by model, word rank, variant, benchmark, example, draw.
         ``cluster`` is an integer code of (benchmark, example_id), equal for every pair of one
         example whatever the word or draw.
 
@@ -133,7 +135,7 @@ def pair_rows(
     0          1        0              True              False
     1          2        1              True               True
     """
-    check_columns(scored, REQUIRED_COLUMNS, source=source)
+    check_columns(scored, (*REQUIRED_COLUMNS, *carry), source=source)
     frame = scored if "model" in scored.columns else scored.assign(model=None)
     is_original = (frame["variant"] == ORIGINAL).to_numpy()
     originals = frame.loc[is_original]
@@ -168,6 +170,7 @@ def pair_rows(
             "perturbed_occurrences": _ints(pert, "perturbed_occurrences"),
             "correct_perturbed": pert["correct"].astype(bool).to_numpy(),
             "unparsed_perturbed": _unparsed(pert),
+            **{column: pert[column].to_numpy() for column in carry},
         }
     )
     pairs = pairs.merge(base, on="_key", how="left", validate="many_to_one")
@@ -193,4 +196,4 @@ def pair_rows(
     pairs = pairs.sort_values(
         ["model", "word_rank", "variant", "benchmark", "example_id", "draw"], kind="stable"
     )
-    return pairs[PAIR_COLUMNS].reset_index(drop=True)
+    return pairs[[*PAIR_COLUMNS, *carry]].reset_index(drop=True)

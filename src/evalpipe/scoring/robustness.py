@@ -379,6 +379,12 @@ def accuracy_by_rate(scored: pd.DataFrame, *, bins: Sequence[float] = RATE_BINS)
         (its label), ``n`` (pairs), ``accuracy_original`` and ``accuracy_perturbed`` (on those
         pairs), ``delta`` (their difference, the plotted value). A first row ``bin`` "0" anchors
         the curve: all original rows, delta 0.
+
+    Raises
+    ------
+    InputError
+        A perturbed row without its original or an example with two
+        (:func:`evalpipe.scoring.pairing.pair_rows`, which makes the pairs).
     """
     columns = ["perturbation_rate", "bin", "n", "accuracy_original", "accuracy_perturbed", "delta"]
     check_columns(
@@ -386,24 +392,18 @@ def accuracy_by_rate(scored: pd.DataFrame, *, bins: Sequence[float] = RATE_BINS)
         ("benchmark", "example_id", "variant", "prompt", "perturbed_occurrences", "correct"),
         source="scored",
     )
-    key = ["benchmark", "example_id"]
-    is_original = scored["variant"] == ORIGINAL
-    originals = scored.loc[is_original, [*key, "correct"]].rename(columns={"correct": "original"})
-    if originals.duplicated(key).any():
-        first = originals.loc[originals.duplicated(key), "example_id"].iloc[0]
-        raise InputError(f"scored: example_id {first!r} has more than one 'original' row")
-    perturbed = scored.loc[~is_original]
-    lengths = perturbed["prompt"].fillna("").astype(str).str.len().clip(lower=1)
-    fired = perturbed["perturbed_occurrences"].fillna(0).astype(float)
+    joined = pair_rows(scored, carry=("prompt",), source="scored")
+    lengths = joined["prompt"].fillna("").astype(str).str.len().clip(lower=1)
     pairs = pd.DataFrame(
         {
-            "benchmark": perturbed["benchmark"].to_numpy(),
-            "example_id": perturbed["example_id"].to_numpy(),
-            "rate": (100.0 * fired / lengths).to_numpy(),
-            "perturbed": perturbed["correct"].astype(bool).to_numpy(),
+            "rate": (100.0 * joined["perturbed_occurrences"].astype(float) / lengths).to_numpy(),
+            "perturbed": joined["correct_perturbed"].to_numpy(),
+            "original": joined["correct_original"].to_numpy(),
         }
-    ).merge(originals, on=key, how="inner", validate="many_to_one")
-    pairs["original"] = pairs["original"].astype(bool)
+    )
+    originals = scored.loc[scored["variant"] == ORIGINAL, ["correct"]].rename(
+        columns={"correct": "original"}
+    )
     edges = list(bins)
     labels = []
     for lo, hi in itertools.pairwise(edges):
