@@ -12,7 +12,10 @@ from evalpipe.scoring.views import parse_view
 COMPARISON_COLUMNS = [
     "label", "model", "benchmark", "method", "n", "accuracy_original", "accuracy_perturbed",
     "delta", "ci_low", "ci_high", "pdr", "mcnemar_p", "unparsed_rate", "truncated_rate",
+    "ci_method",
 ]  # fmt: skip
+# Every column after the identity columns is a number, except the interval's method name.
+NUMERIC_COLUMNS = COMPARISON_COLUMNS[4:-1]
 
 
 def model_comparison(details: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> pd.DataFrame:
@@ -27,7 +30,9 @@ def model_comparison(details: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> 
     -------
     DataFrame
         :data:`COMPARISON_COLUMNS`, sorted by benchmark, method, model; ``label`` is
-        "benchmark (method): model" for the plot. Absent figures are NaN.
+        "benchmark (method): model" for the plot. Absent figures are NaN. ``ci_low, ci_high``
+        are the score stage's interval of delta (Tango's score interval, clustered on the
+        example; ``ci_method`` names it, :mod:`evalpipe.scoring.intervals`).
 
     Examples
     --------
@@ -49,6 +54,5 @@ def model_comparison(details: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> 
     table = pd.DataFrame(rows)
     table["label"] = table["benchmark"] + " (" + table["method"] + "): " + table["model"]
     table = table.sort_values(["benchmark", "method", "model"], kind="stable")
-    numeric = COMPARISON_COLUMNS[4:]
-    table[numeric] = table[numeric].apply(pd.to_numeric, errors="coerce")
+    table[NUMERIC_COLUMNS] = table[NUMERIC_COLUMNS].apply(pd.to_numeric, errors="coerce")
     return table[COMPARISON_COLUMNS].reset_index(drop=True)

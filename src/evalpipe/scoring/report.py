@@ -35,7 +35,7 @@ TRUNCATION_WARN_RATE = 0.05
 WORD_COLUMNS = [
     "label", "benchmark", "word", "word_rank", "n", "accuracy_original", "accuracy_perturbed",
     "accuracy_drop", "delta", "pdr", "flip_c2i", "flip_i2c", "mcnemar_p", "p_holm", "p_bh",
-    "ci_low", "ci_high",
+    "ci_low", "ci_high", "ci_method", "design_effect",
     "perturbed_occurrences", "per_occurrence_impact", "unparsed_rate",
 ]  # fmt: skip
 RATE_COLUMNS = ["perturbation_rate", "bin", "n", "accuracy_original", "accuracy_perturbed", "delta"]
@@ -173,8 +173,9 @@ def build_reports(
     ----------
     scored : benchmark name -> scored frame (:func:`~evalpipe.scoring.scorer.score_frame`).
     classification : the benchmarks with a label space, and how to report them.
-    seed, samples, level : bootstrap settings (``seed``, ``scoring.bootstrap_samples``,
-        ``scoring.confidence_level``).
+    level : confidence level of the intervals (``scoring.confidence_level``).
+    seed, samples : ignored since the intervals are score intervals (no bootstrap); kept so that
+        the stage can pass ``seed`` and ``scoring.bootstrap_samples`` until that key goes.
     source_dir : where the scored frames are written, for error messages.
 
     Returns
@@ -195,10 +196,8 @@ def build_reports(
     for name in sorted(scored):
         frame = scored[name]
         source = f"{source_dir}/{name}.parquet"
-        table = word_table(frame, seed=seed, samples=samples, level=level, source=source)
-        summary = benchmark_summary(
-            frame, seed=seed, samples=samples, level=level, words=table, source=source
-        )
+        table = word_table(frame, level=level, source=source)
+        summary = benchmark_summary(frame, level=level, words=table, source=source)
         robustness[name] = rounded({**summary, **answer_summary(frame)})
         if len(table):
             words.append(table.assign(label=name + ": " + table["word"]))

@@ -1,10 +1,10 @@
 """Paired robustness statistics: original vs perturbed answers on the same examples.
 
 For a target word, the pairs are the examples in which at least one typo fired (the perturb stage
-writes a row only for those), each compared with the same example's original row. Per benchmark all
-(word, example) pairs are pooled; an example then appears once per word that hit it, so the pooled
-McNemar p and bootstrap CI treat those pairs as independent (a known simplification; the per-word
-figures in the plot data have no such overlap).
+writes a row only for those), each compared with the same example's original row
+(:func:`evalpipe.scoring.pairing.pair_rows`). Per benchmark all (word, example) pairs are pooled; an
+example then appears once per word that hit it, and the pooled interval and McNemar p account for
+that through the design effect of the example clusters (:mod:`evalpipe.scoring.intervals`).
 
 Definitions (REFERENCE.md §2):
 
@@ -13,11 +13,13 @@ Definitions (REFERENCE.md §2):
   is 0; negative when the typos help);
 - ``flip_c2i`` / ``flip_i2c``: share of pairs that went correct -> incorrect / incorrect -> correct;
 - ``mcnemar_p``: exact two-sided McNemar test, a binomial test of the discordant pairs against
-  p = 0.5 (``scipy.stats.binomtest``); 1.0 with no discordant pairs;
+  p = 0.5 (``scipy.stats.binomtest``); 1.0 with no discordant pairs; with clustered pairs
+  (design effect > 1) on the discordant counts divided by the design effect (rounded);
 - ``p_holm`` / ``p_bh`` (per-word table): McNemar p adjusted over the benchmark's words, Holm and
   Benjamini-Hochberg (:mod:`evalpipe.scoring.multiple_testing`);
-- ``ci_low, ci_high``: percentile bootstrap CI of delta, resampling pairs, seeded by hashing
-  (seed, benchmark, word);
+- ``ci_low, ci_high``: Tango's score interval of delta
+  (:func:`evalpipe.scoring.intervals.paired_interval`), widened by the design effect of the example clusters; ``ci_method`` names it, ``design_effect``
+  gives the factor (1: independent pairs);
 - ``per_occurrence_impact`` (upstream): ``(acc_base - acc_merged) / perturbed_occurrences``, where
   acc_base is the accuracy of all original rows and acc_merged the same with the perturbed answers
   substituted for the examples this word perturbed (the others keep their original answers).
@@ -34,11 +36,11 @@ import numpy as np
 import pandas as pd
 
 from evalpipe.errors import InputError
+from evalpipe.scoring.intervals import DEFAULT_METHOD, method_label, paired_interval
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
+from evalpipe.scoring.pairing import pair_rows
 from evalpipe.scoring.scorer import ORIGINAL, check_columns
-from evalpipe.seeding import hashed_seed
 
-PAIR_COLUMNS = ("benchmark", "example_id", "variant", "correct", "parse_status")
 RATE_BINS: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, float("inf"))
 
 
@@ -69,6 +71,21 @@ def mcnemar_exact(n_c2i: int, n_i2c: int) -> float:
     return float(binomtest(int(n_c2i), discordant, 0.5, alternative="two-sided").pvalue)
 
 
+def clustered_mcnemar(n_c2i: int, n_i2c: int, deff: float) -> float:
+    """Exact McNemar p on the discordant counts divided by the design effect (rounded).
+
+    Clustered pairs carry less information than their count; dividing by the design effect is the
+    Rao-Scott correction of the counts. With ``deff`` 1 this is :func:`mcnemar_exact`.
+
+    >>> mcnemar_clustered = clustered_mcnemar(16, 4, 2.0)
+    >>> mcnemar_clustered == mcnemar_exact(8, 2)
+    True
+    """
+    if deff <= 1.0:
+        return mcnemar_exact(n_c2i, n_i2c)
+    return mcnemar_exact(round(n_c2i / deff), round(n_i2c / deff))
+
+
 def bootstrap_delta_ci(
     original: Sequence[bool] | np.ndarray,
     perturbed: Sequence[bool] | np.ndarray,
@@ -78,6 +95,9 @@ def bootstrap_delta_ci(
     seed: int,
 ) -> tuple[float | None, float | None]:
     """Percentile bootstrap CI of ``mean(perturbed) - mean(original)`` over resampled pairs.
+
+    No longer used by the tables (it collapses to [0, 0] when no pair flipped); kept as the
+    "before" of ``perf/interval_coverage.py``.
 
     Each pair's difference is -1, 0 or +1, so resampling n pairs is drawing multinomial counts of
     the three values: exactly the pair bootstrap, in O(samples) memory instead of O(samples * n).
@@ -126,22 +146,27 @@ class PairedStats:
     mcnemar_p: float
     ci_low: float | None
     ci_high: float | None
+    ci_method: str
+    design_effect: float
 
 
 def paired_stats(
     original: Sequence[bool] | np.ndarray,
     perturbed: Sequence[bool] | np.ndarray,
     *,
-    samples: int = 1000,
+    clusters: Sequence[Any] | np.ndarray | None = None,
     level: float = 0.95,
-    seed: int = 0,
+    method: str = DEFAULT_METHOD,
 ) -> PairedStats:
-    """Accuracy original vs perturbed, delta, PDR, flip rates, exact McNemar p, bootstrap CI.
+    """Accuracy original vs perturbed, delta, PDR, flip rates, McNemar p, score interval.
 
     Parameters
     ----------
     original, perturbed : correctness of the same examples without and with the typos.
-    samples, level, seed : bootstrap settings.
+    clusters : example code per pair when an example can appear in several pairs (several words,
+        several typo draws); None for independent pairs.
+    level : confidence level.
+    method : interval method (:data:`evalpipe.scoring.intervals.METHODS`).
 
     Returns
     -------
@@ -149,7 +174,7 @@ def paired_stats(
 
     Examples
     --------
-    >>> s = paired_stats([True, True, False, True], [True, False, False, False], samples=0)
+    >>> s = paired_stats([True, True, False, True], [True, False, False, False])
     >>> s.accuracy_original, s.accuracy_perturbed, s.pdr, s.n_c2i
     (0.75, 0.25, 0.6666666666666667, 2)
     """
@@ -162,7 +187,7 @@ def paired_stats(
     n_i2c = int((~o & p).sum())
     acc_o = float(o.mean()) if n else None
     acc_p = float(p.mean()) if n else None
-    low, high = bootstrap_delta_ci(o, p, samples=samples, level=level, seed=seed)
+    low, high, deff = paired_interval(o, p, clusters=clusters, level=level, method=method)
     return PairedStats(
         n=n,
         accuracy_original=acc_o,
@@ -173,9 +198,11 @@ def paired_stats(
         flip_i2c=n_i2c / n if n else None,
         n_c2i=n_c2i,
         n_i2c=n_i2c,
-        mcnemar_p=mcnemar_exact(n_c2i, n_i2c),
+        mcnemar_p=clustered_mcnemar(n_c2i, n_i2c, deff),
         ci_low=low,
         ci_high=high,
+        ci_method=method_label(method, deff),
+        design_effect=deff,
     )
 
 
@@ -190,76 +217,12 @@ def _originals(scored: pd.DataFrame, *, source: str) -> pd.DataFrame:
     return originals
 
 
-def pair_rows(scored: pd.DataFrame, *, source: str = "scored") -> pd.DataFrame:
-    """Every perturbed row joined with its example's original row.
-
-    Parameters
-    ----------
-    scored : one benchmark's scored frame (``benchmark, example_id, variant, correct,
-        parse_status``; optional ``word_rank, perturbed_occurrences``).
-    source : file name for error messages.
-
-    Returns
-    -------
-    DataFrame
-        ``example_id, variant, word_rank, perturbed_occurrences, correct_original,
-        correct_perturbed, unparsed_original, unparsed_perturbed``, sorted by word rank, word,
-        example.
-
-    Raises
-    ------
-    InputError
-        When a perturbed row has no original row or an example has two.
-    """
-    check_columns(scored, PAIR_COLUMNS, source=source)
-    originals = _originals(scored, source=source)
-    perturbed = scored.loc[scored["variant"] != ORIGINAL]
-    base = pd.DataFrame(
-        {
-            "example_id": originals["example_id"].to_numpy(),
-            "correct_original": originals["correct"].astype(bool).to_numpy(),
-            "unparsed_original": (originals["parse_status"] == "unparsed").to_numpy(),
-        }
-    )
-    pert = pd.DataFrame(
-        {
-            "example_id": perturbed["example_id"].to_numpy(),
-            "variant": perturbed["variant"].astype(str).to_numpy(),
-            "word_rank": (
-                perturbed["word_rank"].fillna(0).astype(int).to_numpy()
-                if "word_rank" in perturbed.columns
-                else np.zeros(len(perturbed), dtype=int)
-            ),
-            "perturbed_occurrences": (
-                perturbed["perturbed_occurrences"].fillna(0).astype(int).to_numpy()
-                if "perturbed_occurrences" in perturbed.columns
-                else np.zeros(len(perturbed), dtype=int)
-            ),
-            "correct_perturbed": perturbed["correct"].astype(bool).to_numpy(),
-            "unparsed_perturbed": (perturbed["parse_status"] == "unparsed").to_numpy(),
-        }
-    )
-    pairs = pert.merge(base, on="example_id", how="left", validate="many_to_one")
-    orphan = pairs["correct_original"].isna()
-    if orphan.any():
-        row = pairs.loc[orphan].iloc[0]
-        raise InputError(
-            f"{source}: example_id {row['example_id']!r} (variant {row['variant']!r}) has no "
-            "'original' row to pair with"
-        )
-    pairs["correct_original"] = pairs["correct_original"].astype(bool)
-    pairs["unparsed_original"] = pairs["unparsed_original"].astype(bool)
-    return pairs.sort_values(["word_rank", "variant", "example_id"], kind="stable").reset_index(
-        drop=True
-    )
-
-
 def word_table(
     scored: pd.DataFrame,
     *,
-    seed: int,
-    samples: int,
     level: float,
+    seed: int = 0,
+    samples: int = 0,
     source: str = "scored",
 ) -> pd.DataFrame:
     """Robustness per target word of one benchmark (the per-word plot data).
@@ -267,7 +230,9 @@ def word_table(
     Parameters
     ----------
     scored : one benchmark's scored frame.
-    seed, samples, level : bootstrap settings (seed is hashed with benchmark and word).
+    level : confidence level of the intervals.
+    seed, samples : ignored (the intervals are score intervals, no longer a bootstrap); kept so
+        that callers passing ``scoring.bootstrap_samples`` work until that key goes.
     source : file name for error messages.
 
     Returns
@@ -288,12 +253,13 @@ def word_table(
         stats = paired_stats(
             group["correct_original"].to_numpy(),
             group["correct_perturbed"].to_numpy(),
-            samples=samples,
+            clusters=group["cluster"].to_numpy(),
             level=level,
-            seed=hashed_seed(seed, benchmark, word),
         )
         merged = base_correct.copy()
-        merged.loc[group["example_id"].to_numpy()] = group["correct_perturbed"].to_numpy()
+        # With several typo draws of one example the merged answer is its first draw's.
+        first = group.drop_duplicates("example_id")
+        merged.loc[first["example_id"].to_numpy()] = first["correct_perturbed"].to_numpy()
         acc_merged = float(merged.mean())
         occurrences = int(group["perturbed_occurrences"].sum())
         impact = (
@@ -326,18 +292,22 @@ def word_table(
 def benchmark_summary(
     scored: pd.DataFrame,
     *,
-    seed: int,
-    samples: int,
     level: float,
+    seed: int = 0,
+    samples: int = 0,
     words: pd.DataFrame | None = None,
     source: str = "scored",
 ) -> dict[str, Any]:
     """Robustness of one benchmark over all its (word, example) pairs, for the score stage's robustness details.
 
+    The interval clusters the pairs on the example (one example is paired once per word that hit
+    it), see :mod:`evalpipe.scoring.intervals`.
+
     Parameters
     ----------
     scored : one benchmark's scored frame.
-    seed, samples, level : bootstrap settings.
+    level : confidence level of the interval.
+    seed, samples : ignored (see :func:`word_table`).
     words : its :func:`word_table` (computed when None), for the mean per-occurrence impact.
     source : file name for error messages.
 
@@ -350,17 +320,15 @@ def benchmark_summary(
         (mean over words), ``unparsed`` (count over all rows) and ``unparsed_rate``.
     """
     pairs = pair_rows(scored, source=source)
-    benchmark = str(scored["benchmark"].iloc[0]) if len(scored) else ""
     stats = paired_stats(
         pairs["correct_original"].to_numpy(),
         pairs["correct_perturbed"].to_numpy(),
-        samples=samples,
+        clusters=pairs["cluster"].to_numpy(),
         level=level,
-        seed=hashed_seed(seed, benchmark, "*all*"),
     )
     originals = _originals(scored, source=source)
     if words is None:
-        words = word_table(scored, seed=seed, samples=0, level=level, source=source)
+        words = word_table(scored, level=level, source=source)
     impacts = words["per_occurrence_impact"].dropna() if len(words) else pd.Series(dtype=float)
     score_by_example = originals.set_index("example_id")["score"] if "score" in scored else None
     pert_scores = scored.loc[scored["variant"] != ORIGINAL, "score"] if "score" in scored else None
@@ -411,6 +379,12 @@ def accuracy_by_rate(scored: pd.DataFrame, *, bins: Sequence[float] = RATE_BINS)
         (its label), ``n`` (pairs), ``accuracy_original`` and ``accuracy_perturbed`` (on those
         pairs), ``delta`` (their difference, the plotted value). A first row ``bin`` "0" anchors
         the curve: all original rows, delta 0.
+
+    Raises
+    ------
+    InputError
+        A perturbed row without its original or an example with two
+        (:func:`evalpipe.scoring.pairing.pair_rows`, which makes the pairs).
     """
     columns = ["perturbation_rate", "bin", "n", "accuracy_original", "accuracy_perturbed", "delta"]
     check_columns(
@@ -418,24 +392,18 @@ def accuracy_by_rate(scored: pd.DataFrame, *, bins: Sequence[float] = RATE_BINS)
         ("benchmark", "example_id", "variant", "prompt", "perturbed_occurrences", "correct"),
         source="scored",
     )
-    key = ["benchmark", "example_id"]
-    is_original = scored["variant"] == ORIGINAL
-    originals = scored.loc[is_original, [*key, "correct"]].rename(columns={"correct": "original"})
-    if originals.duplicated(key).any():
-        first = originals.loc[originals.duplicated(key), "example_id"].iloc[0]
-        raise InputError(f"scored: example_id {first!r} has more than one 'original' row")
-    perturbed = scored.loc[~is_original]
-    lengths = perturbed["prompt"].fillna("").astype(str).str.len().clip(lower=1)
-    fired = perturbed["perturbed_occurrences"].fillna(0).astype(float)
+    joined = pair_rows(scored, carry=("prompt",), source="scored")
+    lengths = joined["prompt"].fillna("").astype(str).str.len().clip(lower=1)
     pairs = pd.DataFrame(
         {
-            "benchmark": perturbed["benchmark"].to_numpy(),
-            "example_id": perturbed["example_id"].to_numpy(),
-            "rate": (100.0 * fired / lengths).to_numpy(),
-            "perturbed": perturbed["correct"].astype(bool).to_numpy(),
+            "rate": (100.0 * joined["perturbed_occurrences"].astype(float) / lengths).to_numpy(),
+            "perturbed": joined["correct_perturbed"].to_numpy(),
+            "original": joined["correct_original"].to_numpy(),
         }
-    ).merge(originals, on=key, how="inner", validate="many_to_one")
-    pairs["original"] = pairs["original"].astype(bool)
+    )
+    originals = scored.loc[scored["variant"] == ORIGINAL, ["correct"]].rename(
+        columns={"correct": "original"}
+    )
     edges = list(bins)
     labels = []
     for lo, hi in itertools.pairwise(edges):

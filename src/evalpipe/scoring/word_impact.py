@@ -19,16 +19,17 @@ Pairs and weighting
     pooled figure is made up.
 
 Confidence interval
-    Percentile bootstrap of delta that resamples **examples** (clusters), stratified by benchmark
-    (each benchmark keeps its number of examples, matching the fixed weights above). In the word
-    tables every example contributes one pair per word, however many occurrences it carries, so
-    occurrences of one example are never treated as independent. In the operation and script
-    tables one example appears once per word that hit it: there the clustering matters.
+    Tango's score interval of the paired difference (:mod:`evalpipe.scoring.intervals`) on the
+    row's pooled 2x2 counts; it never has zero width. In the word tables every example contributes
+    one pair per word (per typo draw), however many occurrences it carries. In the operation and
+    script tables one example appears once per word that hit it: the counts are divided by the
+    design effect of those example clusters (>= 1) first. ``ci_method`` names the method
+    (``tango_score``, ``+deff`` when a design effect widened it), ``design_effect`` the factor.
 
 Tests
-    ``mcnemar_p``: exact McNemar on the pooled discordant counts (``n_c2i``, ``n_i2c``); 1.0 with
-    none. ``p_holm`` / ``p_bh``: Holm and Benjamini-Hochberg adjusted over all rows of the same
-    (model, language, source, scope) table.
+    ``mcnemar_p``: exact McNemar on the pooled discordant counts (``n_c2i``, ``n_i2c``), divided by
+    the design effect when it exceeds 1; 1.0 with none. ``p_holm`` / ``p_bh``: Holm and
+    Benjamini-Hochberg adjusted over all rows of the same (model, language, source, scope) table.
 
 Upstream impact
     ``per_occurrence_impact = (acc_base - acc_merged) / perturbed_occurrences``, where acc_base is
@@ -61,13 +62,14 @@ import pandas as pd
 
 from evalpipe.errors import InputError
 from evalpipe.perturb.scripts import char_class
+from evalpipe.scoring.intervals import DEFAULT_METHOD, method_label, paired_interval
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
-from evalpipe.scoring.robustness import mcnemar_exact, pdr
+from evalpipe.scoring.pairing import MIXED as MIXED
+from evalpipe.scoring.pairing import attribution, pair_rows
+from evalpipe.scoring.robustness import clustered_mcnemar, pdr
 from evalpipe.scoring.scorer import ORIGINAL, check_columns
-from evalpipe.seeding import hashed_seed
 
 POOLED = "pooled"
-MIXED = "mixed"
 OPERATIONS = ("replace", "insert", "delete", "transpose", "conversion")  # perturb.ops.OPS
 SCRIPTS = ("hiragana", "katakana", "kanji", "latin", "digit", "other")
 # evalpipe.perturb.scripts classes -> the coarse classes of the tables.
@@ -86,7 +88,8 @@ SCRIPT_OF_CLASS = {
 SCORED_COLUMNS = ("benchmark", "example_id", "variant", "word_rank", "correct", "model")
 STAT_COLUMNS = [
     "n", "n_benchmarks", "accuracy_original", "accuracy_perturbed", "delta", "ci_low", "ci_high",
-    "pdr", "flip_c2i", "flip_i2c", "n_c2i", "n_i2c", "mcnemar_p", "p_holm", "p_bh",
+    "ci_method", "design_effect", "pdr", "flip_c2i", "flip_i2c", "n_c2i", "n_i2c", "mcnemar_p",
+    "p_holm", "p_bh",
     "occurrences", "perturbed_occurrences", "per_occurrence_impact", "unparsed_rate", "small_n",
     "impact_rank",
 ]  # fmt: skip
@@ -102,13 +105,18 @@ SCRIPT_COLUMNS = ["model", "language", "source", "scope", "script", "n_words",
 
 @dataclass(frozen=True)
 class ImpactSettings:
-    """Bootstrap and reporting settings (params ``seed``, ``scoring.confidence_level`` and the
-    ``impact`` section)."""
+    """Interval and reporting settings (params ``scoring.confidence_level`` and the ``impact``
+    section).
+
+    ``seed`` and ``samples`` are ignored since the intervals are score intervals rather than a
+    bootstrap; they stay so that the stage can pass ``seed`` / ``impact.bootstrap_samples`` until
+    that key goes."""
 
     seed: int = 0
     samples: int = 1000
     level: float = 0.95
     small_n: int = 30
+    method: str = DEFAULT_METHOD
 
 
 # ----------------------------------------------------------------------------- bootstrap
@@ -131,6 +139,10 @@ def cluster_bootstrap_ci(
     seed: int,
 ) -> tuple[float | None, float | None]:
     """Percentile bootstrap CI of ``mean(diff)`` resampling whole clusters within strata.
+
+    No longer used by the tables: with no discordant pair it gives [0, 0], and a stratum of one
+    pair resamples into a single value. Kept as the "before" of ``perf/interval_coverage.py``
+    and :mod:`evalpipe.scoring.simulate`.
 
     Each bootstrap sample draws, within every stratum, as many clusters as it has, with
     replacement, and takes the row mean of the drawn clusters' rows. Clusters with the same (sum,
@@ -199,13 +211,6 @@ def _script_of_operation(op: Mapping[str, Any]) -> str:
     return SCRIPT_OF_CLASS.get(char_class(str(ch)[0]) or "", "other")
 
 
-def _attribute(kinds: Sequence[str]) -> str | None:
-    unique = set(kinds)
-    if not unique:
-        return None
-    return unique.pop() if len(unique) == 1 else MIXED
-
-
 def impact_pairs(
     scored: pd.DataFrame,
     *,
@@ -213,23 +218,22 @@ def impact_pairs(
     perturbations: pd.DataFrame | None = None,
     source: str = "scored",
 ) -> pd.DataFrame:
-    """One benchmark's perturbed rows joined with their original rows (per model).
+    """One benchmark's pairs (:func:`evalpipe.scoring.pairing.pair_rows`) with their typo kinds.
 
     Parameters
     ----------
     scored : one benchmark's scored rows (``benchmark, example_id, variant, word_rank, correct,
-        model``; optional ``occurrences, perturbed_occurrences, parse_status``).
+        model``; optional ``draw, occurrences, perturbed_occurrences, parse_status``).
     language : the benchmark's language (the word list its target words come from).
     perturbations : the benchmark's perturbed rows (``benchmark, example_id, word_rank,
-        perturbations``), for the operation and script attribution; None leaves both null.
+        perturbations``; optional ``draw``), for the operation and script attribution; None
+        leaves both null.
     source : file name for error messages.
 
     Returns
     -------
     DataFrame
-        ``model, language, benchmark, example_id, variant, word_rank, occurrences,
-        perturbed_occurrences, correct_original, correct_perturbed, unparsed_perturbed,
-        op, script``, sorted by model, word rank, variant, example.
+        :data:`evalpipe.scoring.pairing.PAIR_COLUMNS`.
 
     Raises
     ------
@@ -237,77 +241,12 @@ def impact_pairs(
         A missing column, a perturbed row without its original, or two originals for one example.
     """
     check_columns(scored, SCORED_COLUMNS, source=source)
-    key = ["model", "benchmark", "example_id"]
-    is_original = scored["variant"] == ORIGINAL
-    originals = scored.loc[is_original, [*key, "correct"]]
-    duplicated = originals.duplicated(key, keep=False)
-    if duplicated.any():
-        row = originals.loc[duplicated].iloc[0]
-        raise InputError(
-            f"{source}: example_id {row['example_id']!r} (model {row['model']!r}) has more than "
-            "one 'original' row; expected one"
-        )
-    pert = scored.loc[~is_original].copy()
-    for column in ("occurrences", "perturbed_occurrences"):
-        pert[column] = (
-            pert[column].fillna(0).astype("int64") if column in pert.columns else np.int64(0)
-        )
-    pert["unparsed_perturbed"] = (
-        (pert["parse_status"] == "unparsed") if "parse_status" in pert.columns else False
+    kinds = (
+        attribution(perturbations, script_of=_script_of_operation, source=source)
+        if perturbations is not None
+        else None
     )
-    pairs = pert[
-        [*key, "variant", "word_rank", "occurrences", "perturbed_occurrences", "correct",
-         "unparsed_perturbed"]
-    ].rename(columns={"correct": "correct_perturbed"})  # fmt: skip
-    pairs = pairs.merge(
-        originals.rename(columns={"correct": "correct_original"}),
-        on=key,
-        how="left",
-        validate="many_to_one",
-    )
-    orphan = pairs["correct_original"].isna()
-    if orphan.any():
-        row = pairs.loc[orphan].iloc[0]
-        raise InputError(
-            f"{source}: example_id {row['example_id']!r} (variant {row['variant']!r}) has no "
-            "'original' row to pair with"
-        )
-    pairs["correct_original"] = pairs["correct_original"].astype(bool)
-    pairs["correct_perturbed"] = pairs["correct_perturbed"].astype(bool)
-    pairs["word_rank"] = pairs["word_rank"].astype("int64")
-    pairs["language"] = language
-    pairs["op"] = None
-    pairs["script"] = None
-    if perturbations is not None and len(pairs):
-        check_columns(
-            perturbations, ("benchmark", "example_id", "word_rank", "perturbations"), source=source
-        )
-        records = perturbations.loc[perturbations["word_rank"] != 0]
-        kinds = pd.DataFrame(
-            {
-                "benchmark": records["benchmark"].to_numpy(),
-                "example_id": records["example_id"].to_numpy(),
-                "word_rank": records["word_rank"].astype("int64").to_numpy(),
-                "op": [
-                    _attribute([str(op["op"]) for op in (ops if ops is not None else [])])
-                    for ops in records["perturbations"]
-                ],
-                "script": [
-                    _attribute(
-                        [_script_of_operation(op) for op in (ops if ops is not None else [])]
-                    )
-                    for ops in records["perturbations"]
-                ],
-            }
-        )
-        pairs = pairs.drop(columns=["op", "script"]).merge(
-            kinds, on=["benchmark", "example_id", "word_rank"], how="left", validate="many_to_one"
-        )
-    columns = ["model", "language", "benchmark", "example_id", "variant", "word_rank",
-               "occurrences", "perturbed_occurrences", "correct_original", "correct_perturbed",
-               "unparsed_perturbed", "op", "script"]  # fmt: skip
-    pairs = pairs.sort_values(["model", "word_rank", "variant", "example_id"], kind="stable")
-    return pairs[columns].reset_index(drop=True)
+    return pair_rows(scored, language=language, kinds=kinds, source=source)
 
 
 def base_counts(scored: pd.DataFrame, *, language: str, source: str = "scored") -> pd.DataFrame:
@@ -345,8 +284,8 @@ def paired_effect(
     group : pairs (:func:`impact_pairs` columns plus integer ``_cluster`` (example) and
         ``_stratum`` (benchmark) codes), possibly of several benchmarks.
     n_base : original rows in the scope (for the per-occurrence impact).
-    settings : bootstrap settings and the small-n threshold.
-    seed_key : hashed with ``settings.seed`` into the bootstrap seed.
+    settings : confidence level, interval method and the small-n threshold.
+    seed_key : unused (the interval is not a bootstrap); kept for callers.
 
     Returns
     -------
@@ -359,13 +298,8 @@ def paired_effect(
     n_i2c = int((~o & p).sum())
     acc_o = float(o.mean()) if n else None
     acc_p = float(p.mean()) if n else None
-    low, high = cluster_bootstrap_ci(
-        p.astype(float) - o.astype(float),
-        clusters=group["_cluster"].to_numpy(),
-        strata=group["_stratum"].to_numpy(),
-        samples=settings.samples,
-        level=settings.level,
-        seed=hashed_seed(settings.seed, *seed_key),
+    low, high, deff = paired_interval(
+        o, p, clusters=group["_cluster"].to_numpy(), level=settings.level, method=settings.method
     )
     occurrences = int(group["occurrences"].sum())
     fired = int(group["perturbed_occurrences"].sum())
@@ -377,12 +311,14 @@ def paired_effect(
         "delta": None if n == 0 else acc_p - acc_o,
         "ci_low": low,
         "ci_high": high,
+        "ci_method": method_label(settings.method, deff) if n else None,
+        "design_effect": deff,
         "pdr": pdr(acc_o, acc_p),
         "flip_c2i": n_c2i / n if n else None,
         "flip_i2c": n_i2c / n if n else None,
         "n_c2i": n_c2i,
         "n_i2c": n_i2c,
-        "mcnemar_p": mcnemar_exact(n_c2i, n_i2c),
+        "mcnemar_p": clustered_mcnemar(n_c2i, n_i2c, deff),
         "occurrences": occurrences,
         "perturbed_occurrences": fired,
         "per_occurrence_impact": ((n_c2i - n_i2c) / n_base / fired if fired and n_base else None),
@@ -481,7 +417,7 @@ def word_impact(
     pairs : :func:`impact_pairs` of all benchmarks (concatenated).
     words : language -> its word list (``rank, word, lemma, pos, score, source``).
     bases : :func:`base_counts` of all benchmarks.
-    settings : bootstrap settings and the small-n threshold.
+    settings : confidence level, interval method and the small-n threshold.
 
     Returns
     -------
@@ -549,7 +485,7 @@ def category_impact(
     by : ``"op"`` (the column name of the perturbation records) or ``"script"``.
     sources : language -> word-list source (for the ``source`` column).
     bases : :func:`base_counts` of all benchmarks.
-    settings : bootstrap settings and the small-n threshold.
+    settings : confidence level, interval method and the small-n threshold.
 
     Returns
     -------
@@ -585,7 +521,7 @@ def build_impact(
         operation or script attribution.
     words : language -> word list.
     languages : benchmark -> language.
-    settings : bootstrap settings and the small-n threshold.
+    settings : confidence level, interval method and the small-n threshold.
 
     Returns
     -------
@@ -639,12 +575,12 @@ def top_words(table: pd.DataFrame, *, language: str, top_n: int) -> pd.DataFrame
     DataFrame
         ``label`` ("word (#rank, n=42)", "small n" added for small-n words, prefixed "model: "
         when there are several models), ``model, source, word, variant, rank, n, delta, ci_low,
-        ci_high, mcnemar_p, p_holm, p_bh, per_occurrence_impact, small_n, impact_rank``; floats
-        rounded to 4 decimals.
+        ci_high, ci_method, mcnemar_p, p_holm, p_bh, per_occurrence_impact, small_n,
+        impact_rank``; floats rounded to 4 decimals.
     """
     columns = ["label", "model", "source", "word", "variant", "rank", "n", "delta", "ci_low",
-               "ci_high", "mcnemar_p", "p_holm", "p_bh", "per_occurrence_impact", "small_n",
-               "impact_rank"]  # fmt: skip
+               "ci_high", "ci_method", "mcnemar_p", "p_holm", "p_bh", "per_occurrence_impact",
+               "small_n", "impact_rank"]  # fmt: skip
     if table.empty:
         return pd.DataFrame(columns=columns)
     chosen = table.loc[(table["language"] == language) & (table["scope"] == POOLED)]
