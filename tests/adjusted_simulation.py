@@ -29,6 +29,7 @@ def simulate_pairs(
     kinds: Sequence[str] = KINDS,
     hit_rate: float = 0.15,
     noise: float = 0.02,
+    second_typo_harm: float = 0.0,
     model: str = "m",
     language: str = "english",
 ) -> pd.DataFrame:
@@ -44,8 +45,11 @@ def simulate_pairs(
     kinds : the kinds of typo.
     hit_rate : probability that a word occurs in an example.
     noise : symmetric flip probability of every pair.
+    second_typo_harm : extra flip probability of a pair with two typos; ``mixed`` pairs always
+        have two (two kinds), the others one or two at random.
     """
     rng = np.random.default_rng(seed)
+    typo_rng = np.random.default_rng([seed, 1])
     kind_harm = dict(kind_harm or {})
     harm = np.zeros(words)
     harm[:harmful_words] = word_harm
@@ -67,7 +71,11 @@ def simulate_pairs(
         hits = rng.random((n, words)) < hit_rate
         ex, w = np.nonzero(hits)
         kind = np.array([rng.choice(len(kinds), p=mix[j]) for j in w], dtype=np.int64)
-        p_c2i = np.clip(noise + fragility[ex] * (harm[w] + extra[kind]), 0.0, 1.0)
+        typos = np.where(
+            np.asarray(kinds)[kind] == "mixed", 2, 1 + (typo_rng.random(ex.size) < 0.5)
+        ).astype(np.int64)
+        added = extra[kind] + second_typo_harm * (typos - 1)
+        p_c2i = np.clip(noise + fragility[ex] * (harm[w] + added), 0.0, 1.0)
         flip = np.where(correct[ex], rng.random(ex.size) < p_c2i, rng.random(ex.size) < noise)
         frames.append(
             pd.DataFrame(
@@ -78,8 +86,8 @@ def simulate_pairs(
                     "example_id": [f"e{i:04d}" for i in ex],
                     "variant": [f"w{j}" for j in w],
                     "word_rank": w + 1,
-                    "occurrences": 1,
-                    "perturbed_occurrences": 1,
+                    "occurrences": typos,
+                    "perturbed_occurrences": typos,
                     "correct_original": correct[ex],
                     "correct_perturbed": correct[ex] ^ flip,
                     "unparsed_perturbed": False,

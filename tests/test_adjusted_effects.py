@@ -117,3 +117,25 @@ def test_operation_and_script_tables_carry_the_adjusted_columns_beside_the_margi
     assert pooled["adjusted_n"].gt(0).all() and pooled["adjusted_delta"].notna().all()
     # one script class only: no within-word contrast to make
     assert scripts["adjusted_delta"].isna().all() and (scripts["adjusted_n"] == 0).all()
+
+
+def test_kinds_are_compared_at_equal_numbers_of_typos():
+    # mixed pairs always carry two typos and a second typo adds harm: mixed is not harmful as a
+    # kind, it just has more typos
+    estimates = []
+    for seed in range(6):
+        pairs = simulate_pairs(200 + seed, examples=(200, 80), second_typo_harm=0.15)
+        pooled = _pooled(adjusted_effects(pairs, by="op"))
+        estimates.append(pooled.loc["mixed", "adjusted_delta"])
+        blind = adjusted_effects(pairs.drop(columns="perturbed_occurrences"), by="op")
+        assert _pooled(blind).loc["mixed", "adjusted_delta"] < pooled.loc["mixed", "adjusted_delta"]
+    assert abs(np.mean(estimates)) < 0.02
+
+
+def test_any_kind_column_works_the_same_way():
+    pairs = simulate_pairs(5, examples=(150,), kind_harm={"delete": 0.2})
+    by_op = adjusted_effects(pairs, by="op")
+    by_script = adjusted_effects(pairs.assign(script=pairs["op"], op=None), by="script")
+    pd.testing.assert_frame_equal(
+        by_op.drop(columns="op"), by_script.drop(columns="script"), check_like=True
+    )

@@ -10,14 +10,16 @@ Estimator
     For one kind ``k`` (an operation or a script class; any label the pairs carry) and one scope
     (a benchmark, or all of a language's benchmarks pooled), regress the paired difference
     ``d = correct_perturbed - correct_original`` of every pair on ``x = [kind == k]`` with two
-    sets of fixed effects absorbed: one per (benchmark, word, original correctness) stratum and
-    one per (benchmark, example). The coefficient is ``adjusted_delta``: how much more accuracy
-    typos of kind ``k`` cost than the other kinds of typo of the same word, on the same example
-    (negative = ``k`` hurts more). With only the word strata this coefficient *is* the
-    Mantel-Haenszel risk difference over the strata (within-stratum OLS weights each stratum by
-    ``n_k n_rest / n``, the MH weights); the example effects remove what an example's fragility
-    adds. A stratum with only one kind carries no information and drops out; ``adjusted_n`` counts
-    the pairs that do carry information.
+    sets of fixed effects absorbed: one per (benchmark, word, original correctness, number of
+    typos that fired) stratum and one per (benchmark, example). The coefficient is
+    ``adjusted_delta``: how much more accuracy typos of kind ``k`` cost than the other kinds of
+    typo of the same word, on the same example (negative = ``k`` hurts more). With only the word
+    strata this coefficient *is* the Mantel-Haenszel risk difference over the strata
+    (within-stratum OLS weights each stratum by ``n_k n_rest / n``, the MH weights); the example
+    effects remove what an example's fragility adds. The number of typos is in the stratum
+    because two typos can hurt more than one and ``mixed`` pairs always have two or more. A
+    stratum with only one kind carries no information and drops out; ``adjusted_n`` counts the
+    pairs that do.
 
 Interval and test
     Cluster-robust (example) sandwich variance of the coefficient with Stata's CR1 small-sample
@@ -27,15 +29,13 @@ Interval and test
     fragile example flips under many words); clustering keeps the interval honest about that.
     The variance is floored at what one flip in the ``n`` pairs would give (a binomial flip rate
     ``1 / (n + 2)``), so that a scope without flips never gets a zero-width interval; the floor
-    is far below the sandwich whenever there are flips, so it does not widen real intervals. ``adjusted_p`` is the two-sided t test of 0;
-    ``adjusted_p_holm`` is Holm-adjusted over the kinds of one (model, language, source, scope)
-    table.
+    is far below the sandwich whenever there are flips. ``adjusted_p`` is the two-sided t test
+    of 0; ``adjusted_p_holm`` is Holm-adjusted over the kinds of one (model, language, source,
+    scope) table.
 
 Assumptions: within a word's stratum the kind of typo is assigned independently of anything
-else about the example that changes the outcome (evalpipe draws operations by hashed seeds, so it
-is, except that an example with more occurrences of the word more often has ``mixed`` typos: the
-example effects absorb what such examples have in common). The effect of a kind is taken as
-additive on the accuracy scale and common to the words.
+else about the example that changes the outcome (evalpipe draws operations by hashed seeds). The
+effect of a kind is taken as additive on the accuracy scale and common to the words.
 """
 
 from __future__ import annotations
@@ -127,12 +127,13 @@ def adjusted_effect(
 
     Examples
     --------
-    >>> d = np.array([-1, 0, -1, 0, 0, 0, -1, 0])
-    >>> x = np.array([1, 0, 1, 0, 1, 0, 1, 0], dtype=bool)
-    >>> s = np.array([0, 0, 0, 0, 1, 1, 1, 1])
-    >>> e = np.array([0, 1, 2, 3, 4, 5, 6, 7])
-    >>> round(adjusted_effect(d, x, strata=s, examples=e)["adjusted_delta"], 3)
-    -0.75
+    Two words on two examples, each word with one delete and one other typo; the delete typos
+    flipped:
+
+    >>> d, x = np.array([-1, 0, 0, -1]), np.array([True, False, False, True])
+    >>> s, e = np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])
+    >>> adjusted_effect(d, x, strata=s, examples=e)["adjusted_delta"]
+    -1.0
     """
     d = np.asarray(diff, dtype=float)
     x = np.asarray(indicator, dtype=float)
@@ -224,14 +225,12 @@ def adjusted_effects(pairs: pd.DataFrame, *, by: str, level: float = 0.95) -> pd
     if pairs.empty:
         return pd.DataFrame(columns=[*keys, *ADJUSTED_COLUMNS])
     benchmark = pairs["benchmark"].astype(str).to_numpy()
-    strata = _codes(
-        np.char.add(
-            np.char.add(benchmark, "\x1f" + pairs["word_rank"].astype(str).to_numpy()),
-            "\x1f"
-            + pairs["variant"].astype(str).to_numpy()
-            + pairs["correct_original"].astype(bool).astype(str).to_numpy(),
-        )
-    )
+    stratum = pairs["word_rank"].astype(str) + "\x1f" + pairs["variant"].astype(str)
+    stratum = stratum + "\x1f" + pairs["correct_original"].astype(bool).astype(str)
+    if "perturbed_occurrences" in pairs.columns:
+        # Kinds are compared at equal numbers of typos: a mixed pair has two or more.
+        stratum = stratum + "\x1f" + pairs["perturbed_occurrences"].astype(str)
+    strata = _codes(np.char.add(benchmark, "\x1f" + stratum.to_numpy().astype(str)))
     examples = _codes(np.char.add(benchmark, "\x1f" + pairs["example_id"].astype(str).to_numpy()))
     diff = (
         pairs["correct_perturbed"].astype(int).to_numpy()
