@@ -240,6 +240,7 @@ def test_requests_leave_no_info_lines_in_the_log(tmp_path: Path, caplog) -> None
     caplog.set_level(logging.DEBUG)
     with CannedServer(tmp_path / "log.jsonl") as server:
         engine = make_engine(_cfg(server.url), cache_dir=None)
+        caplog.clear()  # the server's readiness probe is not the backend's
         with caplog.at_level(logging.INFO):
             out = engine.generate(_requests(6), progress=False)
     assert len(out) == 6 and len(server.requests()) == 6
@@ -253,6 +254,7 @@ def test_per_request_lines_still_show_when_httpx_is_asked_for_debug(tmp_path: Pa
     try:
         with CannedServer(tmp_path / "log.jsonl") as server:
             engine = make_engine(_cfg(server.url), cache_dir=None)
+            caplog.clear()
             with caplog.at_level(logging.DEBUG):
                 engine.generate(_requests(2), progress=False)
         assert sum("HTTP Request" in r.getMessage() for r in caplog.records) == 2
