@@ -105,7 +105,7 @@ def main(
         f"agreement: {len(batches)} batches, {result.metrics['annotators']} annotators, "
         f"{result.metrics['consensus_items']} consensus / {result.metrics['rejected_items']} "
         f"rejected items; kappa {kappas}; quality gate {result.gate['status']} "
-        f"({result.gate['n_failures']} failure(s): python -m stages.annotation check) "
+        f"({result.gate['n_failures']} failure(s): evalpipe quality check) "
         f"-> {PATHS.consensus}"
     )
 

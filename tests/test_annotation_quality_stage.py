@@ -102,7 +102,7 @@ def test_kappa_and_merge_commands_reproduce_the_spec_usage(project):
     kappa = project.run(
         "bash",
         "-c",
-        "python -m stages.annotation kappa --input data/raw/annotations/batch_001.jsonl "
+        "python -m evalpipe.cli quality kappa --input data/raw/annotations/batch_001.jsonl "
         "--input data/raw/annotations/batch_002.jsonl --output out/kappa_report.json",
     )
     assert "2 file(s), 30 items" in kappa.stdout
@@ -112,7 +112,7 @@ def test_kappa_and_merge_commands_reproduce_the_spec_usage(project):
         "bash",
         "-c",
         # Unquoted glob: the shell expands it to several files after one --input.
-        "python -m stages.annotation merge --input data/raw/annotations/*.jsonl "
+        "python -m evalpipe.cli quality merge --input data/raw/annotations/*.jsonl "
         "--method weighted_average --min_kappa 0.60 --output out/consensus.jsonl",
     )
     assert merge.stdout.startswith("merge: 3 file(s), ")
@@ -122,7 +122,8 @@ def test_kappa_and_merge_commands_reproduce_the_spec_usage(project):
     median = project.run(
         "python",
         "-m",
-        "stages.annotation",
+        "evalpipe.cli",
+        "quality",
         "merge",
         "--input",
         "data/raw/annotations/*.jsonl",
@@ -135,7 +136,8 @@ def test_kappa_and_merge_commands_reproduce_the_spec_usage(project):
     bad = project.run(
         "python",
         "-m",
-        "stages.annotation",
+        "evalpipe.cli",
+        "quality",
         "merge",
         "--input",
         "nothing/*.jsonl",
@@ -216,7 +218,7 @@ def test_a_batch_below_threshold_fails_the_gate_in_metrics_and_check_and_adjudic
     project.run("python", "-m", "stages.agreement")
     metrics = json.loads((project.root / SUMMARY).read_text())
     assert metrics["gate"]["status"] == "fail" and metrics["gate"]["kappa"] == "fail"
-    check = project.run("python", "-m", "stages.annotation", "check", check=False)
+    check = project.run("python", "-m", "evalpipe.cli", "quality", "check", check=False)
     assert check.returncode == 1
     assert check.stdout.count("FAIL [kappa]") == 4
     gate = json.loads((project.root / "data/annotations/quality_reports/gate.json").read_text())
@@ -234,7 +236,8 @@ def test_a_batch_below_threshold_fails_the_gate_in_metrics_and_check_and_adjudic
     project.run(
         "python",
         "-m",
-        "stages.annotation",
+        "evalpipe.cli",
+        "quality",
         "merge",
         "--input",
         "data/raw/annotations/*.jsonl",

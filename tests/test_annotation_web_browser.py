@@ -183,7 +183,8 @@ def test_keyboard_annotation_edit_and_export_match(app_server, browser, tmp_path
         [
             sys.executable,
             "-m",
-            "stages.annotation_app",
+            "evalpipe.cli",
+            "annotate",
             "export",
             "--db",
             str(app_server.db),

@@ -317,7 +317,7 @@ def test_replace_prob_change_shows_in_metrics_and_plots_diff(project):
 
 def test_report_stage_reads_every_figure_from_the_details_files(tmp_path):
     from evalpipe.paths import ProjectPaths
-    from stages.report import load_report_data, workspace_reader
+    from evalpipe.report.inputs import load_report_data, workspace_reader
 
     root = _setup(tmp_path, names=("mmlu", "gsm8k"))
     assert _run(root).exit_code == 0

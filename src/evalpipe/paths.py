@@ -183,7 +183,7 @@ class ProjectPaths:
 
     @property
     def report_compare_html(self) -> Path:
-        """`python -m stages.report compare` output (not a pipeline artifact; Git-ignored)."""
+        """`evalpipe report compare` output (not a pipeline artifact; Git-ignored)."""
         return self.root / "reports" / "compare.html"
 
     @property

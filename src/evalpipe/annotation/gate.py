@@ -11,7 +11,7 @@
 
 The gate is a pure function of what the quality run already computed, so the agreement stage
 records (under ``gate`` in ``data/annotations/quality_reports/agreement.json``) the same verdict
-that ``python -m stages.annotation check`` prints and exits on.
+that ``evalpipe quality check`` prints and exits on.
 """
 
 from __future__ import annotations
