@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 
 from evalpipe import atomic
-from evalpipe.annotation.report import QualitySettings, run_quality
+from evalpipe.annotation.quality_run import QualitySettings, run_quality
 from evalpipe.annotation.schema import AXES, read_annotations, read_tasks, sample_tasks_path
 from evalpipe.errors import InputError
 from evalpipe.params import load_params, section

@@ -37,7 +37,7 @@ def judge_model_config(judge_cfg: dict[str, Any], *, where: str) -> dict[str, An
 @params_option
 @fail_cleanly
 def main(params_path: str) -> None:
-    """Rate data/annotation/tasks.jsonl with the judge model from params.yaml (judge section)."""
+    """Rate data/annotation_tasks/tasks.jsonl with the judge model from params.yaml (judge section)."""
     from evalpipe.inference import make_engine  # vLLM import is slow
 
     params = load_params(params_path)

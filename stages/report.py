@@ -73,7 +73,7 @@ def build(params_path: str, root: str, out: str | None, commit: bool) -> None:
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def compare(args: tuple[str, ...]) -> None:
     """Deprecated (one release): `evalpipe report compare`."""
-    from evalpipe.cli.report import compare as new
+    from evalpipe.cli.compare import compare as new
 
     run_deprecated(
         new, old="python -m stages.report compare", new="evalpipe report compare", args=args

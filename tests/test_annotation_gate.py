@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from evalpipe.annotation.gate import CHECKS, quality_gate
-from evalpipe.annotation.report import QualitySettings, run_quality
+from evalpipe.annotation.quality_run import QualitySettings, run_quality
 from evalpipe.annotation.schema import (
     AXES,
     Annotation,

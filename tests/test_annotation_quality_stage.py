@@ -50,7 +50,7 @@ def _write_batch(project, name: str, annotator: str, source: str, bump: set[str]
 def test_agreement_stage_runs_on_the_bundled_batches_and_reruns_byte_identically(project):
     proc = project.run("python", "-m", "stages.agreement")
     assert proc.stdout.startswith("agreement: 3 batches, 3 annotators")
-    assert "bundled sample tasks" in proc.stderr  # no data/annotation/tasks.jsonl yet
+    assert "bundled sample tasks" in proc.stderr  # no data/annotation_tasks/tasks.jsonl yet
     metrics = json.loads((project.root / SUMMARY).read_text())
     for axis in AXES:
         assert set(metrics[axis]) == {"kappa", "alpha", "ac2", "n", "judge_kappa", "markers_kappa"}
@@ -151,7 +151,7 @@ def test_kappa_and_merge_commands_reproduce_the_spec_usage(project):
 def test_dvc_repro_agreement_and_metrics_diff_after_a_new_batch(project):
     # Upstream stages (generate -> annotation_tasks -> judge) need the model; give the agreement
     # stage their outputs directly: the sample task set, the real marker stage, and a judge file.
-    tasks = project.root / "data/annotation/tasks.jsonl"
+    tasks = project.root / "data/annotation_tasks/tasks.jsonl"
     tasks.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(sample_tasks_path(), tasks)
     if (project.root / "stages/markers.py").exists():

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalpipe import atomic
-from evalpipe.cli.report import main as report_tool
+from evalpipe.cli.compare import main as report_tool
 from evalpipe.paths import ProjectPaths
 from evalpipe.report.compare import diff_metrics
 from evalpipe.scoring.report import HEADLINE_KEYS

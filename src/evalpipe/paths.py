@@ -121,11 +121,11 @@ class ProjectPaths:
 
     @property
     def annotation_tasks(self) -> Path:
-        return self.data / "annotation" / "tasks.jsonl"
+        return self.data / "annotation_tasks" / "tasks.jsonl"
 
     @property
     def annotation_template(self) -> Path:
-        return self.data / "annotation" / "template.xlsx"
+        return self.data / "annotation_tasks" / "template.xlsx"
 
     @property
     def annotations(self) -> Path:

@@ -58,7 +58,7 @@ def quality_gate(
     tasks:
         The task set every item of which needs ratings.
     kappa_report, outlier_report:
-        As built by :func:`evalpipe.annotation.report.run_quality` from ``humans``.
+        As built by :func:`evalpipe.annotation.quality_run.run_quality` from ``humans``.
     min_kappa:
         Per-axis threshold of the weighted kappa (the spec's 0.60).
     overlap:

@@ -26,7 +26,7 @@ TOOLS: dict[str, tuple[str, str, str]] = {
         "Annotation web app, accounts, export, backup and spreadsheets.",
     ),
     "quality": (
-        "evalpipe.cli.annotation",
+        "evalpipe.cli.quality",
         "cli",
         "Annotation agreement (kappa), consensus (merge) and the quality gate (check).",
     ),
@@ -35,7 +35,7 @@ TOOLS: dict[str, tuple[str, str, str]] = {
         "main",
         "Score predictions made elsewhere against a gold file.",
     ),
-    "report": ("evalpipe.cli.report", "main", "Compare the report of two revisions."),
+    "report": ("evalpipe.cli.compare", "main", "Compare the report of two revisions."),
 }
 
 

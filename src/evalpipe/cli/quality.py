@@ -26,7 +26,7 @@ from evalpipe.annotation.agreement import (
     annotator_kappas,
 )
 from evalpipe.annotation.consensus import METHODS, build_consensus
-from evalpipe.annotation.report import QualitySettings, run_quality
+from evalpipe.annotation.quality_run import QualitySettings, run_quality
 from evalpipe.annotation.schema import (
     Annotation,
     annotator_kind,
