@@ -148,6 +148,7 @@ def test_kappa_and_merge_commands_reproduce_the_spec_usage(project):
     assert bad.returncode == 2 and "nothing/*.jsonl: no file matches" in bad.stderr
 
 
+@pytest.mark.slow
 def test_dvc_repro_agreement_and_metrics_diff_after_a_new_batch(project):
     # Upstream stages (generate -> annotation_tasks -> judge) need the model; give the agreement
     # stage their outputs directly: the sample task set, the real marker stage, and a judge file.

@@ -179,7 +179,10 @@ def test_stage_writes_sample_dialogues_then_outputs_and_a_template(tmp_path: Pat
     sheet = openpyxl.load_workbook(tmp_path / "data" / "annotation_tasks" / "template.xlsx").active
     sheet_ids = {row[0] for row in sheet.iter_rows(min_row=2, values_only=True) if row[0]}
     assert set(ids) <= sheet_ids
-    before = tasks_path.read_bytes(), (tmp_path / "data/annotation_tasks/template.xlsx").read_bytes()
+    before = (
+        tasks_path.read_bytes(),
+        (tmp_path / "data/annotation_tasks/template.xlsx").read_bytes(),
+    )
     again = _run_stage(tmp_path)
     assert again.returncode == 0, again.stderr
     after = tasks_path.read_bytes(), (tmp_path / "data/annotation_tasks/template.xlsx").read_bytes()

@@ -231,6 +231,7 @@ def test_compare_rejects_an_unknown_revision(two_revisions):
     assert code == 2 and "'nope' is not a Git revision" in out
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 @pytest.mark.timeout(900)
 def test_dvc_repro_report_and_image_plots_across_commits(project):

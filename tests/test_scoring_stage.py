@@ -206,6 +206,7 @@ def test_no_outputs_is_an_input_error(tmp_path):
     assert "no *.parquet outputs" in result.output
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_metrics_and_plots_diff_across_commits(project):
     """Commit a scored run, change the outputs and a scoring param on a branch, re-run the stage
