@@ -143,8 +143,28 @@ def tiny_model() -> Path:
 
 @pytest.fixture(scope="session")
 def project_template(tmp_path_factory: pytest.TempPathFactory, tiny_model: Path) -> Path:
-    """The clone-like copy, committed once with DVC initialised; each test gets a copy of it."""
-    root = copy_project(tmp_path_factory.mktemp("template") / "repo")
+    """The clone-like copy, committed once with DVC initialised; each test gets a copy of it.
+
+    Under pytest-xdist the workers share one: the first builds it in the run's common temporary
+    folder (new for every run) while the others wait on the lock, then only read it.
+    """
+    from filelock import FileLock
+
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return _build_template(tmp_path_factory.mktemp("template") / "repo")
+    shared = tmp_path_factory.getbasetemp().parent
+    done = shared / "project-template"
+    with FileLock(str(shared / "project-template.lock")):
+        if not done.is_dir():
+            # built aside and renamed, so a failed build never leaves a half template behind
+            building = tmp_path_factory.mktemp("template")
+            _build_template(building / "repo")
+            building.rename(done)
+    return done / "repo"
+
+
+def _build_template(root: Path) -> Path:
+    copy_project(root)
     proj = Project(root)
     proj.git("init", "-q", "-b", "main")
     proj.git("config", "user.email", "test@example.invalid")
