@@ -1,4 +1,5 @@
-"""`python -m stages.annotation`, kept for one release: prints one deprecation line, then runs `evalpipe quality`."""
+"""`python -m stages.annotation`, kept for one release: one deprecation line on stderr, then
+`evalpipe quality`."""
 
 from evalpipe.cli.common import run_deprecated
 from evalpipe.cli.quality import cli

@@ -1,4 +1,5 @@
-"""`python -m stages.annotation_app`, kept for one release: prints one deprecation line, then runs `evalpipe annotate`."""
+"""`python -m stages.annotation_app`, kept for one release: one deprecation line on stderr, then
+`evalpipe annotate`."""
 
 from evalpipe.cli.annotation_app import main
 from evalpipe.cli.common import run_deprecated

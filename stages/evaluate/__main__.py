@@ -1,4 +1,5 @@
-"""`python -m stages.evaluate`, kept for one release: prints one deprecation line, then runs `evalpipe evaluate`."""
+"""`python -m stages.evaluate`, kept for one release: one deprecation line on stderr, then
+`evalpipe evaluate`."""
 
 from evalpipe.cli.common import run_deprecated
 from evalpipe.cli.evaluate import main

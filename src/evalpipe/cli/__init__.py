@@ -49,8 +49,7 @@ class _Tools(click.Group):
         if cmd_name not in TOOLS:
             return None
         module, attr, _ = TOOLS[cmd_name]
-        command = getattr(importlib.import_module(module), attr)
-        return command
+        return getattr(importlib.import_module(module), attr)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # the one-line help without importing every tool
