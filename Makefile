@@ -1,9 +1,15 @@
 # The two commands a newcomer needs: `make repro` (set up + run the pipeline on the built-in
-# defaults) and `make test` (set up + run the tests). Everything runs inside ./.venv.
+# defaults) and `make test` (set up + run the tests but the slow ones, in parallel: a few
+# minutes). `make test-all` runs every test, the slow ones (vLLM, browsers, servers, long
+# `dvc repro` runs) one at a time after the rest; CI runs it. Everything runs inside ./.venv.
 SHELL := /bin/bash
 VENV := .venv/bin
 
-.PHONY: setup setup-dev repro test lint format bench
+# One pytest-xdist worker per core; a test file stays on one worker, so its module fixtures
+# (servers, engines) start once.
+PYTEST := python -m pytest -n auto --dist loadfile
+
+.PHONY: setup setup-dev setup-browser repro test test-all lint format bench
 
 setup:
 	bash scripts/setup.sh
@@ -11,11 +17,17 @@ setup:
 setup-dev:
 	bash scripts/setup.sh --dev
 
+setup-browser:
+	bash scripts/setup.sh --dev --browser
+
 repro: setup
 	source $(VENV)/activate && dvc repro
 
 test: setup-dev
-	source $(VENV)/activate && python -m pytest
+	source $(VENV)/activate && $(PYTEST) -m "not slow"
+
+test-all: setup-browser
+	source $(VENV)/activate && $(PYTEST) -m "not slow" && python -m pytest -m slow
 
 lint:
 	$(VENV)/ruff format --check . && $(VENV)/ruff check .

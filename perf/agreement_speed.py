@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from evalpipe.annotation.agreement import agreement_report
-from evalpipe.annotation.report import QualitySettings, run_quality
+from evalpipe.annotation.quality_run import QualitySettings, run_quality
 from evalpipe.annotation.schema import AXES, Annotation, to_long_frame
 
 

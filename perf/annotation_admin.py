@@ -1,7 +1,7 @@
 """How fast the admin and adjudication pages answer at a realistic campaign size.
 
 Builds a database with R ratings (default 2,000: 500 items x 4 annotators, overlap 4, random
-but reproducible scores), serves it with the real server (``stages.annotation_app serve`` under
+but reproducible scores), serves it with the real server (``evalpipe annotate serve`` under
 waitress on 127.0.0.1), signs in as the admin and times page loads over HTTP:
 
 - cold: the first load after ratings changed (agreement with a 200-resample bootstrap and the

@@ -1,7 +1,7 @@
 """Load and crash benchmark of the annotation web app on 127.0.0.1.
 
 Phase 1: N concurrent annotators (default 20) submit R ratings in total (default 2,000) through
-the real server (``stages.annotation_app serve`` under waitress, SQLite WAL): prints latency
+the real server (``evalpipe annotate serve`` under waitress, SQLite WAL): prints latency
 percentiles and checks that nothing acknowledged is lost or duplicated.
 Phase 2: the same load on a fresh database, and the server is SIGKILLed after K acknowledged
 ratings; a fresh connection then checks that every acknowledged rating is in the database.

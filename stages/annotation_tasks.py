@@ -1,5 +1,5 @@
-"""Stage annotation_tasks: dialogues + a sample of model outputs -> data/annotation/tasks.jsonl
-and the spreadsheet template data/annotation/template.xlsx."""
+"""Stage annotation_tasks: dialogues + a sample of model outputs -> data/annotation_tasks/tasks.jsonl
+and the spreadsheet template data/annotation_tasks/template.xlsx."""
 
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ def judge_model_config(judge_cfg: dict[str, Any], *, where: str) -> dict[str, An
 @params_option
 @fail_cleanly
 def main(params_path: str) -> None:
-    """Rate data/annotation/tasks.jsonl with the judge model from params.yaml (judge section)."""
+    """Rate data/annotation_tasks/tasks.jsonl with the judge model from params.yaml (judge section)."""
     params = load_params(params_path)
     judge_cfg = section(params, "judge", path=params_path)
     model_cfg = judge_model_config(judge_cfg, where=params_path)

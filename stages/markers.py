@@ -18,7 +18,7 @@ from stages._common import fail_cleanly
 @click.command()
 @fail_cleanly
 def main() -> None:
-    """Rate data/annotation/tasks.jsonl with the language-marker rules (no model needed)."""
+    """Rate data/annotation_tasks/tasks.jsonl with the language-marker rules (no model needed)."""
     paths = ProjectPaths()
     tasks = read_tasks(paths.annotation_tasks)
     annotations = rate_tasks(tqdm(tasks, desc="markers", unit="task"), timestamp=FIXED_TIMESTAMP)

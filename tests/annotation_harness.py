@@ -1,4 +1,4 @@
-"""Drive a real annotation server over HTTP: start ``stages.annotation_app serve`` as a process on
+"""Drive a real annotation server over HTTP: start ``evalpipe annotate serve`` as a process on
 127.0.0.1, log in as an annotator, submit ratings the way the browser form does.
 
 Used by the load benchmark (perf/annotation_load.py) and the HTTP tests; nothing here is a
@@ -39,7 +39,7 @@ def free_port() -> int:
 
 
 class ServerProcess:
-    """``python -m stages.annotation_app serve`` in a child process, ready when ``/healthz`` answers.
+    """``evalpipe annotate serve`` in a child process, ready when ``/healthz`` answers.
 
     Parameters
     ----------
@@ -90,7 +90,8 @@ class ServerProcess:
         cmd = [
             sys.executable,
             "-m",
-            "stages.annotation_app",
+            "evalpipe.cli",
+            "annotate",
             "serve",
             "--tasks",
             str(self.tasks),

@@ -1,5 +1,9 @@
 """Shared fixtures. End-to-end tests run real `dvc repro` in a temporary Git + DVC copy of the
-repository; the stage commands run with this interpreter's environment (the project's venv)."""
+repository; the stage commands run with this interpreter's environment (the project's venv).
+
+Built once per test run (per pytest-xdist worker): the committed Git + DVC copy that every
+``project`` starts from, and tiny-random in the shared model cache (one build for all workers).
+"""
 
 from __future__ import annotations
 
@@ -123,10 +127,45 @@ class Project:
         self.git("commit", "-q", "-m", message, "--allow-empty")
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Project:
-    """A fresh clone-like copy of the repository, committed once, with DVC initialised."""
-    root = copy_project(tmp_path / "repo")
+@pytest.fixture(scope="session")
+def tiny_model() -> Path:
+    """tiny-random in the model cache the stages read (``EVALPIPE_MODEL_CACHE``), built once:
+    parallel workers wait on a file lock instead of each building their own copy."""
+    from filelock import FileLock
+
+    from evalpipe.inference import build_tiny_random
+
+    cache = Path(project_env()["EVALPIPE_MODEL_CACHE"])
+    cache.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(cache / ".tiny-random.lock")):
+        model_dir, _ = build_tiny_random(cache)
+    return model_dir
+
+
+@pytest.fixture(scope="session")
+def project_template(tmp_path_factory: pytest.TempPathFactory, tiny_model: Path) -> Path:
+    """The clone-like copy, committed once with DVC initialised; each test gets a copy of it.
+
+    Under pytest-xdist the workers share one: the first builds it in the run's common temporary
+    folder (new for every run) while the others wait on the lock, then only read it.
+    """
+    from filelock import FileLock
+
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return _build_template(tmp_path_factory.mktemp("template") / "repo")
+    shared = tmp_path_factory.getbasetemp().parent
+    done = shared / "project-template"
+    with FileLock(str(shared / "project-template.lock")):
+        if not done.is_dir():
+            # built aside and renamed, so a failed build never leaves a half template behind
+            building = tmp_path_factory.mktemp("template")
+            _build_template(building / "repo")
+            building.rename(done)
+    return done / "repo"
+
+
+def _build_template(root: Path) -> Path:
+    copy_project(root)
     proj = Project(root)
     proj.git("init", "-q", "-b", "main")
     proj.git("config", "user.email", "test@example.invalid")
@@ -135,4 +174,17 @@ def project(tmp_path: Path) -> Project:
         proj.dvc("init", "-q")
     proj.dvc("config", "core.analytics", "false")
     proj.commit("initial")
-    return proj
+    return root
+
+
+@pytest.fixture
+def project(project_template: Path, tmp_path: Path) -> Project:
+    """A fresh clone-like copy of the repository, committed once, with DVC initialised."""
+    root = tmp_path / "repo"
+    # .dvc/tmp holds the template's own locks and state: never shared between copies
+    shutil.copytree(project_template, root, symlinks=True, ignore=_skip_dvc_tmp)
+    return Project(root)
+
+
+def _skip_dvc_tmp(folder: str, names: list[str]) -> set[str]:
+    return {"tmp"} & set(names) if Path(folder).name == ".dvc" else set()

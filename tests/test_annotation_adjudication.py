@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalpipe.annotation.consensus import build_consensus
-from evalpipe.annotation.report import QualitySettings, run_quality
+from evalpipe.annotation.quality_run import QualitySettings, run_quality
 from evalpipe.annotation.schema import (
     AXES,
     Annotation,

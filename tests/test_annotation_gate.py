@@ -1,4 +1,4 @@
-"""The A.7 quality gate: the verdict in the quality run, and `stages.annotation check`'s exit code."""
+"""The A.7 quality gate: the verdict in the quality run, and `evalpipe quality check`'s exit code."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from evalpipe.annotation.gate import CHECKS, quality_gate
-from evalpipe.annotation.report import QualitySettings, run_quality
+from evalpipe.annotation.quality_run import QualitySettings, run_quality
 from evalpipe.annotation.schema import (
     AXES,
     Annotation,
@@ -50,7 +50,7 @@ def write_batch(path: Path, records: list[Annotation], extra_lines: tuple[str, .
 def run_check(*args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
     return subprocess.run(
-        [sys.executable, "-m", "stages.annotation", "check", *args],
+        [sys.executable, "-m", "evalpipe.cli", "quality", "check", *args],
         cwd=REPO,
         env=env,
         capture_output=True,

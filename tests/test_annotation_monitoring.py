@@ -11,7 +11,7 @@ import pytest
 from evalpipe.annotation.agreement import agreement_report
 from evalpipe.annotation.batches import NOTE_SAMPLE_BATCHES
 from evalpipe.annotation.monitoring import TABLE_COLUMNS, agreement_over_time, window_start
-from evalpipe.annotation.report import NOTE_MARKERS_IN_SAMPLE, QualitySettings, run_quality
+from evalpipe.annotation.quality_run import NOTE_MARKERS_IN_SAMPLE, QualitySettings, run_quality
 from evalpipe.annotation.schema import (
     AXES,
     Annotation,

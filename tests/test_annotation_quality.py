@@ -26,7 +26,7 @@ from evalpipe.annotation.quality import (
     check_consistency,
     item_outliers,
 )
-from evalpipe.annotation.report import QualitySettings, run_quality
+from evalpipe.annotation.quality_run import QualitySettings, run_quality
 from evalpipe.annotation.schema import (
     AXES,
     Annotation,

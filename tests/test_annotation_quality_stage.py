@@ -60,7 +60,7 @@ def test_agreement_stage_runs_on_the_bundled_batches_and_reruns_byte_identically
     proc = project.run("python", "-m", "stages.agreement")
     assert proc.stdout.startswith("agreement: 3 SAMPLE batches, 3 annotators")
     assert "using the SAMPLE batches" in proc.stderr
-    assert "bundled sample tasks" in proc.stderr  # no data/annotation/tasks.jsonl yet
+    assert "bundled sample tasks" in proc.stderr  # no data/annotation_tasks/tasks.jsonl yet
     metrics = json.loads((project.root / SUMMARY).read_text())
     for axis in AXES:
         assert set(metrics[axis]) == {"kappa", "alpha", "ac2", "n", "judge_kappa", "markers_kappa"}
@@ -121,7 +121,7 @@ def test_kappa_and_merge_commands_reproduce_the_spec_usage(project):
     kappa = project.run(
         "bash",
         "-c",
-        "python -m stages.annotation kappa --input data/samples/annotations/batch_001.jsonl "
+        "python -m evalpipe.cli quality kappa --input data/samples/annotations/batch_001.jsonl "
         "--input data/samples/annotations/batch_002.jsonl --output out/kappa_report.json",
     )
     assert "2 file(s), 30 items" in kappa.stdout
@@ -131,7 +131,7 @@ def test_kappa_and_merge_commands_reproduce_the_spec_usage(project):
         "bash",
         "-c",
         # Unquoted glob: the shell expands it to several files after one --input.
-        "python -m stages.annotation merge --input data/samples/annotations/*.jsonl "
+        "python -m evalpipe.cli quality merge --input data/samples/annotations/*.jsonl "
         "--method weighted_average --min_kappa 0.60 --output out/consensus.jsonl",
     )
     assert merge.stdout.startswith("merge: 3 file(s), ")
@@ -141,7 +141,8 @@ def test_kappa_and_merge_commands_reproduce_the_spec_usage(project):
     median = project.run(
         "python",
         "-m",
-        "stages.annotation",
+        "evalpipe.cli",
+        "quality",
         "merge",
         "--input",
         "data/samples/annotations/*.jsonl",
@@ -154,7 +155,8 @@ def test_kappa_and_merge_commands_reproduce_the_spec_usage(project):
     bad = project.run(
         "python",
         "-m",
-        "stages.annotation",
+        "evalpipe.cli",
+        "quality",
         "merge",
         "--input",
         "nothing/*.jsonl",
@@ -165,10 +167,11 @@ def test_kappa_and_merge_commands_reproduce_the_spec_usage(project):
     assert bad.returncode == 2 and "nothing/*.jsonl: no file matches" in bad.stderr
 
 
+@pytest.mark.slow
 def test_dvc_repro_agreement_and_metrics_diff_after_a_new_batch(project):
     # Upstream stages (generate -> annotation_tasks -> judge) need the model; give the agreement
     # stage their outputs directly: the sample task set, the real marker stage, and a judge file.
-    tasks = project.root / "data/annotation/tasks.jsonl"
+    tasks = project.root / "data/annotation_tasks/tasks.jsonl"
     tasks.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(sample_tasks_path(), tasks)
     _campaign_from_samples(project)
@@ -233,7 +236,7 @@ def test_a_batch_below_threshold_fails_the_gate_in_metrics_and_check_and_adjudic
     project.run("python", "-m", "stages.agreement")
     metrics = json.loads((project.root / SUMMARY).read_text())
     assert metrics["gate"]["status"] == "fail" and metrics["gate"]["kappa"] == "fail"
-    check = project.run("python", "-m", "stages.annotation", "check", check=False)
+    check = project.run("python", "-m", "evalpipe.cli", "quality", "check", check=False)
     assert check.returncode == 1
     assert check.stdout.count("FAIL [kappa]") == 4
     gate = json.loads((project.root / "data/annotations/quality_reports/gate.json").read_text())
@@ -251,7 +254,8 @@ def test_a_batch_below_threshold_fails_the_gate_in_metrics_and_check_and_adjudic
     project.run(
         "python",
         "-m",
-        "stages.annotation",
+        "evalpipe.cli",
+        "quality",
         "merge",
         "--input",
         "data/raw/annotations/*.jsonl",

@@ -168,7 +168,7 @@ def test_stage_writes_sample_dialogues_then_outputs_and_a_template(tmp_path: Pat
     first = _run_stage(tmp_path)
     assert first.returncode == 0, first.stderr
     assert "2 model outputs" not in first.stdout and "4 model outputs" in first.stdout
-    tasks_path = tmp_path / "data" / "annotation" / "tasks.jsonl"
+    tasks_path = tmp_path / "data" / "annotation_tasks" / "tasks.jsonl"
     tasks = read_tasks(tasks_path)
     ids = [t.id for t in tasks]
     assert ids[0] == "sample_001" and "my_1" in ids
@@ -176,13 +176,16 @@ def test_stage_writes_sample_dialogues_then_outputs_and_a_template(tmp_path: Pat
         (i for i in ids if i.startswith("out/")), key=lambda i: i.split("/")[1]
     )
     assert len([i for i in ids if i.startswith("out/")]) == 4
-    sheet = openpyxl.load_workbook(tmp_path / "data" / "annotation" / "template.xlsx").active
+    sheet = openpyxl.load_workbook(tmp_path / "data" / "annotation_tasks" / "template.xlsx").active
     sheet_ids = {row[0] for row in sheet.iter_rows(min_row=2, values_only=True) if row[0]}
     assert set(ids) <= sheet_ids
-    before = tasks_path.read_bytes(), (tmp_path / "data/annotation/template.xlsx").read_bytes()
+    before = (
+        tasks_path.read_bytes(),
+        (tmp_path / "data/annotation_tasks/template.xlsx").read_bytes(),
+    )
     again = _run_stage(tmp_path)
     assert again.returncode == 0, again.stderr
-    after = tasks_path.read_bytes(), (tmp_path / "data/annotation/template.xlsx").read_bytes()
+    after = tasks_path.read_bytes(), (tmp_path / "data/annotation_tasks/template.xlsx").read_bytes()
     assert before == after
 
 
@@ -211,4 +214,4 @@ def test_stage_names_a_missing_dialogue_file(tmp_path: Path) -> None:
     proc = _run_stage(tmp_path)
     assert proc.returncode == 2
     assert "annotation.dialogues" in proc.stderr and "nope.jsonl" in proc.stderr
-    assert not (tmp_path / "data" / "annotation" / "tasks.jsonl").exists()
+    assert not (tmp_path / "data" / "annotation_tasks" / "tasks.jsonl").exists()

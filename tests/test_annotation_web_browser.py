@@ -18,7 +18,7 @@ from evalpipe.annotation.schema import read_annotations
 from evalpipe.annotation.web.store import Store
 from tests.annotation_harness import ServerProcess
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300)]
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -183,7 +183,8 @@ def test_keyboard_annotation_edit_and_export_match(app_server, browser, tmp_path
         [
             sys.executable,
             "-m",
-            "stages.annotation_app",
+            "evalpipe.cli",
+            "annotate",
             "export",
             "--db",
             str(app_server.db),

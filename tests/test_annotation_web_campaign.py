@@ -18,7 +18,7 @@ from evalpipe.annotation.web.store import Store
 from tests.annotation_harness import ServerProcess
 from tests.test_annotation_web_browser import CHROMIUM, CHROMIUM_ARGS, TASKS
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300)]
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "campaign-secret-0123456789abcdef"
@@ -60,7 +60,7 @@ def choose(page, scores: dict[str, int], confidence_index: int | None = 4) -> No
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "stages.annotation_app", *args],
+        [sys.executable, "-m", "evalpipe.cli", "annotate", *args],
         cwd=REPO,
         capture_output=True,
         text=True,

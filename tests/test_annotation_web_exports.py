@@ -30,7 +30,7 @@ PAYLOADS = [
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "stages.annotation_app", *args],
+        [sys.executable, "-m", "evalpipe.cli", "annotate", *args],
         cwd=REPO,
         capture_output=True,
         text=True,

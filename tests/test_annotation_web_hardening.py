@@ -1,4 +1,4 @@
-"""Attacks on the real annotation server (``stages.annotation_app serve`` under waitress on
+"""Attacks on the real annotation server (``evalpipe annotate serve`` under waitress on
 127.0.0.1): server-side logout, open redirects through ``?next=``, login throttling per address
 and overall, tampered forms, inflated active time, a styled 500 page, and export next to
 unrelated JSONL files."""
@@ -297,7 +297,7 @@ def test_an_internal_error_answers_a_styled_500_page_without_a_traceback(tmp_pat
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "stages.annotation_app", *args],
+        [sys.executable, "-m", "evalpipe.cli", "annotate", *args],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -1,4 +1,4 @@
-"""HTTP-level tests of the annotation web app against the real `stages.annotation_app serve` process
+"""HTTP-level tests of the annotation web app against the real `evalpipe annotate serve` process
 (waitress on 127.0.0.1, SQLite WAL): auth, CSRF, blind access, escaping, overlap, commit, export."""
 
 from __future__ import annotations
@@ -133,7 +133,8 @@ def test_serve_refuses_to_start_without_a_secret_key(tmp_path):
         [
             sys.executable,
             "-m",
-            "stages.annotation_app",
+            "evalpipe.cli",
+            "annotate",
             "serve",
             "--tasks",
             str(tasks),
@@ -341,7 +342,7 @@ def test_skipped_item_comes_back_after_the_fresh_ones(server):
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "stages.annotation_app", *args],
+        [sys.executable, "-m", "evalpipe.cli", "annotate", *args],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -1,4 +1,4 @@
-"""A team that changes during a campaign, against the real server (``stages.annotation_app
+"""A team that changes during a campaign, against the real server (``evalpipe annotate
 serve``): an annotator who joins after every item has its raters gets items, one with nothing to
 do sees a page (never a ``/`` <-> ``/done`` loop), the unrated items of an idle annotator move to
 one who needs work, and the lead's ``release`` hands a dropout's items to the others."""
@@ -22,7 +22,7 @@ SECRET = "team-secret-0123456789abcdef"
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "stages.annotation_app", *args],
+        [sys.executable, "-m", "evalpipe.cli", "annotate", *args],
         cwd=REPO,
         capture_output=True,
         text=True,

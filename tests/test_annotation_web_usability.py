@@ -15,7 +15,7 @@ from evalpipe.annotation.web.store import Store
 from tests.annotation_harness import ServerProcess
 from tests.test_annotation_web_browser import CHROMIUM, CHROMIUM_ARGS, TASKS
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300)]
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -133,7 +133,8 @@ def test_command_prints_report_and_error_preview(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "stages.evaluate",
+            "evalpipe.cli",
+            "evaluate",
             "--gold",
             str(FIXTURES / "sample_dev.jsonl"),
             "--pred",
@@ -159,7 +160,7 @@ def test_command_exits_2_with_a_located_message(tmp_path: Path) -> None:
     bad = tmp_path / "gold.jsonl"
     bad.write_text('{"text": "a"}\n', encoding="utf-8")
     proc = subprocess.run(
-        [sys.executable, "-m", "stages.evaluate", "--gold", str(bad), "--pred", str(bad)],
+        [sys.executable, "-m", "evalpipe.cli", "evaluate", "--gold", str(bad), "--pred", str(bad)],
         cwd=REPO,
         capture_output=True,
         text=True,

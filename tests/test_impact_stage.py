@@ -177,6 +177,7 @@ def test_help_names_the_stage():
     assert "accuracy" in result.output
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_dvc_repro_impact_and_forest_plot_render(project):
     root = project.root

@@ -171,7 +171,7 @@ def test_rated_tasks_are_valid_annotation_records() -> None:
 
 
 def test_markers_stage_rates_every_task_deterministically(tmp_path) -> None:
-    tasks = tmp_path / "data" / "annotation" / "tasks.jsonl"
+    tasks = tmp_path / "data" / "annotation_tasks" / "tasks.jsonl"
     tasks.parent.mkdir(parents=True)
     rows = [
         {"id": "t1", "user": "q", "response": "おっしゃる通りです！", "context": []},
@@ -203,7 +203,7 @@ def test_markers_stage_rates_every_task_deterministically(tmp_path) -> None:
 
 
 def test_markers_stage_names_the_bad_line(tmp_path) -> None:
-    tasks = tmp_path / "data" / "annotation" / "tasks.jsonl"
+    tasks = tmp_path / "data" / "annotation_tasks" / "tasks.jsonl"
     tasks.parent.mkdir(parents=True)
     tasks.write_text('{"id": "t1", "user": "q", "response": "ok", "context": []}\n{"id": "t2"}\n')
     proc = subprocess.run(

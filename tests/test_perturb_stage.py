@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
 
 def _set_param(project, key: str, value) -> None:
@@ -19,6 +19,7 @@ def _set_param(project, key: str, value) -> None:
     path.write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_dvc_repro_perturbs_two_benchmarks_and_reruns_only_perturb_on_a_param_change(project):
     project.dvc("repro", "perturb@gsm8k", "perturb@jcommonsenseqa")
     root = project.root

@@ -17,7 +17,7 @@ from evalpipe.report.html import slug
 from stages.report import main
 from tests.test_report_stage import M, lay_out
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300)]
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

@@ -12,11 +12,12 @@ import pytest
 from click.testing import CliRunner
 
 from evalpipe import atomic
+from evalpipe.cli.compare import main as report_tool
 from evalpipe.paths import ProjectPaths
 from evalpipe.report.compare import diff_metrics
 from evalpipe.report.html import slug as html_slug
 from evalpipe.scoring.report import HEADLINE_KEYS
-from stages.report import main
+from stages.report import main as report_stage
 from tests.conftest import project_env
 from tests.report_fixtures import (
     classification,
@@ -72,7 +73,9 @@ def lay_out(root: Path, *, words: bool = True, params: bool = True) -> ProjectPa
 
 
 def run(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    """`python -m stages.report build ...` or `evalpipe report compare ...`, in process."""
+    command = report_tool if args[0] == "compare" else report_stage
+    result = CliRunner().invoke(command, list(args), catch_exceptions=False)
     return result.exit_code, result.output
 
 
@@ -203,7 +206,7 @@ def test_compare_puts_head_and_workspace_side_by_side(two_revisions):
 
 
 def test_loader_reads_the_agreement_summary_and_the_per_axis_headlines(tmp_path):
-    from stages.report import load_report_data, workspace_reader
+    from evalpipe.report.inputs import load_report_data, workspace_reader
 
     paths = lay_out(tmp_path)
     data = load_report_data(*workspace_reader(tmp_path), paths)
@@ -250,6 +253,7 @@ def test_compare_rejects_an_unknown_revision(two_revisions):
     assert code == 2 and "'nope' is not a Git revision" in out
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 @pytest.mark.timeout(900)
 def test_dvc_repro_report_and_image_plots_across_commits(project):
@@ -275,7 +279,9 @@ def test_dvc_repro_report_and_image_plots_across_commits(project):
     diff = json.loads(project.dvc("plots", "diff", "main", "--json").stdout)["data"]
     revisions = {e["revisions"][0] for e in diff["plots/report/accuracy.svg"]}
     assert revisions == {"main", "workspace"}
-    project.run("python", "-m", "stages.report", "compare", "--a", "main", "--b", "workspace")
+    project.run(
+        "python", "-m", "evalpipe.cli", "report", "compare", "--a", "main", "--b", "workspace"
+    )
     compare = paths.report_compare_html.read_text(encoding="utf-8")
     assert "main vs workspace" in compare and "-0.250" in compare  # delta -0.15 -> -0.40
     assert "dvc metrics diff --json main" in compare

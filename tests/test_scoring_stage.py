@@ -206,6 +206,7 @@ def test_no_outputs_is_an_input_error(tmp_path):
     assert "no *.parquet outputs" in result.output
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_metrics_and_plots_diff_across_commits(project):
     """Commit a scored run, change the outputs and a scoring param on a branch, re-run the stage
@@ -317,7 +318,7 @@ def test_replace_prob_change_shows_in_metrics_and_plots_diff(project):
 
 def test_report_stage_reads_every_figure_from_the_details_files(tmp_path):
     from evalpipe.paths import ProjectPaths
-    from stages.report import load_report_data, workspace_reader
+    from evalpipe.report.inputs import load_report_data, workspace_reader
 
     root = _setup(tmp_path, names=("mmlu", "gsm8k"))
     assert _run(root).exit_code == 0

@@ -202,7 +202,7 @@ def test_wrong_sheet_or_missing_column_is_a_clear_error(template: Path, tmp_path
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "stages.annotation_app", *args],
+        [sys.executable, "-m", "evalpipe.cli", "annotate", *args],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -15,7 +15,7 @@ import yaml
 if TYPE_CHECKING:
     from conftest import Project
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(600)]
 
 TARGET = "perturb@gsm8k"
 SUMMARY = "data/perturbed/gsm8k.summary.json"

@@ -16,7 +16,7 @@ import yaml
 if TYPE_CHECKING:
     from conftest import Project
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(600)]
 
 # The cheapest slice of the pipeline that still has DVC-cached outputs and a Git-kept metric.
 TARGETS = ("perturb@gsm8k",)

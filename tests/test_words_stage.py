@@ -10,6 +10,7 @@ from tests.test_words import write_subtlex
 pytestmark = pytest.mark.e2e
 
 
+@pytest.mark.slow
 def test_dvc_repro_words_builds_both_languages_and_is_then_up_to_date(project):
     project.dvc("repro", "words@english", "words@japanese")
     english = pd.read_parquet(project.root / "data/words/english.parquet")

@@ -157,11 +157,11 @@ class ProjectPaths:
 
     @property
     def annotation_tasks(self) -> Path:
-        return self.data / "annotation" / "tasks.jsonl"
+        return self.data / "annotation_tasks" / "tasks.jsonl"
 
     @property
     def annotation_template(self) -> Path:
-        return self.data / "annotation" / "template.xlsx"
+        return self.data / "annotation_tasks" / "template.xlsx"
 
     @property
     def annotations(self) -> Path:
@@ -219,7 +219,7 @@ class ProjectPaths:
 
     @property
     def report_compare_html(self) -> Path:
-        """`python -m stages.report compare` output (not a pipeline artifact; Git-ignored)."""
+        """`evalpipe report compare` output (not a pipeline artifact; Git-ignored)."""
         return self.root / "reports" / "compare.html"
 
     @property

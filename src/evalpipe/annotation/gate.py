@@ -11,7 +11,7 @@
 
 The gate is a pure function of what the quality run already computed, so the agreement stage
 records (under ``gate`` in ``data/annotations/quality_reports/agreement.json``) the same verdict
-that ``python -m stages.annotation check`` prints and exits on.
+that ``evalpipe quality check`` prints and exits on.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def quality_gate(
     tasks:
         The task set every item of which needs ratings.
     kappa_report, outlier_report:
-        As built by :func:`evalpipe.annotation.report.run_quality` from ``humans``.
+        As built by :func:`evalpipe.annotation.quality_run.run_quality` from ``humans``.
     min_kappa:
         Per-axis threshold of the weighted kappa (the spec's 0.60).
     overlap:

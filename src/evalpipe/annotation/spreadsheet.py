@@ -361,7 +361,7 @@ def read_filled(
     if SHEET not in wb.sheetnames:
         raise InputError(
             f"{path}: no sheet named {SHEET!r} (found: {', '.join(wb.sheetnames)}); "
-            f"use the template from `python -m stages.annotation_app template`"
+            f"use the template from `evalpipe annotate template`"
         )
     ws = wb[SHEET]
     header = {}

@@ -1,7 +1,7 @@
 """The annotation web app (spec seed 001, A.2 ``collection/web_interface``).
 
-``create_app(Store(path), AppConfig(secret_key=...))`` builds the Flask app; ``python -m
-stages.annotation_app serve`` runs it under waitress. See docs/annotation-web.md.
+``create_app(Store(path), AppConfig(secret_key=...))`` builds the Flask app; ``evalpipe
+annotate serve`` runs it under waitress. See docs/annotation-web.md.
 """
 
 from evalpipe.annotation.web.app import AppConfig, create_app

@@ -128,7 +128,7 @@ def create_app(store: Store, config: AppConfig) -> Flask:
     Returns
     -------
     Flask
-        A WSGI app; serve it with waitress (``stages.annotation_app serve``).
+        A WSGI app; serve it with waitress (``evalpipe annotate serve``).
     """
     app = Flask(__name__)
     app.config.update(

@@ -1,6 +1,6 @@
 """Login tokens and the secret key: random tokens, stored only as salted hashes.
 
-There is no sign-up: an operator creates each account with ``python -m stages.annotation_app
+There is no sign-up: an operator creates each account with ``evalpipe annotate
 add-annotator ID`` and hands the printed token to the annotator.
 """
 

@@ -1,7 +1,7 @@
-"""Score predictions made elsewhere against a gold file (seed 003's evaluator; not a DVC stage).
+"""`evalpipe evaluate`: score predictions made elsewhere against a gold file (seed 003's evaluator).
 
-    python -m stages.evaluate --gold sample_dev.jsonl --pred predictions.jsonl --labels 3class
-    python -m stages.evaluate --gold imdb100_gold.jsonl --pred imdb100_predictions.jsonl \\
+    evalpipe evaluate --gold sample_dev.jsonl --pred predictions.jsonl --labels 3class
+    evalpipe evaluate --gold imdb100_gold.jsonl --pred imdb100_predictions.jsonl \\
         --labels 2class --mode invalid-class --output report.json
 
 Prints the report as JSON (accuracy, macro P/R/F1, per-class figures, confusion matrix, parse
@@ -15,6 +15,7 @@ import json
 import click
 
 from evalpipe import atomic
+from evalpipe.cli.common import fail_cleanly
 from evalpipe.scoring.evaluate_files import (
     MODES,
     align,
@@ -23,7 +24,6 @@ from evalpipe.scoring.evaluate_files import (
     read_gold,
     read_predictions,
 )
-from stages._common import fail_cleanly
 
 
 @click.command()
@@ -87,7 +87,3 @@ def main(
     click.echo(json.dumps(errors["preview"], ensure_ascii=False, indent=2))
     if output_path:
         atomic.write_json(output_path, {**report, "errors": errors})
-
-
-if __name__ == "__main__":
-    main()

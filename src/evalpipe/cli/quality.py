@@ -1,10 +1,10 @@
-"""The annotation spec's command-line tools (seed 001, A.6/A.7): ``kappa``, ``merge``, ``check``.
+"""`evalpipe quality`: the annotation spec's tools (seed 001, A.6/A.7): ``kappa``, ``merge``, ``check``.
 
-    python -m stages.annotation kappa --input data/raw/annotations/batch_001.jsonl \\
+    evalpipe quality kappa --input data/raw/annotations/batch_001.jsonl \\
         --output data/annotations/quality_reports/kappa_report.json
-    python -m stages.annotation merge --input data/raw/annotations/*.jsonl \\
+    evalpipe quality merge --input data/raw/annotations/*.jsonl \\
         --method weighted_average --min_kappa 0.60 --output data/annotations/consensus.jsonl
-    python -m stages.annotation check          # the A.7 quality gate; exit 1 lists failures
+    evalpipe quality check          # the A.7 quality gate; exit 1 lists failures
 
 ``--input`` may be repeated, may be a quoted glob, and may be followed by more files (what an
 unquoted shell glob expands to). Only human annotators are used (ids not ``llm:*``/``markers``);
@@ -27,7 +27,7 @@ from evalpipe.annotation.agreement import (
 )
 from evalpipe.annotation.batches import find_batches
 from evalpipe.annotation.consensus import METHODS, build_consensus
-from evalpipe.annotation.report import QualitySettings, run_quality
+from evalpipe.annotation.quality_run import QualitySettings, run_quality
 from evalpipe.annotation.schema import (
     Annotation,
     annotator_kind,
@@ -38,10 +38,10 @@ from evalpipe.annotation.schema import (
     sample_tasks_path,
     to_long_frame,
 )
+from evalpipe.cli.common import fail_cleanly, params_option
 from evalpipe.errors import InputError
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
-from stages._common import fail_cleanly, params_option
 
 PATHS = ProjectPaths()
 
@@ -289,7 +289,3 @@ def check(
     )
     if gate["status"] != "pass":
         sys.exit(1)
-
-
-if __name__ == "__main__":
-    cli()

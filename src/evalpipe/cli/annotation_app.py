@@ -1,11 +1,11 @@
-"""Human annotation collection: the web app and the spreadsheet round trip (not a DVC stage).
+"""`evalpipe annotate`: human annotation collection, the web app and the spreadsheet round trip.
 
-    python -m stages.annotation_app add-annotator ann_001      # prints a login token, once
-    python -m stages.annotation_app serve --port 8080          # http://127.0.0.1:8080
-    python -m stages.annotation_app release ann_001            # a dropout's unrated items -> the team
-    python -m stages.annotation_app export                     # -> data/raw/annotations/batch_NNN.jsonl
-    python -m stages.annotation_app template --output ann.xlsx # offline annotators
-    python -m stages.annotation_app import ann.xlsx --annotator ann_004
+    evalpipe annotate add-annotator ann_001      # prints a login token, once
+    evalpipe annotate serve --port 8080          # http://127.0.0.1:8080
+    evalpipe annotate release ann_001            # a dropout's unrated items -> the team
+    evalpipe annotate export                     # -> data/raw/annotations/batch_NNN.jsonl
+    evalpipe annotate template --output ann.xlsx # offline annotators
+    evalpipe annotate import ann.xlsx --annotator ann_004
 
 Then ``dvc repro agreement`` picks up the new batch. Walkthrough: docs/annotation-web.md.
 """
@@ -22,10 +22,10 @@ from typing import Any
 import click
 
 from evalpipe import atomic
+from evalpipe.cli.common import fail_cleanly, params_option
 from evalpipe.errors import InputError
 from evalpipe.params import load_params
 from evalpipe.paths import ProjectPaths
-from stages._common import fail_cleanly, params_option
 
 PATHS = ProjectPaths()
 
@@ -633,7 +633,3 @@ def import_(
         f"annotate import: {len(result.records)} ratings by {annotator_id} "
         f"({len(result.skipped_rows)} rows left empty) -> {target}"
     )
-
-
-if __name__ == "__main__":
-    main()

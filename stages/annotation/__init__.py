@@ -1,0 +1,2 @@
+"""Deprecated: `python -m stages.annotation` is `evalpipe quality` now; this entry point goes in the
+next release."""
