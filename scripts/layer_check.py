@@ -45,6 +45,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "evalpipe.params",
             "evalpipe.params_schema",
             "evalpipe.model_list",
+            "evalpipe.commands",
         ),
     ),
     ("answers", ("evalpipe.answers",)),

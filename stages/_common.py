@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evalpipe.cli.common import configure_logging, fail_cleanly, params_option
+from evalpipe.commands import configure_logging, fail_cleanly, params_option
 from evalpipe.errors import InputError
 
 __all__ = ["fail_cleanly", "params_option", "read_parquet"]

@@ -8,12 +8,13 @@ self-contained HTML report (reports/report.html) and its main figures as SVG ima
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import click
 
 from evalpipe import atomic
-from evalpipe.cli.common import run_deprecated
 from evalpipe.params import load_params
 from evalpipe.paths import ProjectPaths
 from evalpipe.report.build import build_figures, build_report
@@ -73,11 +74,15 @@ def build(params_path: str, root: str, out: str | None, commit: bool) -> None:
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def compare(args: tuple[str, ...]) -> None:
     """Deprecated (one release): `evalpipe report compare`."""
-    from evalpipe.cli.compare import compare as new
-
-    run_deprecated(
-        new, old="python -m stages.report compare", new="evalpipe report compare", args=args
+    # A new process rather than an import: the report stage's dvc.yaml deps then stay the
+    # report's own modules, not the console script's.
+    click.echo(
+        "deprecated: `python -m stages.report compare` will be removed in the next release; "
+        "use `evalpipe report compare`",
+        err=True,
     )
+    command = [sys.executable, "-m", "evalpipe.cli", "report", "compare", *args]
+    raise SystemExit(subprocess.call(command))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,6 @@
 `evalpipe annotate`."""
 
 from evalpipe.cli.annotation_app import main
-from evalpipe.cli.common import run_deprecated
+from evalpipe.commands import run_deprecated
 
 run_deprecated(main, old="python -m stages.annotation_app", new="evalpipe annotate")

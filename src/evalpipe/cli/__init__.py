@@ -7,7 +7,7 @@
 
 The DVC pipeline's stages are not here: they live in ``stages/`` and run through ``dvc repro``.
 Each tool group is imported when it is called, so ``evalpipe --help`` and every stage that
-shares :mod:`evalpipe.cli.common` stay quick to start.
+shares :mod:`evalpipe.commands` stay quick to start.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import importlib
 
 import click
 
-from evalpipe.cli.common import configure_logging
+from evalpipe.commands import configure_logging
 
 # name -> (module, attribute, one-line help shown by `evalpipe --help`)
 TOOLS: dict[str, tuple[str, str, str]] = {

@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from evalpipe import atomic
-from evalpipe.cli.common import fail_cleanly, params_option
+from evalpipe.commands import fail_cleanly, params_option
 from evalpipe.errors import InputError
 from evalpipe.params import load_params
 from evalpipe.paths import ProjectPaths

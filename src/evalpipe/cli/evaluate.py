@@ -15,7 +15,7 @@ import json
 import click
 
 from evalpipe import atomic
-from evalpipe.cli.common import fail_cleanly
+from evalpipe.commands import fail_cleanly
 from evalpipe.scoring.evaluate_files import (
     MODES,
     align,

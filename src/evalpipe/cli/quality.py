@@ -38,7 +38,7 @@ from evalpipe.annotation.schema import (
     sample_tasks_path,
     to_long_frame,
 )
-from evalpipe.cli.common import fail_cleanly, params_option
+from evalpipe.commands import fail_cleanly, params_option
 from evalpipe.errors import InputError
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
