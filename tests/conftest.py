@@ -133,7 +133,7 @@ def tiny_model() -> Path:
     parallel workers wait on a file lock instead of each building their own copy."""
     from filelock import FileLock
 
-    from evalpipe.inference import build_tiny_random
+    from evalpipe.inference.tiny import build_tiny_random
 
     cache = Path(project_env()["EVALPIPE_MODEL_CACHE"])
     cache.mkdir(parents=True, exist_ok=True)

@@ -138,15 +138,13 @@ def test_old_tool_command_does_the_work(tmp_path: Path) -> None:
 
 
 def test_old_report_compare_names_the_new_command() -> None:
-    from stages.report import main as report_stage
-
-    result = CliRunner().invoke(report_stage, [
-        "compare", "--a", "no-such-revision-anywhere", "--root", str(REPO),
+    result = _run(
+        "-m", "stages.report", "compare", "--a", "no-such-revision-anywhere", "--root", str(REPO),
         "--params", str(REPO / "params.yaml"),
-    ])  # fmt: skip
-    assert result.exit_code == 2
-    assert result.output.splitlines()[0] == (
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[0] == (
         "deprecated: `python -m stages.report compare` will be removed in the next release; "
         "use `evalpipe report compare`"
     )
-    assert "'no-such-revision-anywhere' is not a Git revision" in result.output
+    assert "'no-such-revision-anywhere' is not a Git revision" in result.stderr
