@@ -238,7 +238,9 @@ def word_table(
     Returns
     -------
     DataFrame
-        One row per word: ``benchmark, word, word_rank, n`` and the :class:`PairedStats` fields,
+        One row per word: ``benchmark, word, word_rank``, the :class:`PairedStats` fields (``n``
+        counting examples, each once however many typo draws it has; the counts and rates count
+        pairs, one per draw),
         ``p_holm, p_bh`` (McNemar p adjusted over the benchmark's words),
         ``accuracy_drop`` (= -delta), ``perturbed_occurrences, accuracy_base, accuracy_merged,
         per_occurrence_impact, unparsed_rate``; sorted by word rank.
@@ -271,6 +273,8 @@ def word_table(
                 "word": str(word),
                 "word_rank": int(rank),
                 **asdict(stats),
+                # examples, not pairs: K typo draws of one example are one observation of the word
+                "n": int(group["cluster"].nunique()),
                 "accuracy_drop": None if stats.delta is None else -stats.delta,
                 "perturbed_occurrences": occurrences,
                 "accuracy_base": acc_base,
