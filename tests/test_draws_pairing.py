@@ -3,6 +3,7 @@ single original and count once per example in the word tables, whose intervals c
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -12,6 +13,7 @@ from evalpipe.inference.types import Generation
 from evalpipe.scoring.intervals import paired_interval
 from evalpipe.scoring.pairing import pair_rows
 from evalpipe.scoring.robustness import word_table
+from evalpipe.scoring.simulate import Design, Replication, simulate, word_rows
 from evalpipe.scoring.word_impact import ImpactSettings, build_impact
 
 K = 3
@@ -113,3 +115,20 @@ def test_one_draw_counts_pairs_as_before():
     row = table.loc[table["scope"] == "pooled"].iloc[0]
     assert row["n"] == len(pair_rows(first)) == len(DRAWS)
     assert row["design_effect"] == 1.0
+
+
+def test_four_draws_narrow_the_word_intervals_of_the_same_study():
+    design = Design(n_words=30, noise=0.5, draws=4)
+    rep = simulate(design, np.random.default_rng(7))
+    # The study's pairs come in runs of 4 draws per (word, example): every 4th is a one-draw study
+    first = Replication(**{name: getattr(rep, name)[::4] for name in
+                           ("word", "benchmark", "example", "original", "perturbed")},
+                        harm=rep.harm, truth=rep.truth)  # fmt: skip
+    assert (rep.example.reshape(-1, 4) == first.example[:, None]).all()
+    four = word_rows(rep, n_words=design.n_words)
+    one = word_rows(first, n_words=design.n_words)
+    assert four["n"].tolist() == one["n"].tolist()  # the same examples per word
+    wide = one["n"] >= 10
+    ratio = (four["ci_high"] - four["ci_low"])[wide] / (one["ci_high"] - one["ci_low"])[wide]
+    assert ratio.mean() < 0.8 and (ratio < 1).mean() > 0.9
+    assert four["design_effect"][wide].median() > 1.3  # the draws of one example are clustered
