@@ -258,15 +258,16 @@ def word_table(
             clusters=group["cluster"].to_numpy(),
             level=level,
         )
-        merged = base_correct.copy()
-        # With several typo draws of one example the merged answer is its first draw's.
-        first = group.drop_duplicates("example_id")
-        merged.loc[first["example_id"].to_numpy()] = first["correct_perturbed"].to_numpy()
+        merged = base_correct.astype(float)
+        # With several typo draws of one example its merged answer is the mean over its draws,
+        # and the typos per draw are the mean over its draws: the impact of one draw's typos.
+        by_example = group.groupby("example_id", sort=False)
+        answers = by_example["correct_perturbed"].mean()
+        merged.loc[answers.index.to_numpy()] = answers.to_numpy()
         acc_merged = float(merged.mean())
         occurrences = int(group["perturbed_occurrences"].sum())
-        impact = (
-            (acc_base - acc_merged) / occurrences if occurrences and acc_base is not None else None
-        )
+        per_draw = float(by_example["perturbed_occurrences"].mean().sum())
+        impact = (acc_base - acc_merged) / per_draw if per_draw and acc_base is not None else None
         rows.append(
             {
                 "benchmark": benchmark,
