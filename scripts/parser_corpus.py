@@ -22,6 +22,8 @@ import random
 import sys
 from collections import Counter
 from collections.abc import Iterator
+from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -243,6 +245,57 @@ def _japanese(rng: random.Random) -> Iterator[tuple[str, str, str | None, dict[s
         )
 
 
+def _corrections(rng: random.Random) -> Iterator[tuple[str, str, str | None]]:
+    """Self-corrections after an answer cue and fractions after a cue (both seen in real output)."""
+    for _ in range(PER_CLASS):
+        wrong, n = rng.sample(range(10, 900), 2)
+        steps = _steps(rng, n)
+        unit = rng.choice(["", " apples", " dollars", " minutes"])
+        yield "gsm8k_self_correction", rng.choice([
+            f"{steps} The answer is {wrong}, wait, no, it is {n}.",
+            f"{steps} The answer is {wrong}{unit}. Wait, no. It is {n}{unit}.",
+            f"{steps}\nSo the answer is {wrong}. Sorry, I meant {n}.",
+            f"{steps} Final answer: {wrong} — no wait, {n}.",
+            f"{steps} The answer is {wrong}{unit}. Oops, I made a mistake: the correct answer is {n}{unit}.",
+            f"{steps} The answer is ${wrong}. Correction: ${n}.",
+            f"{steps}\n#### {wrong}\nWait, no, make that {n}.",
+        ]), str(n)  # fmt: skip
+        yield "gsm8k_self_correction_japanese", rng.choice([
+            f"{rng.choice(NAMES)}さんの分を足します。答えは{wrong}、いや、{n}です。",
+            f"答えは{wrong}です。いや、間違えました。{n}です。",
+            f"計算すると、答えは{wrong}個ではなく{n}個です。",
+            f"答えは{wrong}です。すみません、正しくは{n}です。",
+            f"答え：{wrong}、訂正して{n}。",
+        ]), str(n)  # fmt: skip
+        num, den = rng.randint(1, 9), rng.choice([2, 4, 5, 8, 10, 20, 3, 6, 7])
+        value = Fraction(num, den)
+        # The fraction's exact value: a decimal when it has one, else the reduced fraction.
+        expected = (
+            f"{value.numerator}/{value.denominator}" if _repeating(value) else _decimal(value)
+        )
+        yield "gsm8k_fraction_after_cue", rng.choice([
+            f"{steps} The answer as a fraction is {num}/{den}.",
+            f"{steps} So the answer, as a fraction, is {num}/{den}.",
+            f"{steps}\nThe final answer is $\\frac{{{num}}}{{{den}}}$.",
+            f"{steps}\nTherefore, the final answer is $\\boxed{{\\dfrac{{{num}}}{{{den}}}}}$.",
+            f"{steps} The answer in simplest form is {num}/{den} of the {rng.choice(ITEMS)}.",
+            f"{steps} 答えは{num}/{den}です。",
+        ]), expected  # fmt: skip
+
+
+def _repeating(value: Fraction) -> bool:
+    rest = value.denominator
+    for factor in (2, 5):
+        while rest % factor == 0:
+            rest //= factor
+    return rest != 1
+
+
+def _decimal(value: Fraction) -> str:
+    text = format(Decimal(value.numerator) / Decimal(value.denominator), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 def build(seed: int = 13) -> list[dict[str, Any]]:
     """Every corpus row, deterministic for ``seed``."""
     rng = random.Random(seed)
@@ -262,6 +315,9 @@ def build(seed: int = 13) -> list[dict[str, Any]]:
         add(cls, "bbh", options, output, expected)
     for cls, output, expected, (parser, options) in _japanese(rng):
         add(cls, parser, options, output, expected)
+    # Appended last, so the rows above keep their random draws.
+    for cls, output, expected in _corrections(rng):
+        add(cls, "numeric", {}, output, expected)
     return sorted(rows, key=lambda r: r["id"])
 
 

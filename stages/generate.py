@@ -14,9 +14,11 @@ from evalpipe import atomic
 from evalpipe.benchmarks import build_prompts, get_spec, validate_suites
 from evalpipe.benchmarks.loading import recorded_metadata
 from evalpipe.errors import InputError
+from evalpipe.inference.cache import cache_key
 from evalpipe.inference.engine import make_engine
 from evalpipe.inference.generate import (
     answer_budget,
+    generation_counts,
     make_requests,
     outputs_frame,
     sampling_settings,
@@ -158,6 +160,7 @@ def run_model(
     ll_results = engine.loglikelihood(all_ll, progress=progress) if all_ll else []
 
     per_benchmark = {}
+    sent: set[str] = set()  # requests counted so far: a repeat is generated once
     offset = ll_offset = 0
     for name, rows, prompts, requests, spec, ll_requests, ll_reason in plans:
         if requests:
@@ -185,8 +188,11 @@ def run_model(
             )
         per_benchmark[name] = {
             "prompts": len(prompts),
-            "generated": len(requests),
-            "from_cache": int(sum(g.from_cache for g in gens)),
+            **generation_counts(
+                [cache_key(engine.identity, r) for r in requests],
+                gens if requests else [],
+                seen=sent,
+            ),
             "max_tokens": requests[0].max_tokens if requests else 0,
             "stop": list(requests[0].stop) if requests else [],
             "truncated": truncated,

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
 from evalpipe.inference.engine import RunStats
 from tests.inference_servers import CannedServer
 from tests.test_inference_openai import _stage_project
@@ -58,3 +60,41 @@ def test_generate_stage_metrics_are_identical_across_runs_and_timings_are_printe
     metrics = json.loads(texts[0])
     assert not [k for k in metrics if "seconds" in k or k.endswith("_per_s")]
     assert metrics["misses"] == 20 and metrics["engine_started"] is True
+
+
+def _per_benchmark(root: Path, env: dict) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-m", "stages.generate", "--no-progress"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    path = root / "data" / "outputs" / "canned" / "generation.json"
+    return json.loads(path.read_text())["benchmarks"]
+
+
+def test_per_benchmark_counts_add_up_and_generated_is_what_the_engine_was_sent(tmp_path):
+    # before: a benchmark with 10 prompts sent reported generated 59 and from_cache 49
+    env = dict(os.environ, PYTHONPATH=f"{REPO / 'src'}{os.pathsep}{REPO}")
+    with CannedServer(tmp_path / "log.jsonl") as server:
+        root = _stage_project(tmp_path, server.url)
+        runs = [_per_benchmark(root, env)]
+        sent_first = len(server.requests())
+        (segment,) = (root / "data" / "cache").glob("**/seg-*.parquet")
+        table = pq.read_table(segment)
+        pq.write_table(table.slice(0, 13), segment)  # forget 7 answers: only those are sent again
+        runs.append(_per_benchmark(root, env))
+        sent_second = len(server.requests()) - sent_first
+    for per in runs:
+        for name, c in per.items():
+            assert c["requests"] == c["cached"] + c["generated"] + c["repeated"], name
+            assert c["requests"] == c["prompts"], name
+    first, second = runs
+    assert sum(c["generated"] for c in first.values()) == sent_first == 20
+    assert sum(c["cached"] for c in first.values()) == 0
+    assert sum(c["generated"] for c in second.values()) == sent_second
+    assert 0 < sent_second < 20
+    assert sum(c["cached"] for c in second.values()) == 20 - sent_second

@@ -12,6 +12,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from evalpipe.scoring.adjusted import ADJUSTED_COLUMNS
 from stages.impact import main as impact_main
 from stages.score import main as score_main
 from tests.scoring_fixtures import WORDS, make_outputs
@@ -104,6 +105,8 @@ def test_stage_writes_the_three_tables_and_top_words_per_language(tmp_path):
     assert set(operations["op"]) <= {"replace", "insert", "delete", "mixed"}
     assert set(scripts["script"]) == {"latin"}
     for table in (operations, scripts):
+        # beside the marginal rows, the kind's effect adjusted for word, example and benchmark
+        assert list(table.columns[-len(ADJUSTED_COLUMNS) :]) == ADJUSTED_COLUMNS
         pooled = table.loc[table["scope"] == "pooled"].groupby("language")["n"].sum()
         assert pooled.to_dict() == english.groupby("language")["n"].sum().to_dict() | {
             "japanese": int(words.loc[words["scope"] == "jnli", "n"].sum())

@@ -5,6 +5,7 @@ mid-run."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -232,3 +233,32 @@ def test_generate_stage_errors_name_the_model_entry(tmp_path: Path) -> None:
     assert "params.yaml: models.canned.base_urls: expected at least one server URL" in err
     assert "for models.canned.backend: openai" in err
     assert not (root / "data" / "outputs").exists()  # nothing half-written
+
+
+def test_requests_leave_no_info_lines_in_the_log(tmp_path: Path, caplog) -> None:
+    # before: httpx logged "INFO HTTP Request: POST ..." once per request
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(logging.NOTSET)  # as a fresh process has them
+    caplog.set_level(logging.DEBUG)
+    with CannedServer(tmp_path / "log.jsonl") as server:
+        engine = make_engine(_cfg(server.url), cache_dir=None)
+        caplog.clear()  # the server's readiness probe is not the backend's
+        with caplog.at_level(logging.INFO):
+            out = engine.generate(_requests(6), progress=False)
+    assert len(out) == 6 and len(server.requests()) == 6
+    lines = [r for r in caplog.records if r.levelno >= logging.INFO]
+    assert not [r for r in lines if r.name.startswith(("httpx", "httpcore"))], lines
+    assert not [r for r in lines if "HTTP Request" in r.getMessage()]
+
+
+def test_per_request_lines_still_show_when_httpx_is_asked_for_debug(tmp_path: Path, caplog) -> None:
+    logging.getLogger("httpx").setLevel(logging.DEBUG)
+    try:
+        with CannedServer(tmp_path / "log.jsonl") as server:
+            engine = make_engine(_cfg(server.url), cache_dir=None)
+            caplog.clear()
+            with caplog.at_level(logging.DEBUG):
+                engine.generate(_requests(2), progress=False)
+        assert sum("HTTP Request" in r.getMessage() for r in caplog.records) == 2
+    finally:
+        logging.getLogger("httpx").setLevel(logging.NOTSET)

@@ -577,3 +577,60 @@ def test_every_corpus_output_parses_to_the_answer_it_commits_to():
     # Hedge classes are counted as unparsed, every other class parses.
     for cls, c in counts.items():
         assert c["unparsed"] == (c["rows"] if "hedge" in cls else 0), cls
+
+
+# ----------------------------------------------------------------------------- corrections, fractions
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "The answer is 12, wait, no, it is 14.",
+        "The answer is 12 apples. Wait, no. It is 14 apples.",
+        "So the answer is 12. Sorry, I meant 14.",
+        "Final answer: 12 — no wait, 14.",
+        "#### 12\nWait, no, make that 14.",
+        "答えは12、いや、14です",
+        "答えは12です。いや、間違えました。14です。",
+        "計算すると、答えは12個ではなく14個です。",
+        "答えは12です。すみません、正しくは14です。",
+    ],
+)
+def test_a_self_correction_after_the_answer_reads_the_corrected_value(raw):
+    assert (numeric(raw).prediction, numeric(raw).status) == ("14", "strict")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "The answer is 12.\nCheck: 12 - 4 = 8, and 8 + 4 = 12. Correct.",
+        "The answer is 12. No other value works with 5 people.",
+        "The answer is 12. Wait, let me check the steps again: she had 5 + 7 = 12.",
+        "The answer is 12 km/h. She drove 3 hours, not 4.",
+    ],
+)
+def test_a_check_or_a_later_number_is_not_a_correction(raw):
+    assert numeric(raw).prediction == "12"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("The answer as a fraction is 1/4.", "0.25"),
+        ("So the answer, as a fraction, is 1/4.", "0.25"),
+        ("The answer in simplest form is 3/4 of the cake.", "0.75"),
+        ("The final answer is $\\frac{3}{4}$.", "0.75"),
+        ("Final answer: $\\boxed{\\dfrac{1}{4}}$", "0.25"),
+        ("The answer is 1 1/2 cups.", "1.5"),
+        ("The answer is 2/6.", "1/3"),
+        ("The answer is 8/4.", "2"),
+        ("答えは1/4です。", "0.25"),
+    ],
+)
+def test_a_fraction_after_a_cue_reads_as_its_value_never_its_numerator(raw, expected):
+    assert (numeric(raw).prediction, numeric(raw).status) == (expected, "strict")
+
+
+def test_a_fraction_without_a_cue_is_read_whole_as_the_last_number():
+    assert numeric("So she ate 1/4 of the pie").prediction == "0.25"
+    assert numeric("The answer is 1/0.").status == "unparsed"

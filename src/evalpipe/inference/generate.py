@@ -155,6 +155,50 @@ def has_draws(rows: pd.DataFrame) -> bool:
     return "draw" in rows.columns and bool(len(rows)) and int(rows["draw"].max()) > 0
 
 
+def generation_counts(
+    keys: Sequence[str], generations: Sequence[Generation], *, seen: set[str]
+) -> dict[str, int]:
+    """How one benchmark's generation requests were answered, in counts that add up.
+
+    ``requests`` = ``cached`` (the generation cache held the answer) + ``generated`` (sent to
+    the engine in this run) + ``repeated`` (the same request as an earlier one in this run,
+    generated once and reused).
+
+    Parameters
+    ----------
+    keys:
+        The requests' cache keys, aligned with ``generations``.
+    generations:
+        What the engine returned for them.
+    seen:
+        Keys already counted for earlier benchmarks of the same run; updated in place, so a
+        request shared by two benchmarks is generated in the first and repeated in the second.
+
+    Returns
+    -------
+    dict
+        ``requests``, ``cached``, ``generated``, ``repeated``.
+
+    Examples
+    --------
+    >>> gens = [Generation("a", "stop", 1, 1, from_cache=True), Generation("b", "stop", 1, 1)]
+    >>> generation_counts(["k1", "k2", "k2"], [*gens, gens[1]], seen=set())
+    {'requests': 3, 'cached': 1, 'generated': 1, 'repeated': 1}
+    """
+    if len(keys) != len(generations):
+        raise ValueError("keys and generations must have the same length")
+    cached = generated = repeated = 0
+    for key, gen in zip(keys, generations, strict=True):
+        if gen.from_cache:
+            cached += 1
+        elif key in seen:
+            repeated += 1
+        else:
+            generated += 1
+        seen.add(key)
+    return {"requests": len(keys), "cached": cached, "generated": generated, "repeated": repeated}
+
+
 def prompt_hash(prompt: str) -> str:
     """First 16 hex characters of the prompt's SHA-256 (joins outputs to prompts cheaply)."""
     return hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:16]

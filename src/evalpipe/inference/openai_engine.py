@@ -34,6 +34,19 @@ T = TypeVar("T")
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
 
+def quiet_request_logs() -> None:
+    """Keep httpx's and httpcore's per-request lines out of INFO output.
+
+    httpx logs one ``INFO HTTP Request: POST ...`` line per request (17,944 lines for one run,
+    burying the progress bar). A logger the user left unset (NOTSET) is raised to WARNING, so
+    per-request lines show only when someone asks for them by setting that logger to DEBUG.
+    """
+    for name in ("httpx", "httpcore"):
+        logger = logging.getLogger(name)
+        if logger.level == logging.NOTSET:
+            logger.setLevel(logging.WARNING)
+
+
 class OpenAIBackend:
     """Chat completions over HTTP.
 
@@ -100,6 +113,7 @@ class OpenAIBackend:
         self.start_seconds = 0.0
         self.retries = 0
         self._next_url = itertools.cycle(range(len(self.base_urls)))
+        quiet_request_logs()
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}

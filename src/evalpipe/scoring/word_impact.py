@@ -70,6 +70,7 @@ import pandas as pd
 
 from evalpipe.errors import InputError
 from evalpipe.perturb.scripts import char_class
+from evalpipe.scoring.adjusted import with_adjusted
 from evalpipe.scoring.intervals import DEFAULT_METHOD, method_label, paired_interval
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
 from evalpipe.scoring.pairing import MIXED as MIXED
@@ -536,7 +537,9 @@ def build_impact(
 
     Returns
     -------
-    (words, operations, scripts) DataFrames (:func:`word_impact`, :func:`category_impact`).
+    (words, operations, scripts) DataFrames (:func:`word_impact`, :func:`category_impact`; the
+    operation and script tables end with the adjusted columns of
+    :func:`evalpipe.scoring.adjusted.with_adjusted`).
     """
     all_pairs, all_bases = [], []
     for name in sorted(scored):
@@ -565,6 +568,9 @@ def build_impact(
     word_table = word_impact(pairs, words, bases=bases, settings=settings)
     operations = category_impact(pairs, by="op", sources=sources, bases=bases, settings=settings)
     scripts = category_impact(pairs, by="script", sources=sources, bases=bases, settings=settings)
+    # Beside each marginal row: the kind's effect adjusted for word, example and benchmark.
+    operations = with_adjusted(operations, pairs, by="op", level=settings.level)
+    scripts = with_adjusted(scripts, pairs, by="script", level=settings.level)
     return word_table, operations, scripts
 
 

@@ -1,0 +1,141 @@
+"""Operation and script effects adjusted for word, example and benchmark (issue 23 part 3),
+validated on planted-effect simulations (tests/adjusted_simulation.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalpipe.scoring.adjusted import ADJUSTED_COLUMNS, absorb, adjusted_effect, adjusted_effects
+from evalpipe.scoring.robustness import mcnemar_exact
+from tests.adjusted_simulation import simulate_pairs
+from tests.test_word_impact import _build, _no_effect_examples
+
+KINDS = ("replace", "insert", "delete", "mixed")
+
+
+def _pooled(table: pd.DataFrame) -> pd.DataFrame:
+    return table.loc[table["scope"] == "pooled"].set_index("op")
+
+
+def test_strong_word_effects_without_an_operation_effect_leave_the_adjusted_rows_null():
+    rejected, marginal_significant, marginal_delta = [], [], {k: [] for k in KINDS}
+    for seed in range(30):
+        pairs = simulate_pairs(seed, examples=(200, 80, 30))
+        pooled = _pooled(adjusted_effects(pairs, by="op"))
+        rejected += (pooled.loc[list(KINDS), "adjusted_p"] < 0.05).tolist()
+        assert (pooled["adjusted_ci_low"] < pooled["adjusted_ci_high"]).all()
+        for kind, group in pairs.groupby("op"):
+            o, p = group["correct_original"].to_numpy(), group["correct_perturbed"].to_numpy()
+            marginal_delta[kind].append(p.mean() - o.mean())
+            marginal_significant.append(mcnemar_exact(int((o & ~p).sum()), int((~o & p).sum())))
+    # type I error near 5% (120 tests: 6 expected; 13 would be 3 standard deviations out)
+    assert np.mean(rejected) <= 0.11
+    # the marginal rows are confounded: nearly every one "shows an effect", and the kind the
+    # harmful words lean to looks worst
+    assert np.mean(np.array(marginal_significant) < 0.05) > 0.7
+    assert (
+        np.mean(marginal_delta["replace"])
+        < min(np.mean(marginal_delta[k]) for k in ("insert", "delete", "mixed")) - 0.02
+    )
+
+
+def test_a_planted_operation_effect_is_found_by_the_adjusted_row():
+    found, estimates = [], []
+    for seed in range(12):
+        pairs = simulate_pairs(100 + seed, examples=(200, 80, 30), kind_harm={"delete": 0.12})
+        pooled = _pooled(adjusted_effects(pairs, by="op"))
+        found.append(pooled.loc["delete", "adjusted_p"] < 0.05)
+        estimates.append(pooled.loc["delete", "adjusted_delta"])
+        assert pooled.loc["delete", "adjusted_ci_high"] < 0 or not found[-1]
+    assert np.mean(found) >= 0.8
+    # the contrast is on all pairs of the word strata, half of whose examples start correct
+    assert -0.12 < np.mean(estimates) < -0.03
+
+
+def test_labels_are_taken_as_they_come():
+    pairs = simulate_pairs(3, kinds=("replace", "transpose", "conversion"), examples=(120,))
+    table = adjusted_effects(pairs, by="op")
+    assert set(table["op"]) == {"replace", "transpose", "conversion"}
+    assert list(table.columns) == ["model", "language", "scope", "op", *ADJUSTED_COLUMNS]
+    assert table["adjusted_delta"].notna().all()
+
+
+def test_a_scope_without_flips_still_gets_an_interval_of_positive_width():
+    pairs = simulate_pairs(4, examples=(80,), word_harm=0.0, noise=0.0)
+    table = adjusted_effects(pairs, by="op")
+    assert (table["adjusted_delta"] == 0).all()
+    assert (table["adjusted_ci_low"] < 0).all() and (table["adjusted_ci_high"] > 0).all()
+    assert (table["adjusted_p"] == 1.0).all()
+
+
+def test_strata_with_one_kind_carry_no_information():
+    d = np.array([-1, 0, -1, 0])
+    x = np.array([True, True, False, False])
+    # each word has one kind only: nothing to compare within a word
+    effect = adjusted_effect(d, x, strata=np.array([0, 0, 1, 1]), examples=np.arange(4))
+    assert effect["adjusted_delta"] is None and effect["adjusted_n"] == 0
+    # words A and B hold both kinds on examples 0 and 1; word C (one kind) is left out
+    d = np.array([-1, 0, 0, -1, -1, -1])
+    x = np.array([True, False, False, True, True, True])
+    strata, examples = np.array([0, 0, 1, 1, 2, 2]), np.array([0, 1, 0, 1, 2, 3])
+    effect = adjusted_effect(d, x, strata=strata, examples=examples)
+    assert effect["adjusted_n"] == 4 and effect["adjusted_delta"] == pytest.approx(-1.0)
+    # an example seen once has nothing to compare within itself: its pair drops out too
+    effect = adjusted_effect(d[:2], x[:2], strata=strata[:2], examples=examples[:2])
+    assert effect["adjusted_delta"] is None
+
+
+def test_absorbing_two_crossed_groupings_equals_the_dummy_variable_regression():
+    rng = np.random.default_rng(0)
+    n = 120
+    a, b = rng.integers(0, 9, n), rng.integers(0, 15, n)
+    x = (rng.random(n) < 0.4).astype(float)
+    y = rng.normal(size=n) + 0.7 * x + a * 0.3 - b * 0.1
+    dummies = np.column_stack(
+        [x, *(a == i for i in range(9)), *(b == j for j in range(1, 15))]
+    ).astype(float)
+    expected = np.linalg.lstsq(dummies, y, rcond=None)[0][0]
+    resid = absorb(np.column_stack([y, x]), [a, b])
+    assert resid[:, 1] @ resid[:, 0] / (resid[:, 1] @ resid[:, 1]) == pytest.approx(expected)
+
+
+def test_operation_and_script_tables_carry_the_adjusted_columns_beside_the_marginal_ones():
+    examples = _no_effect_examples("g", n=16)
+    replace, delete = [("replace", "e", "x")], [("delete", "o", "")]
+    for i, (_, correct, hits) in enumerate(examples):
+        # both words on every example, their kinds of typo varying within words and examples
+        hits["the"] = (correct ^ (i % 3 == 0), 1, replace if i % 4 in (0, 3) else delete)
+        hits["of"] = (correct ^ (i % 5 == 0), 1, delete if i % 4 in (0, 1) else replace)
+    _, operations, scripts = _build({"gsm8k": examples, "bbh": _no_effect_examples("b", n=12)})
+    for table in (operations, scripts):
+        assert set(ADJUSTED_COLUMNS) <= set(table.columns)
+        assert list(table.columns[-len(ADJUSTED_COLUMNS) :]) == ADJUSTED_COLUMNS
+        assert table["delta"].notna().all()
+    pooled = operations.loc[operations["scope"] == "pooled"].set_index("op")
+    assert pooled["adjusted_n"].gt(0).all() and pooled["adjusted_delta"].notna().all()
+    # one script class only: no within-word contrast to make
+    assert scripts["adjusted_delta"].isna().all() and (scripts["adjusted_n"] == 0).all()
+
+
+def test_kinds_are_compared_at_equal_numbers_of_typos():
+    # mixed pairs always carry two typos and a second typo adds harm: mixed is not harmful as a
+    # kind, it just has more typos
+    estimates = []
+    for seed in range(6):
+        pairs = simulate_pairs(200 + seed, examples=(200, 80), second_typo_harm=0.15)
+        pooled = _pooled(adjusted_effects(pairs, by="op"))
+        estimates.append(pooled.loc["mixed", "adjusted_delta"])
+        blind = adjusted_effects(pairs.drop(columns="perturbed_occurrences"), by="op")
+        assert _pooled(blind).loc["mixed", "adjusted_delta"] < pooled.loc["mixed", "adjusted_delta"]
+    assert abs(np.mean(estimates)) < 0.02
+
+
+def test_any_kind_column_works_the_same_way():
+    pairs = simulate_pairs(5, examples=(150,), kind_harm={"delete": 0.2})
+    by_op = adjusted_effects(pairs, by="op")
+    by_script = adjusted_effects(pairs.assign(script=pairs["op"], op=None), by="script")
+    pd.testing.assert_frame_equal(
+        by_op.drop(columns="op"), by_script.drop(columns="script"), check_like=True
+    )
