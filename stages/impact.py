@@ -21,9 +21,10 @@ from evalpipe.scoring.views import parse_view, primary_views
 from evalpipe.scoring.word_impact import POOLED, ImpactSettings, build_impact, top_words
 from stages._common import fail_cleanly, params_option
 
-PERTURBED_COLUMNS = ["benchmark", "example_id", "word_rank", "language", "perturbations"]
+# `draw` (optional) tells the typo draws of one (example, word) apart.
+PERTURBED_COLUMNS = ["benchmark", "example_id", "word_rank", "draw", "language", "perturbations"]
 # What the impact tables use of a scored file (prompts and outputs are most of its bytes).
-SCORED_COLUMNS = ["benchmark", "example_id", "variant", "word_rank", "correct", "model",
+SCORED_COLUMNS = ["benchmark", "example_id", "variant", "word_rank", "draw", "correct", "model",
                   "occurrences", "perturbed_occurrences", "parse_status"]  # fmt: skip
 
 
@@ -104,7 +105,7 @@ def main(params_path: str, root: str) -> None:
     for name in sorted(parts):
         scored[name] = pd.concat(parts[name], ignore_index=True)
         pert_path = paths.perturbed(name)
-        perturbed[name] = read_parquet(pert_path, PERTURBED_COLUMNS)
+        perturbed[name] = read_parquet(pert_path, PERTURBED_COLUMNS, optional=True)
         languages[name] = language_of(perturbed[name], path=pert_path)
     words = {
         language: read_parquet(paths.words(language))

@@ -58,6 +58,14 @@ def validate_perturbed(df: pd.DataFrame, *, source: str) -> None:
             f"{source}: missing columns {missing}; expected the perturbed-set "
             f"columns {list(REQUIRED_COLUMNS)} (docs/architecture.md)"
         )
+    keys = ["benchmark", "example_id", "word_rank", *(["draw"] if "draw" in df.columns else [])]
+    duplicated = df.duplicated(keys).to_numpy()
+    if duplicated.any():
+        i = int(duplicated.argmax())
+        raise InputError(
+            f"{source}, row {i}: a second row for ({', '.join(keys)}) = "
+            f"{tuple(df.iloc[i][k] for k in keys)}; expected one row per key"
+        )
     for i, value in enumerate(df["fields"].tolist()):
         if not isinstance(value, str | dict):
             raise InputError(
@@ -138,6 +146,15 @@ def truncated_share(generations: Sequence[Generation]) -> tuple[int, float]:
     return n, (n / len(generations) if generations else 0.0)
 
 
+def has_draws(rows: pd.DataFrame) -> bool:
+    """Whether ``rows`` hold more than one typo draw (a ``draw`` column with a value above 0).
+
+    >>> has_draws(pd.DataFrame({"draw": [0, 0]})), has_draws(pd.DataFrame({"draw": [0, 1]}))
+    (False, True)
+    """
+    return "draw" in rows.columns and bool(len(rows)) and int(rows["draw"].max()) > 0
+
+
 def generation_counts(
     keys: Sequence[str], generations: Sequence[Generation], *, seen: set[str]
 ) -> dict[str, int]:
@@ -211,12 +228,18 @@ def outputs_frame(
     Returns
     -------
     pandas.DataFrame
-        Columns ``OUTPUT_COLUMNS`` (gold columns absent from ``rows`` are null).
+        Columns ``OUTPUT_COLUMNS`` (gold columns absent from ``rows`` are null), with ``draw``
+        (int32) after ``word_rank`` when the rows hold several typo draws (``perturb.draws`` > 1).
     """
     if not len(rows) == len(prompts) == len(generations):
         raise ValueError("rows, prompts and generations must have the same length")
     out = pd.DataFrame({c: rows[c].tolist() for c in KEY_COLUMNS})
     out["word_rank"] = out["word_rank"].astype("int64")
+    columns = list(OUTPUT_COLUMNS)
+    if has_draws(rows):
+        # Only then: with one draw the outputs keep the columns (and bytes) they always had.
+        out["draw"] = rows["draw"].astype("int32").to_numpy()
+        columns.insert(columns.index("word_rank") + 1, "draw")
     out["prompt_hash"] = [prompt_hash(p) for p in prompts]
     out["prompt"] = list(prompts)
     out["output"] = [g.output for g in generations]
@@ -228,4 +251,4 @@ def outputs_frame(
     out["from_cache"] = [bool(g.from_cache) for g in generations]
     for col in GOLD_COLUMNS:
         out[col] = rows[col].tolist() if col in rows.columns else [None] * len(rows)
-    return out[list(OUTPUT_COLUMNS)]
+    return out[columns]

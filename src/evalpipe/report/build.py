@@ -590,11 +590,14 @@ def highlight_edits(text: str, edits: Sequence[Mapping[str, Any]]) -> tuple[str,
 
 def with_perturbations(scored: pd.DataFrame, perturbed: pd.DataFrame | None) -> pd.DataFrame:
     """``scored`` with ``fields`` and ``perturbations`` taken from the perturbed set where the
-    scored rows lack them (joined on benchmark, example_id, word_rank)."""
+    scored rows lack them (joined on benchmark, example_id, word_rank, and draw when the scored
+    rows hold several typo draws)."""
     wanted = [c for c in ("fields", "perturbations") if c not in scored.columns]
     keys = ["benchmark", "example_id", "word_rank"]
     if perturbed is None or not wanted or not set(keys) <= set(perturbed.columns):
         return scored
+    if "draw" in scored.columns and "draw" in perturbed.columns:
+        keys.append("draw")
     extra = perturbed[keys + [c for c in wanted if c in perturbed.columns]]
     return scored.merge(extra.drop_duplicates(keys), on=keys, how="left")
 
@@ -618,7 +621,7 @@ def pick_examples(frame: pd.DataFrame, *, limit: int) -> list[tuple[pd.Series, p
         how="inner",
     )
     merged["_flip"] = (~merged["_orig_correct"].astype(bool)).astype(int)
-    sort = ["_flip", "example_id"] + (["word_rank"] if "word_rank" in merged.columns else [])
+    sort = ["_flip", "example_id"] + [c for c in ("word_rank", "draw") if c in merged.columns]
     merged = merged.sort_values(sort, kind="stable").head(limit)
     index = originals.set_index(keys)
     out = []

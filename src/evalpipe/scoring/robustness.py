@@ -238,7 +238,9 @@ def word_table(
     Returns
     -------
     DataFrame
-        One row per word: ``benchmark, word, word_rank, n`` and the :class:`PairedStats` fields,
+        One row per word: ``benchmark, word, word_rank``, the :class:`PairedStats` fields (``n``
+        counting examples, each once however many typo draws it has; the counts and rates count
+        pairs, one per draw),
         ``p_holm, p_bh`` (McNemar p adjusted over the benchmark's words),
         ``accuracy_drop`` (= -delta), ``perturbed_occurrences, accuracy_base, accuracy_merged,
         per_occurrence_impact, unparsed_rate``; sorted by word rank.
@@ -256,21 +258,24 @@ def word_table(
             clusters=group["cluster"].to_numpy(),
             level=level,
         )
-        merged = base_correct.copy()
-        # With several typo draws of one example the merged answer is its first draw's.
-        first = group.drop_duplicates("example_id")
-        merged.loc[first["example_id"].to_numpy()] = first["correct_perturbed"].to_numpy()
+        merged = base_correct.astype(float)
+        # With several typo draws of one example its merged answer is the mean over its draws,
+        # and the typos per draw are the mean over its draws: the impact of one draw's typos.
+        by_example = group.groupby("example_id", sort=False)
+        answers = by_example["correct_perturbed"].mean()
+        merged.loc[answers.index.to_numpy()] = answers.to_numpy()
         acc_merged = float(merged.mean())
         occurrences = int(group["perturbed_occurrences"].sum())
-        impact = (
-            (acc_base - acc_merged) / occurrences if occurrences and acc_base is not None else None
-        )
+        per_draw = float(by_example["perturbed_occurrences"].mean().sum())
+        impact = (acc_base - acc_merged) / per_draw if per_draw and acc_base is not None else None
         rows.append(
             {
                 "benchmark": benchmark,
                 "word": str(word),
                 "word_rank": int(rank),
                 **asdict(stats),
+                # examples, not pairs: K typo draws of one example are one observation of the word
+                "n": int(group["cluster"].nunique()),
                 "accuracy_drop": None if stats.delta is None else -stats.delta,
                 "perturbed_occurrences": occurrences,
                 "accuracy_base": acc_base,

@@ -20,7 +20,10 @@ The study (:class:`Design`):
   harm ``h_w``. The true delta of a pair is ``-h_w p_i``; the truth of a pooled word row is
   ``-h_w sum_b (n_wb / n_w) mu_b`` (its pairs per benchmark fixed, examples random).
 
-Outputs per n-band of the word's pairs: coverage of the truth, mean width, zero-width intervals,
+With ``draws`` K > 1 every draw redraws the noise and the harm of the pair's perturbed answer
+(the original answer stays the example's one), as K typo draws of one (example, word) do.
+
+Outputs per n-band of the word's examples (its pairs with one draw): coverage of the truth, mean width, zero-width intervals,
 and the false discovery proportion of BH rejections (p_bh <= alpha); plus the BH false discovery
 rate over replications (the mean share of false rejections among rejections, 0 without any).
 """
@@ -151,8 +154,8 @@ def word_rows(
     Returns
     -------
     DataFrame
-        One row per word with pairs: ``word, n, delta, ci_low, ci_high, design_effect,
-        mcnemar_p, p_holm, p_bh, harm, truth``.
+        One row per word with pairs: ``word, n`` (examples), ``delta, ci_low, ci_high,
+        design_effect, mcnemar_p, p_holm, p_bh, harm, truth``.
     """
     order = np.argsort(rep.word, kind="stable")
     word, o, p = rep.word[order], rep.original[order], rep.perturbed[order]
@@ -186,7 +189,8 @@ def word_rows(
         rows.append(
             {
                 "word": w,
-                "n": b - a,
+                # examples, as in the impact table: the draws of one example count once
+                "n": int(np.unique(example[a:b]).size),
                 "delta": float(diff.mean()),
                 "ci_low": low,
                 "ci_high": high,

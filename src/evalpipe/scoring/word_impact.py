@@ -18,6 +18,14 @@ Pairs and weighting
     equal weight per benchmark would). ``n_benchmarks`` and the per-benchmark rows show how the
     pooled figure is made up.
 
+Typo draws
+    With ``perturb.draws: K`` an example holds up to K pairs per word, one per draw in which a
+    typo of the word fired. They share the example's cluster, so ``delta`` averages the word's
+    effect over where its typos landed and the interval's design effect counts the draws of one
+    example as dependent. ``n`` counts (example, word) observations, each once whatever its
+    draws (in the word table: examples); ``n_c2i``, ``n_i2c`` and the rates count pairs. With
+    one draw the two counts agree.
+
 Confidence interval
     Tango's score interval of the paired difference (:mod:`evalpipe.scoring.intervals`) on the
     row's pooled 2x2 counts; it never has zero width. In the word tables every example contributes
@@ -295,6 +303,9 @@ def paired_effect(
     o = group["correct_original"].to_numpy(dtype=bool)
     p = group["correct_perturbed"].to_numpy(dtype=bool)
     n = int(o.size)
+    # The typo draws of one (example, word) are one observation: n counts those, the flip counts
+    # count pairs (one per draw). With one draw the two are the same.
+    units = len(group[["_cluster", "word_rank"]].drop_duplicates()) if n else 0
     n_c2i = int((o & ~p).sum())
     n_i2c = int((~o & p).sum())
     acc_o = float(o.mean()) if n else None
@@ -305,7 +316,7 @@ def paired_effect(
     occurrences = int(group["occurrences"].sum())
     fired = int(group["perturbed_occurrences"].sum())
     return {
-        "n": n,
+        "n": units,
         "n_benchmarks": int(group["benchmark"].nunique()),
         "accuracy_original": acc_o,
         "accuracy_perturbed": acc_p,
@@ -324,7 +335,7 @@ def paired_effect(
         "perturbed_occurrences": fired,
         "per_occurrence_impact": ((n_c2i - n_i2c) / n_base / fired if fired and n_base else None),
         "unparsed_rate": float(group["unparsed_perturbed"].mean()) if n else None,
-        "small_n": n < settings.small_n,
+        "small_n": units < settings.small_n,
     }
 
 
