@@ -7,10 +7,9 @@ import functools
 import json
 from pathlib import Path
 
-from evalpipe.annotation.report import QualitySettings, run_quality
-
 from evalpipe import atomic
 from evalpipe.annotation.batches import find_batches
+from evalpipe.annotation.quality_run import QualitySettings, run_quality
 from evalpipe.annotation.schema import read_annotations, read_tasks, sample_tasks_path
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
