@@ -134,7 +134,7 @@ def test_adding_a_benchmark_is_one_spec_file_and_one_params_line(project) -> Non
     dag = project.dvc("dag", "generate").stdout
     assert "perturb@mini" in dag and "benchmarks@mini" in dag
     out = project.dvc("repro", "perturb@mini").stdout
-    assert "benchmarks@mini: 2 examples" in out and "perturb@mini:" in out
+    assert "benchmarks@mini: 2 examples" in out and "perturb@mini (uniform):" in out
     assert "changed" not in project.dvc("status", "perturb@mini").stdout
     # generate's inputs now include the new set (a directory dependency on data/perturbed)
     assert "data/perturbed" in project.dvc("status", "generate").stdout

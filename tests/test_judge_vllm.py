@@ -50,7 +50,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project-like folder: params.yaml, tasks.jsonl, and the judge's cache location."""
     root = tmp_path_factory.mktemp("judge")
     tasks = read_tasks(REPO / "src/evalpipe/annotation/samples/tasks.jsonl")[:3]
-    path = root / "data" / "annotation" / "tasks.jsonl"
+    path = root / "data" / "annotation_tasks" / "tasks.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text(
         "".join(json.dumps(task_to_dict(t), ensure_ascii=False) + "\n" for t in tasks), "utf-8"
@@ -76,7 +76,7 @@ def engine(workdir: Path) -> Iterator[Engine]:
 
 @pytest.fixture(scope="module")
 def judged(workdir: Path, engine: Engine):
-    tasks = read_tasks(workdir / "data" / "annotation" / "tasks.jsonl")
+    tasks = read_tasks(workdir / "data" / "annotation_tasks" / "tasks.jsonl")
     run = judge_tasks(
         tasks,
         engine,
@@ -113,7 +113,7 @@ def test_judge_records_are_valid_annotations_from_llm_annotator(judged) -> None:
 
 
 def test_cut_off_replies_get_a_repair_retry_and_are_counted_unrated(workdir, engine) -> None:
-    tasks = read_tasks(workdir / "data" / "annotation" / "tasks.jsonl")
+    tasks = read_tasks(workdir / "data" / "annotation_tasks" / "tasks.jsonl")
     # Four tokens cannot hold the JSON object: both the first and the repair reply are cut off.
     run = judge_tasks(tasks, engine, model="tiny-random", timestamp=TIMESTAMP, max_tokens=4)
     assert run.annotations == []
