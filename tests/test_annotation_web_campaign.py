@@ -14,24 +14,12 @@ from evalpipe.annotation.qualification import qualification_items, qualification
 from evalpipe.annotation.schema import AXES, read_annotations
 from evalpipe.annotation.web.store import Store
 from tests.annotation_harness import ServerProcess, annotate_cli
-from tests.test_annotation_web_browser import CHROMIUM, CHROMIUM_ARGS, TASKS
+from tests.test_annotation_web_browser import TASKS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300)]
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "campaign-secret-0123456789abcdef"
-
-
-@pytest.fixture
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def write_tasks(path: Path) -> None:
