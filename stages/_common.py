@@ -6,10 +6,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from evalpipe.commands import configure_logging, fail_cleanly, params_option
+from evalpipe.commands import (
+    configure_logging,
+    fail_cleanly,
+    html_out_option,
+    params_option,
+    root_option,
+)
 from evalpipe.errors import InputError
 
-__all__ = ["fail_cleanly", "params_option", "read_parquet"]
+__all__ = ["fail_cleanly", "html_out_option", "params_option", "read_parquet", "root_option"]
 
 configure_logging()
 

@@ -22,8 +22,7 @@ import click
 from evalpipe import atomic
 from evalpipe.annotation.batches import find_batches
 from evalpipe.annotation.quality_run import QualitySettings, run_quality
-from evalpipe.annotation.schema import AXES, read_annotations, read_tasks, sample_tasks_path
-from evalpipe.errors import InputError
+from evalpipe.annotation.schema import AXES, read_annotations, read_tasks, tasks_or_sample
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from stages._common import fail_cleanly, params_option
@@ -69,12 +68,9 @@ def main(
     """Validate annotation batches, measure agreement, build the consensus, flag outliers."""
     params = load_params(params_path)
     settings = QualitySettings.from_params(section(params, "annotation"), seed=params["seed"])
-    tasks_file = Path(tasks_path)
-    if not tasks_file.exists():
-        if tasks_path != str(PATHS.annotation_tasks):
-            raise InputError(f"{tasks_file}: task file not found")
-        log.info("%s not found; using the bundled sample tasks", tasks_file)
-        tasks_file = sample_tasks_path()
+    tasks_file, sample_tasks = tasks_or_sample(tasks_path, default=PATHS.annotation_tasks)
+    if sample_tasks:
+        log.info("%s not found; using the bundled sample tasks", tasks_path)
     tasks = read_tasks(tasks_file)
     found = find_batches(
         raw_dir,

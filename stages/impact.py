@@ -19,7 +19,7 @@ from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.comparison import model_comparison
 from evalpipe.scoring.views import parse_view, primary_views
 from evalpipe.scoring.word_impact import POOLED, ImpactSettings, build_impact, top_words
-from stages._common import fail_cleanly, params_option
+from stages._common import fail_cleanly, params_option, root_option
 
 # `draw` (optional) tells the typo draws of one (example, word) apart.
 PERTURBED_COLUMNS = ["benchmark", "example_id", "word_rank", "draw", "language", "perturbations"]
@@ -65,13 +65,7 @@ def language_of(perturbed: pd.DataFrame, *, path: Path) -> str:
 
 @click.command()
 @params_option
-@click.option(
-    "--root",
-    type=click.Path(file_okay=False),
-    default=".",
-    show_default=True,
-    help="Project root holding data/ and plots/.",
-)
+@root_option("Project root holding data/ and plots/.")
 @fail_cleanly
 def main(params_path: str, root: str) -> None:
     """Rank target words (and typo kinds) by how much accuracy their typos cost."""

@@ -20,7 +20,7 @@ from evalpipe.paths import ProjectPaths
 from evalpipe.report.build import build_figures, build_report
 from evalpipe.report.inputs import load_report_data, report_options, workspace_reader
 from evalpipe.report.revisions import WORKSPACE, commit_label
-from stages._common import fail_cleanly, params_option
+from stages._common import fail_cleanly, html_out_option, params_option, root_option
 
 # dvc.yaml declares one words_<language>.svg per language: keep these in step with it.
 FIGURE_LANGUAGES = ("english", "japanese")
@@ -33,13 +33,8 @@ def main() -> None:
 
 @main.command()
 @params_option
-@click.option("--root", type=click.Path(file_okay=False), default=".", show_default=True)
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="HTML file to write [default: reports/report.html under --root].",
-)
+@root_option()
+@html_out_option("reports/report.html")
 @click.option(
     "--commit/--no-commit",
     default=False,

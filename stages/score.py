@@ -24,7 +24,7 @@ from evalpipe.scoring.report import (
 )
 from evalpipe.scoring.scorer import error_preview, score_frame
 from evalpipe.scoring.views import view_name
-from stages._common import fail_cleanly, params_option, read_parquet
+from stages._common import fail_cleanly, params_option, read_parquet, root_option
 
 
 def read_outputs(path: Path) -> pd.DataFrame:
@@ -39,13 +39,7 @@ def read_outputs(path: Path) -> pd.DataFrame:
     help="Models to score, by their slug in params.yaml `models` (repeatable); default: all.",
 )
 @params_option
-@click.option(
-    "--root",
-    type=click.Path(file_okay=False),
-    default=".",
-    show_default=True,
-    help="Project root holding data/, metrics/ and plots/.",
-)
+@root_option("Project root holding data/, metrics/ and plots/.")
 @fail_cleanly
 def main(models: tuple[str, ...], params_path: str, root: str) -> None:
     """Score data/outputs/<model>/*.parquet and write scored rows, metrics and plot data."""

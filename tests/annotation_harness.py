@@ -31,6 +31,20 @@ _CSRF_RE = re.compile(r'name="csrf_token" value="([^"]+)"')
 _ITEM_RE = re.compile(r"/item/(\d+)$")
 
 
+REPO = Path(__file__).resolve().parents[1]
+
+
+def annotate_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``evalpipe annotate ARGS...`` from the repository root, output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "evalpipe.cli", "annotate", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:

@@ -188,3 +188,28 @@ def project(project_template: Path, tmp_path: Path) -> Project:
 
 def _skip_dvc_tmp(folder: str, names: list[str]) -> set[str]:
     return {"tmp"} & set(names) if Path(folder).name == ".dvc" else set()
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's headless Chromium under Playwright, one per test module: each test opens its own
+    pages or contexts, so they share no state; skipped where chromium is not installed."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

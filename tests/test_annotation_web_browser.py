@@ -21,15 +21,6 @@ from tests.annotation_harness import ServerProcess
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300)]
 
 REPO = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 TASKS = [
     {
@@ -98,18 +89,6 @@ def app_server(tmp_path: Path):
     ) as srv:
         srv.token = token  # type: ignore[attr-defined]
         yield srv
-
-
-@pytest.fixture
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def test_keyboard_annotation_edit_and_export_match(app_server, browser, tmp_path):

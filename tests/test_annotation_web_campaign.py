@@ -5,8 +5,6 @@ adjudication of disputed items, and the exports of both."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,25 +13,13 @@ from evalpipe.annotation import guidelines as gl
 from evalpipe.annotation.qualification import qualification_items, qualification_reference
 from evalpipe.annotation.schema import AXES, read_annotations
 from evalpipe.annotation.web.store import Store
-from tests.annotation_harness import ServerProcess
-from tests.test_annotation_web_browser import CHROMIUM, CHROMIUM_ARGS, TASKS
+from tests.annotation_harness import ServerProcess, annotate_cli
+from tests.test_annotation_web_browser import TASKS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300)]
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "campaign-secret-0123456789abcdef"
-
-
-@pytest.fixture
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def write_tasks(path: Path) -> None:
@@ -56,16 +42,6 @@ def choose(page, scores: dict[str, int], confidence_index: int | None = 4) -> No
         page.locator(f"#axis-{axis} label.opt").nth(scores[axis] - 1).click()
         if confidence_index is not None:
             page.locator(f"#axis-{axis} label.copt").nth(confidence_index).click()
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalpipe.cli", "annotate", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def test_training_then_qualification_fail_retrain_pass_opens_the_queue(browser, tmp_path):
@@ -160,7 +136,7 @@ def test_training_then_qualification_fail_retrain_pass_opens_the_queue(browser, 
         row = admin.locator("#progress-table tr", has_text="ann_new").inner_text()
         assert "passed" in row and "2 attempts" in row
     out = tmp_path / "qualification.jsonl"
-    proc = cli("export-qualification", "--db", str(db), "--output", str(out))
+    proc = annotate_cli("export-qualification", "--db", str(db), "--output", str(out))
     assert proc.returncode == 0, proc.stderr
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [(r["attempt"], r["passed"]) for r in rows] == [(1, False), (2, True)]
@@ -224,7 +200,9 @@ def test_adjudicator_settles_the_most_disputed_item_first_and_it_is_exported(bro
         # Annotators cannot reach adjudication.
         assert "/item/" not in page.url
     out = tmp_path / "raw"
-    proc = cli("export", "--db", str(db), "--out-dir", str(out), "--notes", str(tmp_path / "n.csv"))
+    proc = annotate_cli(
+        "export", "--db", str(db), "--out-dir", str(out), "--notes", str(tmp_path / "n.csv")
+    )
     assert proc.returncode == 0, proc.stderr
     adjudicated = read_annotations(out / "batch_001.adjudicated.jsonl")
     assert [(r.id, r.annotator_id, r.annotations) for r in adjudicated] == [

@@ -6,17 +6,14 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 from openpyxl import load_workbook
 
 from evalpipe.annotation.schema import AXES, DialoguePair, read_annotations
 from evalpipe.annotation.spreadsheet import read_filled, write_template
 from evalpipe.annotation.web.store import Store
+from tests.annotation_harness import annotate_cli
 
-REPO = Path(__file__).resolve().parents[1]
 TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 PAYLOADS = [
     '=HYPERLINK("http://evil.example","click")',
@@ -26,16 +23,6 @@ PAYLOADS = [
     "\t=1+1",
     "\r=1+1",
 ]
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalpipe.cli", "annotate", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def hostile_tasks() -> list[DialoguePair]:
@@ -62,7 +49,7 @@ def test_notes_and_timings_csv_neutralise_formula_cells(tmp_path):
         "plain", "boss", dict.fromkeys(AXES, 2), dict.fromkeys(AXES, 1.0), note="=1+1 why"
     )
     notes, timings, out = tmp_path / "notes.csv", tmp_path / "timings.csv", tmp_path / "raw"
-    proc = cli(
+    proc = annotate_cli(
         "export", "--db", str(db), "--out-dir", str(out), "--notes", str(notes),
         "--timings", str(timings),
     )  # fmt: skip

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -18,7 +16,7 @@ import pytest
 
 from evalpipe.annotation.schema import AXES
 from evalpipe.annotation.web.store import MAX_ACTIVE_MS_PER_ITEM, Store
-from tests.annotation_harness import AnnotatorClient, ServerProcess
+from tests.annotation_harness import AnnotatorClient, ServerProcess, annotate_cli
 from tests.test_annotation_web_http import CONF, SCORES, write_tasks
 
 REPO = Path(__file__).resolve().parents[1]
@@ -295,16 +293,6 @@ def test_an_internal_error_answers_a_styled_500_page_without_a_traceback(tmp_pat
 # -- export ------------------------------------------------------------------------------------
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalpipe.cli", "annotate", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 def test_export_works_next_to_unrelated_jsonl_files_but_still_refuses_real_clashes(
     server, tmp_path
 ):
@@ -319,7 +307,7 @@ def test_export_works_next_to_unrelated_jsonl_files_but_still_refuses_real_clash
     (out / "server-log.jsonl").write_text('{"id": "t01", "annotator_id": "ann_a", "event": 1}\n')
     (out / "dump.jsonl").write_bytes(b"\x1f\x8b\x08\x00\xff\xfe binary")
     (out / "folder.jsonl").mkdir()
-    proc = _cli("export", "--db", str(server.db), "--out-dir", str(out))
+    proc = annotate_cli("export", "--db", str(server.db), "--out-dir", str(out))
     assert proc.returncode == 0, proc.stderr
     batch = out / "batch_001.jsonl"
     records = [json.loads(line) for line in batch.read_text().splitlines()]
@@ -327,7 +315,7 @@ def test_export_works_next_to_unrelated_jsonl_files_but_still_refuses_real_clash
     # A real batch holding the same (id, annotator) pairs is still a clash.
     clash = out / "old_round.jsonl"
     clash.write_text(batch.read_text(), encoding="utf-8")
-    proc = _cli("export", "--db", str(server.db), "--out-dir", str(out))
+    proc = annotate_cli("export", "--db", str(server.db), "--out-dir", str(out))
     assert proc.returncode == 2 and "already in old_round.jsonl" in proc.stderr
 
 

@@ -18,7 +18,7 @@ import pytest
 from evalpipe.annotation.schema import AXES, read_annotations
 from evalpipe.annotation.web.assignment import fill_assignments
 from evalpipe.annotation.web.store import Store
-from tests.annotation_harness import AnnotatorClient, ServerProcess
+from tests.annotation_harness import AnnotatorClient, ServerProcess, annotate_cli
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "test-secret-0123456789abcdef"
@@ -340,23 +340,13 @@ def test_skipped_item_comes_back_after_the_fresh_ones(server):
 # -- export and backup commands ---------------------------------------------------------------
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalpipe.cli", "annotate", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 def test_export_writes_the_next_free_batch_and_rewrites_it_later(server, tmp_path):
     out = tmp_path / "raw"
     out.mkdir()
     (out / "batch_001.jsonl").write_text("", encoding="utf-8")
     db_copy = tmp_path / "copy.sqlite"
-    assert _cli("backup", "--db", str(server.db), str(db_copy)).returncode == 0
-    proc = _cli(
+    assert annotate_cli("backup", "--db", str(server.db), str(db_copy)).returncode == 0
+    proc = annotate_cli(
         "export",
         "--db",
         str(db_copy),
@@ -375,7 +365,7 @@ def test_export_writes_the_next_free_batch_and_rewrites_it_later(server, tmp_pat
     keys = [(r.id, r.annotator_id) for r in records]
     assert keys == sorted(keys) and len(set(keys)) == len(keys)
     first_bytes = batch.read_bytes()
-    again = _cli("export", "--db", str(db_copy), "--out-dir", str(out))
+    again = annotate_cli("export", "--db", str(db_copy), "--out-dir", str(out))
     assert again.returncode == 0 and not (out / "batch_003.jsonl").exists()
     assert batch.read_bytes() == first_bytes
     assert "active_seconds" in (tmp_path / "timings.csv").read_text()
@@ -383,7 +373,7 @@ def test_export_writes_the_next_free_batch_and_rewrites_it_later(server, tmp_pat
 
 def test_backup_of_the_live_database_is_complete(server, tmp_path):
     dest = tmp_path / "backup.sqlite"
-    proc = _cli("backup", "--db", str(server.db), str(dest))
+    proc = annotate_cli("backup", "--db", str(server.db), str(dest))
     assert proc.returncode == 0, proc.stderr
     live = sqlite3.connect(server.db)
     copy = sqlite3.connect(dest)
@@ -398,13 +388,13 @@ def test_backup_of_the_live_database_is_complete(server, tmp_path):
 
 def test_add_annotator_prints_a_working_token_and_rejects_duplicates(tmp_path):
     db = tmp_path / "db.sqlite"
-    proc = _cli("add-annotator", "ann_new", "--db", str(db))
+    proc = annotate_cli("add-annotator", "ann_new", "--db", str(db))
     assert proc.returncode == 0, proc.stderr
     token = proc.stdout.strip().splitlines()[-1]
     assert Store(db).authenticate("ann_new", token) is not None
-    again = _cli("add-annotator", "ann_new", "--db", str(db))
+    again = annotate_cli("add-annotator", "ann_new", "--db", str(db))
     assert again.returncode == 2 and "already exists" in again.stderr
-    bad = _cli("add-annotator", "llm:judge", "--db", str(db))
+    bad = annotate_cli("add-annotator", "llm:judge", "--db", str(db))
     assert bad.returncode == 2 and "annotator id" in bad.stderr
 
 
@@ -448,9 +438,9 @@ def test_the_queue_is_closed_until_qualified_and_a_waiver_opens_it(tmp_path):
         assert c.http.get("/item/1").headers["location"].endswith("/training")
         assert c.submit(1, SCORES, CONF).status_code == 302
         assert Store(db).rating("ann_q", Store(db).slot("ann_q", 1)) is None
-        bad = _cli("waive-qualification", "nobody", "--reason", "x", "--db", str(db))
+        bad = annotate_cli("waive-qualification", "nobody", "--reason", "x", "--db", str(db))
         assert bad.returncode == 2 and "does not exist" in bad.stderr
-        proc = _cli(
+        proc = annotate_cli(
             "waive-qualification", "ann_q", "--reason", "qualified in round 1", "--db", str(db)
         )
         assert proc.returncode == 0, proc.stderr

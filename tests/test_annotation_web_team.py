@@ -5,29 +5,17 @@ one who needs work, and the lead's ``release`` hands a dropout's items to the ot
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 from evalpipe.annotation.web.assignment import top_up
 from evalpipe.annotation.web.store import Store
-from tests.annotation_harness import AnnotatorClient, ServerProcess
+from tests.annotation_harness import AnnotatorClient, ServerProcess, annotate_cli
 from tests.test_annotation_web_http import CONF, SCORES, write_tasks
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "team-secret-0123456789abcdef"
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalpipe.cli", "annotate", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def campaign(tmp: Path, *extra: str, n_items: int = 4) -> ServerProcess:
@@ -47,7 +35,7 @@ def campaign(tmp: Path, *extra: str, n_items: int = 4) -> ServerProcess:
 
 def join(srv: ServerProcess, who: str) -> AnnotatorClient:
     """``add-annotator`` while the server runs, then sign in."""
-    proc = cli("add-annotator", who, "--db", str(srv.db), "--overlap", "2")
+    proc = annotate_cli("add-annotator", who, "--db", str(srv.db), "--overlap", "2")
     assert proc.returncode == 0, proc.stderr
     srv.tokens[who] = proc.stdout.strip().splitlines()[-1]  # type: ignore[attr-defined]
     c = AnnotatorClient(srv.base_url, who, srv.tokens[who])  # type: ignore[attr-defined]
@@ -126,7 +114,7 @@ def test_release_hands_a_dropouts_items_to_the_team_and_a_return_brings_work(tmp
         kept = Store(srv.db).slot("ann_b", pos)
         c = join(srv, "ann_c")  # joins with nothing to do (every item has two raters)
         assert c.next_position() is None
-        proc = cli("release", "ann_b", "--db", str(srv.db), "--overlap", "2")
+        proc = annotate_cli("release", "ann_b", "--db", str(srv.db), "--overlap", "2")
         assert proc.returncode == 0, proc.stderr
         assert "5 unrated items taken from ann_b" in proc.stdout
         store = Store(srv.db)
@@ -136,13 +124,13 @@ def test_release_hands_a_dropouts_items_to_the_team_and_a_return_brings_work(tmp
         # A restart's rebalance (even with a higher overlap) does not hand them items again.
         assert store.rebalance(overlap=3) == 0
         assert [s.item_id for s in store.queue("ann_b")] == [kept]
-        bad = cli("release", "nobody", "--db", str(srv.db))
+        bad = annotate_cli("release", "nobody", "--db", str(srv.db))
         assert bad.returncode == 2 and "does not exist" in bad.stderr
 
 
 def test_a_released_annotator_who_comes_back_gets_work_again(tmp_path):
     with campaign(tmp_path, n_items=4) as srv:
-        assert cli("release", "ann_b", "--db", str(srv.db)).returncode == 0
+        assert annotate_cli("release", "ann_b", "--db", str(srv.db)).returncode == 0
         assert Store(srv.db).queue("ann_b") == []
         b = AnnotatorClient(srv.base_url, "ann_b", srv.tokens["ann_b"])
         assert b.login().status_code == 303

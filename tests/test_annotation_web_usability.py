@@ -13,7 +13,7 @@ import pytest
 from evalpipe.annotation.schema import AXES
 from evalpipe.annotation.web.store import Store
 from tests.annotation_harness import ServerProcess
-from tests.test_annotation_web_browser import CHROMIUM, CHROMIUM_ARGS, TASKS
+from tests.test_annotation_web_browser import TASKS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -54,18 +54,6 @@ def app_server(tmp_path_factory: pytest.TempPathFactory):
     ) as srv:
         srv.tokens = tokens  # type: ignore[attr-defined]
         yield srv
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def signed_in(browser, srv, who: str = "ann_u", **context):

@@ -7,7 +7,6 @@ Set EVALPIPE_SCREENSHOT=docs/images/report.png to also save the README screensho
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -18,28 +17,6 @@ from stages.report import main
 from tests.test_report_stage import M, lay_out
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300)]
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
-@pytest.fixture
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 class Watch:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -22,8 +20,8 @@ from evalpipe.annotation.spreadsheet import (
     write_template,
 )
 from evalpipe.errors import InputError
+from tests.annotation_harness import annotate_cli
 
-REPO = Path(__file__).resolve().parents[1]
 FORMULA_LIKE = [
     "=1+2",
     '=HYPERLINK("http://evil.example","click")',
@@ -200,16 +198,6 @@ def test_wrong_sheet_or_missing_column_is_a_clear_error(template: Path, tmp_path
         read_filled(tmp_path / "not.xlsx", annotator_id="a")
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalpipe.cli", "annotate", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 def test_import_command_writes_a_batch_only_when_every_cell_is_good(tmp_path: Path):
     tasks_path = tmp_path / "tasks.jsonl"
     tasks_path.write_text(
@@ -224,14 +212,14 @@ def test_import_command_writes_a_batch_only_when_every_cell_is_good(tmp_path: Pa
         encoding="utf-8",
     )
     xlsx = tmp_path / "template.xlsx"
-    made = _cli("template", "--tasks", str(tasks_path), "--output", str(xlsx))
+    made = annotate_cli("template", "--tasks", str(tasks_path), "--output", str(xlsx))
     assert made.returncode == 0, made.stderr
     out = tmp_path / "raw"
     out.mkdir()
     (out / "batch_001.jsonl").write_text("", encoding="utf-8")
 
     bad = fill(xlsx, {2: full(), 3: dict(full(), self=7)}, tmp_path / "bad.xlsx")
-    proc = _cli(
+    proc = annotate_cli(
         "import",
         str(bad),
         "--annotator",
@@ -246,7 +234,7 @@ def test_import_command_writes_a_batch_only_when_every_cell_is_good(tmp_path: Pa
     assert sorted(p.name for p in out.iterdir()) == ["batch_001.jsonl"]
 
     good = fill(xlsx, {2: full(2, 0.7), 3: full(4, 1)}, tmp_path / "good.xlsx")
-    proc = _cli(
+    proc = annotate_cli(
         "import",
         str(good),
         "--annotator",
@@ -265,7 +253,7 @@ def test_import_command_writes_a_batch_only_when_every_cell_is_good(tmp_path: Pa
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", records[0].timestamp)
 
     # The same sheet imported twice would duplicate (id, annotator): refused, nothing written.
-    again = _cli(
+    again = annotate_cli(
         "import",
         str(good),
         "--annotator",

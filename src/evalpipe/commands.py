@@ -40,6 +40,24 @@ params_option = click.option(
 )
 
 
+def root_option(help: str | None = None) -> Callable[[F], F]:
+    """``--root``, the project folder a command reads and writes under (default: here)."""
+    return click.option(
+        "--root", type=click.Path(file_okay=False), default=".", show_default=True, help=help
+    )
+
+
+def html_out_option(default: str) -> Callable[[F], F]:
+    """``--out``, the HTML file a report command writes (``default``: where it goes under
+    ``--root`` when not given)."""
+    return click.option(
+        "--out",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help=f"HTML file to write [default: {default} under --root].",
+    )
+
+
 def configure_logging() -> None:
     """INFO lines from the library's loggers on stderr, as the stages print them."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")

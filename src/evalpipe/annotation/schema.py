@@ -396,3 +396,29 @@ def to_long_frame(annotations: Iterable[Annotation]) -> pd.DataFrame:
 def sample_tasks_path() -> Path:
     """The bundled sample tasks (30 dialogue pairs rated by the sample batches)."""
     return Path(__file__).resolve().parent / "samples" / "tasks.jsonl"
+
+
+def tasks_or_sample(tasks_path: str | Path, *, default: str | Path) -> tuple[Path, bool]:
+    """The task file to read: ``tasks_path``, or the bundled sample tasks while it is the
+    project's ``default`` path and that file does not exist yet.
+
+    Parameters
+    ----------
+    tasks_path : the task file asked for
+    default : the project's task file (only its absence falls back to the samples)
+
+    Returns
+    -------
+    (path, True when it is the bundled sample tasks)
+
+    Raises
+    ------
+    InputError
+        ``tasks_path`` is not the default and does not exist.
+    """
+    path = Path(tasks_path)
+    if path.exists():
+        return path, False
+    if str(tasks_path) != str(default):
+        raise InputError(f"{path}: task file not found")
+    return sample_tasks_path(), True

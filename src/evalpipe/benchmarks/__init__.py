@@ -2,6 +2,7 @@
 Hub, the publishers' files, bundled samples and local files, and prompt rendering from the
 specs' templates. See docs/benchmarks.md."""
 
+from evalpipe.benchmarks import spec as _spec
 from evalpipe.benchmarks.loading import (
     EXAMPLE_COLUMNS,
     EXAMPLE_SCHEMA,
@@ -57,9 +58,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> tuple[str, ...]:
-    # BBH's subtasks and MMLU's subjects are listed once, in their spec files (read on first use).
-    if name == "BBH_SUBTASKS":
-        return subtasks_of("bbh")
-    if name == "MMLU_SUBJECTS":
-        return subtasks_of("mmlu")
+    # BBH_SUBTASKS and MMLU_SUBJECTS are read from their spec files on first use: spec's own
+    # module __getattr__ knows which names those are.
+    if name in ("BBH_SUBTASKS", "MMLU_SUBJECTS"):
+        return getattr(_spec, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -39,11 +39,48 @@ db_option = click.option(
 )
 
 
+overlap_option = click.option(
+    "--overlap",
+    type=int,
+    default=None,
+    help="Annotators per item (default: params annotation.overlap).",
+)
+
+
+def tasks_option(help: str | None = None) -> Any:
+    """``--tasks`` (the annotation task set), with a help text that says what the command uses
+    it for."""
+    return click.option(
+        "--tasks",
+        "tasks_path",
+        type=click.Path(dir_okay=False),
+        default=str(PATHS.annotation_tasks),
+        show_default=True,
+        help=help,
+    )
+
+
+def out_dir_option(help: str | None = None) -> Any:
+    """``--out-dir``, the folder of raw annotation batches."""
+    return click.option(
+        "--out-dir",
+        type=click.Path(file_okay=False),
+        default=str(PATHS.raw_annotations),
+        show_default=True,
+        help=help,
+    )
+
+
 def _annotation_params(params_path: str) -> dict[str, Any]:
     params = load_params(params_path)
     cfg = dict(params["annotation"])
     cfg["seed"] = int(params["seed"])
     return cfg
+
+
+def _overlap(overlap: int | None, cfg: dict[str, Any]) -> int:
+    """The ``--overlap`` given, else params annotation.overlap."""
+    return int(overlap if overlap is not None else cfg["overlap"])
 
 
 def _open_store(db_path: str, *, must_exist: bool = False, synchronous: str = "full") -> Any:
@@ -122,14 +159,7 @@ def main() -> None:
 
 
 @main.command()
-@click.option(
-    "--tasks",
-    "tasks_path",
-    type=click.Path(dir_okay=False),
-    default=str(PATHS.annotation_tasks),
-    show_default=True,
-    help="Tasks JSONL (spec A.3 input format).",
-)
+@tasks_option("Tasks JSONL (spec A.3 input format).")
 @click.option(
     "--host",
     default="127.0.0.1",
@@ -153,12 +183,7 @@ def main() -> None:
     help="SQLite durability: full fsyncs every rating before the "
     "response (survives power loss); normal survives a killed server, not a power cut.",
 )
-@click.option(
-    "--overlap",
-    type=int,
-    default=None,
-    help="Annotators per item (default: params annotation.overlap).",
-)
+@overlap_option
 @click.option(
     "--secure-cookies/--no-secure-cookies",
     default=False,
@@ -243,7 +268,7 @@ def serve(
     tasks = read_tasks(tasks_path)
     store = _open_store(db_path, synchronous=synchronous)
     added, _known = store.load_tasks(tasks)
-    overlap = int(overlap if overlap is not None else cfg["overlap"])
+    overlap = _overlap(overlap, cfg)
     assigned = store.rebalance(overlap=overlap, seed=cfg["seed"])
     app = create_app(
         store,
@@ -315,12 +340,7 @@ def serve(
 )
 @click.option("--reset-token", is_flag=True, help="Issue a new token for an existing account.")
 @db_option
-@click.option(
-    "--overlap",
-    type=int,
-    default=None,
-    help="Annotators per item (default: params annotation.overlap).",
-)
+@overlap_option
 @params_option
 @fail_cleanly
 def add_annotator(
@@ -344,9 +364,7 @@ def add_annotator(
     role = "admin" if admin else "adjudicator" if adjudicator else "annotator"
     token = store.add_annotator(annotator_id, role=role)
     cfg = _annotation_params(params_path)
-    new = store.rebalance(
-        overlap=int(overlap if overlap is not None else cfg["overlap"]), seed=cfg["seed"]
-    )
+    new = store.rebalance(overlap=_overlap(overlap, cfg), seed=cfg["seed"])
     detail = "" if role != "annotator" else f", {new} assignments added"
     click.echo(f"created {role} {annotator_id}{detail}; their login token (shown once):")
     click.echo(token)
@@ -388,12 +406,7 @@ def waive_qualification(annotator_id: str, reason: str, db_path: str) -> None:
 @main.command()
 @click.argument("annotator_id")
 @db_option
-@click.option(
-    "--overlap",
-    type=int,
-    default=None,
-    help="Annotators per item (default: params annotation.overlap).",
-)
+@overlap_option
 @params_option
 @fail_cleanly
 def release(annotator_id: str, db_path: str, overlap: int | None, params_path: str) -> None:
@@ -403,7 +416,7 @@ def release(annotator_id: str, db_path: str, overlap: int | None, params_path: s
     cfg = _annotation_params(params_path)
     released, added = store.release(
         annotator_id,
-        overlap=int(overlap if overlap is not None else cfg["overlap"]),
+        overlap=_overlap(overlap, cfg),
         seed=cfg["seed"],
     )
     click.echo(
@@ -436,13 +449,7 @@ def users(db_path: str) -> None:
 
 @main.command()
 @db_option
-@click.option(
-    "--out-dir",
-    type=click.Path(file_okay=False),
-    default=str(PATHS.raw_annotations),
-    show_default=True,
-    help="Where raw batches live.",
-)
+@out_dir_option("Where raw batches live.")
 @click.option(
     "--output",
     type=click.Path(dir_okay=False),
@@ -554,13 +561,7 @@ def backup(db_path: str, dest: str | None) -> None:
 
 
 @main.command()
-@click.option(
-    "--tasks",
-    "tasks_path",
-    type=click.Path(dir_okay=False),
-    default=str(PATHS.annotation_tasks),
-    show_default=True,
-)
+@tasks_option()
 @click.option(
     "--output",
     type=click.Path(dir_okay=False),
@@ -583,20 +584,8 @@ def template(tasks_path: str, output: str, params_path: str) -> None:
 @main.command("import")
 @click.argument("xlsx", type=click.Path(dir_okay=False))
 @click.option("--annotator", "annotator_id", required=True, help="Who filled in the sheet.")
-@click.option(
-    "--tasks",
-    "tasks_path",
-    type=click.Path(dir_okay=False),
-    default=str(PATHS.annotation_tasks),
-    show_default=True,
-    help="Check ids against this task set (skipped if the file does not exist).",
-)
-@click.option(
-    "--out-dir",
-    type=click.Path(file_okay=False),
-    default=str(PATHS.raw_annotations),
-    show_default=True,
-)
+@tasks_option("Check ids against this task set (skipped if the file does not exist).")
+@out_dir_option()
 @click.option(
     "--output",
     type=click.Path(dir_okay=False),

@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from evalpipe import atomic
-from evalpipe.commands import fail_cleanly, params_option
+from evalpipe.commands import fail_cleanly, html_out_option, params_option, root_option
 from evalpipe.errors import InputError
 from evalpipe.params import load_params
 from evalpipe.paths import ProjectPaths
@@ -85,13 +85,8 @@ def main() -> None:
     "--b", "rev_b", default=WORKSPACE, show_default=True, help="After: a revision or `workspace`."
 )
 @params_option
-@click.option("--root", type=click.Path(file_okay=False), default=".", show_default=True)
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="HTML file to write [default: reports/compare.html under --root].",
-)
+@root_option()
+@html_out_option("reports/compare.html")
 @fail_cleanly
 def compare(rev_a: str, rev_b: str, params_path: str, root: str, out: str | None) -> None:
     """Write a side-by-side report of two revisions (metrics from Git, data through DVC)."""

@@ -35,7 +35,7 @@ from evalpipe.annotation.schema import (
     is_human,
     read_annotations,
     read_tasks,
-    sample_tasks_path,
+    tasks_or_sample,
     to_long_frame,
 )
 from evalpipe.commands import fail_cleanly, params_option
@@ -258,12 +258,8 @@ def check(
         found = find_batches(PATHS.raw_annotations, samples_dir=PATHS.sample_annotations)
         inputs, samples = tuple(str(p) for p in found.paths), found.samples
     paths = _expand(inputs, extra)
-    tasks_file = Path(tasks_path)
-    task_label = str(tasks_file)
-    if not tasks_file.exists():
-        if tasks_path != str(PATHS.annotation_tasks):
-            raise InputError(f"{tasks_file}: task file not found")
-        tasks_file, task_label = sample_tasks_path(), "the bundled sample tasks"
+    tasks_file, sample_tasks = tasks_or_sample(tasks_path, default=PATHS.annotation_tasks)
+    task_label = "the bundled sample tasks" if sample_tasks else str(tasks_file)
     tasks = read_tasks(tasks_file)
     annotations, problems = collect_annotations(paths, task_ids=[t.id for t in tasks])
     result = run_quality(

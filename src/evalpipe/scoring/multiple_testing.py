@@ -15,7 +15,7 @@ p-values (NaN / None) are left out of the family and stay missing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -26,6 +26,23 @@ def _prepare(p_values: Sequence[float | None] | np.ndarray) -> tuple[np.ndarray,
     if np.any((p[valid] < 0) | (p[valid] > 1)):
         raise ValueError("p-values must lie in [0, 1]")
     return p, valid
+
+
+def _adjust(
+    p_values: Sequence[float | None] | np.ndarray, step: Callable[[np.ndarray], np.ndarray]
+) -> np.ndarray:
+    """Apply ``step`` (ascending valid p-values -> adjusted, same order) and put the results
+    back in the input order, NaN where the input was missing."""
+    p, valid = _prepare(p_values)
+    out = np.full(p.shape, np.nan)
+    values = p[valid]
+    if values.size == 0:
+        return out
+    order = np.argsort(values, kind="stable")
+    result = np.empty(values.size)
+    result[order] = step(values[order])
+    out[valid] = result
+    return out
 
 
 def holm(p_values: Sequence[float | None] | np.ndarray) -> np.ndarray:
@@ -47,19 +64,12 @@ def holm(p_values: Sequence[float | None] | np.ndarray) -> np.ndarray:
     >>> holm([0.01, 0.04, 0.03]).round(4).tolist()
     [0.03, 0.06, 0.06]
     """
-    p, valid = _prepare(p_values)
-    out = np.full(p.shape, np.nan)
-    values = p[valid]
-    m = values.size
-    if m == 0:
-        return out
-    order = np.argsort(values, kind="stable")
-    scaled = (m - np.arange(m)) * values[order]
-    adjusted = np.minimum(1.0, np.maximum.accumulate(scaled))
-    result = np.empty(m)
-    result[order] = adjusted
-    out[valid] = result
-    return out
+
+    def step(ordered: np.ndarray) -> np.ndarray:
+        m = ordered.size
+        return np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * ordered))
+
+    return _adjust(p_values, step)
 
 
 def benjamini_hochberg(p_values: Sequence[float | None] | np.ndarray) -> np.ndarray:
@@ -81,16 +91,10 @@ def benjamini_hochberg(p_values: Sequence[float | None] | np.ndarray) -> np.ndar
     >>> benjamini_hochberg([0.01, 0.04, 0.03]).round(4).tolist()
     [0.03, 0.04, 0.04]
     """
-    p, valid = _prepare(p_values)
-    out = np.full(p.shape, np.nan)
-    values = p[valid]
-    m = values.size
-    if m == 0:
-        return out
-    order = np.argsort(values, kind="stable")
-    scaled = values[order] * m / np.arange(1, m + 1)
-    adjusted = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
-    result = np.empty(m)
-    result[order] = adjusted
-    out[valid] = result
-    return out
+
+    def step(ordered: np.ndarray) -> np.ndarray:
+        m = ordered.size
+        scaled = ordered * m / np.arange(1, m + 1)
+        return np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
+
+    return _adjust(p_values, step)
