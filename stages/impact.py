@@ -71,8 +71,6 @@ def main(params_path: str, root: str) -> None:
     """Rank target words (and typo kinds) by how much accuracy their typos cost."""
     params = load_params(params_path)
     settings = ImpactSettings(
-        seed=int(section(params, "seed")),
-        samples=int(section(params, "impact", "bootstrap_samples")),
         level=float(section(params, "scoring", "confidence_level")),
         small_n=int(section(params, "impact", "small_n")),
     )

@@ -56,8 +56,6 @@ def main(models: tuple[str, ...], params_path: str, root: str) -> None:
 
 def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
     """Score every benchmark one model answered."""
-    seed = int(section(params, "seed"))
-    samples = int(section(params, "scoring", "bootstrap_samples"))
     level = float(section(params, "scoring", "confidence_level"))
     # answer types take their scoring-time options from here (json_label: sentiment_strict)
     scoring = section(params, "scoring")
@@ -120,8 +118,6 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
     reports = build_reports(
         scored,
         classification=classification,
-        seed=seed,
-        samples=samples,
         level=level,
         source_dir=str(scored_dir),
     )

@@ -317,8 +317,7 @@ def test_scored_frame_has_score_frames_schema_and_build_reports_reads_it(tmp_pat
         assert (scored["finish_reason"] == "loglikelihood").all()
         reports_in[name] = scored
         classification[name] = ClassificationSetup(labels=list(spec.labels))
-    reports = build_reports(reports_in, classification=classification, seed=1, samples=200,
-                            level=0.95)  # fmt: skip
+    reports = build_reports(reports_in, classification=classification, level=0.95)  # fmt: skip
     for name, scored in reports_in.items():
         originals = scored.loc[scored["variant"] == "original"]
         robustness = reports.robustness[name]

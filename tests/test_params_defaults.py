@@ -78,6 +78,8 @@ def test_every_leaf_of_the_fixed_sections_has_a_default_or_a_reason():
         "model_defaults.name",
         "model_defaults.checkpoint_every",
         "judge.checkpoint_every",
+        "scoring.bootstrap_samples",  # ignored keys, accepted for older params files
+        "impact.bootstrap_samples",
         "perturb.replace_prob",
         "perturb.insert_prob",
         "perturb.delete_prob",

@@ -37,7 +37,7 @@ def test_transpositions_and_conversions_get_their_own_operation_and_script_rows(
         {"b": pd.DataFrame(perturbed)},
         {"japanese": WORDS},
         languages={"b": "japanese"},
-        settings=ImpactSettings(seed=1, samples=50, small_n=0),
+        settings=ImpactSettings(small_n=0),
     )
     pooled = operations[operations["scope"] == "pooled"].set_index("op")
     assert set(pooled.index) == {"conversion", "transpose"}

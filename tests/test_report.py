@@ -312,7 +312,7 @@ def test_report_reads_the_impact_stage_tables_as_written():
         perturbed,
         words,
         languages={"jnli": "japanese"},
-        settings=ImpactSettings(seed=1, samples=200, small_n=5),
+        settings=ImpactSettings(small_n=5),
     )
     data = ReportData(
         provenance={"models": [MODEL]},

@@ -200,7 +200,7 @@ def test_word_table_pairs_perturbed_rows_with_their_originals():
         ("e1", "the", 1, False, 2), ("e2", "the", 1, True, 1), ("e3", "the", 1, True, 1),
         ("e4", "of", 2, False, 1),
     ])  # fmt: skip
-    table = word_table(scored, seed=1, samples=100, level=0.95).set_index("word")
+    table = word_table(scored, level=0.95).set_index("word")
     the = table.loc["the"]
     assert the["n"] == 3
     assert the["accuracy_original"] == pytest.approx(2 / 3)
@@ -222,7 +222,7 @@ def test_benchmark_summary_pools_pairs_and_counts_unparsed_rows():
         ("e1", "the", 1, False, 1), ("e2", "the", 1, False, 1), ("e1", "of", 2, True, 1),
     ])  # fmt: skip
     scored.loc[3, "parse_status"] = "unparsed"
-    summary = benchmark_summary(scored, seed=1, samples=100, level=0.95)
+    summary = benchmark_summary(scored, level=0.95)
     assert summary["n"] == 3
     assert summary["n_words"] == 2
     assert summary["n_examples"] == 2
@@ -233,9 +233,7 @@ def test_benchmark_summary_pools_pairs_and_counts_unparsed_rows():
 
 
 def test_benchmark_without_perturbed_rows_has_null_statistics():
-    summary = benchmark_summary(
-        _scored([("e1", "original", 0, False, 0)]), seed=1, samples=10, level=0.95
-    )
+    summary = benchmark_summary(_scored([("e1", "original", 0, False, 0)]), level=0.95)
     assert summary["n"] == 0
     assert summary["pdr"] is None and summary["delta"] is None
     assert summary["mcnemar_p"] == 1.0
@@ -244,13 +242,13 @@ def test_benchmark_without_perturbed_rows_has_null_statistics():
 def test_orphan_perturbed_row_is_an_input_error_naming_the_example():
     scored = _scored([("e1", "original", 0, True, 0), ("e9", "the", 1, False, 1)])
     with pytest.raises(InputError, match="e9"):
-        word_table(scored, seed=1, samples=10, level=0.95, source="data/scored/toy.parquet")
+        word_table(scored, level=0.95, source="data/scored/toy.parquet")
 
 
 def test_duplicate_original_rows_are_an_input_error():
     scored = _scored([("e1", "original", 0, True, 0), ("e1", "original", 0, False, 0)])
     with pytest.raises(InputError, match="more than one 'original'"):
-        benchmark_summary(scored, seed=1, samples=10, level=0.95)
+        benchmark_summary(scored, level=0.95)
 
 
 def test_accuracy_by_rate_bins_share_of_changed_characters():
@@ -297,7 +295,7 @@ def test_word_table_adjusts_mcnemar_p_over_the_benchmark_words():
         rows.append((f"e{i}", "the", 1, i >= 12, 1))  # 12 c2i: p = 2 * 0.5**12
         rows.append((f"e{i}", "of", 2, i >= 4, 1))  # 4 c2i: p = 0.125
         rows.append((f"e{i}", "and", 3, i != 0, 1))  # 1 c2i: p = 1
-    table = word_table(_scored(rows), seed=1, samples=0, level=0.95).set_index("word")
+    table = word_table(_scored(rows), level=0.95).set_index("word")
     p_the = 2 * 0.5**12
     assert table.loc["the", "mcnemar_p"] == pytest.approx(p_the)
     assert table.loc["the", "p_holm"] == pytest.approx(3 * p_the)
@@ -319,8 +317,6 @@ def test_reports_are_rounded_and_json_safe():
     reports = build_reports(
         {"toy": scored},
         classification={"toy": ClassificationSetup(["A", "B"])},
-        seed=1,
-        samples=50,
         level=0.95,
     )
     assert reports.robustness["toy"]["delta"] == -1.0

@@ -59,7 +59,7 @@ def _rows(benchmark, examples, *, model="m"):
     return pd.DataFrame(scored), pd.DataFrame(perturbed)
 
 
-def _build(benchmarks, *, samples=500, small_n=0, languages=None):
+def _build(benchmarks, *, small_n=0, languages=None):
     scored, perturbed = {}, {}
     for name, examples in benchmarks.items():
         scored[name], perturbed[name] = _rows(name, examples)
@@ -69,7 +69,7 @@ def _build(benchmarks, *, samples=500, small_n=0, languages=None):
         perturbed,
         WORDS,
         languages=languages,
-        settings=ImpactSettings(seed=7, samples=samples, level=0.95, small_n=small_n),
+        settings=ImpactSettings(level=0.95, small_n=small_n),
     )
 
 
@@ -264,9 +264,9 @@ def test_per_benchmark_impact_matches_the_upstream_definition_in_robustness():
                 hits[word] = (bool(rng.random() < 0.5), int(rng.integers(1, 4)), REPLACE)
         examples.append((f"e{i:02d}", bool(rng.random() < 0.6), hits))
     scored, _ = _rows("gsm8k", examples)
-    words, _, _ = _build({"gsm8k": examples}, samples=0)
+    words, _, _ = _build({"gsm8k": examples})
     ours = words.loc[words["scope"] == "gsm8k"].set_index("variant")
-    upstream = word_table(scored, seed=1, samples=0, level=0.95).set_index("word")
+    upstream = word_table(scored, level=0.95).set_index("word")
     for word in upstream.index:
         assert ours.loc[word, "per_occurrence_impact"] == pytest.approx(
             upstream.loc[word, "per_occurrence_impact"]
@@ -339,7 +339,7 @@ def test_each_pair_is_attributed_to_one_operation_or_to_mixed():
         ("e2", True, {"the": (True, 2, [("insert", None, "z"), ("delete", "e", None)])}),
         ("e3", True, {"the": (True, 1, [("insert", None, "z")])}),
     ]
-    _, operations, _ = _build({"gsm8k": examples}, samples=0)
+    _, operations, _ = _build({"gsm8k": examples})
     pooled = operations.loc[operations["scope"] == POOLED].set_index("op")
     assert sorted(pooled.index) == ["delete", "insert", "mixed", "replace"]
     assert pooled["n"].sum() == 4  # a partition: no pair counted twice
@@ -358,7 +358,7 @@ def test_script_of_an_edit_is_the_class_of_the_character_it_acts_on():
         ("e4", True, {"の": (True, 2, [("replace", "a", "b"), ("delete", "ひ", None)])}),
         ("e5", True, {"の": (True, 1, [("delete", "。", None)])}),
     ]
-    _, _, scripts = _build({"jnli": examples}, languages={"jnli": "japanese"}, samples=0)
+    _, _, scripts = _build({"jnli": examples}, languages={"jnli": "japanese"})
     pooled = scripts.loc[scripts["scope"] == POOLED].set_index("script")
     assert sorted(pooled.index) == ["hiragana", "kanji", "katakana", "latin", "mixed", "other"]
     assert pooled.loc["kanji", "delta"] == -1.0
@@ -375,7 +375,7 @@ def test_operation_ci_resamples_examples_hit_by_several_words():
         flip = bool(rng.random() < 0.4)
         hits = {w: (not flip, 1, REPLACE) for w in ("the", "of", "and")}
         examples.append((f"e{i}", True, hits))
-    _, operations, _ = _build({"gsm8k": examples}, samples=2000)
+    _, operations, _ = _build({"gsm8k": examples})
     row = operations.loc[operations["scope"] == POOLED].iloc[0]
     assert row["n"] == 90 and row["n_words"] == 3
     diff = np.array([-1.0 if not e[2]["the"][0] else 0.0 for e in examples])
@@ -421,7 +421,7 @@ def test_several_models_get_their_own_rows_and_pairs():
         {"gsm8k": perturbed},
         WORDS,
         languages={"gsm8k": "english"},
-        settings=ImpactSettings(samples=0, small_n=0),
+        settings=ImpactSettings(small_n=0),
     )
     pooled = words.loc[words["scope"] == POOLED].set_index("model")
     assert pooled.loc["model-a", "delta"] == 0.0 and pooled.loc["model-b", "delta"] == -1.0
@@ -433,7 +433,7 @@ def test_several_models_get_their_own_rows_and_pairs():
 
 def test_missing_model_column_and_orphans_are_input_errors():
     scored, _ = _rows("gsm8k", _no_effect_examples("g", n=4))
-    settings_ = ImpactSettings(samples=0)
+    settings_ = ImpactSettings()
     with pytest.raises(InputError, match=r"data/scored/gsm8k.parquet: missing column\(s\) model"):
         build_impact(
             {"gsm8k": scored.drop(columns="model")}, {}, WORDS,

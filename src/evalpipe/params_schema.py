@@ -352,7 +352,9 @@ SCHEMA = Section(
         ),
         "scoring": Section(
             {
-                "bootstrap_samples": integer("bootstrap resamples", minimum=1, default=1000),
+                # read by nothing since deltas get score intervals; accepted so that older
+                # params files still load
+                "bootstrap_samples": integer("ignored (was: bootstrap resamples)", minimum=1),
                 "confidence_level": number(
                     "interval level", minimum=0.0, maximum=1.0, default=0.95
                 ),
@@ -375,9 +377,8 @@ SCHEMA = Section(
                 "top_n_plot": integer(
                     "words per language in the top-N plots", minimum=1, default=20
                 ),
-                "bootstrap_samples": integer(
-                    "bootstrap resamples of each delta", minimum=1, default=1000
-                ),
+                # as scoring.bootstrap_samples: ignored, accepted for older params files
+                "bootstrap_samples": integer("ignored (was: bootstrap resamples)", minimum=1),
             }
         ),
         "report": Section(

@@ -162,8 +162,6 @@ def build_reports(
     scored: Mapping[str, pd.DataFrame],
     *,
     classification: Mapping[str, ClassificationSetup],
-    seed: int,
-    samples: int,
     level: float,
     source_dir: str = "data/scored",
 ) -> Reports:
@@ -174,8 +172,6 @@ def build_reports(
     scored : benchmark name -> scored frame (:func:`~evalpipe.scoring.scorer.score_frame`).
     classification : the benchmarks with a label space, and how to report them.
     level : confidence level of the intervals (``scoring.confidence_level``).
-    seed, samples : ignored since the intervals are score intervals (no bootstrap); kept so that
-        the stage can pass ``seed`` and ``scoring.bootstrap_samples`` until that key goes.
     source_dir : where the scored frames are written, for error messages.
 
     Returns

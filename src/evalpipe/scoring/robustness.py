@@ -221,8 +221,6 @@ def word_table(
     scored: pd.DataFrame,
     *,
     level: float,
-    seed: int = 0,
-    samples: int = 0,
     source: str = "scored",
 ) -> pd.DataFrame:
     """Robustness per target word of one benchmark (the per-word plot data).
@@ -231,8 +229,6 @@ def word_table(
     ----------
     scored : one benchmark's scored frame.
     level : confidence level of the intervals.
-    seed, samples : ignored (the intervals are score intervals, no longer a bootstrap); kept so
-        that callers passing ``scoring.bootstrap_samples`` work until that key goes.
     source : file name for error messages.
 
     Returns
@@ -298,8 +294,6 @@ def benchmark_summary(
     scored: pd.DataFrame,
     *,
     level: float,
-    seed: int = 0,
-    samples: int = 0,
     words: pd.DataFrame | None = None,
     source: str = "scored",
 ) -> dict[str, Any]:
@@ -312,7 +306,6 @@ def benchmark_summary(
     ----------
     scored : one benchmark's scored frame.
     level : confidence level of the interval.
-    seed, samples : ignored (see :func:`word_table`).
     words : its :func:`word_table` (computed when None), for the mean per-occurrence impact.
     source : file name for error messages.
 

@@ -115,14 +115,8 @@ SCRIPT_COLUMNS = ["model", "language", "source", "scope", "script", "n_words",
 @dataclass(frozen=True)
 class ImpactSettings:
     """Interval and reporting settings (params ``scoring.confidence_level`` and the ``impact``
-    section).
+    section)."""
 
-    ``seed`` and ``samples`` are ignored since the intervals are score intervals rather than a
-    bootstrap; they stay so that the stage can pass ``seed`` / ``impact.bootstrap_samples`` until
-    that key goes."""
-
-    seed: int = 0
-    samples: int = 1000
     level: float = 0.95
     small_n: int = 30
     method: str = DEFAULT_METHOD
@@ -283,9 +277,7 @@ def base_counts(scored: pd.DataFrame, *, language: str, source: str = "scored") 
 # ----------------------------------------------------------------------------- statistics
 
 
-def paired_effect(
-    group: pd.DataFrame, *, n_base: int, settings: ImpactSettings, seed_key: Sequence[Any]
-) -> dict[str, Any]:
+def paired_effect(group: pd.DataFrame, *, n_base: int, settings: ImpactSettings) -> dict[str, Any]:
     """The statistics of one row of an impact table from its pairs.
 
     Parameters
@@ -294,7 +286,6 @@ def paired_effect(
         ``_stratum`` (benchmark) codes), possibly of several benchmarks.
     n_base : original rows in the scope (for the per-occurrence impact).
     settings : confidence level, interval method and the small-n threshold.
-    seed_key : unused (the interval is not a bootstrap); kept for callers.
 
     Returns
     -------
@@ -399,7 +390,6 @@ def _grouped_table(
                     group,
                     n_base=n_base,
                     settings=settings,
-                    seed_key=(model, language, scope, *by, *keys),
                 )
                 rows.append(
                     {
