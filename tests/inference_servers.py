@@ -67,7 +67,7 @@ class CannedServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.time() + 20
+        deadline = time.time() + 60  # a fresh interpreter can take seconds on a loaded machine
         while time.time() < deadline:
             try:
                 if httpx.get(self.url + "/models", timeout=1).status_code == 200:

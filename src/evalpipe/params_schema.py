@@ -245,7 +245,9 @@ def _engine_keys() -> dict[str, Value]:
         "cpu_threads": Value(
             "any", "vLLM CPU build: torch/OpenMP threads", nullable=True, default="auto"
         ),
-        "checkpoint_every": integer("prompts per engine call between cache saves", minimum=1),
+        "checkpoint_every": integer(
+            "prompts per engine call between cache saves", minimum=1, default=1024
+        ),
     }
 
 

@@ -32,7 +32,6 @@ from evalpipe.params_schema import default_of, engine_defaults
 log = logging.getLogger(__name__)
 
 BACKENDS = ("vllm", "openai")
-DEFAULT_CHECKPOINT_EVERY = {"vllm": 1024, "openai": 64}
 
 
 @dataclass
@@ -91,12 +90,19 @@ class Engine:
         The generation cache, or None to always generate.
     checkpoint_every:
         Pending prompts per backend call; each call's results are checkpointed to the cache
-        before the next starts, so a killed run loses at most one chunk.
+        before the next starts, so a killed run loses at most one chunk (default: the params
+        schema's ``model_defaults.checkpoint_every``).
     """
 
     def __init__(
-        self, backend: Backend, cache: GenerationCache | None, *, checkpoint_every: int = 256
+        self,
+        backend: Backend,
+        cache: GenerationCache | None,
+        *,
+        checkpoint_every: int | None = None,
     ) -> None:
+        if checkpoint_every is None:
+            checkpoint_every = default_of("model_defaults.checkpoint_every")
         self.backend = backend
         self.cache = cache
         self.checkpoint_every = max(1, int(checkpoint_every))
@@ -390,8 +396,7 @@ def make_engine(
     """
     backend = make_backend(model_cfg, model_cache=model_cache)
     cache = GenerationCache(cache_dir, read_also=read_also) if cache_dir is not None else None
-    name = model_cfg.get("backend") or default_of("model_defaults.backend")
-    every = _opt_int(model_cfg, "checkpoint_every", DEFAULT_CHECKPOINT_EVERY[name])
+    every = _opt_int(model_cfg, "checkpoint_every")
     if every < 1:
         raise InputError("params.yaml: model.checkpoint_every: expected an integer >= 1")
     return Engine(backend, cache, checkpoint_every=every)
