@@ -20,6 +20,7 @@ from evalpipe.inference.generate import (
     answer_budget,
     generation_counts,
     make_requests,
+    not_sent_counts,
     outputs_frame,
     sampling_settings,
     truncated_share,
@@ -186,6 +187,14 @@ def run_model(
                 100 * share,
                 requests[0].max_tokens,
             )
+        not_sent = not_sent_counts(gens)
+        if any(not_sent.values()):
+            log.warning(
+                "%s: %s prompts got no answer (%s); they are scored as unparsed",
+                name,
+                sum(not_sent.values()),
+                ", ".join(f"{k} {v}" for k, v in not_sent.items()),
+            )
         per_benchmark[name] = {
             "prompts": len(prompts),
             **generation_counts(
@@ -196,6 +205,7 @@ def run_model(
             "max_tokens": requests[0].max_tokens if requests else 0,
             "stop": list(requests[0].stop) if requests else [],
             "truncated": truncated,
+            **not_sent,
             "structured_output": bool(requests and requests[0].json_schema),
             "loglikelihood_requests": sum(len(r) for r in ll_requests) if ll_requests else 0,
             "loglikelihood": "scored" if ll_requests is not None else ll_reason,

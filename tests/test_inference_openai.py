@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import signal
 import subprocess
@@ -153,12 +154,90 @@ def test_api_key_comes_from_the_environment_and_is_never_stored(
     assert b"sk-secret" not in stored
 
 
-def test_client_error_is_not_retried(tmp_path: Path) -> None:
+def test_a_request_the_server_refuses_is_recorded_not_retried(tmp_path: Path) -> None:
     with CannedServer(tmp_path / "log.jsonl", fail_first=1, status=400) as server:
+        engine = make_engine(_cfg(server.url, max_concurrency=1), cache_dir=None)
+        out = engine.generate(_requests(2), progress=False)
+        assert [g.finish_reason for g in out] == ["rejected", "stop"]
+        assert out[0].output == "" and engine.backend.retries == 0
+
+
+def test_an_unauthorised_request_stops_the_run(tmp_path: Path) -> None:
+    # 401/403/404 concern every request (key, URL, model name): not a prompt's fault
+    with CannedServer(tmp_path / "log.jsonl", fail_first=1, status=401) as server:
         engine = make_engine(_cfg(server.url), cache_dir=None)
-        with pytest.raises(EngineError, match="HTTP 400"):
+        with pytest.raises(EngineError, match="HTTP 401: canned failure"):
             engine.generate(_requests(1), progress=False)
         assert engine.backend.retries == 0
+
+
+def test_prompts_over_the_servers_context_are_recorded_and_the_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    long_prompt = "word " * 40
+    reqs = [
+        *_requests(3),
+        GenerationRequest(long_prompt, max_tokens=8),
+        GenerationRequest("please REFUSE this", max_tokens=8),
+        GenerationRequest("a prompt with a budget over the context", max_tokens=500),
+    ]
+    with CannedServer(tmp_path / "log.jsonl", max_model_len=32) as server:
+        engine = make_engine(_cfg(server.url), cache_dir=tmp_path / "cache")
+        out = engine.generate(reqs, progress=False)
+        assert engine.backend.max_model_len == 32  # read from /v1/models
+        reasons = [g.finish_reason for g in out]
+        assert reasons == ["stop"] * 3 + ["prompt_too_long", "rejected", "stop"]
+        assert out[3].output == out[4].output == "" and engine.backend.retries == 0
+        assert engine.backend.refused == {"prompt_too_long": 1, "rejected": 1}
+        # the budget is clamped to the published context, as vLLM would refuse it otherwise
+        budgets = {
+            r["body"]["messages"][-1]["content"]: r["body"]["max_tokens"] for r in server.requests()
+        }
+        assert budgets[reqs[-1].prompt] == 32 and budgets[reqs[0].prompt] == 8
+        # refusals depend on the server's settings, not on the model identity: not cached
+        again = make_engine(_cfg(server.url), cache_dir=tmp_path / "cache")
+        second = again.generate(reqs, progress=False)
+        assert again.last_stats.cache_hits == 4 and again.last_stats.misses == 2
+        assert [g.finish_reason for g in second] == reasons
+
+
+def test_loglikelihood_over_a_server_scores_token_ids_not_character_offsets(
+    tmp_path: Path,
+) -> None:
+    from evalpipe.inference.types import LoglikelihoodRequest
+    from tests.inference_servers import canned_logprob, canned_tokens
+
+    reqs = [
+        LoglikelihoodRequest("### 応答:\n", "矛盾"),  # byte tokens: every echoed offset is 0
+        LoglikelihoodRequest("### 応答:\n", "含意"),
+        LoglikelihoodRequest("Question?\nAnswer:", " B"),
+        LoglikelihoodRequest("x" * 40, " B"),  # over the published context: not sent
+    ]
+    with CannedServer(tmp_path / "log.jsonl", max_model_len=32) as server:
+        engine = make_engine(_cfg(server.url), cache_dir=tmp_path / "cache")
+        scores = engine.loglikelihood(reqs, progress=False)
+        sent = [r["body"] for r in server.requests()]
+    for req, score in zip(reqs[:3], scores, strict=False):
+        ctx, cont = canned_tokens(req.context, True), canned_tokens(req.continuation, False)
+        ids = ctx + cont
+        expected = sum(canned_logprob(i, ids[i]) for i in range(len(ctx), len(ids)))
+        assert score.logprob == pytest.approx(expected) and score.n_tokens == len(cont)
+        # greedy only when every continuation position is even (the canned server's top token)
+        assert score.greedy is all(i % 2 == 0 for i in range(len(ctx), len(ids)))
+    assert scores[0].n_tokens == 6 and scores[0].logprob != scores[1].logprob
+    assert math.isnan(scores[3].logprob) and len(sent) == 3  # the long one never went out
+    assert all(isinstance(b["prompt"], list) and b["echo"] for b in sent)
+
+
+def test_loglikelihood_needs_a_tokenizer_and_says_where_to_get_one(tmp_path: Path) -> None:
+    from evalpipe.inference.types import LoglikelihoodRequest
+
+    # nothing listens at the server root: no /tokenize, and the name is no local folder
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    engine = make_engine(_cfg(url, max_retries=0), cache_dir=None)
+    with pytest.raises(EngineError, match="/tokenize") as info:
+        engine.loglikelihood([LoglikelihoodRequest("Q:", " A")], progress=False)
+    assert "local model folder" in str(info.value)
 
 
 def _stage_project(root: Path, url: str) -> Path:

@@ -3,8 +3,10 @@ cache in front so that only misses reach a backend and a run with no misses neve
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import math
 import os
 import time
 from collections.abc import Sequence
@@ -15,10 +17,11 @@ from tqdm import tqdm
 
 from evalpipe.errors import InputError
 from evalpipe.inference.cache import CacheEntry, GenerationCache, cache_key, loglikelihood_key
-from evalpipe.inference.models import resolve_model
+from evalpipe.inference.models import local_tokenizer_dir, resolve_model
 from evalpipe.inference.openai_engine import OpenAIBackend
 from evalpipe.inference.tiny import TINY_RANDOM, TINY_RANDOM_NOTE
 from evalpipe.inference.types import (
+    NOT_SENT,
     Backend,
     Generation,
     GenerationRequest,
@@ -156,6 +159,8 @@ class Engine:
         )
         stats.misses = len(pending)
         generated: dict[str, Generation] = {}
+        # a refusal that depends on a server's settings (not part of the identity) is not kept
+        keep_refusals = bool(getattr(self.backend, "caches_refusals", True))
         if pending:
             if self.is_smoke_test_model:
                 log.warning(TINY_RANDOM_NOTE)
@@ -173,6 +178,7 @@ class Engine:
                             [
                                 CacheEntry(k, self.identity.label, unique[k], g)
                                 for k, g in zip(chunk, outs, strict=True)
+                                if keep_refusals or g.finish_reason not in NOT_SENT
                             ]
                         )
                     for k, g in zip(chunk, outs, strict=True):
@@ -232,6 +238,7 @@ class Engine:
             key=lambda k: (unique[k].context, unique[k].continuation, k),
         )
         scored: dict[str, Loglikelihood] = {}
+        keep_refusals = bool(getattr(self.backend, "caches_refusals", True))
         if pending:
             if self.is_smoke_test_model:
                 log.warning(TINY_RANDOM_NOTE)
@@ -250,6 +257,7 @@ class Engine:
                                     _loglikelihood_to_cache(unique[k], r),
                                 )
                                 for k, r in zip(chunk, outs, strict=True)
+                                if keep_refusals or not math.isnan(r.logprob)
                             ]
                         )
                     scored.update(zip(chunk, outs, strict=True))
@@ -359,6 +367,7 @@ def make_backend(
             model_cfg["retry_backoff_s"] or default_of("model_defaults.retry_backoff_s")
         ),
         structured_outputs=bool(model_cfg["structured_outputs"]),
+        tokenizer_dir=functools.partial(local_tokenizer_dir, model_cfg, model_cache=model_cache),
     )
 
 
