@@ -29,7 +29,7 @@ from evalpipe.inference.generate import (
 from evalpipe.inference.loglikelihood import loglikelihood_columns, loglikelihood_requests
 from evalpipe.inference.tiny import TINY_RANDOM_NOTE, default_model_cache
 from evalpipe.inference.types import Generation
-from evalpipe.model_list import locate_settings, model_configs
+from evalpipe.model_list import locate_settings, model_configs, model_labels
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from stages._common import fail_cleanly, params_option, read_parquet
@@ -216,6 +216,8 @@ def run_model(
         "model": slug,
         "model_id": engine.identity.label,
         "backend": model_cfg["backend"],
+        "labels": model_labels(model_cfg),
+        "engine_args": dict(model_cfg.get("engine_args") or {}),
         "smoke_test_model": smoke,
         "note": TINY_RANDOM_NOTE if smoke else "",
         "prompt_style": style,

@@ -17,6 +17,7 @@ from tqdm import tqdm
 
 from evalpipe.errors import InputError
 from evalpipe.inference.cache import CacheEntry, GenerationCache, cache_key, loglikelihood_key
+from evalpipe.inference.engine_args import check_engine_args, identity_args
 from evalpipe.inference.models import local_tokenizer_dir, resolve_model
 from evalpipe.inference.openai_engine import OpenAIBackend
 from evalpipe.inference.tiny import TINY_RANDOM, TINY_RANDOM_NOTE
@@ -335,12 +336,20 @@ def make_backend(
             f"params.yaml: model.backend: unknown backend {backend!r}; expected one "
             f"of {', '.join(BACKENDS)}"
         )
+    engine_args = check_engine_args(model_cfg.get("engine_args"), backend=backend)
     if backend == "vllm":
         for key in ("max_model_len", "tensor_parallel_size"):
             if _opt_int(model_cfg, key) < 1:
                 raise InputError(f"params.yaml: model.{key}: expected an integer >= 1")
         target, identity = resolve_model(model_cfg, model_cache=model_cache)
-        settings = dict(model_cfg)
+        changing = identity_args(engine_args)
+        if changing:
+            # quantization, kv_cache_dtype, ... change the outputs: part of every cache key
+            shown = ",".join(f"{k}={v}" for k, v in changing.items())
+            identity = ModelIdentity(
+                f"{identity.label}[{shown}]", {**identity.fields, "engine_args": changing}
+            )
+        settings = dict(model_cfg, engine_args=engine_args)
         # a hub model loads the resolved commit; a local folder (tiny-random's seed<N>
         # included) has no revision to pass on
         settings["revision"] = identity.fields.get("revision")

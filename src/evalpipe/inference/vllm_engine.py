@@ -98,7 +98,8 @@ class VLLMBackend:
         The model identity (hashed into cache keys).
     settings:
         ``dtype, max_model_len, tensor_parallel_size, gpu_memory_utilization, revision,
-        enforce_eager, compact_json``; unknown keys are ignored.
+        enforce_eager, compact_json`` and ``engine_args`` (checked extra ``vllm.LLM``
+        arguments); unknown keys are ignored.
     """
 
     caches_refusals = True
@@ -191,6 +192,8 @@ class VLLMBackend:
                 "backend": "xgrammar",
                 "disable_any_whitespace": True,
             }
+        # models.<slug>.engine_args, checked against vllm.EngineArgs (inference.engine_args)
+        kwargs.update(s.get("engine_args") or {})
         pool_key = repr(sorted(kwargs.items()))
         self._llm = VLLMBackend._live.get(pool_key)
         if self._llm is None:
