@@ -92,7 +92,7 @@ def test_the_schema_takes_engine_args_and_labels_per_model() -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_the_engine_receives_the_arguments() -> None:
-    cfg = {**CFG, "gpu_memory_utilization": 0.05, "engine_args": {"max_num_seqs": 3}}
+    cfg = {**CFG, "gpu_memory_utilization": 0.1, "engine_args": {"max_num_seqs": 3}}
     engine = make_engine(cfg, cache_dir=None, model_cache=default_model_cache(REPO))
     try:
         outs = engine.generate(
