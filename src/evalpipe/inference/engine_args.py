@@ -11,6 +11,7 @@ join the model identity, so every cache key; arguments that only schedule the wo
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
 import functools
 import importlib.util
@@ -73,9 +74,7 @@ def engine_argument_names() -> frozenset[str]:
                     for item in node.body
                     if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
                 }
-    if not names:  # another layout: ask the dataclass itself
-        import dataclasses
-
+    if not names:  # another layout: ask the dataclass itself (importing vLLM)
         from vllm import EngineArgs
 
         names = {f.name for f in dataclasses.fields(EngineArgs)}
