@@ -20,6 +20,7 @@ from evalpipe.inference.generate import (
     answer_budget,
     generation_counts,
     make_requests,
+    not_sent_counts,
     outputs_frame,
     sampling_settings,
     truncated_share,
@@ -28,7 +29,7 @@ from evalpipe.inference.generate import (
 from evalpipe.inference.loglikelihood import loglikelihood_columns, loglikelihood_requests
 from evalpipe.inference.tiny import TINY_RANDOM_NOTE, default_model_cache
 from evalpipe.inference.types import Generation
-from evalpipe.model_list import locate_settings, model_configs
+from evalpipe.model_list import locate_settings, model_configs, model_labels
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from stages._common import fail_cleanly, params_option, read_parquet
@@ -186,6 +187,14 @@ def run_model(
                 100 * share,
                 requests[0].max_tokens,
             )
+        not_sent = not_sent_counts(gens)
+        if any(not_sent.values()):
+            log.warning(
+                "%s: %s prompts got no answer (%s); they are scored as unparsed",
+                name,
+                sum(not_sent.values()),
+                ", ".join(f"{k} {v}" for k, v in not_sent.items()),
+            )
         per_benchmark[name] = {
             "prompts": len(prompts),
             **generation_counts(
@@ -196,6 +205,7 @@ def run_model(
             "max_tokens": requests[0].max_tokens if requests else 0,
             "stop": list(requests[0].stop) if requests else [],
             "truncated": truncated,
+            **not_sent,
             "structured_output": bool(requests and requests[0].json_schema),
             "loglikelihood_requests": sum(len(r) for r in ll_requests) if ll_requests else 0,
             "loglikelihood": "scored" if ll_requests is not None else ll_reason,
@@ -206,6 +216,8 @@ def run_model(
         "model": slug,
         "model_id": engine.identity.label,
         "backend": model_cfg["backend"],
+        "labels": model_labels(model_cfg),
+        "engine_args": dict(model_cfg.get("engine_args") or {}),
         "smoke_test_model": smoke,
         "note": TINY_RANDOM_NOTE if smoke else "",
         "prompt_style": style,

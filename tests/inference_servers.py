@@ -1,6 +1,8 @@
 """Real HTTP servers on 127.0.0.1 for the OpenAI backend's tests: a canned OpenAI-compatible
 server (stdlib ``http.server``, run as its own process) that can answer 500s or 429s for a while,
-answer slowly, or die after N answers. Run ``python tests/inference_servers.py --help``."""
+answer slowly, die after N answers, publish a context length and refuse longer prompts (HTTP 400),
+refuse a request outright, tokenize (``/tokenize``: one id per UTF-8 byte) and echo token-id
+prompts with log-probabilities. Run ``python tests/inference_servers.py --help``."""
 
 from __future__ import annotations
 
@@ -26,6 +28,47 @@ def canned_answer(prompt: str) -> str:
     return "echo " + hashlib.sha256(prompt.encode()).hexdigest()[:8]
 
 
+def canned_tokens(text: str, special: bool) -> list[int]:
+    """The canned server's tokenizer: one id per UTF-8 byte, id 1 as BOS when ``special``
+    (so a Japanese character is several byte tokens, as byte fallback makes it)."""
+    return [1] * special + [2 + b for b in text.encode("utf-8")]
+
+
+def canned_logprob(position: int, token: int) -> float:
+    """The log-probability the canned server gives token ``token`` at ``position``."""
+    return -((position * 7 + token) % 11) / 4 - 0.25
+
+
+def _echo_completion(body: dict) -> dict:
+    """``/v1/completions`` with ``echo`` over a token-id prompt: each prompt token with its
+    canned log-probability (None for the first), tokens as ``token_id:<id>``; every text offset
+    0, as byte-fallback tokens give (so nothing can be matched by offset)."""
+    ids = list(body["prompt"])
+    tokens = [f"token_id:{t}" for t in ids]
+    values = [None] + [canned_logprob(i, t) for i, t in enumerate(ids) if i]
+    # the prompt token is the top one at even positions, another token tops it at odd ones
+    tops = [None] + [
+        {tokens[i]: values[i], **({"token_id:0": 0.0} if i % 2 else {})} for i in range(1, len(ids))
+    ]
+    return {
+        "object": "text_completion",
+        "choices": [
+            {
+                "index": 0,
+                "text": "",
+                "finish_reason": "length",
+                "logprobs": {
+                    "tokens": [*tokens, "token_id:5"],
+                    "token_logprobs": [*values, -1.0],
+                    "top_logprobs": [*tops, {"token_id:5": -1.0}],
+                    "text_offset": [0] * (len(ids) + 1),
+                },
+            }
+        ],
+        "usage": {"prompt_tokens": len(ids), "completion_tokens": 1},
+    }
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -43,6 +86,7 @@ class CannedServer:
         status: int = 500,
         die_after: int = 0,
         delay: float = 0.0,
+        max_model_len: int = 0,
     ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
@@ -63,11 +107,13 @@ class CannedServer:
                 str(die_after),
                 "--delay",
                 str(delay),
+                "--max-model-len",
+                str(max_model_len),
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.time() + 20
+        deadline = time.time() + 60  # a fresh interpreter can take seconds on a loaded machine
         while time.time() < deadline:
             try:
                 if httpx.get(self.url + "/models", timeout=1).status_code == 200:
@@ -113,10 +159,18 @@ def _serve(args: argparse.Namespace) -> None:
             self.wfile.write(data)
 
         def do_GET(self) -> None:
-            self._send(200, {"object": "list", "data": [{"id": "canned", "object": "model"}]})
+            card = {"id": "canned", "object": "model"}
+            if args.max_model_len:
+                card["max_model_len"] = args.max_model_len  # as vLLM publishes it
+            self._send(200, {"object": "list", "data": [card]})
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if self.path == "/tokenize":
+                self._send(
+                    200, {"tokens": canned_tokens(body["prompt"], body["add_special_tokens"])}
+                )
+                return
             with lock:
                 counts["seen"] += 1
                 failing = counts["seen"] <= args.fail_first
@@ -125,7 +179,22 @@ def _serve(args: argparse.Namespace) -> None:
                 return
             if args.delay:
                 time.sleep(args.delay)
+            if self.path.endswith("/completions") and "prompt" in body:
+                with lock, open(args.log, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps({"body": body, "path": self.path}) + "\n")
+                self._send(200, _echo_completion(body))
+                return
             prompt = body["messages"][-1]["content"]
+            if "REFUSE" in prompt:  # a request the server cannot take, whatever the retries
+                self._send(400, {"error": {"message": "canned: unsupported request", "code": 400}})
+                return
+            if args.max_model_len and len(prompt.split()) > args.max_model_len:
+                message = (
+                    f"This model's maximum context length is {args.max_model_len} tokens. "
+                    f"However, your request has {len(prompt.split())} input tokens."
+                )
+                self._send(400, {"error": {"message": message, "type": "BadRequestError"}})
+                return
             content = (
                 json.dumps(CANNED_JSON) if "response_format" in body else canned_answer(prompt)
             )
@@ -167,4 +236,5 @@ if __name__ == "__main__":
     parser.add_argument("--status", type=int, default=500)
     parser.add_argument("--die-after", type=int, default=0)
     parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--max-model-len", type=int, default=0)
     _serve(parser.parse_args())

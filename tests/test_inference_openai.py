@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import signal
 import subprocess
@@ -39,7 +40,8 @@ def _cfg(*urls: str, **extra: object) -> dict:
         "max_concurrency": 4,
         "max_retries": 4,
         "retry_backoff_s": 0.01,
-        "request_timeout_s": 10,
+        # generous: a timeout on a loaded machine would send a request twice
+        "request_timeout_s": 60,
     }
     cfg.update(extra)
     return cfg
@@ -114,10 +116,22 @@ def test_fleet_routes_around_a_server_that_dies(tmp_path: Path) -> None:
         CannedServer(tmp_path / "b.jsonl") as healthy,
     ):
         engine = make_engine(_cfg(dying.url, healthy.url, max_concurrency=2), cache_dir=None)
+        prompts = [f"prompt number {i}" for i in range(10)]
         out = engine.generate(_requests(10), progress=False)
-        assert [g.output for g in out] == [canned_answer(f"prompt number {i}") for i in range(10)]
+        # every prompt answered once, in order, none lost
+        assert [g.output for g in out] == [canned_answer(p) for p in prompts]
         assert dying.proc.wait(timeout=5) != 0
-        assert len(dying.requests()) == 2 and len(healthy.requests()) == 8
+        answered_by = {
+            name: [r["body"]["messages"][-1]["content"] for r in server.requests()]
+            for name, server in (("dying", dying), ("healthy", healthy))
+        }
+    # The dying server answered at most its 2 before it died (one of them may have been cut
+    # off on the wire as it died, and answered again by the healthy one); everything else went
+    # to the healthy server, so the run avoided the dead one after its death.
+    assert len(answered_by["dying"]) <= 2
+    assert set(answered_by["healthy"]) >= set(prompts) - set(answered_by["dying"])
+    assert set(answered_by["healthy"]) | set(answered_by["dying"]) == set(prompts)
+    assert engine.backend.retries >= 1  # the request that found it dead was sent elsewhere
 
 
 def test_refused_connection_is_a_clear_error(tmp_path: Path) -> None:
@@ -140,12 +154,90 @@ def test_api_key_comes_from_the_environment_and_is_never_stored(
     assert b"sk-secret" not in stored
 
 
-def test_client_error_is_not_retried(tmp_path: Path) -> None:
+def test_a_request_the_server_refuses_is_recorded_not_retried(tmp_path: Path) -> None:
     with CannedServer(tmp_path / "log.jsonl", fail_first=1, status=400) as server:
+        engine = make_engine(_cfg(server.url, max_concurrency=1), cache_dir=None)
+        out = engine.generate(_requests(2), progress=False)
+        assert [g.finish_reason for g in out] == ["rejected", "stop"]
+        assert out[0].output == "" and engine.backend.retries == 0
+
+
+def test_an_unauthorised_request_stops_the_run(tmp_path: Path) -> None:
+    # 401/403/404 concern every request (key, URL, model name): not a prompt's fault
+    with CannedServer(tmp_path / "log.jsonl", fail_first=1, status=401) as server:
         engine = make_engine(_cfg(server.url), cache_dir=None)
-        with pytest.raises(EngineError, match="HTTP 400"):
+        with pytest.raises(EngineError, match="HTTP 401: canned failure"):
             engine.generate(_requests(1), progress=False)
         assert engine.backend.retries == 0
+
+
+def test_prompts_over_the_servers_context_are_recorded_and_the_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    long_prompt = "word " * 40
+    reqs = [
+        *_requests(3),
+        GenerationRequest(long_prompt, max_tokens=8),
+        GenerationRequest("please REFUSE this", max_tokens=8),
+        GenerationRequest("a prompt with a budget over the context", max_tokens=500),
+    ]
+    with CannedServer(tmp_path / "log.jsonl", max_model_len=32) as server:
+        engine = make_engine(_cfg(server.url), cache_dir=tmp_path / "cache")
+        out = engine.generate(reqs, progress=False)
+        assert engine.backend.max_model_len == 32  # read from /v1/models
+        reasons = [g.finish_reason for g in out]
+        assert reasons == ["stop"] * 3 + ["prompt_too_long", "rejected", "stop"]
+        assert out[3].output == out[4].output == "" and engine.backend.retries == 0
+        assert engine.backend.refused == {"prompt_too_long": 1, "rejected": 1}
+        # the budget is clamped to the published context, as vLLM would refuse it otherwise
+        budgets = {
+            r["body"]["messages"][-1]["content"]: r["body"]["max_tokens"] for r in server.requests()
+        }
+        assert budgets[reqs[-1].prompt] == 32 and budgets[reqs[0].prompt] == 8
+        # refusals depend on the server's settings, not on the model identity: not cached
+        again = make_engine(_cfg(server.url), cache_dir=tmp_path / "cache")
+        second = again.generate(reqs, progress=False)
+        assert again.last_stats.cache_hits == 4 and again.last_stats.misses == 2
+        assert [g.finish_reason for g in second] == reasons
+
+
+def test_loglikelihood_over_a_server_scores_token_ids_not_character_offsets(
+    tmp_path: Path,
+) -> None:
+    from evalpipe.inference.types import LoglikelihoodRequest
+    from tests.inference_servers import canned_logprob, canned_tokens
+
+    reqs = [
+        LoglikelihoodRequest("### 応答:\n", "矛盾"),  # byte tokens: every echoed offset is 0
+        LoglikelihoodRequest("### 応答:\n", "含意"),
+        LoglikelihoodRequest("Question?\nAnswer:", " B"),
+        LoglikelihoodRequest("x" * 40, " B"),  # over the published context: not sent
+    ]
+    with CannedServer(tmp_path / "log.jsonl", max_model_len=32) as server:
+        engine = make_engine(_cfg(server.url), cache_dir=tmp_path / "cache")
+        scores = engine.loglikelihood(reqs, progress=False)
+        sent = [r["body"] for r in server.requests()]
+    for req, score in zip(reqs[:3], scores, strict=False):
+        ctx, cont = canned_tokens(req.context, True), canned_tokens(req.continuation, False)
+        ids = ctx + cont
+        expected = sum(canned_logprob(i, ids[i]) for i in range(len(ctx), len(ids)))
+        assert score.logprob == pytest.approx(expected) and score.n_tokens == len(cont)
+        # greedy only when every continuation position is even (the canned server's top token)
+        assert score.greedy is all(i % 2 == 0 for i in range(len(ctx), len(ids)))
+    assert scores[0].n_tokens == 6 and scores[0].logprob != scores[1].logprob
+    assert math.isnan(scores[3].logprob) and len(sent) == 3  # the long one never went out
+    assert all(isinstance(b["prompt"], list) and b["echo"] for b in sent)
+
+
+def test_loglikelihood_needs_a_tokenizer_and_says_where_to_get_one(tmp_path: Path) -> None:
+    from evalpipe.inference.types import LoglikelihoodRequest
+
+    # nothing listens at the server root: no /tokenize, and the name is no local folder
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    engine = make_engine(_cfg(url, max_retries=0), cache_dir=None)
+    with pytest.raises(EngineError, match="/tokenize") as info:
+        engine.loglikelihood([LoglikelihoodRequest("Q:", " A")], progress=False)
+    assert "local model folder" in str(info.value)
 
 
 def _stage_project(root: Path, url: str) -> Path:
@@ -188,20 +280,23 @@ def _run_stage(root: Path, **kw: object) -> subprocess.Popen:
 
 def test_generate_stage_killed_mid_run_resumes_without_regenerating(tmp_path: Path) -> None:
     cache_dir = tmp_path / "data" / "cache" / "generations" / "canned"
-    with CannedServer(tmp_path / "slow.jsonl", delay=0.15) as slow:
+    # 0.5 s per answer, one at a time, 4 per checkpoint: a checkpoint every 2 s, so the kill
+    # lands mid-run even when this process is slow to notice the second one
+    with CannedServer(tmp_path / "slow.jsonl", delay=0.5) as slow:
         root = _stage_project(tmp_path, slow.url)
         proc = _run_stage(root)
-        deadline = time.time() + 60
+        deadline = time.time() + 600  # a stage's imports can take long on a loaded machine
         while time.time() < deadline and len(list(cache_dir.glob("seg-*.parquet"))) < 2:
             time.sleep(0.05)
         proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
+        proc.wait(timeout=30)
+    assert len(list(cache_dir.glob("seg-*.parquet"))) >= 2, "the stage never checkpointed twice"
     kept = len(GenerationCache(cache_dir))
     assert kept >= 8 and not (tmp_path / "data" / "outputs").exists()
     with CannedServer(tmp_path / "fast.jsonl") as fast:
         _stage_project(tmp_path, fast.url)
         proc = _run_stage(root)
-        out, err = proc.communicate(timeout=120)
+        out, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, err
         metrics = json.loads((root / "data" / "outputs" / "canned" / "generation.json").read_text())
         assert metrics["cache_hits"] == kept
@@ -228,7 +323,7 @@ def test_generate_stage_errors_name_the_model_entry(tmp_path: Path) -> None:
     params["models"]["canned"]["base_urls"] = []
     (root / "params.yaml").write_text(yaml.safe_dump(params))
     proc = _run_stage(root)
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=600)
     assert proc.returncode == 2, err
     assert "params.yaml: models.canned.base_urls: expected at least one server URL" in err
     assert "for models.canned.backend: openai" in err
@@ -259,6 +354,7 @@ def test_per_request_lines_still_show_when_httpx_is_asked_for_debug(tmp_path: Pa
             caplog.clear()
             with caplog.at_level(logging.DEBUG):
                 engine.generate(_requests(2), progress=False)
-        assert sum("HTTP Request" in r.getMessage() for r in caplog.records) == 2
+        posts = [r for r in caplog.records if "HTTP Request: POST" in r.getMessage()]
+        assert len(posts) == 2  # one per prompt (besides the one GET /v1/models for the limits)
     finally:
         logging.getLogger("httpx").setLevel(logging.NOTSET)

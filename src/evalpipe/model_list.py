@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalpipe.errors import InputError
-from evalpipe.params_schema import engine_defaults
+from evalpipe.params_schema import MODEL_LABELS, engine_defaults
 from evalpipe.paths import check_slug
 
 # The engine layer names settings as `model.<key>` (one engine, one settings mapping).
@@ -80,3 +80,12 @@ def locate_settings(message: str, key: str) -> str:
     'params.yaml: models.qwen.base_urls: expected a URL'
     """
     return _ENGINE_KEY.sub(f"{key}.", message)
+
+
+def model_labels(model_cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """The labels a model entry gives (``family``, ``size``, ``quantisation``), in that order.
+
+    >>> model_labels({"name": "x", "family": "qwen2.5", "size": "7B", "quantisation": None})
+    {'family': 'qwen2.5', 'size': '7B'}
+    """
+    return {k: model_cfg[k] for k in MODEL_LABELS if model_cfg.get(k) is not None}

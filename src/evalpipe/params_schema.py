@@ -245,8 +245,20 @@ def _engine_keys() -> dict[str, Value]:
         "cpu_threads": Value(
             "any", "vLLM CPU build: torch/OpenMP threads", nullable=True, default="auto"
         ),
-        "checkpoint_every": integer("prompts per engine call between cache saves", minimum=1),
+        "checkpoint_every": integer(
+            "prompts per engine call between cache saves", minimum=1, default=1024
+        ),
+        # checked against vllm.EngineArgs by evalpipe.inference.engine_args
+        "engine_args": Section(each=anything("a vLLM engine argument"), nullable=True),
     }
+
+
+# labels of a model in a ladder (generation.json, comparisons); never part of the cache key
+MODEL_LABELS = {
+    "family": text("label: model family, e.g. qwen2.5", nullable=True, default=None),
+    "size": anything("label: size, e.g. 7B", default=None),
+    "quantisation": text("label: e.g. awq-int4, gptq-int8, none", nullable=True, default=None),
+}
 
 
 def _language_words(min_length: int) -> Section:
@@ -317,6 +329,7 @@ SCHEMA = Section(
             {
                 "name": text("model name or hub id (tiny-random: the smoke-test model)"),
                 **_engine_keys(),
+                **MODEL_LABELS,
             }
         ),
         # slug -> model: dvc.yaml runs generate@<slug> and score@<slug> for each
@@ -325,6 +338,7 @@ SCHEMA = Section(
                 {
                     "name": text("model name or hub id (tiny-random: the smoke-test model)"),
                     **_engine_keys(),
+                    **MODEL_LABELS,
                 }
             ),
             check=_models_check,
@@ -657,4 +671,6 @@ def engine_defaults() -> dict[str, Any]:
     """Every engine key's default (``model_defaults`` / ``judge``), for a partial model config."""
     keys = SCHEMA.keys["model_defaults"]
     assert isinstance(keys, Section)
-    return {k: v for k, v in _section_defaults(keys).items() if k != "name"}
+    return {
+        k: v for k, v in _section_defaults(keys).items() if k != "name" and k not in MODEL_LABELS
+    }

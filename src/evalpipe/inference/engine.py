@@ -3,8 +3,10 @@ cache in front so that only misses reach a backend and a run with no misses neve
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import math
 import os
 import time
 from collections.abc import Sequence
@@ -15,10 +17,12 @@ from tqdm import tqdm
 
 from evalpipe.errors import InputError
 from evalpipe.inference.cache import CacheEntry, GenerationCache, cache_key, loglikelihood_key
-from evalpipe.inference.models import resolve_model
+from evalpipe.inference.engine_args import check_engine_args, identity_args
+from evalpipe.inference.models import local_tokenizer_dir, resolve_model
 from evalpipe.inference.openai_engine import OpenAIBackend
 from evalpipe.inference.tiny import TINY_RANDOM, TINY_RANDOM_NOTE
 from evalpipe.inference.types import (
+    NOT_SENT,
     Backend,
     Generation,
     GenerationRequest,
@@ -32,7 +36,6 @@ from evalpipe.params_schema import default_of, engine_defaults
 log = logging.getLogger(__name__)
 
 BACKENDS = ("vllm", "openai")
-DEFAULT_CHECKPOINT_EVERY = {"vllm": 1024, "openai": 64}
 
 
 @dataclass
@@ -91,12 +94,19 @@ class Engine:
         The generation cache, or None to always generate.
     checkpoint_every:
         Pending prompts per backend call; each call's results are checkpointed to the cache
-        before the next starts, so a killed run loses at most one chunk.
+        before the next starts, so a killed run loses at most one chunk (default: the params
+        schema's ``model_defaults.checkpoint_every``).
     """
 
     def __init__(
-        self, backend: Backend, cache: GenerationCache | None, *, checkpoint_every: int = 256
+        self,
+        backend: Backend,
+        cache: GenerationCache | None,
+        *,
+        checkpoint_every: int | None = None,
     ) -> None:
+        if checkpoint_every is None:
+            checkpoint_every = default_of("model_defaults.checkpoint_every")
         self.backend = backend
         self.cache = cache
         self.checkpoint_every = max(1, int(checkpoint_every))
@@ -150,6 +160,8 @@ class Engine:
         )
         stats.misses = len(pending)
         generated: dict[str, Generation] = {}
+        # a refusal that depends on a server's settings (not part of the identity) is not kept
+        keep_refusals = bool(getattr(self.backend, "caches_refusals", True))
         if pending:
             if self.is_smoke_test_model:
                 log.warning(TINY_RANDOM_NOTE)
@@ -167,6 +179,7 @@ class Engine:
                             [
                                 CacheEntry(k, self.identity.label, unique[k], g)
                                 for k, g in zip(chunk, outs, strict=True)
+                                if keep_refusals or g.finish_reason not in NOT_SENT
                             ]
                         )
                     for k, g in zip(chunk, outs, strict=True):
@@ -226,6 +239,7 @@ class Engine:
             key=lambda k: (unique[k].context, unique[k].continuation, k),
         )
         scored: dict[str, Loglikelihood] = {}
+        keep_refusals = bool(getattr(self.backend, "caches_refusals", True))
         if pending:
             if self.is_smoke_test_model:
                 log.warning(TINY_RANDOM_NOTE)
@@ -244,6 +258,7 @@ class Engine:
                                     _loglikelihood_to_cache(unique[k], r),
                                 )
                                 for k, r in zip(chunk, outs, strict=True)
+                                if keep_refusals or not math.isnan(r.logprob)
                             ]
                         )
                     scored.update(zip(chunk, outs, strict=True))
@@ -321,12 +336,20 @@ def make_backend(
             f"params.yaml: model.backend: unknown backend {backend!r}; expected one "
             f"of {', '.join(BACKENDS)}"
         )
+    engine_args = check_engine_args(model_cfg.get("engine_args"), backend=backend)
     if backend == "vllm":
         for key in ("max_model_len", "tensor_parallel_size"):
             if _opt_int(model_cfg, key) < 1:
                 raise InputError(f"params.yaml: model.{key}: expected an integer >= 1")
         target, identity = resolve_model(model_cfg, model_cache=model_cache)
-        settings = dict(model_cfg)
+        changing = identity_args(engine_args)
+        if changing:
+            # quantization, kv_cache_dtype, ... change the outputs: part of every cache key
+            shown = ",".join(f"{k}={v}" for k, v in changing.items())
+            identity = ModelIdentity(
+                f"{identity.label}[{shown}]", {**identity.fields, "engine_args": changing}
+            )
+        settings = dict(model_cfg, engine_args=engine_args)
         # a hub model loads the resolved commit; a local folder (tiny-random's seed<N>
         # included) has no revision to pass on
         settings["revision"] = identity.fields.get("revision")
@@ -353,6 +376,7 @@ def make_backend(
             model_cfg["retry_backoff_s"] or default_of("model_defaults.retry_backoff_s")
         ),
         structured_outputs=bool(model_cfg["structured_outputs"]),
+        tokenizer_dir=functools.partial(local_tokenizer_dir, model_cfg, model_cache=model_cache),
     )
 
 
@@ -390,8 +414,7 @@ def make_engine(
     """
     backend = make_backend(model_cfg, model_cache=model_cache)
     cache = GenerationCache(cache_dir, read_also=read_also) if cache_dir is not None else None
-    name = model_cfg.get("backend") or default_of("model_defaults.backend")
-    every = _opt_int(model_cfg, "checkpoint_every", DEFAULT_CHECKPOINT_EVERY[name])
+    every = _opt_int(model_cfg, "checkpoint_every")
     if every < 1:
         raise InputError("params.yaml: model.checkpoint_every: expected an integer >= 1")
     return Engine(backend, cache, checkpoint_every=every)

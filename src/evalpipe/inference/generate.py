@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from evalpipe.errors import InputError
-from evalpipe.inference.types import Generation, GenerationRequest
+from evalpipe.inference.types import NOT_SENT, Generation, GenerationRequest
 
 KEY_COLUMNS = ("benchmark", "example_id", "variant", "word_rank")
 REQUIRED_COLUMNS = (*KEY_COLUMNS, "fields")
@@ -144,6 +144,16 @@ def truncated_share(generations: Sequence[Generation]) -> tuple[int, float]:
     """How many generations stopped at their budget (finish_reason ``length``), and their share."""
     n = sum(1 for g in generations if g.finish_reason == "length")
     return n, (n / len(generations) if generations else 0.0)
+
+
+def not_sent_counts(generations: Sequence[Generation]) -> dict[str, int]:
+    """How many prompts got no answer, per reason: ``prompt_too_long`` (over the context
+    length) and ``rejected`` (a server refused the request with a client error).
+
+    >>> not_sent_counts([Generation("", "prompt_too_long", 0, 0), Generation("a", "stop", 1, 1)])
+    {'prompt_too_long': 1, 'rejected': 0}
+    """
+    return {reason: sum(1 for g in generations if g.finish_reason == reason) for reason in NOT_SENT}
 
 
 def has_draws(rows: pd.DataFrame) -> bool:

@@ -190,6 +190,24 @@ def resolve_model(
     return name, ModelIdentity(f"{name}@{commit[:12]}", fields)
 
 
+def local_tokenizer_dir(
+    model_cfg: dict[str, Any], *, model_cache: str | os.PathLike[str] | None
+) -> Path | None:
+    """The folder holding the tokenizer of a served model that is also on this machine.
+
+    For the ``openai`` backend: ``tiny-random`` (built here) or a ``name`` that is a local model
+    folder with a tokenizer; None for a served name only the server knows (its ``/tokenize``
+    then gives the token ids).
+    """
+    name = str(model_cfg.get("name") or "")
+    if name == TINY_RANDOM and not model_cfg.get("revision"):
+        return build_tiny_random(model_cache)[0]
+    path = Path(name).expanduser() if name else None
+    if path is not None and path.is_dir() and (path / "tokenizer_config.json").exists():
+        return path
+    return None
+
+
 SMALL_MODEL_BYTES = 1 << 30
 """``enforce_eager: auto`` runs models with less than this many bytes of weights eagerly on the
 CPU build: compiling costs a fixed ~35 s per engine start there, which a small model's short

@@ -2,8 +2,18 @@
 
 Requests spread round-robin over one or several base URLs with bounded concurrency; 429, 5xx,
 timeouts and refused connections are retried with exponential backoff (on the next URL, so a dead
-server in a fleet is routed around). The API key is read from the environment variable named in
-params at call time; it is never stored in params, artifacts or the cache.
+server in a fleet is routed around). A prompt the server refuses with a client error that
+retrying cannot fix (400, 413, 422: a prompt over the context length, a request it cannot take)
+is recorded with finish_reason ``prompt_too_long`` or ``rejected`` and counted, as the offline
+engine records an over-long prompt; the run goes on. The API key is read from the environment
+variable named in params at call time; it is never stored in params, artifacts or the cache.
+
+Log-likelihoods are scored on token ids, as lm-evaluation-harness does: the context and the
+continuation are tokenized (the server's ``/tokenize``, or the model's own tokenizer when the
+model is a local folder or tiny-random), sent as one token-id prompt to ``/v1/completions`` with
+``echo`` and ``logprobs``, and the continuation's score is the sum of the echoed log-probabilities
+at its positions. Character offsets are never used: byte-fallback tokens (Japanese) echo as empty
+strings sharing one ``text_offset``.
 """
 
 from __future__ import annotations
@@ -12,14 +22,20 @@ import asyncio
 import functools
 import itertools
 import logging
+import math
 import os
 import time
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
 
 from evalpipe.inference.types import (
+    PROMPT_TOO_LONG,
+    REJECTED,
     EngineError,
     Generation,
     GenerationRequest,
@@ -32,6 +48,44 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+PER_REQUEST_STATUS = {400, 413, 422}
+"""Client errors about one request (its prompt or its settings), recorded rather than fatal; other
+4xx (401, 403, 404, ...) concern every request (key, URL, model name) and stop the run."""
+_CONTEXT_WORDS = (
+    "context length",
+    "context window",
+    "maximum context",
+    "max_model_len",
+    "too long",
+)
+_TOKEN_ID = "token_id:"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A server's client error about one request: retrying cannot fix it."""
+
+    url: str
+    status: int
+    message: str
+
+    @property
+    def reason(self) -> str:
+        """``prompt_too_long`` when the server says the context is exceeded, else ``rejected``."""
+        text = self.message.lower()
+        return PROMPT_TOO_LONG if any(w in text for w in _CONTEXT_WORDS) else REJECTED
+
+
+def _error_message(resp: httpx.Response) -> str:
+    """The server's own error message (OpenAI's ``{"error": {"message": ...}}``) or the body."""
+    try:
+        error = resp.json().get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+        if message:
+            return str(message)[:500]
+    except (ValueError, AttributeError):
+        pass
+    return resp.text[:500]
 
 
 def quiet_request_logs() -> None:
@@ -70,9 +124,16 @@ class OpenAIBackend:
         First retry delay; doubles per attempt, capped at 30 s (a server's Retry-After wins).
     structured_outputs:
         Send ``response_format: json_schema`` when a request has a schema.
+    tokenizer_dir:
+        A local model folder whose tokenizer is the served model's (log-likelihood requests are
+        then tokenized here), or a function finding it on first use; None: the server's
+        ``/tokenize``.
     """
 
     starts = 0
+    caches_refusals = False
+    """A refusal depends on the server's settings (context length), which are not part of the
+    model identity: refused prompts are not cached, and a re-run asks again."""
 
     def __init__(
         self,
@@ -86,6 +147,7 @@ class OpenAIBackend:
         timeout_s: float = 120.0,
         backoff_s: float = 0.5,
         structured_outputs: bool = True,
+        tokenizer_dir: Path | Callable[[], Path | None] | None = None,
     ) -> None:
         if not base_urls:
             raise EngineError(
@@ -112,6 +174,11 @@ class OpenAIBackend:
         self.started = False
         self.start_seconds = 0.0
         self.retries = 0
+        self.refused: Counter[str] = Counter()
+        self.max_model_len: int | None = None
+        self._limits_read = False
+        self._tokenizer_dir = tokenizer_dir
+        self._local_tokenizer: Any = None
         self._next_url = itertools.cycle(range(len(self.base_urls)))
         quiet_request_logs()
 
@@ -127,10 +194,15 @@ class OpenAIBackend:
         if req.system is not None:
             messages.append({"role": "system", "content": req.system})
         messages.append({"role": "user", "content": req.prompt})
+        max_tokens = int(req.max_tokens)
+        if self.max_model_len:
+            # vLLM refuses a budget above the context outright; it clamps a smaller one to the
+            # room the prompt leaves, as the offline engine does
+            max_tokens = min(max_tokens, self.max_model_len)
         body: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
-            "max_tokens": int(req.max_tokens),
+            "max_tokens": max_tokens,
             "temperature": float(req.temperature),
         }
         if req.seed is not None:
@@ -147,7 +219,37 @@ class OpenAIBackend:
     async def _one(
         self, client: httpx.AsyncClient, sem: asyncio.Semaphore, req: GenerationRequest
     ) -> Generation:
-        return await self._post(client, sem, "/chat/completions", self._payload(req), _parse)
+        result = await self._post(client, sem, "/chat/completions", self._payload(req), _parse)
+        if isinstance(result, Refusal):
+            return Generation("", self._refused(result), 0, 0)
+        return result
+
+    def _refused(self, refusal: Refusal) -> str:
+        reason = refusal.reason
+        if not self.refused[reason]:
+            log.warning(
+                "%s: HTTP %d: %s (recorded as finish_reason %s; later ones are counted)",
+                refusal.url,
+                refusal.status,
+                refusal.message,
+                reason,
+            )
+        self.refused[reason] += 1
+        return reason
+
+    async def _read_limits(self, client: httpx.AsyncClient) -> None:
+        """The served model's ``max_model_len`` from ``/models``, where the server publishes it
+        (vLLM does); without it, over-long prompts are found by the server's refusals."""
+        if self._limits_read:
+            return
+        self._limits_read = True
+        try:
+            resp = await client.get(self.base_urls[0] + "/models", headers=self._headers())
+            for entry in resp.json().get("data") or []:
+                if entry.get("id") == self.model and entry.get("max_model_len"):
+                    self.max_model_len = int(entry["max_model_len"])
+        except (httpx.HTTPError, ValueError, AttributeError, TypeError):
+            return  # the requests themselves say what is wrong with the server
 
     async def _post(
         self,
@@ -156,11 +258,19 @@ class OpenAIBackend:
         path: str,
         body: dict[str, Any],
         parse: Callable[[httpx.Response, str], T],
-    ) -> T:
+        *,
+        refusable: bool = True,
+        root: bool = False,
+    ) -> T | Refusal:
+        """POST with retries. A per-request client error comes back as a :class:`Refusal`
+        (``refusable``) or raises; ``root``: ``path`` is under the server root, not ``/v1``."""
         last = ""
         async with sem:
             for attempt in range(self.max_retries + 1):
-                url = self.base_urls[next(self._next_url)] + path
+                base = self.base_urls[next(self._next_url)]
+                if root and base.endswith("/v1"):
+                    base = base[: -len("/v1")]
+                url = base + path
                 delay = min(self.backoff_s * (2**attempt), 30.0)
                 try:
                     resp = await client.post(url, json=body, headers=self._headers())
@@ -169,8 +279,10 @@ class OpenAIBackend:
                 else:
                     if resp.status_code == 200:
                         return parse(resp, url)
+                    if refusable and resp.status_code in PER_REQUEST_STATUS:
+                        return Refusal(url, resp.status_code, _error_message(resp))
                     if resp.status_code not in RETRY_STATUS:
-                        raise EngineError(f"{url}: HTTP {resp.status_code}: {resp.text[:500]}")
+                        raise EngineError(f"{url}: HTTP {resp.status_code}: {_error_message(resp)}")
                     last = f"{url}: HTTP {resp.status_code}: {resp.text[:200]}"
                     retry_after = resp.headers.get("retry-after")
                     if retry_after and retry_after.replace(".", "", 1).isdigit():
@@ -189,6 +301,7 @@ class OpenAIBackend:
         sem = asyncio.Semaphore(self.max_concurrency)
         limits = httpx.Limits(max_connections=self.max_concurrency)
         async with httpx.AsyncClient(timeout=self.timeout_s, limits=limits) as client:
+            await self._read_limits(client)
             return await _gather_or_cancel([self._one(client, sem, r) for r in requests])
 
     def generate(
@@ -209,36 +322,110 @@ class OpenAIBackend:
         sem = asyncio.Semaphore(self.max_concurrency)
         limits = httpx.Limits(max_connections=self.max_concurrency)
         async with httpx.AsyncClient(timeout=self.timeout_s, limits=limits) as client:
-            return await _gather_or_cancel(
-                [
-                    self._post(
-                        client,
-                        sem,
-                        "/completions",
-                        self._loglikelihood_payload(r),
-                        functools.partial(_parse_loglikelihood, context=r.context),
-                    )
-                    for r in requests
-                ]
-            )
+            await self._read_limits(client)
+            tokens: dict[tuple[str, bool], asyncio.Future[list[int]]] = {}
+            return await _gather_or_cancel([self._score(client, sem, tokens, r) for r in requests])
 
-    def _loglikelihood_payload(self, req: LoglikelihoodRequest) -> dict[str, Any]:
+    async def _token_ids(
+        self,
+        client: httpx.AsyncClient,
+        sem: asyncio.Semaphore,
+        memo: dict[tuple[str, bool], asyncio.Future[list[int]]],
+        text: str,
+        *,
+        special: bool,
+    ) -> list[int]:
+        """``text``'s token ids (``special``: with the tokenizer's special tokens, e.g. BOS), as
+        the offline engine tokenizes a context and a continuation; each text once per call."""
+        key = (text, special)
+        if key not in memo:
+            if self.tokenizer_dir is not None:
+                future: asyncio.Future[list[int]] = asyncio.get_running_loop().create_future()
+                future.set_result(self._local_ids(text, special=special))
+                memo[key] = future
+            else:
+                memo[key] = asyncio.ensure_future(self._server_ids(client, sem, text, special))
+        return await memo[key]
+
+    @property
+    def tokenizer_dir(self) -> Path | None:
+        """The local tokenizer's folder, or None (the server's ``/tokenize``)."""
+        if callable(self._tokenizer_dir):
+            self._tokenizer_dir = self._tokenizer_dir()
+        return self._tokenizer_dir
+
+    def _local_ids(self, text: str, *, special: bool) -> list[int]:
+        if self._local_tokenizer is None:
+            from transformers import AutoTokenizer
+
+            self._local_tokenizer = AutoTokenizer.from_pretrained(str(self.tokenizer_dir))
+        return list(self._local_tokenizer.encode(text, add_special_tokens=special))
+
+    async def _server_ids(
+        self, client: httpx.AsyncClient, sem: asyncio.Semaphore, text: str, special: bool
+    ) -> list[int]:
+        body = {"model": self.model, "prompt": text, "add_special_tokens": special}
+        try:
+            ids = await self._post(
+                client, sem, "/tokenize", body, _parse_tokens, refusable=False, root=True
+            )
+        except EngineError as exc:
+            raise EngineError(
+                f"{exc}. Log-likelihood over a server needs the prompt's token ids: from the "
+                "server's /tokenize (vLLM's server has it), or from the model's own tokenizer "
+                "when model.name is the local model folder the server serves"
+            ) from exc
+        assert isinstance(ids, list)
+        return ids
+
+    async def _score(
+        self,
+        client: httpx.AsyncClient,
+        sem: asyncio.Semaphore,
+        memo: dict[tuple[str, bool], asyncio.Future[list[int]]],
+        req: LoglikelihoodRequest,
+    ) -> Loglikelihood:
+        context = await self._token_ids(client, sem, memo, req.context, special=True)
+        continuation = await self._token_ids(client, sem, memo, req.continuation, special=False)
+        if not continuation:
+            raise EngineError(f"continuation {req.continuation!r} has no tokens")
+        ids = context + continuation
+        unscored = Loglikelihood(math.nan, len(continuation), False)
+        if self.max_model_len and len(ids) + 1 > self.max_model_len:
+            self.refused[PROMPT_TOO_LONG] += 1  # as the offline engine: not sent, NaN
+            return unscored
+        result = await self._post(
+            client,
+            sem,
+            "/completions",
+            self._loglikelihood_payload(ids),
+            functools.partial(_parse_loglikelihood, ids=ids, n_continuation=len(continuation)),
+        )
+        if isinstance(result, Refusal):
+            self._refused(result)
+            return unscored
+        return result
+
+    def _loglikelihood_payload(self, ids: list[int]) -> dict[str, Any]:
         # The completions endpoint echoes the prompt's own token log-probabilities; one new
-        # token is asked for because some servers refuse max_tokens 0 with echo.
+        # token is asked for because some servers refuse max_tokens 0 with echo. Tokens come
+        # back as "token_id:<id>" (vLLM), so each position is checked against the id sent.
         return {
             "model": self.model,
-            "prompt": req.context + req.continuation,
+            "prompt": ids,
             "max_tokens": 1,
             "temperature": 0.0,
             "echo": True,
             "logprobs": 1,
+            "return_tokens_as_token_ids": True,
         }
 
     def loglikelihood(self, requests: list[LoglikelihoodRequest]) -> list[Loglikelihood]:
-        """Score each continuation through ``/completions`` with ``echo`` and ``logprobs``.
+        """Score each continuation on token ids through ``/completions`` (``echo``, ``logprobs``).
 
-        The continuation's tokens are the echoed prompt tokens that start at or after the
-        context's last character (``text_offset``). A server that does not echo prompt
+        A context plus continuation longer than the server's ``max_model_len`` is not sent, and
+        one the server refuses is not scored: both get a NaN log-probability (the row is then
+        scored unparsed), as on the offline engine. A server that does not echo prompt
         log-probabilities (chat-only APIs, some proxies) is an EngineError saying so.
         """
         if not requests:
@@ -246,7 +433,16 @@ class OpenAIBackend:
         if not self.started:
             OpenAIBackend.starts += 1
             self.started = True
-        return asyncio.run(self._all_loglikelihood(requests))
+        before = self.refused.total()
+        out = asyncio.run(self._all_loglikelihood(requests))
+        if self.refused.total() > before:
+            log.warning(
+                "%d log-likelihood requests were not scored (over the server's max_model_len "
+                "%s, or refused); their rows count as unparsed",
+                self.refused.total() - before,
+                self.max_model_len,
+            )
+        return out
 
     def close(self) -> None:
         self.started = False
@@ -271,23 +467,30 @@ def _parse(resp: httpx.Response, url: str) -> Generation:
         ) from exc
 
 
-def _parse_loglikelihood(resp: httpx.Response, url: str, *, context: str) -> Loglikelihood:
+def _parse_tokens(resp: httpx.Response, url: str) -> list[int]:
+    try:
+        return [int(t) for t in resp.json()["tokens"]]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise EngineError(f"{url}: not a /tokenize answer ({exc}): {resp.text[:300]}") from exc
+
+
+def _parse_loglikelihood(
+    resp: httpx.Response, url: str, *, ids: list[int], n_continuation: int
+) -> Loglikelihood:
+    """The continuation's score from an echoed token-id prompt: the sum of the log-probabilities
+    at its last ``n_continuation`` positions, greedy when each was the top token there."""
     unsupported = (
         f"{url}: the server did not return prompt log-probabilities (the completions endpoint "
         "with echo and logprobs); log-likelihood scoring needs a server that supports them, "
         "such as vLLM's OpenAI-compatible server, or scoring.method: generate"
     )
     try:
-        data = resp.json()
-        choice = data["choices"][0]
-        logprobs = choice.get("logprobs")
+        logprobs = resp.json()["choices"][0].get("logprobs")
         if not logprobs or not logprobs.get("token_logprobs"):
             raise EngineError(unsupported)
-        tokens = list(logprobs["tokens"])
+        tokens = [str(t) for t in logprobs["tokens"]]
         values = list(logprobs["token_logprobs"])
-        offsets = list(logprobs["text_offset"])
         tops = list(logprobs.get("top_logprobs") or [None] * len(tokens))
-        n_prompt = int((data.get("usage") or {}).get("prompt_tokens") or 0)
     except EngineError:
         raise
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
@@ -295,24 +498,23 @@ def _parse_loglikelihood(resp: httpx.Response, url: str, *, context: str) -> Log
             f"{url}: response is not an OpenAI completion with logprobs "
             f"({type(exc).__name__}: {exc}): {resp.text[:300]}"
         ) from exc
-    if n_prompt <= 0 or n_prompt > len(tokens):
-        # without the prompt's token count the echoed prompt cannot be told from the new token
-        raise EngineError(unsupported)
-    total, n, greedy = 0.0, 0, True
-    for i in range(n_prompt):
-        if offsets[i] < len(context):
-            continue
-        if values[i] is None:
+    if len(values) < len(ids) or len(tokens) < len(ids):
+        raise EngineError(unsupported)  # the prompt was not echoed
+    total, greedy = 0.0, True
+    for pos in range(len(ids) - n_continuation, len(ids)):
+        token, value = tokens[pos], values[pos]
+        if value is None:
             raise EngineError(unsupported)
-        total += float(values[i])
-        n += 1
-        top = tops[i]
+        if token.startswith(_TOKEN_ID) and token[len(_TOKEN_ID) :] != str(ids[pos]):
+            raise EngineError(
+                f"{url}: echoed token {token!r} at position {pos} where token id {ids[pos]} "
+                "was sent; the server does not score the prompt it was given"
+            )
+        total += float(value)
+        top = tops[pos] if pos < len(tops) else None
         if top:
-            best = max(top.items(), key=lambda kv: kv[1])[0]
-            greedy = greedy and best == tokens[i]
-    if n == 0:
-        raise EngineError(f"{url}: no echoed token starts inside the continuation")
-    return Loglikelihood(total, n, greedy)
+            greedy = greedy and max(top.items(), key=lambda kv: kv[1])[0] == token
+    return Loglikelihood(total, n_continuation, greedy)
 
 
 async def _gather_or_cancel(coros: list[Any]) -> list[Any]:

@@ -91,6 +91,14 @@ class GenerationRequest:
         return key
 
 
+PROMPT_TOO_LONG = "prompt_too_long"
+"""finish_reason of a prompt longer than the model's context: not generated, empty output."""
+REJECTED = "rejected"
+"""finish_reason of a prompt a server refused with a client error that retrying cannot fix."""
+NOT_SENT = (PROMPT_TOO_LONG, REJECTED)
+"""finish_reasons of prompts that got no answer; scoring counts them as unparsed."""
+
+
 @dataclass(frozen=True)
 class Generation:
     """One result. ``from_cache`` is True when it came from the generation cache."""

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from evalpipe.inference.models import is_cpu_build
 from evalpipe.inference.types import (
+    PROMPT_TOO_LONG,
     EngineError,
     Generation,
     GenerationRequest,
@@ -26,7 +27,6 @@ from evalpipe.params_schema import default_of
 
 log = logging.getLogger(__name__)
 
-PROMPT_TOO_LONG = "prompt_too_long"
 _SPECIALS_MARGIN = 8  # tokens a tokenizer may add to the rendered text (BOS and the like)
 
 
@@ -98,9 +98,12 @@ class VLLMBackend:
         The model identity (hashed into cache keys).
     settings:
         ``dtype, max_model_len, tensor_parallel_size, gpu_memory_utilization, revision,
-        enforce_eager, compact_json``; unknown keys are ignored.
+        enforce_eager, compact_json`` and ``engine_args`` (checked extra ``vllm.LLM``
+        arguments); unknown keys are ignored.
     """
 
+    caches_refusals = True
+    """``prompt_too_long`` depends on ``max_model_len``, which is part of the model identity."""
     starts = 0
     """How many ``vllm.LLM`` objects this process has constructed (tests and metrics read it)."""
     _live: ClassVar[dict[str, Any]] = {}
@@ -189,6 +192,8 @@ class VLLMBackend:
                 "backend": "xgrammar",
                 "disable_any_whitespace": True,
             }
+        # models.<slug>.engine_args, checked against vllm.EngineArgs (inference.engine_args)
+        kwargs.update(s.get("engine_args") or {})
         pool_key = repr(sorted(kwargs.items()))
         self._llm = VLLMBackend._live.get(pool_key)
         if self._llm is None:
