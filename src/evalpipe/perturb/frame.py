@@ -9,9 +9,11 @@ stage writes the table as it is and ``PerturbResult.to_pandas()`` is there for i
 from __future__ import annotations
 
 import bisect
+import functools
 import gc
 import json
 import json.encoder
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +24,8 @@ from tqdm import tqdm
 
 from evalpipe.errors import InputError
 from evalpipe.languages import LANGUAGES
+from evalpipe.perturb import human
+from evalpipe.perturb.eligibility import Eligibility, OccurrenceRules
 from evalpipe.perturb.english import EnglishFinder
 from evalpipe.perturb.japanese import JapaneseFinder, Tokenizer
 from evalpipe.perturb.ops import (
@@ -289,6 +293,7 @@ def perturb_frame(
     homophones: Any = None,
     draws: int = 1,
     progress: bool = False,
+    eligibility: Eligibility | None = None,
 ) -> PerturbResult:
     """Perturb every occurrence of every target word in the benchmark's perturbable fields.
 
@@ -311,6 +316,7 @@ def perturb_frame(
         ``(..., field, occurrence, d)``, draw 0 the key without ``d``, so ``draws=1`` gives the
         rows of a single draw and each draw keeps the common random numbers of ``decide``.
     progress : show a tqdm bar over examples.
+    eligibility : the occurrences never edited (``eligibility.from_params``; None: all may be).
 
     Returns
     -------
@@ -356,12 +362,11 @@ def perturb_frame(
         raise InputError(f"{source}, column 'example_id': duplicate id {dup!r}; ids must be unique")
     targets = read_targets(words, language=language, source=words_source)
     find = make_finder(targets, language, source=words_source, tokenizer=tokenizer)
-    if language == "japanese" and probabilities.conversion > 0 and homophones is None:
-        from evalpipe.perturb.homophones import Homophones
-
-        homophones = Homophones()
-    elif language != "japanese":
-        homophones = None
+    homophones, reader = human.prepare(
+        language, probabilities.model, probabilities.conversion, homophones
+    )
+    eligible = OccurrenceRules(eligibility, benchmark, language, reader)
+    redrawn: Counter[str] = Counter()
 
     names = benchmark["benchmark"].astype(str).tolist()
     fields_col = benchmark["fields"].tolist()
@@ -371,7 +376,7 @@ def perturb_frame(
         if "protected" in benchmark.columns
         else [None] * len(benchmark)
     )
-    decide_ = decide
+    decide_ = functools.partial(decide, homophones=homophones)
 
     src_rows: list[int] = []
     variants: list[str] = []
@@ -403,7 +408,7 @@ def perturb_frame(
     rule_counts: dict[str, dict[str, int]] = {op: {} for op in OPS}
     fallback_counts: dict[str, int] = {}
     skipped_counts: dict[str, dict[str, int]] = {"transpose": {}, "conversion": {}}
-    keyboard = probabilities.model == "keyboard"
+    keyboard = probabilities.model != "uniform"  # keyboard or natural: fallbacks counted
 
     # Key parts hashed once, not once per occurrence: the digest of (seed, benchmark, example,
     # word, field, occurrence) is reached by extending copies of the shared prefixes.
@@ -477,6 +482,7 @@ def perturb_frame(
             perturbable = _perturbable(pert_col[r], fields, source=source, row=r + 1)
             protected = _protected(prot_col[r], source=source, row=r + 1)
             example_hasher = key_hasher(seed, names[r], ids[r])
+            eligible.row(r)
             h = example_hasher.copy()
             h.update(original_part)
             src_rows.append(r)
@@ -502,11 +508,16 @@ def perturb_frame(
                 k_of: dict[int, int] = {}
                 shielded = _protected_spans(text, protected) if protected else ()
                 skipped: dict[int, int] = {}
+                ruled_out: dict[int, int] = {}  # occurrences the eligibility rules exclude
+                eligible.field(text)
                 for t, start, end in find(text):
                     k = k_of.get(t, 0)
                     k_of[t] = k + 1
                     if shielded and any(ps < end and start < pe for ps, pe in shielded):
                         skipped[t] = skipped.get(t, 0) + 1  # e.g. inside the JSQuAD answer span
+                        continue
+                    if eligible.active and eligible.excluded(start, end):
+                        ruled_out[t] = ruled_out.get(t, 0) + 1
                         continue
                     fh = field_hashers.get(t)
                     if fh is None:
@@ -530,9 +541,10 @@ def perturb_frame(
                         if at < 0 or u >= ends[at]:
                             continue  # the common case: no typo for this occurrence
                         drawn_counts[kinds[at]] += 1
-                        op = decide_(text[start:end], digest, probabilities, homophones=homophones)
+                        ctx = reader.occurrence(text, start, end) if reader else None
+                        op = decide_(text[start:end], digest, probabilities, context=ctx)
                         if type(op) is Skipped:
-                            reasons = skipped_counts[op.op]
+                            reasons = skipped_counts.setdefault(op.op, {})
                             reasons[op.reason] = reasons.get(op.reason, 0) + 1
                         elif op is not None:
                             hit = fired_by.get((t, d))
@@ -541,8 +553,8 @@ def perturb_frame(
                             else:
                                 hit.append((name, k, start, end, op))
                 for t, n in k_of.items():
-                    if n > skipped.get(t, 0):
-                        counts[t] = counts.get(t, 0) + n - skipped.get(t, 0)
+                    if n > skipped.get(t, 0) + ruled_out.get(t, 0):
+                        counts[t] = counts.get(t, 0) + n - skipped.get(t, 0) - ruled_out.get(t, 0)
                 total_protected += sum(skipped.values())
             if len(fields_out) >= FLUSH_ROWS:
                 flush()
@@ -596,6 +608,8 @@ def perturb_frame(
                     p_keys.append(op.keys)
                     p_reading.append(op.reading)
                     op_counts[op.op] += 1
+                    if op.drawn:  # the kind drawn could not apply: this one was drawn instead
+                        redrawn[f"{op.drawn}->{op.op}"] += 1
                     rules = rule_counts[op.op]
                     rules[op.rule] = rules.get(op.rule, 0) + 1
                     if keyboard and op.rule == "uniform":
@@ -676,5 +690,6 @@ def perturb_frame(
         "skipped": {op: dict(sorted(r.items())) for op, r in skipped_counts.items()},
         **probabilities.as_dict(),
         "seed": seed,
+        **eligible.summary(probabilities.model, redrawn),  # {} for uniform without rules
     }
     return PerturbResult(table, summary)
