@@ -14,7 +14,8 @@ the typo from a real misspelling dictionary (``natural.dictionary_typo``).
   adjacent different letters, keys typed by different hands weighing ``CROSS_HAND_WEIGHT``
   against 1 (and the first letter's pair weighs ``FIRST_WEIGHT`` / ``OTHER_WEIGHT`` of that).
 - **Japanese kana words.** Replacements and insertions are romaji slips re-read by the IME
-  (``keyboard.kana_slips``, ``keyboard.kana_insertions``); deletions drop a kana;
+  (``keyboard.kana_slips``, ``keyboard.kana_insertions``); deletions leave out one key of the
+  romaji (``ime.keystroke_deletions``: の ``no`` -> お, ん), or drop a kana when no key can go;
   transpositions swap two keys of the romaji and are kept only when the IME reads them back as
   kana (``ime.keystroke_transpositions``).
 - **Japanese words with kanji.** No random kanji: the slip is made on the keys of the word's
@@ -277,6 +278,13 @@ def _choices(
     if kind == "insert":
         return insertions(word)
     if kind == "delete":
+        if lexicon is not None and ime.is_kana_word(word):  # Japanese: one key left out
+            keyed = [
+                (Operation("delete", 0, word, new, new, "romaji", keys), w)
+                for new, keys, w in ime.keystroke_deletions(word)
+            ]
+            if keyed:
+                return keyed
         return deletions(word)
     return transpositions(word)
 

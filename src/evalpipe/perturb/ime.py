@@ -42,6 +42,8 @@ MIN_ZIPF = 2.0  # words rarer than about 1 in 10 million tokens are left out
 LEXICON_PATH = Path(__file__).with_name("ime_lexicon.tsv")
 LEFT_HAND = frozenset("qwertasdfgzxcvb")
 MIN_WEIGHT = 316  # zipf 3.5 (about 3 per million words): rarer words are never offered
+MIN_READING = 2  # one-kana readings (ヒ, タ) are left as kana: an IME offers the kana first
+BLOCKED = frozenset({"糞", "屎"})  # vulgar words never offered as a slip
 CROSS_HAND_WEIGHT = 4  # a swap of keys typed by different hands, against 1 for the same hand
 
 
@@ -184,8 +186,15 @@ class ImeLexicon:
         same POS class and conjugation form and a weight of at least ``MIN_WEIGHT``, or None
         (the kana stay)."""
         want = pos_class(pos)
+        if len(kana) < MIN_READING:
+            return None
         for e in self.by_reading.get(to_katakana(kana), ()):
-            if pos_class(e.pos) == want and e.cform == cform and e.weight >= MIN_WEIGHT:
+            if (
+                pos_class(e.pos) == want
+                and e.cform == cform
+                and e.weight >= MIN_WEIGHT
+                and e.surface not in BLOCKED
+            ):
                 return e.surface
         return None
 
@@ -196,12 +205,15 @@ class ImeLexicon:
         and a weight of at least ``MIN_WEIGHT``, most frequent first (the caller weights its pick by ``Entry.weight``)."""
         want = pos_class(pos)
         own = {lem.split("-")[0] for lem in lemmas}
+        if len(kana) < MIN_READING:
+            return []
         return [
             e
             for e in self.by_reading.get(to_katakana(kana), ())
             if pos_class(e.pos) == want
             and e.cform == cform
             and e.weight >= MIN_WEIGHT
+            and e.surface not in BLOCKED
             and e.lemma not in own
             and e.surface != surface
         ]
