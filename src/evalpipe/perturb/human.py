@@ -52,6 +52,7 @@ from evalpipe.perturb.records import Operation, Skipped
 from evalpipe.perturb.scripts import INVENTORIES, char_class, other_of_class
 
 FIRST_WEIGHT = 1
+SINGLE_KANJI_RATIO = 20  # a one-kanji word's homophone must be at least 1/20 as frequent
 OTHER_WEIGHT = 6
 CROSS_HAND_WEIGHT = ime.CROSS_HAND_WEIGHT
 DIGIT_CLASSES = frozenset({"digit", "fullwidth_digit"})
@@ -260,12 +261,17 @@ def _choices(
         rd = _japanese_reading(word, context)
         if rd is None or not rd.kana:
             return ()
+        found = lexicon.homophones(rd.kana, rd.pos, rd.cform, rd.lemmas, word)
+        if len(word) == 1:  # a lone kanji: a homophone nearly as common (者 -> 物, not 年 -> 念)
+            entries = lexicon.by_reading.get(rd.kana, ())
+            own = max((e.weight for e in entries if e.surface == word), default=0)
+            found = [e for e in found if e.weight * SINGLE_KANJI_RATIO >= own]
         return [
             (
                 Operation("conversion", 0, word, e.surface, e.surface, "homophone", None, rd.kana),
                 e.weight,
             )
-            for e in lexicon.homophones(rd.kana, rd.pos, rd.cform, rd.lemmas, word)
+            for e in found
         ]
     if lexicon is not None and ime.has_kanji(word):
         rd = _japanese_reading(word, context)
