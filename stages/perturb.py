@@ -12,6 +12,7 @@ from evalpipe.errors import InputError
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.perturb import perturb_frame, validate_probabilities
+from evalpipe.perturb.eligibility import from_params as eligibility_from_params
 from stages._common import fail_cleanly, params_option
 from stages._common import read_parquet as _read_parquet
 
@@ -54,6 +55,7 @@ def main(name: str, params_path: str) -> None:
         words_source=str(words_path),
         draws=draws,
         progress=True,
+        eligibility=eligibility_from_params(cfg, source=params_path),
     )
     atomic.write_parquet(paths.perturbed(name), result.table)
     atomic.write_json(summary_path(paths, name), result.summary)

@@ -88,14 +88,11 @@ COARSE = {"hiragana": "hiragana", "katakana": "katakana", "halfwidth_katakana": 
 
 
 def _edited_chars(p: dict) -> int:
-    """What docs/perturbation.md says one edit changes, read off its record."""
-    if p["op"] == "insert":
-        return len(p["new_char"])
-    if p["op"] == "transpose":
-        return 2
-    if p["op"] == "conversion":
-        return len(p["original"])
-    return len(p["original_char"])  # replace, delete: a character or a kana unit
+    """What docs/perturbation.md says one edit changes, read off its record: the original text
+    it acted on (a character, a kana unit, a letter pair, a word an IME slip rewrote), or for a
+    plain insertion the text inserted."""
+    text = p["original_char"] if p["original_char"] is not None else p["new_char"]
+    return len(text)
 
 
 def _script(p: dict) -> str:

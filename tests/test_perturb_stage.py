@@ -117,7 +117,10 @@ def test_dvc_exp_run_with_the_keyboard_model_reruns_only_what_depends_on_perturb
         assert summary["drawn"]["transpose"] > 0  # made, or skipped: one-kana particles
     ja = json.loads((root / "data" / "perturbed" / "jcommonsenseqa.summary.json").read_text())
     assert ja["operations_by_rule"]["replace"].get("romaji", 0) > 0
-    assert sum(ja["skipped"]["conversion"].values()) + ja["operations"]["conversion"] > 0
+    # a conversion drawn on a word without a homophone becomes another kind, counted
+    assert ja["drawn"]["conversion"] == ja["operations"]["conversion"] + sum(
+        n for k, n in ja["redrawn"].items() if k.startswith("conversion->")
+    )
     rows = pd.read_parquet(root / "data" / "perturbed" / "gsm8k.parquet")
     ops = [p for ps in rows["perturbations"] for p in ps]
-    assert {p["rule"] for p in ops if p["op"] == "replace"} == {"qwerty"}
+    assert {p["rule"] for p in ops if p["op"] == "replace"} <= {"qwerty", "shift"}

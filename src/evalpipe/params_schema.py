@@ -308,9 +308,12 @@ SCHEMA = Section(
             {
                 "model": text(
                     "how replaced / inserted characters are chosen",
-                    choices=("uniform", "keyboard"),
+                    choices=("uniform", "keyboard", "natural"),
                     default="uniform",
                 ),
+                # checked by evalpipe.perturb.eligibility.from_params
+                "exclude": anything("occurrences never edited: auto or a list", default="auto"),
+                "min_letters": anything("letters an English word needs: auto or n", default="auto"),
                 "replace_prob": probability("chance an occurrence gets a replacement"),
                 "insert_prob": probability("chance an occurrence gets an insertion"),
                 "delete_prob": probability("chance an occurrence gets a deletion"),

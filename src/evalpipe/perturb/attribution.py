@@ -43,7 +43,7 @@ def one_kind(kinds: Iterable[str]) -> str | None:
 def edited_chars(operation: Operation) -> int:
     """The characters one edit changed: those of the original text it replaced or removed
     (a replacement's or deletion's character, 1, or kana unit such as じゃ, 2; a
-    transposition's pair, 2; a conversion's whole word), or for an insertion those it inserted
+    transposition's pair, 2, or the kana a romaji keystroke swap changed; a conversion's whole word), or for an insertion those it inserted
     (1, or a kana unit).
 
     Examples

@@ -15,6 +15,7 @@ stage writes the table as it is and ``PerturbResult.to_pandas()`` is there for i
 from __future__ import annotations
 
 import bisect
+import functools
 import gc
 import json
 import json.encoder
@@ -26,7 +27,7 @@ import pyarrow as pa
 from tqdm import tqdm
 
 from evalpipe.errors import InputError
-from evalpipe.perturb import columns
+from evalpipe.perturb import columns, human
 from evalpipe.perturb.benchmark_rows import (
     check_benchmark,
     parse_fields,
@@ -35,6 +36,7 @@ from evalpipe.perturb.benchmark_rows import (
     protected_strings,
 )
 from evalpipe.perturb.columns import Edit, PerturbedColumns, PerturbedRow
+from evalpipe.perturb.eligibility import Eligibility, OccurrenceRules
 from evalpipe.perturb.japanese import Tokenizer
 from evalpipe.perturb.ops import Probabilities, Skipped, decide, key_hasher, key_part
 from evalpipe.perturb.summary import SummaryCounter
@@ -71,6 +73,7 @@ def perturb_frame(
     homophones: Any = None,
     draws: int = 1,
     progress: bool = False,
+    eligibility: Eligibility | None = None,
 ) -> PerturbResult:
     """Perturb every occurrence of every target word in the benchmark's perturbable fields.
 
@@ -93,6 +96,7 @@ def perturb_frame(
         ``(..., field, occurrence, d)``, draw 0 the key without ``d``, so ``draws=1`` gives the
         rows of a single draw and each draw keeps the common random numbers of ``decide``.
     progress : show a tqdm bar over examples.
+    eligibility : the occurrences never edited (``eligibility.from_params``; None: all may be).
 
     Returns
     -------
@@ -119,12 +123,10 @@ def perturb_frame(
         raise InputError(f"perturb.draws must be an integer >= 1, found {draws!r}")
     targets = read_targets(words, language=language, source=words_source)
     find = make_finder(targets, language, source=words_source, tokenizer=tokenizer)
-    if language == "japanese" and probabilities.conversion > 0 and homophones is None:
-        from evalpipe.perturb.homophones import Homophones
-
-        homophones = Homophones()
-    elif language != "japanese":
-        homophones = None
+    homophones, reader = human.prepare(
+        language, probabilities.model, probabilities.conversion, homophones
+    )
+    eligible = OccurrenceRules(eligibility, benchmark, language, reader)
 
     names = benchmark["benchmark"].astype(str).tolist()
     ids = benchmark["example_id"].astype(str).tolist()
@@ -135,9 +137,10 @@ def perturb_frame(
         if "protected" in benchmark.columns
         else [None] * len(benchmark)
     )
-    decide_ = decide
+    decide_ = functools.partial(decide, homophones=homophones)
     rows = PerturbedColumns()
-    counter = SummaryCounter(keyboard=probabilities.model == "keyboard")
+    # keyboard or natural: replacements by the uniform rule are counted as fallbacks
+    counter = SummaryCounter(keyboard=probabilities.model != "uniform")
     drawn_counts = counter.drawn
 
     # Key parts hashed once, not once per occurrence: the digest of (seed, benchmark, example,
@@ -166,6 +169,7 @@ def perturb_frame(
             perturbable = perturbable_fields(pert_col[r], fields, source=source, row=r + 1)
             protected = protected_strings(prot_col[r], source=source, row=r + 1)
             example_hasher = key_hasher(seed, names[r], ids[r])
+            eligible.row(r)
             h = example_hasher.copy()
             h.update(original_part)
             rows.add(
@@ -194,11 +198,16 @@ def perturb_frame(
                 k_of: dict[int, int] = {}
                 shielded = protected_spans(text, protected) if protected else ()
                 skipped: dict[int, int] = {}
+                ruled_out: dict[int, int] = {}  # occurrences the eligibility rules exclude
+                eligible.field(text)
                 for t, start, end in find(text):
                     k = k_of.get(t, 0)
                     k_of[t] = k + 1
                     if shielded and any(ps < end and start < pe for ps, pe in shielded):
                         skipped[t] = skipped.get(t, 0) + 1  # e.g. inside the JSQuAD answer span
+                        continue
+                    if eligible.active and eligible.excluded(start, end):
+                        ruled_out[t] = ruled_out.get(t, 0) + 1
                         continue
                     fh = field_hashers.get(t)
                     if fh is None:
@@ -223,7 +232,8 @@ def perturb_frame(
                             continue  # the common case: no typo for this occurrence
                         drawn_counts[kinds[at]] += 1
                         word = text[start:end]
-                        op = decide_(word, digest, probabilities, homophones=homophones)
+                        ctx = reader.occurrence(text, start, end) if reader else None
+                        op = decide_(word, digest, probabilities, context=ctx)
                         if type(op) is Skipped:
                             counter.count_skipped(op)
                         elif op is not None:
@@ -234,8 +244,8 @@ def perturb_frame(
                             else:
                                 hit.append(edit)
                 for t, n in k_of.items():
-                    if n > skipped.get(t, 0):
-                        counts[t] = counts.get(t, 0) + n - skipped.get(t, 0)
+                    if n > skipped.get(t, 0) + ruled_out.get(t, 0):
+                        counts[t] = counts.get(t, 0) + n - skipped.get(t, 0) - ruled_out.get(t, 0)
                 counter.protected_occurrences += sum(skipped.values())
             if rows.pending >= columns.FLUSH_ROWS:
                 rows.flush()
@@ -299,4 +309,5 @@ def perturb_frame(
         probabilities=probabilities,
         seed=seed,
     )
+    summary.update(eligible.summary(probabilities.model, counter.redrawn))  # {} for uniform
     return PerturbResult(table, summary)

@@ -13,24 +13,22 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from evalpipe.errors import InputError
 from evalpipe.params_schema import default_of
-from evalpipe.perturb.keyboard import (
-    is_kana,
-    kana_insertions,
-    kana_slips,
-    kana_units,
-    letter_insertions,
-    letter_slips,
-)
-from evalpipe.perturb.scripts import INVENTORIES, char_class, inventory_index
+from evalpipe.perturb import human
+from evalpipe.perturb.keyboard import is_kana
+from evalpipe.perturb.natural import natural_probabilities
+from evalpipe.perturb.records import RULES, Operation, Skipped
+from evalpipe.perturb.scripts import INVENTORIES, char_class, other_of_class
+
+__all__ = ["RULES", "Operation", "Skipped"]  # re-exported: defined in records
 
 OPS = ("replace", "insert", "delete", "transpose", "conversion")
-MODELS = ("uniform", "keyboard")
+MODELS = ("uniform", "keyboard", "natural")
 PROBABILITY_KEYS = (
     "replace_prob",
     "insert_prob",
@@ -171,6 +169,16 @@ def validate_probabilities(
         raise InputError(
             f"{source}: {section}.model must be one of {', '.join(MODELS)}, found {model!r}"
         )
+    if model == "natural":  # the total rate is configured, the mix is the human one
+        values.update(
+            (f"{k}_prob", v)
+            for k, v in natural_probabilities(
+                values["replace_prob"],
+                values["insert_prob"],
+                values["delete_prob"],
+                values["transpose_prob"],
+            ).items()
+        )
     return Probabilities(
         values["replace_prob"],
         values["insert_prob"],
@@ -215,50 +223,6 @@ def row_seed(seed: int, benchmark: str, example_id: str, variant: str) -> int:
     return int.from_bytes(digest[:8], "big") >> 1
 
 
-class Operation(NamedTuple):
-    """One typo applied to one occurrence of a word."""
-
-    op: str  # replace | insert | delete | transpose | conversion
-    position: int  # character index in the word (for insert: the slot, 0..len(word))
-    original_char: str | None  # None for insert; a kana unit (じゃ), a pair, or the whole word
-    new_char: str | None  # None for delete
-    perturbed: str  # the word after the operation
-    rule: str = "uniform"  # how the new text was chosen: see RULES
-    keys: str | None = None  # a keyboard or romaji slip's key path, e.g. k->j, ka->ja
-    reading: str | None = None  # a conversion's kana reading
-
-
-RULES = {
-    "uniform": "a character of the same script class, uniformly (today's rule)",
-    "qwerty": "a neighbouring key on QWERTY (2:1 horizontal over vertical), or a repeated key",
-    "romaji": "a romaji slip re-read by an IME as kana",
-    "keyboard": "a deletion that spares digits (model keyboard)",
-    "adjacent": "two adjacent letters or kana swapped",
-    "homophone": "another word with the same UniDic reading",
-}
-
-
-class Skipped(NamedTuple):
-    """A transposition or conversion was drawn but the occurrence has none to make: no typo.
-
-    ``reason``: ``no_adjacent_pair`` (no two adjacent different letters or kana),
-    ``no_homophone`` (no other word with the reading, or no kanji), ``not_japanese``.
-    """
-
-    op: str
-    reason: str
-    reading: str | None = None
-
-
-def _replacement(ch: str, r: int) -> str:
-    cls, index = inventory_index(ch)
-    inv = INVENTORIES[cls]  # type: ignore[index]
-    if index < 0:
-        return inv[r % len(inv)]
-    k = r % (len(inv) - 1)
-    return inv[k + 1] if k >= index else inv[k]  # skip the original: never a no-op
-
-
 def _width(p: float) -> int:
     # p * 2**64 is exact for a float; rounding it loses less than 2**-65 of probability
     return min(_SCALE, max(0, round(p * _SCALE)))
@@ -286,8 +250,6 @@ def _intervals(widths: Mapping[str, int]) -> tuple[tuple[int, int, str], ...]:
 
 
 _DIGIT_CLASSES = frozenset({"digit", "fullwidth_digit"})
-# Under the keyboard model, characters no keyboard rule covers keep today's rule.
-_FALLBACK_CLASSES = frozenset({"kanji", "fullwidth_lower", "fullwidth_upper", "halfwidth_katakana"})
 
 
 def _swap_group(ch: str) -> str | None:
@@ -307,111 +269,6 @@ def transposable(word: str) -> tuple[int, ...]:
         and (g := _swap_group(word[i])) is not None
         and g == _swap_group(word[i + 1])
     )
-
-
-def _cumulative(
-    cands: Iterable[tuple[str, str, int]],
-) -> tuple[tuple[tuple[str, str, int], ...], int]:
-    out = []
-    total = 0
-    for new, keys, weight in cands:
-        total += weight
-        out.append((new, keys, total))
-    return tuple(out), total
-
-
-def _pick(cands: tuple[tuple[str, str, int], ...], total: int, r: int) -> tuple[str, str]:
-    x = r % total
-    for new, keys, end in cands:
-        if x < end:
-            return new, keys
-    raise AssertionError("unreachable: x < total")
-
-
-@functools.lru_cache(maxsize=65_536)
-def keyboard_replacements(word: str) -> tuple[tuple[int, int, str, Any, int], ...]:
-    """The positions a keyboard-model replacement may pick, as ``(start, end, rule, weighted
-    candidates, total weight)``: each ASCII letter (its QWERTY neighbours), each kana unit with a
-    romaji slip (``keyboard.kana_slips``), and each character of a class no keyboard rule covers
-    (kanji, full-width letters, half-width katakana: rule ``uniform``). Digits, kana without a
-    slip (あ, ん, っ) and ー are not eligible."""
-    units = dict(kana_units(word))
-    entries: list[tuple[int, int, str, Any, int]] = []
-    i, n = 0, len(word)
-    while i < n:
-        ch = word[i]
-        if ch.isascii() and ch.isalpha():
-            cands, total = _cumulative(
-                (new, f"{ch.lower()}->{new.lower()}", w) for new, w in letter_slips(ch)
-            )
-            entries.append((i, i + 1, "qwerty", cands, total))
-            i += 1
-            continue
-        end = units.get(i)
-        if end is not None:
-            cands, total = _cumulative(kana_slips(word[i:end]))
-            if total:
-                entries.append((i, end, "romaji", cands, total))
-            i = end
-            continue
-        if char_class(ch) in _FALLBACK_CLASSES:
-            entries.append((i, i + 1, "uniform", None, 0))
-        i += 1
-    return tuple(entries)
-
-
-@functools.lru_cache(maxsize=65_536)
-def keyboard_insertions(word: str) -> tuple[tuple[int, str, Any, int], ...]:
-    """The slots a keyboard-model insertion may pick, as ``(slot, rule, weighted candidates,
-    total weight)``: a slot next to a kana unit where a stray key reads as one more kana
-    (``keyboard.kana_insertions``), a slot next to an ASCII letter (the letter repeated or a
-    neighbour of it), else a slot whose anchor (the character after it, or the last one at the
-    end, as in the uniform model) has a class no keyboard rule covers (rule ``uniform``)."""
-    n = len(word)
-    units = kana_units(word)
-    unit_ending = {e: (s, e) for s, e in units}
-    unit_starting = {s: (s, e) for s, e in units}
-    inside = {k for s, e in units for k in range(s + 1, e)}
-    entries: list[tuple[int, str, Any, int]] = []
-    for slot in range(n + 1):
-        before = unit_ending.get(slot)
-        after = unit_starting.get(slot)
-        cands: tuple = ()
-        total = 0
-        rule = ""
-        if (before or after) and slot not in inside:
-            cands, total = _cumulative(
-                kana_insertions(
-                    word[before[0] : before[1]] if before else "",
-                    word[after[0] : after[1]] if after else "",
-                )
-            )
-            rule = "romaji"
-        if not total:
-            letters = [
-                c
-                for c in (word[slot - 1 : slot], word[slot : slot + 1])
-                if c.isascii() and c.isalpha()
-            ]
-            if letters:
-                left, right = word[slot - 1 : slot], word[slot : slot + 1]
-                cands, total = _cumulative(
-                    (new, f"{left}{right}->{left}{new}{right}".lower(), w)
-                    for new, w in letter_insertions(letters)
-                )
-                rule = "qwerty"
-        if total:
-            entries.append((slot, rule, cands, total))
-            continue
-        anchor_class = char_class(word[min(slot, n - 1)])
-        if anchor_class in _FALLBACK_CLASSES:
-            entries.append((slot, "uniform", anchor_class, 0))
-    return tuple(entries)
-
-
-@functools.lru_cache(maxsize=65_536)
-def _deletable(word: str) -> tuple[int, ...]:
-    return tuple(i for i, ch in enumerate(word) if char_class(ch) not in _DIGIT_CLASSES)
 
 
 def _transpose(word: str, r_pos: int) -> Operation | Skipped:
@@ -435,39 +292,13 @@ def _convert(word: str, r_char: int, homophones: Any) -> Operation | Skipped:
     return Operation("conversion", 0, word, new, new, "homophone", reading=reading)
 
 
-def _keyboard(op: str, word: str, r_pos: int, r_char: int) -> Operation | None:
-    if op == "replace":
-        table = keyboard_replacements(word)
-        if table:
-            start, end, rule, cands, total = table[r_pos % len(table)]
-            keys = None
-            if rule == "uniform":
-                new = _replacement(word[start], r_char)
-            else:
-                new, keys = _pick(cands, total, r_char)
-            perturbed = word[:start] + new + word[end:]
-            return Operation("replace", start, word[start:end], new, perturbed, rule, keys)
-    elif op == "insert":
-        slots = keyboard_insertions(word)
-        if slots:
-            slot, rule, cands, total = slots[r_pos % len(slots)]
-            keys = None
-            if rule == "uniform":
-                inv = INVENTORIES[cands]
-                new = inv[r_char % len(inv)]
-            else:
-                new, keys = _pick(cands, total, r_char)
-            return Operation("insert", slot, None, new, word[:slot] + new + word[slot:], rule, keys)
-    # a deletion, or a replacement / insertion with no eligible place; digits are never deleted
-    positions = _deletable(word)
-    if not positions:
-        return None
-    i = positions[r_pos % len(positions)]
-    return Operation("delete", i, word[i], None, word[:i] + word[i + 1 :], "keyboard")
-
-
 def decide(
-    word: str, digest: bytes, probs: Probabilities, *, homophones: Any = None
+    word: str,
+    digest: bytes,
+    probs: Probabilities,
+    *,
+    homophones: Any = None,
+    context: Any = None,
 ) -> Operation | Skipped | None:
     """Apply at most one operation to ``word`` using the random stream ``digest``.
 
@@ -564,12 +395,14 @@ def decide(
         return None
     r_pos = int.from_bytes(digest[16:24], "big")
     r_char = int.from_bytes(digest[24:32], "big")
+    if probs.model != "uniform":
+        return human.make(
+            op, word, digest, probs.widths(), model=probs.model, lexicon=homophones, context=context
+        )
     if op == "transpose":
         return _transpose(word, r_pos)
     if op == "conversion":
         return _convert(word, r_char, homophones)
-    if probs.model == "keyboard":
-        return _keyboard(op, word, r_pos, r_char)
     n = len(word)
     if op == "replace":
         eligible = (
@@ -579,7 +412,7 @@ def decide(
         )
         if eligible:
             i = eligible[r_pos % len(eligible)]
-            new = _replacement(word[i], r_char)
+            new = other_of_class(word[i], r_char)
             return Operation("replace", i, word[i], new, word[:i] + new + word[i + 1 :])
         op = "delete"
     elif op == "insert":

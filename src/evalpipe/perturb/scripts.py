@@ -135,3 +135,14 @@ def edit_script(op: str, original_char: str | None, new_char: str | None) -> str
     if not ch:
         return "other"
     return SCRIPT_OF_CLASS.get(char_class(ch[0]) or "", "other")
+
+
+def other_of_class(ch: str, r: int) -> str:
+    """A character of ``ch``'s class other than ``ch``, chosen by the integer ``r`` (today's
+    ``uniform`` rule; a kanji outside the inventory may become any inventory kanji)."""
+    cls, index = inventory_index(ch)
+    inv = INVENTORIES[cls]  # type: ignore[index]
+    if index < 0:
+        return inv[r % len(inv)]
+    k = r % (len(inv) - 1)
+    return inv[k + 1] if k >= index else inv[k]  # skip the original: never a no-op

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +19,7 @@ NOT_FOUND_SHOWN = 20  # target words named in targets_not_found_top
 class SummaryCounter:
     """Running counts while a benchmark is perturbed; :meth:`summary` states them.
 
-    ``keyboard``: the typo model is ``keyboard`` (its replacements and insertions made by the
+    ``keyboard``: the typo model is ``keyboard`` or ``natural`` (its replacements and insertions made by the
     uniform rule are counted per script class in ``keyboard_fallback``).
     """
 
@@ -36,10 +37,12 @@ class SummaryCounter:
     skipped: dict[str, dict[str, int]] = field(
         default_factory=lambda: {"transpose": {}, "conversion": {}}
     )
+    # "drawn->made": a drawn kind that could not apply, replaced by one that could
+    redrawn: Counter[str] = field(default_factory=Counter)
 
     def count_skipped(self, skipped: Skipped) -> None:
         """A drawn transposition or conversion that had nothing to make."""
-        reasons = self.skipped[skipped.op]
+        reasons = self.skipped.setdefault(skipped.op, {})
         reasons[skipped.reason] = reasons.get(skipped.reason, 0) + 1
 
     def count_operations(self, operations: Sequence[Operation]) -> None:
@@ -49,6 +52,8 @@ class SummaryCounter:
             self.operations[op.op] += 1
             rules = self.rules[op.op]
             rules[op.rule] = rules.get(op.rule, 0) + 1
+            if op.drawn:  # the kind drawn could not apply: this one was drawn instead
+                self.redrawn[f"{op.drawn}->{op.op}"] += 1
             if self.keyboard and op.rule == "uniform":
                 cls = char_class((op.new_char if op.op == "insert" else op.original_char)[0])
                 self.fallback[cls] = self.fallback.get(cls, 0) + 1
