@@ -99,20 +99,20 @@ class AppConfig:
 
     secret_key: str
     context_window: int = default_of("annotation.context_window")
-    min_confidence: float = 0.7
-    min_kappa: float = 0.60
-    target_kappa: float = 0.80
+    min_confidence: float = default_of("annotation.min_confidence")
+    min_kappa: float = default_of("annotation.min_kappa")
+    target_kappa: float = default_of("annotation.target_kappa")
     secure_cookies: bool = False
     login_attempts_per_pair: int = 10
     login_attempts_per_account: int = 50
     login_attempts_unknown: int = 100
     login_window_s: float = 300.0
     trusted_proxy_hops: int = 0
-    require_qualification: bool = True
+    require_qualification: bool = default_of("annotation.require_qualification")
     top_up: int = 10
     idle_hours: float = 72.0
     raise_coverage: bool = True
-    seed: int = 0
+    seed: int = default_of("seed")
 
 
 def create_app(store: Store, config: AppConfig) -> Flask:
