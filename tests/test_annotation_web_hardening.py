@@ -16,7 +16,7 @@ import pytest
 
 from evalpipe.annotation.schema import AXES
 from evalpipe.annotation.web.store import MAX_ACTIVE_MS_PER_ITEM, Store
-from tests.annotation_harness import AnnotatorClient, ServerProcess, annotate_cli
+from tests.annotation_harness import AnnotatorClient, annotate_cli, campaign_server
 from tests.test_annotation_web_http import CONF, SCORES, write_tasks
 
 REPO = Path(__file__).resolve().parents[1]
@@ -24,23 +24,15 @@ SECRET = "hardening-secret-0123456789abcdef"
 
 
 def start(tmp: Path, *extra: str, annotators: tuple[str, ...] = ("ann_a", "ann_b")):
+    """A server on 4 tasks with ``annotators`` and the admin ``boss`` (the shared fixture)."""
     tmp.mkdir(parents=True, exist_ok=True)
-    tasks = tmp / "tasks.jsonl"
-    write_tasks(tasks, 4)
-    db = tmp / "ann.sqlite"
-    store = Store(db)
-    tokens = {a: store.add_annotator(a) for a in annotators}
-    tokens["boss"] = store.add_annotator("boss", admin=True)
-    store.close()
-    srv = ServerProcess(
-        db=db,
-        tasks=tasks,
-        cwd=REPO,
+    return campaign_server(
+        tmp,
+        tasks=write_tasks(tmp / "tasks.jsonl", 4),
+        accounts=dict.fromkeys(annotators, "annotator") | {"boss": "admin"},
         secret=SECRET,
         extra_args=["--overlap", "2", *extra],
     )
-    srv.tokens = tokens  # type: ignore[attr-defined]
-    return srv
 
 
 @pytest.fixture(scope="module")
