@@ -46,8 +46,16 @@ CREATE TABLE IF NOT EXISTS assignments (
     annotator_id TEXT NOT NULL REFERENCES annotators(id),
     item_id TEXT NOT NULL REFERENCES items(id),
     position INTEGER NOT NULL,
+    assigned_at TEXT,
     PRIMARY KEY (annotator_id, item_id),
     UNIQUE (annotator_id, position)
+);
+CREATE TABLE IF NOT EXISTS dropped (
+    annotator_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    item_id TEXT NOT NULL,
+    dropped_at TEXT NOT NULL,
+    PRIMARY KEY (annotator_id, position)
 );
 CREATE TABLE IF NOT EXISTS ratings (
     annotator_id TEXT NOT NULL,
@@ -180,6 +188,10 @@ class Database:
                     "ALTER TABLE annotators ADD COLUMN role TEXT NOT NULL DEFAULT 'annotator'"
                 )
                 con.execute("UPDATE annotators SET role = 'admin' WHERE is_admin = 1")
+        cols = {r[1] for r in self._conn().execute("PRAGMA table_info(assignments)")}
+        if "assigned_at" not in cols:  # databases made before receiving items counted as activity
+            with self._write() as con:
+                con.execute("ALTER TABLE assignments ADD COLUMN assigned_at TEXT")
 
     # -- connections ----------------------------------------------------------------------------
     def _conn(self) -> sqlite3.Connection:

@@ -16,7 +16,7 @@ from evalpipe.annotation.web.assignment import (
     presentation_order,
     top_up,
 )
-from evalpipe.annotation.web.store.db import Database, utc_now
+from evalpipe.annotation.web.store.db import Database, iso, utc_now
 from evalpipe.errors import InputError
 
 
@@ -101,16 +101,29 @@ class Queue(Database):
         return len(added)
 
     def _append_items(
-        self, con: sqlite3.Connection, person: str, items: list[str], seed: int
+        self,
+        con: sqlite3.Connection,
+        person: str,
+        items: list[str],
+        seed: int,
+        *,
+        at: str | None = None,
     ) -> None:
+        # Positions of dropped items are never reused: a page still open on one of them must
+        # not post its rating to another item (see :meth:`reclaim`).
         start = con.execute(
-            "SELECT COALESCE(MAX(position), 0) FROM assignments WHERE annotator_id = ?",
-            (person,),
+            "SELECT MAX(COALESCE((SELECT MAX(position) FROM assignments WHERE annotator_id = ?), "
+            "0), COALESCE((SELECT MAX(position) FROM dropped WHERE annotator_id = ?), 0))",
+            (person, person),
         ).fetchone()[0]
+        # Receiving items counts as activity (``idle_seconds``): a joiner's fresh items are not
+        # idle items another joiner may take at once.
+        at = at or utc_now()
         for offset, item in enumerate(presentation_order(items, person, seed=seed), 1):
             con.execute(
-                "INSERT INTO assignments(annotator_id, item_id, position) VALUES (?, ?, ?)",
-                (person, item, start + offset),
+                "INSERT INTO assignments(annotator_id, item_id, position, assigned_at) "
+                "VALUES (?, ?, ?, ?)",
+                (person, item, start + offset, at),
             )
 
     @staticmethod
@@ -130,7 +143,15 @@ class Queue(Database):
             ]
         else:
             targets = list(items)
+        now = utc_now()
         for item in targets:
+            # Remember where it was, so a page still open on it can save (``reclaim``).
+            con.execute(
+                "INSERT OR REPLACE INTO dropped(annotator_id, position, item_id, dropped_at) "
+                "SELECT annotator_id, position, item_id, ? FROM assignments "
+                "WHERE annotator_id = ? AND item_id = ?",
+                (now, person, item),
+            )
             for table in ("drafts", "skips"):
                 con.execute(
                     f"DELETE FROM {table} WHERE annotator_id = ? AND item_id = ?", (person, item)
@@ -142,7 +163,8 @@ class Queue(Database):
         return len(targets)
 
     def idle_seconds(self, *, now: datetime | None = None) -> dict[str, float]:
-        """Seconds since each annotator's last sign-in, rating, skip or draft (or account creation)."""
+        """Seconds since each annotator's last sign-in, rating, skip, draft or received items (or
+        account creation)."""
         now = now or datetime.now(UTC)
         last: dict[str, str] = {}
         con = self._conn()
@@ -152,6 +174,7 @@ class Queue(Database):
             "SELECT annotator_id, MAX(updated_at) FROM ratings GROUP BY annotator_id",
             "SELECT annotator_id, MAX(skipped_at) FROM skips GROUP BY annotator_id",
             "SELECT annotator_id, MAX(updated_at) FROM drafts GROUP BY annotator_id",
+            "SELECT annotator_id, MAX(assigned_at) FROM assignments GROUP BY annotator_id",
         ):
             for who, when in con.execute(sql):
                 if when and (who not in last or when > last[who]):
@@ -216,7 +239,8 @@ class Queue(Database):
             for item, holder in plan.takeovers:
                 self._drop_unrated(con, holder, [item])
             if plan.items:
-                self._append_items(con, annotator_id, plan.items, seed)
+                at = iso(now) if now is not None else None
+                self._append_items(con, annotator_id, plan.items, seed, at=at)
         return plan
 
     def release(self, annotator_id: str, *, overlap: int, seed: int = 0) -> tuple[int, int]:
@@ -250,6 +274,50 @@ class Queue(Database):
                 (annotator_id, utc_now()),
             )
         return released, self.rebalance(overlap=overlap, seed=seed)
+
+    def reclaim(self, annotator_id: str, position: int) -> str | None:
+        """Give back an item that was taken from the annotator (release, or a top-up while they
+        were idle) when a page still open on it posts: the work on that page is not lost.
+
+        The item returns at its old position (positions of dropped items are never reused) and
+        the annotator is back in the team; the colleague who received the item keeps it too.
+
+        Returns
+        -------
+        str | None
+            The item id, or None if nothing was taken from that position of their queue.
+        """
+        with self._write() as con:
+            row = con.execute(
+                "SELECT item_id FROM dropped WHERE annotator_id = ? AND position = ?",
+                (annotator_id, position),
+            ).fetchone()
+            if row is None:
+                return None
+            item_id = str(row[0])
+            con.execute(
+                "DELETE FROM dropped WHERE annotator_id = ? AND position = ?",
+                (annotator_id, position),
+            )
+            con.execute("DELETE FROM released WHERE annotator_id = ?", (annotator_id,))
+            con.execute(
+                "INSERT INTO assignments(annotator_id, item_id, position, assigned_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (annotator_id, item_id, position, utc_now()),
+            )
+        return item_id
+
+    def was_dropped(self, annotator_id: str, position: int) -> bool:
+        """Whether the item at ``position`` of the annotator's queue was handed to a colleague."""
+        row = (
+            self._conn()
+            .execute(
+                "SELECT 1 FROM dropped WHERE annotator_id = ? AND position = ?",
+                (annotator_id, position),
+            )
+            .fetchone()
+        )
+        return row is not None
 
     def released(self) -> set[str]:
         """Annotators released by the lead who have not asked for work since."""

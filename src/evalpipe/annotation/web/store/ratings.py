@@ -23,10 +23,11 @@ from evalpipe.errors import InputError
 MAX_COMMENT_CHARS = 2000
 
 
-def comment_too_long(n_chars: int) -> str:
-    """The message for a comment over the limit (shown in the form, raised by the store)."""
+def comment_too_long(n_chars: int, *, what: str = "Comment") -> str:
+    """The message for a comment (or adjudication note, ``what="Note"``) over the limit, shown
+    in the form and raised by the store. Characters are code points, as the page counts them."""
     return (
-        f"Comment not saved: it has {n_chars:,} characters and the limit is "
+        f"{what} not saved: it has {n_chars:,} characters and the limit is "
         f"{MAX_COMMENT_CHARS:,}. Shorten it and save again."
     )
 

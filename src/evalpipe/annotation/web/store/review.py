@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from evalpipe.annotation.schema import ADJUDICATED_PREFIX, AXES
 from evalpipe.annotation.web.store.db import Database, check_values, utc_now
+from evalpipe.annotation.web.store.ratings import MAX_COMMENT_CHARS, comment_too_long
 from evalpipe.errors import InputError
 
 
@@ -43,12 +44,15 @@ class Review(Database):
         Raises
         ------
         InputError
-            Unknown item, a value out of range, or an empty note.
+            Unknown item, a value out of range, an empty note, or a note longer than
+            ``MAX_COMMENT_CHARS`` (the comments' limit; a note is never cut).
         """
         check_values(scores, confidence)
         note = note.strip()
         if not note:
             raise InputError('field "note": say briefly why this is the final rating')
+        if len(note) > MAX_COMMENT_CHARS:
+            raise InputError(comment_too_long(len(note), what="Note"))
         values = [scores[a] for a in AXES] + [float(confidence[a]) for a in AXES]
         cols = [f"s_{a}" for a in AXES] + [f"c_{a}" for a in AXES]
         now = utc_now()
@@ -61,7 +65,7 @@ class Review(Database):
                 f"ON CONFLICT(item_id) DO UPDATE SET adjudicator_id = excluded.adjudicator_id, "
                 + ", ".join(f"{c} = excluded.{c}" for c in cols)
                 + ", note = excluded.note, updated_at = excluded.updated_at",
-                [item_id, adjudicator_id, *values, note[:4000], now, now],
+                [item_id, adjudicator_id, *values, note, now, now],
             )
             self._bump_version(con)
 
