@@ -77,7 +77,7 @@ CSV field left unquoted) would start a cell there."""
 
 
 def formula_like(text: str) -> bool:
-    """Whether ``text``, or any line within it, begins like a formula.
+    r"""Whether ``text``, or any line within it, begins like a formula.
 
     >>> formula_like("=1+1"), formula_like("fine\r=cmd"), formula_like("a - b")
     (True, True, False)

@@ -71,7 +71,7 @@ def remember_batch(store: Store, path: Path) -> None:
 
 
 def csv_safe(value: Any) -> Any:
-    """A text cell that a spreadsheet will not run as a formula: ``'`` in front of a leading
+    r"""A text cell that a spreadsheet will not run as a formula: ``'`` in front of a leading
     ``=``, ``+``, ``-``, ``@``, tab or CR (OWASP "CSV injection"), and in front of such a
     character that begins a line inside the text (after CR or LF); other values unchanged.
 
@@ -87,13 +87,13 @@ def csv_safe(value: Any) -> Any:
 
 
 def csv_field(value: Any) -> str:
-    """One CSV field: quoted (RFC 4180) when it holds a comma, a quote, a CR or an LF.
+    r"""One CSV field: quoted (RFC 4180) when it holds a comma, a quote, a CR or an LF.
 
     Python's csv module (and pandas) leave a field with a lone CR unquoted when the line ending
     is LF, and a reader then starts a new row inside it; this quotes every line break.
 
-    >>> csv_field("a\rb"), csv_field('say "hi"'), csv_field(1.5), csv_field(None)
-    ('"a\rb"', '"say ""hi"""', '1.5', '')
+    >>> csv_field("a\rb"), csv_field("x,y"), csv_field(1.5), csv_field(None)
+    ('"a\rb"', '"x,y"', '1.5', '')
     """
     text = "" if value is None else str(value)
     if any(ch in text for ch in ',"\r\n'):
