@@ -425,7 +425,9 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             # The rating sent with it is still saved.
             n_chars = len(note["comment"].strip())
             comment_error = comment_too_long(n_chars) if n_chars > MAX_COMMENT_CHARS else None
-            kept = {"comment": note["comment"]} if comment_error is not None else {}
+            kept: dict[str, str] = {}
+            if comment_error is not None:
+                kept = {"comment": note["comment"], "flag": "1" if note["flag"] else ""}
             stored = store.note(g.user.id, item_id) or {"comment": "", "flag": False}
             changed_note = (stored["comment"], stored["flag"]) != (
                 note["comment"].strip(),
@@ -502,9 +504,10 @@ def create_app(store: Store, config: AppConfig) -> Flask:
         draft = store.draft(g.user.id, item_id)
         # A draft may hold an over-long comment: shown again, flagged, until it is shortened.
         draft_comment = draft.pop("comment", None)
+        draft_flag = draft.pop("flag", "") == "1"
         status = 400 if errors or comment_error else 200
         if draft_comment is not None and comment_error is None:
-            note = {"comment": draft_comment, "flag": note["flag"]}
+            note = {"comment": draft_comment, "flag": draft_flag}
             n_chars = len(draft_comment.strip())
             if n_chars > MAX_COMMENT_CHARS:
                 comment_error = (

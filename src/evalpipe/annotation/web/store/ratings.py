@@ -210,7 +210,8 @@ class Ratings(Database):
         return None if row is None else dict(row) | {"flag": bool(row["flag"])}
 
     def save_draft(self, annotator_id: str, item_id: str, values: dict[str, str]) -> None:
-        """Keep half-entered form values (``score_<axis>``/``conf_<axis>``) until the next save."""
+        """Keep half-entered form values (``score_<axis>``/``conf_<axis>``, and a comment over the
+        limit with its flag: ``comment``/``flag``) until the next save."""
         with self._write() as con:
             if not values:
                 con.execute(
