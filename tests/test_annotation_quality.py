@@ -513,7 +513,7 @@ def test_item_outliers_report_the_spread_of_ratings():
 # --- the whole run ----------------------------------------------------------------------------
 
 
-def test_headline_per_axis_has_the_same_three_keys_and_counts_items_with_two_human_raters():
+def test_headline_per_axis_has_the_same_keys_and_counts_items_with_two_human_raters():
     tasks = read_tasks(sample_tasks_path())
     humans = read_annotations(BATCHES)
     # Five items keep one human rating only; a judge rating them too must not make them count.
@@ -528,7 +528,8 @@ def test_headline_per_axis_has_the_same_three_keys_and_counts_items_with_two_hum
     assert list(result.headline) == list(AXES)
     for axis in AXES:
         headline = result.headline[axis]
-        assert list(headline) == ["n", "kappa", "alpha"]
+        assert list(headline) == ["n", "kappa", "alpha", "sample_batches"]
+        assert headline["sample_batches"] is False  # run_quality was not told they are samples
         assert headline["n"] == 25
         assert headline["kappa"] == result.kappa_report["axes"][axis]["kappa"]
         assert headline["alpha"] == result.kappa_report["axes"][axis]["alpha"]
