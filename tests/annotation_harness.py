@@ -7,6 +7,7 @@ mock: the server is the production command under waitress, the client speaks pla
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import random
@@ -18,7 +19,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ from typing import Any
 import httpx
 
 from evalpipe.annotation.schema import AXES
+from evalpipe.annotation.web.store import Store
 
 _CSRF_RE = re.compile(r'name="csrf_token" value="([^"]+)"')
 _ITEM_RE = re.compile(r"/item/(\d+)$")
@@ -156,6 +159,69 @@ class ServerProcess:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+
+def write_tasks_file(path: str | Path, tasks: list[dict[str, Any]]) -> Path:
+    """Tasks as JSONL (the spec's input format), one object per line."""
+    path = Path(path)
+    path.write_text(
+        "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in tasks), encoding="utf-8"
+    )
+    return path
+
+
+@contextmanager
+def campaign_server(
+    tmp: str | Path,
+    *,
+    tasks: list[dict[str, Any]] | Path,
+    accounts: dict[str, str],
+    secret: str,
+    extra_args: list[str] | None = None,
+    require_qualification: bool = False,
+    prepare: Callable[[Any], None] | None = None,
+) -> Iterator[ServerProcess]:
+    """The one server fixture of the web tests: a database with ``accounts`` and a running
+    ``evalpipe annotate serve`` on it.
+
+    Parameters
+    ----------
+    tmp:
+        Folder for the tasks file, the database and the server log.
+    tasks:
+        Task dicts (written to ``tmp/tasks.jsonl``) or an existing tasks file.
+    accounts:
+        ``{annotator_id: role}`` (``annotator`` | ``adjudicator`` | ``admin``).
+    secret, extra_args, require_qualification:
+        As for :class:`ServerProcess`.
+    prepare:
+        Called with the open ``Store`` before the server starts (e.g. finished training).
+
+    Yields
+    ------
+    ServerProcess
+        With ``tokens`` (``{annotator_id: token}``) and ``tmp`` set.
+    """
+    tmp = Path(tmp)
+    tmp.mkdir(parents=True, exist_ok=True)
+    tasks_path = tasks if isinstance(tasks, Path) else write_tasks_file(tmp / "tasks.jsonl", tasks)
+    db = tmp / "ann.sqlite"
+    store = Store(db)
+    tokens = {who: store.add_annotator(who, role=role) for who, role in accounts.items()}
+    if prepare is not None:
+        prepare(store)
+    store.close()
+    with ServerProcess(
+        db=db,
+        tasks=tasks_path,
+        cwd=REPO,
+        secret=secret,
+        extra_args=extra_args,
+        require_qualification=require_qualification,
+    ) as srv:
+        srv.tokens = tokens  # type: ignore[attr-defined]
+        srv.tmp = tmp  # type: ignore[attr-defined]
+        yield srv
 
 
 class AnnotatorClient:

@@ -24,6 +24,7 @@ from evalpipe.annotation.quality import (
     RULES,
     annotator_outliers,
     check_consistency,
+    detect_outliers,
     item_outliers,
 )
 from evalpipe.annotation.quality_run import QualitySettings, run_quality
@@ -512,7 +513,7 @@ def test_item_outliers_report_the_spread_of_ratings():
 # --- the whole run ----------------------------------------------------------------------------
 
 
-def test_headline_per_axis_has_the_same_three_keys_and_counts_items_with_two_human_raters():
+def test_headline_per_axis_has_the_same_keys_and_counts_items_with_two_human_raters():
     tasks = read_tasks(sample_tasks_path())
     humans = read_annotations(BATCHES)
     # Five items keep one human rating only; a judge rating them too must not make them count.
@@ -527,7 +528,8 @@ def test_headline_per_axis_has_the_same_three_keys_and_counts_items_with_two_hum
     assert list(result.headline) == list(AXES)
     for axis in AXES:
         headline = result.headline[axis]
-        assert list(headline) == ["n", "kappa", "alpha"]
+        assert list(headline) == ["n", "kappa", "alpha", "sample_batches"]
+        assert headline["sample_batches"] is False  # run_quality was not told they are samples
         assert headline["n"] == 25
         assert headline["kappa"] == result.kappa_report["axes"][axis]["kappa"]
         assert headline["alpha"] == result.kappa_report["axes"][axis]["alpha"]
@@ -591,16 +593,16 @@ def test_reference_examples_carry_valid_gold_ratings():
         assert validate_annotation(obj, where=r["id"]) == []
 
 
-def test_spec_classes_delegate_to_the_library():
-    from evalpipe.annotation.aggregator import AnnotationAggregator, QualityChecker
-
+def test_the_spec_a8_operations_are_plain_library_functions():
+    # The spec's A.8 names (calculate_kappa, merge_annotations, check_consistency,
+    # detect_outliers) are the package's functions; no wrapper classes.
     humans = read_annotations(BATCHES)
-    kappas = AnnotationAggregator().calculate_kappa(humans)
-    assert set(kappas) == set(AXES) and all(k > 0.6 for k in kappas.values())
-    merged = AnnotationAggregator().merge_annotations([a for a in humans if a.id == "sample_010"])
+    report = agreement_report(to_long_frame(humans), n_boot=0)
+    assert all(report["axes"][axis]["kappa"] > 0.6 for axis in AXES)
+    merged = merge_annotations([a for a in humans if a.id == "sample_010"], min_confidence=0.7)
     assert merged.annotator_id == "consensus" and merged.annotations["social"] == 5
-    assert QualityChecker().check_consistency(ann("x", "a", (5, 5, 5, 5))) == [
+    assert check_consistency(ann("x", "a", (5, 5, 5, 5))) == [
         "social_and_self_both_strong",
         "all_axes_extreme",
     ]
-    assert QualityChecker().detect_outliers(_panel(120, biased="ann_d")) == ["ann_d"]
+    assert detect_outliers(_panel(120, biased="ann_d")) == ["ann_d"]

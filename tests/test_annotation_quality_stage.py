@@ -65,9 +65,12 @@ def test_agreement_stage_runs_on_the_bundled_batches_and_reruns_byte_identically
     for axis in AXES:
         assert set(metrics[axis]) == {"kappa", "alpha", "ac2", "n", "judge_kappa", "markers_kappa"}
         assert metrics[axis]["kappa"] >= 0.6 and metrics[axis]["n"] == 30
-        # The DVC metric: the headline figures of the summary, the same three keys per axis.
+        # The DVC metric: the headline figures of the summary, the same keys per axis, with
+        # the sample label, so `dvc metrics show` says on every row that these are samples.
         headline = json.loads((project.root / f"metrics/agreement/{axis}.json").read_text())
-        assert headline == {k: metrics[axis][k] for k in ("n", "kappa", "alpha")}
+        assert headline == {k: metrics[axis][k] for k in ("n", "kappa", "alpha")} | {
+            "sample_batches": True
+        }
     assert sorted(p.name for p in (project.root / "metrics/agreement").iterdir()) == sorted(
         f"{axis}.json" for axis in AXES
     )
@@ -77,7 +80,9 @@ def test_agreement_stage_runs_on_the_bundled_batches_and_reruns_byte_identically
     consensus = (project.root / "data/annotations/consensus.jsonl").read_text().splitlines()
     assert all(json.loads(c)["annotator_id"] == "consensus" for c in consensus)
     header = (project.root / "plots/agreement.csv").read_text().splitlines()[0]
-    assert header.startswith("axis,kappa,")
+    assert header.startswith("axis,kappa,") and header.endswith(",sample_batches")
+    over_time = project.root / "data/annotations/quality_reports/agreement_over_time.csv"
+    assert over_time.read_text().splitlines()[0].endswith(",sample_batches")
     assert metrics["gate"]["status"] == "pass"
     assert metrics["data_notes"]["illustrative_humans"] is True
     assert metrics["data_notes"]["sample_batches"] is True
@@ -90,7 +95,8 @@ def test_agreement_stage_runs_on_the_bundled_batches_and_reruns_byte_identically
     check = project.run("python", "-m", "stages.annotation", "check")
     assert check.stdout.startswith("SAMPLE DATA:") and "3 SAMPLE file(s)" in check.stdout
     weekly = (project.root / "plots/agreement_weekly.csv").read_text().splitlines()
-    assert weekly[0] == "window_start,n_items,social,avoidant,mechanical,self"
+    assert weekly[0] == "window_start,n_items,social,avoidant,mechanical,self,sample_batches"
+    assert all(w.endswith(",True") for w in weekly[1:])
     assert [w.split(",")[0] for w in weekly[1:]] == ["2025-01-06", "2025-01-13"]
     first = _snapshot(project.root)
     project.run("python", "-m", "stages.agreement")
@@ -203,7 +209,8 @@ def test_dvc_repro_agreement_and_metrics_diff_after_a_new_batch(project):
     assert "data/raw/annotations" in status.stdout
     project.dvc("repro", "--single-item", "agreement")
     assert json.loads((project.root / SUMMARY).read_text())["annotators"] == 4
-    # One row per axis file; only headline keys, so a changed kappa shows as `kappa` of its axis.
+    # One row per axis file; only headline keys, so a changed kappa shows as `kappa` of its axis
+    # (the sample label stays False: it changes only when the samples give way to a campaign).
     diff = json.loads(project.dvc("metrics", "diff", "--json").stdout)
     assert set(diff) <= {f"metrics/agreement/{axis}.json" for axis in AXES}
     assert any(diff[f]["kappa"]["diff"] != 0 for f in diff if "kappa" in diff[f])
@@ -213,10 +220,12 @@ def test_dvc_repro_agreement_and_metrics_diff_after_a_new_batch(project):
     files = shown[""]["data"]
     assert set(files) == {f"metrics/agreement/{axis}.json" for axis in AXES}
     for axis in AXES:
-        assert set(files[f"metrics/agreement/{axis}.json"]["data"]) == {"n", "kappa", "alpha"}
-    # The table fits a terminal: path, n, kappa and alpha per axis.
+        data = files[f"metrics/agreement/{axis}.json"]["data"]
+        assert set(data) == {"n", "kappa", "alpha", "sample_batches"}
+        assert data["sample_batches"] is False  # a real campaign's batches
+    # The table fits a terminal: path, n, kappa, alpha and the sample label per axis.
     table = project.dvc("metrics", "show", "metrics/agreement").stdout.splitlines()
-    assert table[0].split() == ["Path", "alpha", "kappa", "n"], table
+    assert table[0].split() == ["Path", "alpha", "kappa", "n", "sample_batches"], table
     assert len(table) == 1 + len(AXES) and max(map(len, table)) <= 80, table
 
 

@@ -5,7 +5,6 @@ Set EVALPIPE_SCREENSHOT=docs/images/annotate.png to also save the README screens
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import subprocess
@@ -16,7 +15,7 @@ import pytest
 
 from evalpipe.annotation.schema import read_annotations
 from evalpipe.annotation.web.store import Store
-from tests.annotation_harness import ServerProcess
+from tests.annotation_harness import campaign_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -72,22 +71,14 @@ def expected(keys: tuple[str, ...]) -> tuple[dict[str, int], dict[str, float]]:
 
 @pytest.fixture
 def app_server(tmp_path: Path):
-    tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text(
-        "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in TASKS), encoding="utf-8"
-    )
-    db = tmp_path / "ann.sqlite"
-    store = Store(db)
-    token = store.add_annotator("ann_web")
-    store.close()
-    with ServerProcess(
-        db=db,
-        tasks=tasks,
-        cwd=REPO,
+    with campaign_server(
+        tmp_path,
+        tasks=TASKS,
+        accounts={"ann_web": "annotator"},
         secret="browser-test-secret-123456",
         extra_args=["--overlap", "1"],
     ) as srv:
-        srv.token = token  # type: ignore[attr-defined]
+        srv.token = srv.tokens["ann_web"]  # type: ignore[attr-defined]
         yield srv
 
 

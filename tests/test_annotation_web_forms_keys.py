@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -11,7 +10,7 @@ import pytest
 from evalpipe.annotation import guidelines as gl
 from evalpipe.annotation.schema import AXES
 from evalpipe.annotation.web.store import Store
-from tests.annotation_harness import ServerProcess
+from tests.annotation_harness import campaign_server
 from tests.test_annotation_web_browser import TASKS
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -21,31 +20,20 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def app_server(tmp_path_factory: pytest.TempPathFactory):
-    tmp = tmp_path_factory.mktemp("formkeys")
-    tasks = tmp / "tasks.jsonl"
-    tasks.write_text(
-        "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in TASKS), encoding="utf-8"
-    )
-    db = tmp / "ann.sqlite"
-    store = Store(db)
-    tokens = {
-        "trainee": store.add_annotator("trainee"),
-        "candidate": store.add_annotator("candidate"),
-        "senior": store.add_annotator("senior", role="adjudicator"),
-    }
-    # The candidate has finished training: their next step is the qualification test.
-    for example in gl.examples():
-        store.save_training("candidate", 1, example["id"], dict.fromkeys(AXES, 1))
-    store.close()
-    with ServerProcess(
-        db=db,
-        tasks=tasks,
-        cwd=REPO,
+    def trained(store) -> None:
+        # The candidate has finished training: their next step is the qualification test.
+        for example in gl.examples():
+            store.save_training("candidate", 1, example["id"], dict.fromkeys(AXES, 1))
+
+    with campaign_server(
+        tmp_path_factory.mktemp("formkeys"),
+        tasks=TASKS,
+        accounts={"trainee": "annotator", "candidate": "annotator", "senior": "adjudicator"},
         secret="formkeys-secret-0123456789",
         extra_args=["--overlap", "2"],
         require_qualification=True,
+        prepare=trained,
     ) as srv:
-        srv.tokens = tokens  # type: ignore[attr-defined]
         yield srv
 
 

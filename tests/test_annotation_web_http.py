@@ -18,7 +18,13 @@ import pytest
 from evalpipe.annotation.schema import AXES, read_annotations
 from evalpipe.annotation.web.assignment import fill_assignments
 from evalpipe.annotation.web.store import Store
-from tests.annotation_harness import AnnotatorClient, ServerProcess, annotate_cli
+from tests.annotation_harness import (
+    AnnotatorClient,
+    ServerProcess,
+    annotate_cli,
+    campaign_server,
+    write_tasks_file,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "test-secret-0123456789abcdef"
@@ -30,7 +36,7 @@ SCORES = {"social": 4, "avoidant": 2, "mechanical": 1, "self": 5}
 CONF = {"social": 0.8, "avoidant": 0.6, "mechanical": 1.0, "self": 0.4}
 
 
-def write_tasks(path: Path, n: int = 6) -> None:
+def write_tasks(path: Path, n: int = 6) -> Path:
     rows = []
     for i in range(1, n + 1):
         rows.append(
@@ -41,26 +47,20 @@ def write_tasks(path: Path, n: int = 6) -> None:
                 "context": [{"turn": -1, "speaker": "ai", "text": XSS_CONTEXT}] if i == 1 else [],
             }
         )
-    path.write_text(
-        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
-    )
+    return write_tasks_file(path, rows)
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory):
     tmp = tmp_path_factory.mktemp("annweb")
-    tasks = tmp / "tasks.jsonl"
-    write_tasks(tasks)
-    db = tmp / "ann.sqlite"
-    store = Store(db)
-    tokens = {a: store.add_annotator(a) for a in ("ann_a", "ann_b", "ann_c")}
-    tokens["boss"] = store.add_annotator("boss", admin=True)
-    store.close()
-    with ServerProcess(
-        db=db, tasks=tasks, cwd=REPO, secret=SECRET, extra_args=["--overlap", "2", "--threads", "4"]
+    with campaign_server(
+        tmp,
+        tasks=write_tasks(tmp / "tasks.jsonl"),
+        accounts={"ann_a": "annotator", "ann_b": "annotator", "ann_c": "annotator"}
+        | {"boss": "admin"},
+        secret=SECRET,
+        extra_args=["--overlap", "2", "--threads", "4"],
     ) as srv:
-        srv.tokens = tokens  # type: ignore[attr-defined]
-        srv.tmp = tmp  # type: ignore[attr-defined]
         yield srv
 
 

@@ -6,14 +6,13 @@ the first save."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from evalpipe.annotation.schema import AXES
 from evalpipe.annotation.web.store import MAX_COMMENT_CHARS, Store
-from tests.annotation_harness import ServerProcess
+from tests.annotation_harness import campaign_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -38,25 +37,14 @@ LONG = {
 
 @pytest.fixture(scope="module")
 def app_server(tmp_path_factory: pytest.TempPathFactory):
-    tmp = tmp_path_factory.mktemp("keyboard")
-    tasks = tmp / "tasks.jsonl"
-    tasks.write_text(
-        "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in [*SHORT, LONG]),
-        encoding="utf-8",
-    )
-    db = tmp / "ann.sqlite"
-    store = Store(db)
-    tokens = {who: store.add_annotator(who) for who in ("ann_k1", "ann_k2", "ann_k3")}
-    store.close()
     # Overlap 3: every annotator has every item, so each test uses its own account.
-    with ServerProcess(
-        db=db,
-        tasks=tasks,
-        cwd=REPO,
+    with campaign_server(
+        tmp_path_factory.mktemp("keyboard"),
+        tasks=[*SHORT, LONG],
+        accounts=dict.fromkeys(("ann_k1", "ann_k2", "ann_k3"), "annotator"),
         secret="keyboard-secret-0123456789",
         extra_args=["--overlap", "3"],
     ) as srv:
-        srv.tokens = tokens  # type: ignore[attr-defined]
         yield srv
 
 

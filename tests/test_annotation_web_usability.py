@@ -5,14 +5,13 @@ with min_confidence, and comments and flags reach the admin's drill-down."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from evalpipe.annotation.schema import AXES
 from evalpipe.annotation.web.store import Store
-from tests.annotation_harness import ServerProcess
+from tests.annotation_harness import campaign_server
 from tests.test_annotation_web_browser import TASKS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300)]
@@ -32,27 +31,13 @@ LONG_CONTEXT = {
 
 @pytest.fixture(scope="module")
 def app_server(tmp_path_factory: pytest.TempPathFactory):
-    tmp = tmp_path_factory.mktemp("usability")
-    tasks = tmp / "tasks.jsonl"
-    tasks.write_text(
-        "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in [*TASKS, LONG_CONTEXT]),
-        encoding="utf-8",
-    )
-    db = tmp / "ann.sqlite"
-    store = Store(db)
-    tokens = {
-        "ann_u": store.add_annotator("ann_u"),
-        "boss": store.add_annotator("boss", admin=True),
-    }
-    store.close()
-    with ServerProcess(
-        db=db,
-        tasks=tasks,
-        cwd=REPO,
+    with campaign_server(
+        tmp_path_factory.mktemp("usability"),
+        tasks=[*TASKS, LONG_CONTEXT],
+        accounts={"ann_u": "annotator", "boss": "admin"},
         secret="usability-secret-0123456789",
         extra_args=["--overlap", "1"],
     ) as srv:
-        srv.tokens = tokens  # type: ignore[attr-defined]
         yield srv
 
 

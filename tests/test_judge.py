@@ -8,6 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from evalpipe.annotation.guidelines import AXIS_ANCHORS
 from evalpipe.annotation.judge import (
     JUDGE_SCHEMA,
     TEMPLATE_VERSION,
@@ -60,9 +61,23 @@ def test_prompt_holds_every_axis_with_an_anchor_for_every_scale_point() -> None:
     assert prompt.index("reasoning") < prompt.index('"scores"')
 
 
-def test_prompt_version_is_stable_and_names_the_template() -> None:
-    assert prompt_version() == prompt_version()
+# The version of the prompt in test_judge_golden_prompt.txt. A change of wording, rubric or
+# schema must change it (judge records carry it); update both together.
+RECORDED_PROMPT_VERSION = "judge-v1+ca07137f28"
+
+
+def test_prompt_version_is_the_recorded_one_for_the_golden_prompt() -> None:
+    assert render_prompt(GOLDEN_TASK) == GOLDEN.read_text(encoding="utf-8")
+    assert prompt_version() == RECORDED_PROMPT_VERSION
     assert prompt_version().startswith(f"{TEMPLATE_VERSION}+")
+
+
+def test_prompt_version_changes_when_the_rubric_text_changes(monkeypatch) -> None:
+    before = prompt_version()
+    monkeypatch.setitem(AXIS_ANCHORS["social"], 3, AXIS_ANCHORS["social"][3] + " (edited)")
+    assert prompt_version() != before
+    monkeypatch.undo()
+    assert prompt_version() == before
 
 
 def test_schema_puts_reasoning_first_and_is_a_valid_json_schema() -> None:

@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from evalpipe.annotation.schema import AXES, LABELS
+from evalpipe.params_schema import default_of
 from evalpipe.seeding import hashed_seed
 
 Q = len(LABELS)
@@ -321,8 +322,8 @@ def kappa_status(kappa: float | None, *, min_kappa: float, target_kappa: float) 
     return "pass" if kappa >= min_kappa else "fail"
 
 
-DEFAULT_MIN_PAIR_OVERLAP = 10
-"""Default of ``annotation.min_pair_overlap``: pairs sharing fewer items stay out of the headline
+DEFAULT_MIN_PAIR_OVERLAP: int = default_of("annotation.min_pair_overlap")
+"""The schema default of ``annotation.min_pair_overlap``: pairs sharing fewer items stay out of the headline
 kappa and out of annotator-outlier decisions (a kappa over a handful of items has a CI spanning
 most of [-1, 1]: with 10 items and moderate agreement the 95% bootstrap CI is about +-0.3)."""
 
@@ -379,11 +380,11 @@ def agreement_report(
     long: pd.DataFrame,
     *,
     axes: Sequence[str] = AXES,
-    n_boot: int = 1000,
-    confidence_level: float = 0.95,
-    seed: int = 0,
-    min_kappa: float = 0.60,
-    target_kappa: float = 0.80,
+    n_boot: int = default_of("annotation.bootstrap_samples"),
+    confidence_level: float = default_of("annotation.confidence_level"),
+    seed: int = default_of("seed"),
+    min_kappa: float = default_of("annotation.min_kappa"),
+    target_kappa: float = default_of("annotation.target_kappa"),
     chunk: int = 250,
     min_pair_overlap: int = DEFAULT_MIN_PAIR_OVERLAP,
 ) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from typing import Any
 
 from evalpipe.annotation.schema import AXES, CONSENSUS_ID, LABELS, Annotation, annotator_kind
 from evalpipe.errors import InputError
+from evalpipe.params_schema import default_of
 
 METHODS = ("weighted_average", "median", "majority")
 
@@ -79,7 +80,7 @@ def _latest(timestamps: Iterable[str]) -> str:
 
 def merge_annotations(
     annotations: Sequence[Annotation],
-    method: str = "weighted_average",
+    method: str = default_of("annotation.merge_method"),
     *,
     min_confidence: float = 0.0,
 ) -> Annotation:
@@ -147,10 +148,10 @@ def _dispersion(scores: Sequence[int]) -> dict[str, Any]:
 def build_consensus(
     annotations: Sequence[Annotation],
     *,
-    method: str = "weighted_average",
-    min_confidence: float = 0.7,
-    max_item_range: int = 1,
-    min_annotators: int = 2,
+    method: str = default_of("annotation.merge_method"),
+    min_confidence: float = default_of("annotation.min_confidence"),
+    max_item_range: int = default_of("annotation.max_item_range"),
+    min_annotators: int = default_of("annotation.min_annotators"),
     exclude: Iterable[str] = (),
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Consensus records for the accepted items and rejection records for the rest.

@@ -33,6 +33,7 @@ from evalpipe.annotation.agreement import (
     rating_matrix,
 )
 from evalpipe.annotation.schema import AXES, Annotation, to_long_frame
+from evalpipe.params_schema import default_of
 
 ANCHOR = datetime(1970, 1, 5, tzinfo=UTC)  # a Monday
 TABLE_COLUMNS = ("window_start", "scope", "axis", "kappa", "alpha", "n_items", "note")
@@ -86,7 +87,7 @@ def window_start(timestamp: str, window_days: int) -> str:
 def agreement_over_time(
     humans: Sequence[Annotation],
     *,
-    window_days: int = 7,
+    window_days: int = default_of("annotation.monitor_window_days"),
     min_pair_overlap: int = DEFAULT_MIN_PAIR_OVERLAP,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Agreement per time window, for the team and for each annotator.

@@ -19,6 +19,7 @@ import pandas as pd
 from evalpipe.annotation.agreement import DEFAULT_MIN_PAIR_OVERLAP, annotator_kappas
 from evalpipe.annotation.guidelines import AXIS_MARKERS
 from evalpipe.annotation.schema import AXES, Annotation, DialoguePair, to_long_frame
+from evalpipe.params_schema import default_of
 
 
 @dataclass(frozen=True)
@@ -154,8 +155,8 @@ def annotator_bias(long: pd.DataFrame) -> pd.DataFrame:
 def annotator_outliers(
     long: pd.DataFrame,
     *,
-    bias_threshold: float = 0.5,
-    min_kappa: float = 0.60,
+    bias_threshold: float = default_of("annotation.outlier_bias"),
+    min_kappa: float = default_of("annotation.min_kappa"),
     min_items: int = 5,
     min_pair_overlap: int = DEFAULT_MIN_PAIR_OVERLAP,
 ) -> list[dict[str, Any]]:

@@ -119,12 +119,18 @@ def axis_headlines(metrics: dict[str, Any]) -> dict[str, dict[str, Any]]:
     Returns
     -------
     dict
-        ``{axis: {"n", "kappa", "alpha"}}`` for every axis of :data:`AXES`, in that order;
+        ``{axis: {"n", "kappa", "alpha", "sample_batches"}}`` for every axis of :data:`AXES`,
+        in that order;
         ``n`` is the number of items with at least two human ratings on the axis, ``kappa`` the
         headline quadratic-weighted kappa, ``alpha`` Krippendorff's ordinal alpha (``None``
-        where undefined).
+        where undefined), ``sample_batches`` true when the figures come from the bundled
+        sample batches (so ``dvc metrics show`` says so on every row).
     """
-    return {axis: {key: metrics[axis][key] for key in HEADLINE_KEYS} for axis in AXES}
+    sample = bool(metrics.get("data_notes", {}).get("sample_batches", False))
+    return {
+        axis: {**{key: metrics[axis][key] for key in HEADLINE_KEYS}, "sample_batches": sample}
+        for axis in AXES
+    }
 
 
 @dataclass
@@ -335,13 +341,17 @@ def run_quality(
         window_days=settings.monitor_window_days,
         min_pair_overlap=settings.min_pair_overlap,
     )
+    # Every agreement CSV says whether its figures come from the bundled sample batches.
+    plot = pd.DataFrame(plot_rows)
+    for frame in (plot, over_time, weekly_plot):
+        frame["sample_batches"] = sample_batches
     return QualityResult(
         consensus,
         rejected,
         report,
         outlier_report,
         metrics,
-        pd.DataFrame(plot_rows),
+        plot,
         gate,
         over_time,
         weekly_plot,

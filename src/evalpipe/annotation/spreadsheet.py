@@ -71,12 +71,25 @@ def xlsx_safe(text: str) -> str:
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 """First characters that make a spreadsheet read a cell as a formula (OWASP "CSV injection")."""
 
+FORMULA_AFTER_BREAK = re.compile(r"([\r\n]+)(?=[=+\-@\t])")
+"""A line break followed by a formula trigger: a reader that splits the text into lines (or a
+CSV field left unquoted) would start a cell there."""
+
+
+def formula_like(text: str) -> bool:
+    r"""Whether ``text``, or any line within it, begins like a formula.
+
+    >>> formula_like("=1+1"), formula_like("fine\r=cmd"), formula_like("a - b")
+    (True, True, False)
+    """
+    return text.startswith(FORMULA_TRIGGERS) or FORMULA_AFTER_BREAK.search(text) is not None
+
 
 def _text_cell(ws: Any, row: int, col: int, value: str) -> None:
     cell = ws.cell(row=row, column=col, value=xlsx_safe(value) if isinstance(value, str) else value)
     # Assigning a str beginning with "=" makes openpyxl store a formula; force a string cell.
     cell.data_type = "s"
-    if isinstance(value, str) and value.startswith(FORMULA_TRIGGERS):
+    if isinstance(value, str) and formula_like(value):
         # The value stays exact; quotePrefix keeps it text even when someone edits the cell
         # (a plain string cell would be re-read as a formula after F2 + Enter).
         cell.quotePrefix = True

@@ -197,8 +197,19 @@ def main() -> None:
     default=(10, 50, 100, 300.0),
     show_default=True,
     metavar="PER_ADDRESS_AND_ID PER_ID UNKNOWN_IDS SECONDS",
-    help="Failed logins allowed per (client address, annotator id), per annotator id, and "
-    "in total for ids that do not exist, per time window.",
+    help="Failed logins per (client address, annotator id) and per annotator id before each "
+    "further attempt waits, failed logins in total for ids that do not exist (then refused), "
+    "and the time window they are counted in.",
+)
+@click.option(
+    "--login-delay",
+    nargs=2,
+    type=(click.FloatRange(min=0), click.FloatRange(min=0)),
+    default=(1.0, 60.0),
+    show_default=True,
+    metavar="FIRST MAX",
+    help="Seconds a sign-in waits past a login limit: FIRST, doubled with each further "
+    "failure, up to MAX.",
 )
 @click.option(
     "--trusted-proxies",
@@ -249,6 +260,7 @@ def serve(
     overlap: int | None,
     secure_cookies: bool,
     login_limit: tuple[int, int, int, float],
+    login_delay: tuple[float, float],
     trusted_proxies: int,
     top_up: int,
     idle_hours: float,
@@ -283,6 +295,8 @@ def serve(
             login_attempts_per_account=login_limit[1],
             login_attempts_unknown=login_limit[2],
             login_window_s=login_limit[3],
+            login_base_delay_s=login_delay[0],
+            login_max_delay_s=login_delay[1],
             trusted_proxy_hops=trusted_proxies,
             top_up=top_up,
             idle_hours=idle_hours,
@@ -479,8 +493,6 @@ def export(
     The first export takes the next free batch_NNN.jsonl; later exports of the same database
     rewrite that file, so an edited rating never appears in two batches.
     """
-    import pandas as pd
-
     from evalpipe.annotation.web import export as ex
 
     store = _open_store(db_path, must_exist=True)
@@ -498,17 +510,14 @@ def export(
     if not output:
         ex.remember_batch(store, target)
     if notes:
-        atomic.write_csv(
-            notes,
-            pd.DataFrame(
-                ex.notes_rows(store), columns=["id", "annotator_id", "kind", "flag", "text"]
-            ),
+        atomic.write_text(
+            notes, ex.csv_text(ex.notes_rows(store), ["id", "annotator_id", "kind", "flag", "text"])
         )
     if timings:
-        atomic.write_csv(
+        atomic.write_text(
             timings,
-            pd.DataFrame(
-                ex.timing_rows(store), columns=["id", "annotator_id", "active_seconds", "revisions"]
+            ex.csv_text(
+                ex.timing_rows(store), ["id", "annotator_id", "active_seconds", "revisions"]
             ),
         )
     n_people = len({r["annotator_id"] for r in records})

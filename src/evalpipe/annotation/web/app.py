@@ -52,9 +52,11 @@ log = logging.getLogger(__name__)
 # Letter that jumps to each axis (digits are taken by scores; s/n/p/g by actions).
 AXIS_KEYS: dict[str, str] = {"social": "a", "avoidant": "v", "mechanical": "m", "self": "e"}
 
-# The whole request for the rating form (room for a pasted document as a comment); other forms
-# are limited by MAX_CONTENT_LENGTH.
+# The whole request for the rating and adjudication forms (room for a pasted document as a
+# comment or note, so it is refused with a message and kept in the form); other forms are limited
+# by MAX_CONTENT_LENGTH.
 RATING_FORM_BYTES = 4 * 1024 * 1024
+BIG_FORMS = {"item", "adjudicate_item"}
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -80,9 +82,12 @@ class AppConfig:
     secure_cookies:
         Send the session cookie only over HTTPS (set when served behind TLS).
     login_attempts_per_pair, login_attempts_per_account, login_attempts_unknown, login_window_s:
-        Failed logins allowed per (client address, annotator id), per annotator id, and in total
-        for ids that do not exist, within the window; beyond them the login answers 429 without
-        checking the token (see ``ratelimit``). One id's failures never refuse another id.
+        Failed logins allowed per (client address, annotator id) and per annotator id before
+        each further attempt waits (a growing delay), and in total for ids that do not exist,
+        within the window; a refused attempt answers 429 with ``Retry-After`` without checking
+        the token (see ``ratelimit``). One id's failures never refuse another id.
+    login_base_delay_s, login_max_delay_s:
+        The first wait past a login limit, doubled with each further failure up to the maximum.
     trusted_proxy_hops:
         0 (default): the client address is the TCP peer and ``X-Forwarded-For`` is ignored.
         N > 0: the app runs behind N reverse proxies that each append to ``X-Forwarded-For``
@@ -99,20 +104,22 @@ class AppConfig:
 
     secret_key: str
     context_window: int = default_of("annotation.context_window")
-    min_confidence: float = 0.7
-    min_kappa: float = 0.60
-    target_kappa: float = 0.80
+    min_confidence: float = default_of("annotation.min_confidence")
+    min_kappa: float = default_of("annotation.min_kappa")
+    target_kappa: float = default_of("annotation.target_kappa")
     secure_cookies: bool = False
     login_attempts_per_pair: int = 10
     login_attempts_per_account: int = 50
     login_attempts_unknown: int = 100
     login_window_s: float = 300.0
+    login_base_delay_s: float = 1.0
+    login_max_delay_s: float = 60.0
     trusted_proxy_hops: int = 0
-    require_qualification: bool = True
+    require_qualification: bool = default_of("annotation.require_qualification")
     top_up: int = 10
     idle_hours: float = 72.0
     raise_coverage: bool = True
-    seed: int = 0
+    seed: int = default_of("seed")
 
 
 def create_app(store: Store, config: AppConfig) -> Flask:
@@ -146,10 +153,10 @@ def create_app(store: Store, config: AppConfig) -> Flask:
 
     @app.before_request
     def rating_form_limit() -> None:
-        # The rating form may carry an over-long comment: parse it (up to RATING_FORM_BYTES) so
-        # the rating is saved and the comment refused with a message, instead of a bare 413.
-        # Registered before CSRFProtect, whose check is the first to read the form.
-        if request.endpoint == "item" and request.method == "POST":
+        # The rating and adjudication forms may carry an over-long comment or note: parse them
+        # (up to RATING_FORM_BYTES) so the text is refused with a message and kept in the form,
+        # instead of a bare 413. Registered before CSRFProtect, whose check reads the form first.
+        if request.endpoint in BIG_FORMS and request.method == "POST":
             request.max_content_length = RATING_FORM_BYTES
             request.max_form_memory_size = RATING_FORM_BYTES
 
@@ -161,6 +168,8 @@ def create_app(store: Store, config: AppConfig) -> Flask:
         per_account=config.login_attempts_per_account,
         unknown_overall=config.login_attempts_unknown,
         window_s=config.login_window_s,
+        base_delay_s=config.login_base_delay_s,
+        max_delay_s=config.login_max_delay_s,
     )
     if config.trusted_proxy_hops < 0:
         raise InputError(f"trusted_proxy_hops: expected 0 or more, got {config.trusted_proxy_hops}")
@@ -212,30 +221,28 @@ def create_app(store: Store, config: AppConfig) -> Flask:
 
     @app.errorhandler(429)
     def too_many(exc: Exception) -> Any:
+        wait = int(getattr(exc, "retry_after", 60))
         resp = Response(
             render_template(
                 "error.html",
                 title="Too many attempts",
-                message="Too many failed sign-ins with this annotator ID. Wait a few minutes and "
-                "try again (other IDs can still sign in).",
+                message=f"Too many failed sign-ins with this annotator ID. Wait {wait:,} "
+                f"second{'s' if wait != 1 else ''} and try again: the wait doubles with each "
+                f"further failure, up to {config.login_max_delay_s:,.0f} seconds. Other IDs "
+                "can still sign in.",
             ),
             status=429,
             mimetype="text/html",
         )
-        resp.headers["Retry-After"] = str(int(getattr(exc, "retry_after", 60)))
+        resp.headers["Retry-After"] = str(wait)
         return resp
 
     @app.errorhandler(413)
     def too_large(exc: Exception) -> tuple[str, int]:
-        limit = (
-            RATING_FORM_BYTES if request.endpoint == "item" else app.config["MAX_CONTENT_LENGTH"]
-        )
+        endpoint = request.endpoint or ""
+        limit = RATING_FORM_BYTES if endpoint in BIG_FORMS else app.config["MAX_CONTENT_LENGTH"]
         return render_template(
-            "error.html",
-            title="Too much text",
-            message=f"What you sent is larger than {limit // 1024:,} kB (a very long comment?), "
-            f"so nothing was saved. Go back: your ratings are still in the form. Shorten the "
-            f"comment to {MAX_COMMENT_CHARS:,} characters and save again.",
+            "error.html", title="Too much text", message=too_large_message(endpoint, limit)
         ), 413
 
     @app.errorhandler(403)
@@ -384,6 +391,20 @@ def create_app(store: Store, config: AppConfig) -> Flask:
         if (step := training_mod.gate(store, g.user.id, config)) is not None:
             return redirect(step)
         item_id = store.slot(g.user.id, position)
+        if item_id is None and store.was_dropped(g.user.id, position):
+            if request.method == "GET":
+                return render_template(
+                    "error.html",
+                    title="Item handed to a colleague",
+                    message="While you were away this item went to a colleague, so it is no "
+                    "longer in your queue. If you still have it open in another tab, saving "
+                    "there keeps your rating.",
+                ), 410
+            # A page still open on it posts: the item comes back and the rating is stored.
+            item_id = store.reclaim(g.user.id, position)
+            if item_id is not None and store.slot(g.user.id, position) != item_id:
+                moved = next(s.position for s in store.queue(g.user.id) if s.item_id == item_id)
+                return redirect(url_for("item", position=moved), code=307)
         if item_id is None:
             abort(404)
         errors: list[str] = []
@@ -399,10 +420,14 @@ def create_app(store: Store, config: AppConfig) -> Flask:
                 "comment": request.form.get("comment", ""),
                 "flag": request.form.get("flag") == "1",
             }
-            # An over-long comment is refused with a message and kept in the form to shorten;
-            # the rating sent with it is still saved.
+            # An over-long comment is refused with a message, never cut, and kept: in the form
+            # to shorten, and in the item's draft (so moving to another item loses nothing).
+            # The rating sent with it is still saved.
             n_chars = len(note["comment"].strip())
             comment_error = comment_too_long(n_chars) if n_chars > MAX_COMMENT_CHARS else None
+            kept: dict[str, str] = {}
+            if comment_error is not None:
+                kept = {"comment": note["comment"], "flag": "1" if note["flag"] else ""}
             stored = store.note(g.user.id, item_id) or {"comment": "", "flag": False}
             changed_note = (stored["comment"], stored["flag"]) != (
                 note["comment"].strip(),
@@ -411,10 +436,10 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             if comment_error is None and changed_note:
                 store.save_note(g.user.id, item_id, comment=note["comment"], flag=note["flag"])
             if action == "draft":
-                store.save_draft(g.user.id, item_id, form_values(request.form))
+                store.save_draft(g.user.id, item_id, form_values(request.form) | kept)
                 return Response(status=204)
             if action == "skip":
-                store.save_draft(g.user.id, item_id, form_values(request.form))
+                store.save_draft(g.user.id, item_id, form_values(request.form) | kept)
                 if comment_error is not None:
                     return _render_item(
                         position,
@@ -435,6 +460,7 @@ def create_app(store: Store, config: AppConfig) -> Flask:
                     errors = [str(exc)]
                 else:
                     if comment_error is not None:
+                        store.save_draft(g.user.id, item_id, kept)
                         return _render_item(
                             position,
                             item_id,
@@ -449,6 +475,8 @@ def create_app(store: Store, config: AppConfig) -> Flask:
                         return redirect(url_for("item", position=position), code=303)
                     return _go_next(store, g.user.id, position)
             values = form_values(request.form)
+            if comment_error is not None:
+                store.save_draft(g.user.id, item_id, values | kept)
             return _render_item(
                 position,
                 item_id,
@@ -473,10 +501,21 @@ def create_app(store: Store, config: AppConfig) -> Flask:
         if task is None:
             abort(404)
         rating = store.rating(g.user.id, item_id)
-        draft = store.draft(g.user.id, item_id) if not values else {}
-        if draft:
+        draft = store.draft(g.user.id, item_id)
+        # A draft may hold an over-long comment: shown again, flagged, until it is shortened.
+        draft_comment = draft.pop("comment", None)
+        draft_flag = draft.pop("flag", "") == "1"
+        status = 400 if errors or comment_error else 200
+        if draft_comment is not None and comment_error is None:
+            note = {"comment": draft_comment, "flag": draft_flag}
+            n_chars = len(draft_comment.strip())
+            if n_chars > MAX_COMMENT_CHARS:
+                comment_error = (
+                    comment_too_long(n_chars) + " It is kept here as a draft until you do."
+                )
+        if not values and draft:
             values = draft
-        elif rating is not None and not values:
+        elif not values and rating is not None:
             values = rating_values(rating.scores, rating.confidence)
         queue = store.queue(g.user.id)
         positions = [s.position for s in queue]
@@ -496,7 +535,7 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             prev_pos=positions[idx - 1] if idx > 0 else None,
             next_pos=positions[idx + 1] if idx + 1 < len(positions) else None,
             rating=rating,
-            draft=bool(draft),
+            draft=bool(draft) or draft_comment is not None,
             values=values,
             note=note,
             errors=errors,
@@ -504,7 +543,7 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             rating_saved=rating_saved,
             max_comment=MAX_COMMENT_CHARS,
         )
-        return html, (400 if errors or comment_error else 200)
+        return html, status
 
     @app.get("/guidelines")
     def guidelines() -> Any:
@@ -532,6 +571,37 @@ def create_app(store: Store, config: AppConfig) -> Flask:
     training_mod.register(app, store, config, require_login)
     review_mod.register(app, store, config, require_login)
     return app
+
+
+def too_large_message(endpoint: str, limit_bytes: int) -> str:
+    """What the 413 page says, in terms of the form the request came from.
+
+    >>> too_large_message("login", 65536).split(".")[0]
+    'The sign-in form sent more than 64 kB, so nothing was checked'
+    """
+    size = f"{limit_bytes // 1024:,} kB"
+    if endpoint == "login":
+        return (
+            f"The sign-in form sent more than {size}, so nothing was checked. An annotator ID "
+            "and a token are short: go back, check what was pasted into the two fields, and "
+            "sign in again."
+        )
+    if endpoint == "adjudicate_item":
+        return (
+            f"What you sent is larger than {size} (a very long note?), so the final rating was "
+            "not saved. Go back: your rating and note are still in the form. Shorten the note "
+            f"to {MAX_COMMENT_CHARS:,} characters and save again."
+        )
+    if endpoint == "item":
+        return (
+            f"What you sent is larger than {size} (a very long comment?), so nothing was saved. "
+            "Go back: your ratings are still in the form. Shorten the comment to "
+            f"{MAX_COMMENT_CHARS:,} characters and save again."
+        )
+    return (
+        f"What you sent is larger than {size}, so nothing was saved. Go back: your answers "
+        "are still in the form; submit them again."
+    )
 
 
 def safe_next(target: str) -> str | None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evalpipe.annotation.schema import Annotation, annotation_to_dict, validate_annotation
-from evalpipe.annotation.spreadsheet import FORMULA_TRIGGERS
+from evalpipe.annotation.spreadsheet import FORMULA_AFTER_BREAK, FORMULA_TRIGGERS
 from evalpipe.annotation.web.store import Store, to_annotations
 from evalpipe.errors import InputError
 
@@ -71,15 +71,42 @@ def remember_batch(store: Store, path: Path) -> None:
 
 
 def csv_safe(value: Any) -> Any:
-    """A text cell that a spreadsheet will not run as a formula: ``'`` in front of a leading
-    ``=``, ``+``, ``-``, ``@``, tab or CR (OWASP "CSV injection"); other values unchanged.
+    r"""A text cell that a spreadsheet will not run as a formula: ``'`` in front of a leading
+    ``=``, ``+``, ``-``, ``@``, tab or CR (OWASP "CSV injection"), and in front of such a
+    character that begins a line inside the text (after CR or LF); other values unchanged.
 
     >>> csv_safe("=1+1"), csv_safe("-1 is wrong"), csv_safe("ok"), csv_safe(-1)
     ("'=1+1", "'-1 is wrong", 'ok', -1)
+    >>> csv_safe("fine\r=cmd|' /C calc'!A0")
+    "fine\r'=cmd|' /C calc'!A0"
     """
-    if isinstance(value, str) and value.startswith(FORMULA_TRIGGERS):
-        return "'" + value
-    return value
+    if not isinstance(value, str):
+        return value
+    text = FORMULA_AFTER_BREAK.sub(r"\1'", value)
+    return "'" + text if text.startswith(FORMULA_TRIGGERS) else text
+
+
+def csv_field(value: Any) -> str:
+    r"""One CSV field: quoted (RFC 4180) when it holds a comma, a quote, a CR or an LF.
+
+    Python's csv module (and pandas) leave a field with a lone CR unquoted when the line ending
+    is LF, and a reader then starts a new row inside it; this quotes every line break.
+
+    >>> csv_field("a\rb"), csv_field("x,y"), csv_field(1.5), csv_field(None)
+    ('"a\rb"', '"x,y"', '1.5', '')
+    """
+    text = "" if value is None else str(value)
+    if any(ch in text for ch in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def csv_text(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    """``rows`` as CSV text (header first, LF line endings), every text cell :func:`csv_safe`
+    and every field through :func:`csv_field`; byte-deterministic."""
+    lines = [",".join(csv_field(c) for c in columns)]
+    lines += [",".join(csv_field(csv_safe(row.get(c))) for c in columns) for row in rows]
+    return "\n".join(lines) + "\n"
 
 
 def csv_safe_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -18,7 +18,12 @@ from evalpipe.annotation.schema import AXES, read_tasks, sample_tasks_path, to_l
 from evalpipe.annotation.web import export as export_mod
 from evalpipe.annotation.web.disagreement import item_disagreement
 from evalpipe.annotation.web.forms import parse_rating_form, rating_values
-from evalpipe.annotation.web.store import Store, to_annotations
+from evalpipe.annotation.web.store import (
+    MAX_COMMENT_CHARS,
+    Store,
+    comment_too_long,
+    to_annotations,
+)
 from evalpipe.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -297,12 +302,17 @@ def register(app: Flask, store: Store, config: Any, require_login: Callable[[], 
         if request.method == "POST":
             scores, confidence, errors = parse_rating_form(request.form)
             note = request.form.get("note", "")
-            if not errors:
+            # The same limit and message as an annotator's comment; the note is never cut.
+            n_chars = len(note.strip())
+            note_error = (
+                comment_too_long(n_chars, what="Note") if n_chars > MAX_COMMENT_CHARS else None
+            )
+            if not errors and note_error is None:
                 try:
                     store.save_adjudication(item_id, g.user.id, scores, confidence, note)
                 except InputError as exc:
                     errors = [str(exc)]
-            if not errors:
+            if not errors and note_error is None:
                 done = {a.item_id for a in store.adjudications()}
                 order = [d["id"] for d in disagreement() if d["max_range"] > 0]
                 later = [i for i in order if i not in done]
@@ -313,7 +323,14 @@ def register(app: Flask, store: Store, config: Any, require_login: Callable[[], 
                 )
                 return redirect(target, code=303)
             values = {k: request.form.get(k, "") for k in request.form}
-            return _item_page(item_id, editable=True, errors=errors, values=values, note=note)
+            return _item_page(
+                item_id,
+                editable=True,
+                errors=errors,
+                values=values,
+                note=note,
+                note_error=note_error,
+            )
         return _item_page(item_id, editable=True)
 
     def _item_page(
@@ -323,6 +340,7 @@ def register(app: Flask, store: Store, config: Any, require_login: Callable[[], 
         errors: list[str] | None = None,
         values: dict[str, str] | None = None,
         note: str | None = None,
+        note_error: str | None = None,
     ) -> Any:
         task = store.task(item_id)
         if task is None:
@@ -348,8 +366,10 @@ def register(app: Flask, store: Store, config: Any, require_login: Callable[[], 
             errors=errors or [],
             values=values,
             note=note if note is not None else (adj.note if adj else ""),
+            note_error=note_error,
+            max_comment=MAX_COMMENT_CHARS,
         )
-        return html, (400 if errors else 200)
+        return html, (400 if errors or note_error else 200)
 
     @app.get("/admin/export.jsonl")
     def admin_export() -> Any:

@@ -40,7 +40,8 @@
   var count = document.getElementById("comment-count");
   var commentError = document.getElementById("comment-error");
   var maxComment = comment ? Number(comment.dataset.max) : 0;
-  function commentLength() { return comment ? comment.value.trim().length : 0; }
+  // Characters as the server counts them (code points: an emoji is one, not two UTF-16 units).
+  function commentLength() { return comment ? Array.from(comment.value.trim()).length : 0; }
   function showCount() {
     if (!comment || !count) { return; }
     var n = commentLength();

@@ -83,6 +83,30 @@
     });
   });
 
+  // The adjudication note: the comment's counter, limit and message (never cut, never sent over).
+  var noteCount = document.getElementById("note-count");
+  var noteError = document.getElementById("note-error");
+  var maxNote = note && note.dataset.max ? Number(note.dataset.max) : 0;
+  function noteLength() { return Array.from(note.value.trim()).length; }  // code points, as the server
+  function showNoteCount() {
+    var n = noteLength();
+    noteCount.textContent = n.toLocaleString("en") + " / " + maxNote.toLocaleString("en");
+    noteCount.classList.toggle("over", n > maxNote);
+    note.setAttribute("aria-invalid", n > maxNote ? "true" : "false");
+  }
+  function noteTooLong() {
+    if (!maxNote || !noteCount) { return false; }
+    var n = noteLength();
+    if (n <= maxNote) { return false; }
+    noteError.textContent = "Note too long: " + n.toLocaleString("en") + " characters, the limit is " +
+      maxNote.toLocaleString("en") + ". Shorten it first; nothing was sent and your rating is still here.";
+    noteError.hidden = false;
+    note.focus();
+    return true;
+  }
+  if (maxNote && noteCount) { note.addEventListener("input", showNoteCount); showNoteCount(); }
+  form.addEventListener("submit", function (e) { if (noteTooLong()) { e.preventDefault(); } });
+
   document.addEventListener("keydown", function (e) {
     if (composing(e)) { return; }
     var t = e.target;
