@@ -32,7 +32,7 @@ JCQA = {"labels": ["0", "1", "2", "3", "4"]}
 
 def _bbh_options(subtask: str) -> dict:
     """A BBH subtask's parser options, as its spec (bbh.yaml) declares them."""
-    return get_spec("bbh").parser_kwargs(subtask)
+    return get_spec("bbh").parser_options(subtask)
 
 
 # ----------------------------------------------------------------------------- golden (§3)

@@ -7,13 +7,14 @@ Each parser returns a :class:`ParseResult` whose ``status`` says how the answer 
 - ``unparsed``: nothing usable; ``prediction`` is None and the row is scored wrong (never dropped).
 
 Call them by name, as the benchmark registry does: ``parse_answer(spec.parser, text,
-**spec.parser_kwargs(subtask))`` (a BBH row's options carry its subtask's answer format, declared
-in the spec). :func:`normalise_gold` puts a gold answer into the same canonical
+**spec.parser_options(subtask))`` (a row's parser options: a BBH row's carry its subtask's answer
+format, declared in the spec). :func:`normalise_gold` puts a gold answer into the same canonical
 form, so scoring is a plain string comparison.
 
-Two upstream bugs are avoided on purpose (REFERENCE.md §3): digits are never scanned before letters
-(``回答（1文字のみ）: b`` is b, not a), and a digit is an answer only where the benchmark numbers its
-choices with digits (``digit_map``, or ``mc_index``), never as a substring of a longer number.
+Two upstream bugs are avoided on purpose (the golden cases of tests/test_scoring_parsers.py):
+digits are never scanned before letters (``回答（1文字のみ）: b`` is b, not a), and a digit is an
+answer only where the benchmark numbers its choices with digits (``digit_map``, or
+``mc_index``), never as a substring of a longer number.
 """
 
 from __future__ import annotations
@@ -290,7 +291,7 @@ def mc_letter(
 def mc_index(text: str | None, *, labels: Sequence[str] = ("0", "1", "2", "3", "4")) -> ParseResult:
     """Parse a choice given by its index (JCommonsenseQA: "0".."4").
 
-    A digit counts only standalone: "12" is not "2" (REFERENCE.md §3), "2.5" is not "2".
+    A digit counts only standalone: "12" is not "2" (a golden case of the parser tests), "2.5" is not "2".
 
     Parameters
     ----------
@@ -883,7 +884,7 @@ def parse_answer(parser_name: str, text: str | None, **options: Any) -> ParseRes
     ----------
     parser_name : a key of :data:`PARSERS`.
     text : the model output (None counts as empty).
-    **options : the parser's keyword options (``spec.parser_kwargs(subtask)``).
+    **options : the parser options (``spec.parser_options(subtask)``).
 
     Returns
     -------
@@ -913,7 +914,7 @@ def normalise_gold(parser_name: str, gold: str | None, **options: Any) -> str | 
     ----------
     parser_name : a key of :data:`PARSERS`.
     gold : the gold answer string.
-    **options : the same options the parser gets.
+    **options : the same parser options the parser gets.
 
     Returns
     -------
