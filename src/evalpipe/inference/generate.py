@@ -10,6 +10,7 @@ import pandas as pd
 
 from evalpipe.errors import InputError
 from evalpipe.inference.types import Generation, GenerationRequest
+from evalpipe.params_schema import default_of
 
 KEY_COLUMNS = ("benchmark", "example_id", "variant", "word_rank")
 REQUIRED_COLUMNS = (*KEY_COLUMNS, "fields")
@@ -90,7 +91,7 @@ def sampling_settings(
             f"{source}: sampling.max_tokens: expected null (the specs' budgets) or an integer > 0, "
             f"got {max_tokens!r}"
         )
-    temperature = sampling.get("temperature", 0.0)
+    temperature = sampling.get("temperature", default_of("sampling.temperature"))
     if (
         isinstance(temperature, bool)
         or not isinstance(temperature, int | float)

@@ -363,7 +363,7 @@ def build_word_list(
 
 
 def word_list(
-    language: str, source: str, *, raw_dir: str | Path, top_n: int, min_length: int = 2
+    language: str, source: str, *, raw_dir: str | Path, top_n: int, min_length: int
 ) -> pd.DataFrame:
     """The ranked word list for ``language`` from ``source`` (``build_word_list(...).words``)."""
     return build_word_list(
