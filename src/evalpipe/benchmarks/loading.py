@@ -39,8 +39,10 @@ from evalpipe.benchmarks.rows import Mapper, hash_key, hold_out, map_rows
 from evalpipe.benchmarks.spec import BenchmarkSpec, FilesSource, HubSource
 from evalpipe.errors import InputError
 from evalpipe.params_schema import BENCHMARK_SOURCES, default_of
+from evalpipe.paths import ProjectPaths
 
-FILES_DIR = Path("data/raw/benchmarks")  # default folder of the publishers' files (source files)
+# default folder of the publishers' files (source files), relative to the working directory
+FILES_DIR = ProjectPaths().raw_benchmarks
 HUB_DIR_ENV = "EVALPIPE_HUB_DIR"
 
 EXAMPLE_COLUMNS = [
@@ -170,10 +172,10 @@ def load_benchmark(
     source : ``sample`` (bundled files), ``hub`` (the spec's Hugging Face ids), ``files`` (the
         publisher's files in ``files_dir/<name>/``, through the reader the spec names) or
         ``hub_raw`` (the raw-schema Hub copies of the JGLUE tasks); a mapping ``{default: ...,
-        <name>: ...}`` chooses per benchmark. Ignored for local benchmarks, which always read
-        the files next to their spec.
+        <name>: ...}`` chooses per benchmark (default: params ``benchmarks.source``). Ignored
+        for local benchmarks, which always read the files next to their spec.
     max_samples : evaluated examples to keep (deterministic hash selection), None for all.
-    seed : the project seed (part of the selection hash).
+    seed : the project seed (part of the selection hash; default: params ``seed``).
     hub_dir : a local directory laid out like the Hub to load from instead of the network;
         defaults to the ``EVALPIPE_HUB_DIR`` environment variable.
     files_dir : the folder holding ``<name>/`` folders of publisher files (source ``files``);

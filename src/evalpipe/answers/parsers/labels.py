@@ -152,7 +152,7 @@ def json_label(
 
     Labels are NFKC-normalised, lowercased and mapped through aliases (pos/neg/neu, ポジティブ, ...);
     confidence is clipped to [0, 1] (non-numbers give None). A label outside ``labels`` is never
-    mapped to a neighbour (seed 003 fell back to "neutral"): the row is unparsed and scored wrong.
+    mapped to a neighbour (as a "neutral" fallback would): the row is unparsed and scored wrong.
 
     Parameters
     ----------
