@@ -25,8 +25,9 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from evalpipe.answers.types import AnswerType, get_answer_type
 from evalpipe.errors import InputError
+from evalpipe.params_schema import PROMPT_STYLES
 
-STYLES = ("zero_shot", "few_shot", "cot")
+STYLES = PROMPT_STYLES  # the params' prompt.style choices: a spec has a template for each
 FEWSHOT_POOL = 8  # few-shot candidates kept per subtask (per benchmark when there is none)
 
 # Every template of a spec (prompts, log-likelihood choices) is compiled in this sandbox: an

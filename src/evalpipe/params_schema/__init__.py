@@ -39,6 +39,7 @@ from evalpipe.params_schema.language import (
 from evalpipe.params_schema.table import (
     BACKENDS,
     BENCHMARK_SOURCES,
+    PROMPT_STYLES,
     SCHEMA,
     validate_source,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "BACKENDS",
     "BENCHMARK_SOURCES",
     "NO_DEFAULT",
+    "PROMPT_STYLES",
     "SCHEMA",
     "Section",
     "Value",

@@ -86,6 +86,8 @@ def _models_check(cfg: Mapping[str, Any], source: str) -> None:
 
 
 BACKENDS = ("vllm", "openai")
+# The prompt styles every benchmark spec has a template and a budget for (``prompt.style``).
+PROMPT_STYLES = ("zero_shot", "few_shot", "cot")
 
 
 def _engine_keys() -> dict[str, Value]:
@@ -237,9 +239,7 @@ SCHEMA = Section(
         ),
         "prompt": Section(
             {
-                "style": text(
-                    "prompt style", choices=("zero_shot", "few_shot", "cot"), default="zero_shot"
-                ),
+                "style": text("prompt style", choices=PROMPT_STYLES, default="zero_shot"),
                 "n_shots": integer("few-shot examples", minimum=0, nullable=True, default=3),
             }
         ),
