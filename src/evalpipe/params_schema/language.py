@@ -232,6 +232,7 @@ def problems(schema: Section, params: Any, *, source: str) -> list[str]:
 
 
 def section_defaults(spec: Section) -> dict[str, Any]:
+    """Every default of a section's fixed keys (nested sections too; copies, never shared)."""
     out: dict[str, Any] = {}
     for key, child in spec.keys.items():
         if isinstance(child, Section):
@@ -244,6 +245,13 @@ def section_defaults(spec: Section) -> dict[str, Any]:
 
 
 def fill(spec: Section, value: Mapping[str, Any]) -> dict[str, Any]:
+    """``value`` with every key it leaves out set to its default in ``spec`` (a new mapping).
+
+    Examples
+    --------
+    >>> fill(Section({"n": integer("count", default=3)}), {})
+    {'n': 3}
+    """
     out = dict(value)
     for key, child in spec.keys.items():
         if isinstance(child, Section):
