@@ -68,10 +68,7 @@ def main() -> None:
     build_reports({"mmlu": scored}, classification={}, level=0.95)
     report_s = time.perf_counter() - start
     print(f"score_frame  {len(frame)} rows in {score_s:.2f} s ({len(frame) / score_s:.0f} rows/s)")
-    print(
-        f"reports      {len(frame)} rows, {n_words} words, score intervals "
-        f"in {report_s:.2f} s"
-    )
+    print(f"reports      {len(frame)} rows, {n_words} words, score intervals in {report_s:.2f} s")
 
 
 if __name__ == "__main__":

@@ -58,7 +58,7 @@ def _bbh_options(subtask: str) -> dict[str, Any]:
     """The parser options of a BBH subtask, as bbh.yaml declares its answer format."""
     from evalpipe.benchmarks import get_spec
 
-    return get_spec("bbh").parser_kwargs(subtask)
+    return get_spec("bbh").parser_options(subtask)
 
 
 def _steps(rng: random.Random, answer: int) -> str:

@@ -9,7 +9,7 @@ import click
 
 from evalpipe import atomic
 from evalpipe.benchmarks import (
-    SOURCES,
+    BENCHMARK_SOURCES,
     BenchmarkSpec,
     get_spec,
     list_specs,
@@ -96,9 +96,9 @@ def main(name: str | None, list_: bool, params_path: str) -> None:
         raise click.UsageError("give --name NAME or --list")
     spec = get_spec(name, paths.raw_benchmarks)
     source = cfg["source"]
-    if resolve_source(source, name) not in SOURCES:
+    if resolve_source(source, name) not in BENCHMARK_SOURCES:
         raise InputError(
-            f"{params_path}: benchmarks.source: expected one of {', '.join(SOURCES)}, "
+            f"{params_path}: benchmarks.source: expected one of {', '.join(BENCHMARK_SOURCES)}, "
             f"got {source!r}"
         )
     examples, fewshot = load_benchmark(

@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from evalpipe import atomic
+from evalpipe.languages import LANGUAGES
 from evalpipe.params import load_params
 from evalpipe.paths import ProjectPaths
 from evalpipe.report.build import build_figures, build_report
@@ -22,8 +23,7 @@ from evalpipe.report.inputs import load_report_data, report_options, workspace_r
 from evalpipe.report.revisions import WORKSPACE, commit_label
 from stages._common import fail_cleanly, html_out_option, params_option, root_option
 
-# dvc.yaml declares one words_<language>.svg per language: keep these in step with it.
-FIGURE_LANGUAGES = ("english", "japanese")
+# dvc.yaml declares one words_<language>.svg per language of evalpipe.languages.LANGUAGES.
 
 
 @click.group()
@@ -54,7 +54,7 @@ def build(params_path: str, root: str, out: str | None, commit: bool) -> None:
         data.provenance["commit"] = commit_label(base, WORKSPACE)
     target = Path(out) if out else paths.report_html
     atomic.write_text(target, build_report(data, options))
-    figures = build_figures(data, options, languages=FIGURE_LANGUAGES)
+    figures = build_figures(data, options, languages=LANGUAGES)
     for name, svg in figures.items():
         atomic.write_text(paths.report_figures / name, svg + "\n")
     missing = len(data.missing)

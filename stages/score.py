@@ -9,7 +9,7 @@ import click
 import pandas as pd
 
 from evalpipe import atomic
-from evalpipe.benchmarks.spec import get_spec
+from evalpipe.benchmarks.registry import get_spec
 from evalpipe.errors import InputError
 from evalpipe.inference.loglikelihood import not_applicable_reason
 from evalpipe.model_list import model_configs
@@ -84,14 +84,14 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
         views: dict[str, pd.DataFrame] = {}
         if method != "loglikelihood" or not by_ll:
 
-            def options_for_row(subtask: str | None, spec=spec) -> dict:
-                return spec.answer_kwargs({"subtask": subtask}, scoring=scoring)
+            def parser_options(subtask: str | None, spec=spec) -> dict:
+                return spec.parser_options(subtask, scoring=scoring)
 
             views[view_name(name, "generate")] = score_frame(
                 outputs,
                 parser=spec.parser,
                 metric=spec.metric,
-                options_for_row=options_for_row,
+                parser_options=parser_options,
                 source=str(path),
                 progress=True,
             )
@@ -110,7 +110,7 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
                 classification[view] = ClassificationSetup(
                     labels=list(spec.labels),
                     explicit_invalid=spec.answer.has_invalid_class(
-                        spec.answer_kwargs(scoring=scoring)
+                        spec.parser_options(scoring=scoring)
                     ),
                 )
 

@@ -359,7 +359,7 @@ def test_raw_hub_is_only_for_the_benchmarks_that_declare_it(raw_hub) -> None:
 
 
 def test_a_raw_hub_copy_is_declared_in_the_spec_file() -> None:
-    from evalpipe.benchmarks.spec import _source
+    from evalpipe.benchmarks.spec_build import _source
 
     raw = get_spec("jnli").hub_raw
     assert raw.reader == "jnli" and raw.hub.dataset == "zenless-lab/jnli"

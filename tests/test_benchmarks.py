@@ -72,12 +72,12 @@ def test_registry_has_the_built_in_benchmarks_with_their_parsers() -> None:
         ]
     )
     lawqa = get_spec("lawqa")
-    assert (lawqa.parser, lawqa.parser_options["labels"]) == ("mc_letter", ["a", "b", "c", "d"])
+    assert (lawqa.parser, lawqa.parser_options()["labels"]) == ("mc_letter", ["a", "b", "c", "d"])
     # seed 004: digits 1-4 stand for a-d
-    assert lawqa.parser_options["digit_map"] == {"1": "a", "2": "b", "3": "c", "4": "d"}
+    assert lawqa.parser_options()["digit_map"] == {"1": "a", "2": "b", "3": "c", "4": "d"}
     assert get_spec("ja_sentiment").labels == ["positive", "neutral", "negative"]
     assert len(BBH_SUBTASKS) == 27 and len(MMLU_SUBJECTS) == 57
-    parsers = {s.name: (s.parser, s.parser_options) for s in list_specs()}
+    parsers = {s.name: (s.parser, s.parser_options()) for s in list_specs()}
     assert parsers["mmlu"] == ("mc_letter", {"labels": ["A", "B", "C", "D"], "digit_map": None})
     assert parsers["jcommonsenseqa"] == ("mc_index", {"labels": ["0", "1", "2", "3", "4"]})
     assert parsers["imdb"][0] == "json_label" and parsers["imdb"][1]["labels"] == [
@@ -85,8 +85,11 @@ def test_registry_has_the_built_in_benchmarks_with_their_parsers() -> None:
         "negative",
     ]
     assert parsers["gsm8k"][0] == "numeric" and parsers["bbh"][0] == "bbh"
-    assert get_spec("bbh").parser_kwargs("navigate") == {"format": "binary", "words": ["Yes", "No"]}
-    assert get_spec("jcommonsenseqa").max_new_tokens == 1
+    assert get_spec("bbh").parser_options("navigate") == {
+        "format": "binary",
+        "words": ["Yes", "No"],
+    }
+    assert get_spec("jcommonsenseqa").max_tokens("zero_shot") == 1
     assert get_spec("jsquad").max_tokens("cot") > get_spec("jsquad").max_tokens("zero_shot") == 25
     schema = get_spec("imdb").json_schema
     assert schema["properties"]["label"]["enum"] == ["positive", "negative"]
@@ -311,7 +314,7 @@ def _law(tmp_path: Path, rows: list[dict] | None = None, **extra):
 def test_local_jsonl_maps_fields_choices_and_normalises_answers(tmp_path) -> None:
     spec = _law(tmp_path, LAW_ROWS)
     assert spec.kind == "local" and spec.parser == "mc_letter"
-    assert spec.parser_options == {
+    assert spec.parser_options() == {
         "labels": ["a", "b", "c", "d"],
         "digit_map": {"1": "a", "2": "b", "3": "c", "4": "d"},
     }
@@ -413,7 +416,7 @@ def test_local_classification_dataset_uses_its_label_space(tmp_path) -> None:
     spec = get_spec("reviews", tmp_path)
     examples, _ = load_benchmark(spec, seed=42)
     assert list(examples["answer"]) == ["pos", "neg"] and examples["choices"].isna().all()
-    assert spec.parser == "nli" and spec.parser_options == {"labels": ["pos", "neg"]}
+    assert spec.parser == "nli" and spec.parser_options() == {"labels": ["pos", "neg"]}
 
 
 def test_local_file_missing_a_mapped_field_names_the_file_and_field(tmp_path) -> None:
@@ -701,15 +704,15 @@ def test_answer_types_decide_parsers_options_and_classification() -> None:
         "ja_sentiment",
     }
     bbh = get_spec("bbh")
-    assert bbh.answer_kwargs({"subtask": "navigate"}) == {
+    assert bbh.parser_options("navigate") == {
         "format": "binary",
         "words": ["Yes", "No"],
     }
-    assert bbh.answer_kwargs({"subtask": "not_a_subtask"}) == {}
+    assert bbh.parser_options("not_a_subtask") == {}
     imdb = get_spec("imdb")
-    assert imdb.answer_kwargs(scoring={"sentiment_strict": False})["strict"] is False
-    assert imdb.answer.has_invalid_class(imdb.answer_kwargs(scoring={"sentiment_strict": False}))
-    assert not imdb.answer.has_invalid_class(imdb.answer_kwargs())
+    assert imdb.parser_options(scoring={"sentiment_strict": False})["strict"] is False
+    assert imdb.answer.has_invalid_class(imdb.parser_options(scoring={"sentiment_strict": False}))
+    assert not imdb.answer.has_invalid_class(imdb.parser_options())
     assert ANSWER_TYPES["number"].normalise_gold("1,234") == "1234"
     assert ANSWER_TYPES["number"].parse("#### 1,234").prediction == "1234"
 
@@ -720,7 +723,7 @@ def test_every_bbh_subtask_declares_its_answer_format_in_the_spec() -> None:
 
     bbh = get_spec("bbh")
     assert set(bbh.subtask_answers) == set(BBH_SUBTASKS)
-    formats = {s: bbh.parser_kwargs(s)["format"] for s in BBH_SUBTASKS}
+    formats = {s: bbh.parser_options(s)["format"] for s in BBH_SUBTASKS}
     assert Counter(formats.values()) == {
         "choice": 17,
         "binary": 6,
@@ -728,15 +731,16 @@ def test_every_bbh_subtask_declares_its_answer_format_in_the_spec() -> None:
         "brackets": 1,
         "text": 1,
     }
-    assert bbh.parser_kwargs("sports_understanding")["words"] == ["yes", "no"]
-    assert bbh.parser_kwargs("boolean_expressions")["words"] == ["True", "False"]
-    assert bbh.parser_kwargs("formal_fallacies")["words"] == ["valid", "invalid"]
+    assert bbh.parser_options("sports_understanding")["words"] == ["yes", "no"]
+    assert bbh.parser_options("boolean_expressions")["words"] == ["True", "False"]
+    assert bbh.parser_options("formal_fallacies")["words"] == ["valid", "invalid"]
 
 
 def test_a_bbh_subtask_without_an_answer_format_is_refused(tmp_path: Path) -> None:
     import copy
 
-    from evalpipe.benchmarks.spec import build_spec, load_spec, resolve, specs_root
+    from evalpipe.benchmarks.spec_build import build_spec, load_spec
+    from evalpipe.benchmarks.spec_files import resolve, specs_root
 
     path = specs_root() / "bbh.yaml"
     data = resolve(path)
@@ -767,7 +771,7 @@ def test_a_bbh_subtask_without_an_answer_format_is_refused(tmp_path: Path) -> No
         load_spec(folder / "spec.yaml")
     local["subtasks"] = {"my_task": {"description": "d", "answer": {"format": "integer"}}}
     (folder / "spec.yaml").write_text(yaml.safe_dump(local), encoding="utf-8")
-    assert load_spec(folder / "spec.yaml").parser_kwargs("my_task") == {"format": "integer"}
+    assert load_spec(folder / "spec.yaml").parser_options("my_task") == {"format": "integer"}
 
 
 def _bundled_jsonl() -> list[Path]:

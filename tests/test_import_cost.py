@@ -77,12 +77,9 @@ def test_answers_package_is_a_leaf_without_pandas() -> None:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     loaded = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert loaded == [
+    assert "evalpipe.answers.parsers" in loaded
+    assert [m for m in loaded if not m.startswith("evalpipe.answers")] == [
         "evalpipe",
-        "evalpipe.answers",
-        "evalpipe.answers.normalise",
-        "evalpipe.answers.parsers",
-        "evalpipe.answers.types",
         "evalpipe.errors",
     ]
 

@@ -68,16 +68,14 @@ def test_every_default_passes_its_own_check():
 
 
 def test_every_leaf_of_the_fixed_sections_has_a_default_or_a_reason():
-    # keys a run cannot guess: the model names and the per-backend checkpoint size
+    # keys a run cannot guess (the model name, the typo probabilities) and ignored ones
     without = {
         dotted
         for dotted, value in _leaves(SCHEMA)
         if isinstance(value, Value) and value.default is NO_DEFAULT
     }
-    assert without <= {
+    assert without == {
         "model_defaults.name",
-        "model_defaults.checkpoint_every",
-        "judge.checkpoint_every",
         "scoring.bootstrap_samples",  # ignored keys, accepted for older params files
         "impact.bootstrap_samples",
         "perturb.replace_prob",
@@ -93,39 +91,136 @@ def test_default_of_names_the_key_it_cannot_find():
     assert "name" not in engine_defaults()
 
 
-def _schema_key_names() -> set[str]:
-    return {dotted.rsplit(".", 1)[-1] for dotted, _ in _leaves(SCHEMA)}
+def _schema_defaults() -> dict[str, list]:
+    """``{key name: [the defaults of every schema key of that name]}`` (None is no default)."""
+    out: dict[str, list] = {}
+    for dotted, value in _leaves(SCHEMA):
+        if value.default is not NO_DEFAULT and value.default is not None:
+            out.setdefault(dotted.rsplit(".", 1)[-1], []).append(value.default)
+    return out
 
 
-def _literal_fallbacks(path: Path, keys: set[str]) -> list[str]:
-    """``x.get("<params key>", <literal>)`` calls: a default written a second time."""
+def _same(a, b) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):  # True is not the integer 1 here
+        return a is b
+    return a == b
+
+
+def _literal(node: ast.AST):
+    try:
+        return ast.literal_eval(node), True
+    except ValueError:
+        return None, False
+
+
+def _named_defaults(node: ast.AST) -> list[tuple[str, ast.AST]]:
+    """``(name, default expression)`` pairs a node declares: a function's keyword defaults, a
+    class's annotated fields (dataclass settings), or ``x.get("<name>", <default>)``."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        args = node.args
+        positional = args.posonlyargs + args.args
+        with_default = positional[len(positional) - len(args.defaults) :]
+        pairs = list(zip(with_default, args.defaults, strict=True))
+        pairs += [
+            (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None
+        ]
+        return [(a.arg, d) for a, d in pairs]
+    if isinstance(node, ast.ClassDef):
+        return [
+            (s.target.id, s.value)
+            for s in node.body
+            if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.value
+        ]
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "get"
+        and len(node.args) == 2
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
+        return [(node.args[0].value, node.args[1])]
+    return []
+
+
+def _repeated_defaults(path: Path, defaults: dict[str, list], *, root: Path = REPO) -> list[str]:
+    """Places in ``path`` that write a params key's schema default a second time: a keyword
+    default, a settings field or a ``.get`` fallback named like a params key whose literal value
+    is that key's default (``small_n: int = 30``, ``cfg.get("context_window", 7)``)."""
     found = []
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "get"
-            and len(node.args) == 2
-            and isinstance(node.args[0], ast.Constant)
-            and node.args[0].value in keys
-            and isinstance(node.args[1], ast.Constant | ast.List | ast.Dict)
-            and not (isinstance(node.args[1], ast.Constant) and node.args[1].value is None)
-        ):
-            found.append(f"{path.relative_to(REPO)}:{node.lineno}: .get({node.args[0].value!r}, …)")
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for name, expr in _named_defaults(node):
+            if name not in defaults:
+                continue
+            value, is_literal = _literal(expr)
+            if is_literal and value is not None and any(_same(value, d) for d in defaults[name]):
+                found.append(f"{path.relative_to(root).as_posix()}: {name}={value!r}")
     return found
 
 
-def test_no_stage_or_tool_writes_a_params_default_a_second_time():
-    keys = _schema_key_names() - {"source", "name", "model"}  # also non-params dict keys
-    files = sorted((REPO / "stages").glob("*.py"))
-    cli = REPO / "src" / "evalpipe" / "cli"
-    if cli.exists():
-        files += sorted(cli.glob("*.py"))
-    found = [hit for f in files for hit in _literal_fallbacks(f, keys)]
-    assert not found, "read these from load_params (defaults live in params_schema):\n" + "\n".join(
-        found
+# Hits in files other branches own while issue 28 lands. Each line names the place as the guard
+# prints it (no line numbers, so edits elsewhere in the file do not move them).
+ALLOWED = {
+    # fixed on branch pairs; the lead removes these lines at merge
+    "src/evalpipe/scoring/word_impact.py: small_n=30",
+    # fixed on branch report; the lead removes these lines at merge
+    "src/evalpipe/report/build.py: top_words=20",
+    "src/evalpipe/report/build.py: examples_per_benchmark=3",
+    # fixed on branch web; the lead removes these lines at merge
+    "src/evalpipe/annotation/aggregator.py: min_confidence=0.7",
+    "src/evalpipe/annotation/agreement.py: confidence_level=0.95",
+    "src/evalpipe/annotation/agreement.py: min_kappa=0.6",
+    "src/evalpipe/annotation/agreement.py: target_kappa=0.8",
+    "src/evalpipe/annotation/consensus.py: min_confidence=0.7",
+    "src/evalpipe/annotation/consensus.py: max_item_range=1",
+    "src/evalpipe/annotation/consensus.py: min_annotators=2",
+    "src/evalpipe/annotation/judge.py: temperature=0.0",
+    "src/evalpipe/annotation/quality.py: min_kappa=0.6",
+    "src/evalpipe/annotation/quality.py: max_item_range=1",
+    "src/evalpipe/annotation/tasks.py: variants='original'",
+    "src/evalpipe/annotation/web/app.py: min_confidence=0.7",
+    "src/evalpipe/annotation/web/app.py: min_kappa=0.6",
+    "src/evalpipe/annotation/web/app.py: target_kappa=0.8",
+    "src/evalpipe/annotation/web/app.py: require_qualification=True",
+    # NOT assigned to a branch: these files are being rewritten on branches pairs-perturb /
+    # typos (perturb) and stats / pairs (simulate); after their merge the literal becomes
+    # default_of("perturb.draws") (the simulation's bootstrap_samples: a required keyword)
+    "src/evalpipe/perturb/frame.py: draws=1",
+    "src/evalpipe/scoring/simulate.py: draws=1",
+    "src/evalpipe/scoring/simulate.py: bootstrap_samples=1000",
+}
+
+
+def test_no_module_writes_a_params_default_a_second_time():
+    defaults = _schema_defaults()
+    for name in ("source", "name", "model"):  # also the names of other things than params keys
+        defaults.pop(name, None)
+    files = sorted((REPO / "stages").glob("*.py")) + sorted((REPO / "src").rglob("*.py"))
+    found = [hit for f in files for hit in _repeated_defaults(f, defaults)]
+    new = sorted(set(found) - ALLOWED)
+    assert not new, (
+        "a params default written a second time: read it from load_params (stages), take it as a "
+        'required keyword or default to params_schema.default_of("<section>.<key>"):\n'
+        + "\n".join(new)
     )
+    # an allowance nothing needs any more goes, so the list only shrinks
+    assert not sorted(ALLOWED - set(found)), sorted(ALLOWED - set(found))
+
+
+def test_the_guard_sees_a_keyword_default_a_settings_field_and_a_get_fallback(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text(
+        "from dataclasses import dataclass\n"
+        "def f(*, context_window=7, top_n=3): ...\n"
+        "@dataclass\n"
+        "class S:\n"
+        "    min_kappa: float = 0.6\n"
+        "    require_qualification: bool = 1\n"
+        "x = {}.get('small_n', 30)\n",
+        encoding="utf-8",
+    )
+    found = _repeated_defaults(module, _schema_defaults(), root=tmp_path)
+    assert sorted(found) == ["m.py: context_window=7", "m.py: min_kappa=0.6", "m.py: small_n=30"]
 
 
 def test_the_projects_params_file_states_the_defaults_it_relies_on():
@@ -134,3 +229,12 @@ def test_the_projects_params_file_states_the_defaults_it_relies_on():
     assert params["seed"] == default_of("seed")
     assert params["judge"]["max_tokens"] == default_of("judge.max_tokens")
     assert params["annotation"]["context_window"] == default_of("annotation.context_window")
+
+
+def test_the_ignored_bootstrap_keys_are_out_of_params_yaml_but_older_files_still_load():
+    params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+    assert "bootstrap_samples" not in params["scoring"]
+    assert "bootstrap_samples" not in params["impact"]
+    older = {"scoring": {"bootstrap_samples": 1000}, "impact": {"bootstrap_samples": 1000}}
+    validate_params(older)
+    assert "deprecated" in SCHEMA.keys["scoring"].keys["bootstrap_samples"].doc

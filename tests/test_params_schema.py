@@ -63,7 +63,7 @@ def test_unknown_keys_stop_with_the_closest_known_key(tmp_path, path, value, mes
     text = str(err.value)
     assert text.startswith(str(tmp_path / "params.yaml"))
     assert message in text
-    assert "src/evalpipe/params_schema.py" in text  # where a new key is declared
+    assert "src/evalpipe/params_schema/table.py" in text  # where a new key is declared
 
 
 @pytest.mark.parametrize(

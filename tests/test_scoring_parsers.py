@@ -1,4 +1,5 @@
-"""Answer parsers: REFERENCE.md §3 golden cases, per-parser behaviour, property tests."""
+"""Answer parsers: the golden cases (explicit answer forms, digits never scanned before letters),
+per-parser behaviour, property tests."""
 
 from __future__ import annotations
 
@@ -32,10 +33,10 @@ JCQA = {"labels": ["0", "1", "2", "3", "4"]}
 
 def _bbh_options(subtask: str) -> dict:
     """A BBH subtask's parser options, as its spec (bbh.yaml) declares them."""
-    return get_spec("bbh").parser_kwargs(subtask)
+    return get_spec("bbh").parser_options(subtask)
 
 
-# ----------------------------------------------------------------------------- golden (§3)
+# ----------------------------------------------------------------------------- golden cases
 
 
 @pytest.mark.parametrize("options", [ABCD_LOWER, {"labels": ["a", "b", "c", "d"]}])

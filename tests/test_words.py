@@ -91,8 +91,8 @@ def test_ties_are_broken_by_word_regardless_of_input_order():
         "cd_count": None,
         "source": "x",
     }
-    a = rank_words(pd.DataFrame(rows), top_n=3)
-    b = rank_words(pd.DataFrame(rows).iloc[::-1], top_n=3)
+    a = rank_words(pd.DataFrame(rows), top_n=3, min_length=2)
+    b = rank_words(pd.DataFrame(rows).iloc[::-1], top_n=3, min_length=2)
     assert a["word"].tolist() == ["alpha", "beta", "gamma"]
     pd.testing.assert_frame_equal(a, b)
 
@@ -108,7 +108,7 @@ def test_bccwj_keeps_lemma_and_pos_and_scores_by_pmw(tmp_path):
             (5, "コト", "事", "名詞-普通名詞-一般", "", "和", 1000000, 9558.4),
         ],
     )
-    words = word_list("japanese", "bccwj", raw_dir=tmp_path, top_n=10)
+    words = word_list("japanese", "bccwj", raw_dir=tmp_path, top_n=10, min_length=2)
     # single-character lemmas (の, に, 事) are below min_length=2
     assert words["word"].tolist() == ["為る", "ます"]
     assert words["lemma"].tolist() == ["為る", "ます"]
@@ -143,7 +143,7 @@ def test_wordfreq_default_english_is_alphabetic_and_ranked():
 
 
 def test_wordfreq_default_japanese_is_japanese_script():
-    words = word_list("japanese", "wordfreq", raw_dir="unused", top_n=20)
+    words = word_list("japanese", "wordfreq", raw_dir="unused", top_n=20, min_length=2)
     assert len(words) == 20
     assert words["word"].str.fullmatch(r"[\u3041-\u309f\u30a0-\u30ff\u4e00-\u9fff々]+").all()
     assert "ます" in words["word"].tolist()
@@ -307,3 +307,10 @@ def test_default_min_length_keeps_japanese_particles_and_drops_english_letters()
     assert params["words"]["japanese"]["min_length"] == 1
     ja = word_list("japanese", "wordfreq", raw_dir=".", top_n=10, min_length=1)
     assert {"の", "に", "は"} <= set(ja["word"])
+
+
+def test_a_word_list_without_min_length_takes_its_languages_schema_default():
+    ja = word_list("japanese", "wordfreq", raw_dir=".", top_n=10)
+    en = word_list("english", "wordfreq", raw_dir=".", top_n=10)
+    assert (ja["word"].str.len() == 1).any()  # words.japanese.min_length: 1 keeps の, に, は
+    assert (en["word"].str.len() >= 2).all()  # words.english.min_length: 2 drops a, I

@@ -50,7 +50,8 @@ class AnswerType:
     def spec_options(
         self, answer: Mapping[str, Any], labels: Sequence[str] | None, *, where: str
     ) -> dict[str, Any]:
-        """The parser options a spec's ``answer:`` entry gives, validated.
+        """The parser options a spec's ``answer:`` entry gives, validated (the keyword
+        arguments of the parser and of :meth:`normalise_gold`; "parser options" throughout).
 
         Parameters
         ----------
@@ -135,30 +136,37 @@ class AnswerType:
             raise InputError(f"{at}: {exc}") from None
         return options
 
-    def row_kwargs(
+    def parser_options(
         self,
         options: Mapping[str, Any],
         *,
-        row: Mapping[str, Any] | None = None,
+        subtask: str | None = None,
         scoring: Mapping[str, Any] | None = None,
         subtasks: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> dict[str, Any]:
-        """Options for one row: the spec's, plus its subtask's, plus scoring-param overrides.
+        """The parser options of one row: the spec's, plus its subtask's, plus scoring-param
+        overrides (``BenchmarkSpec.parser_options`` calls this with the spec's own).
 
         Parameters
         ----------
-        options : the spec's parser options (``spec.parser_options``).
-        row : the row's values (``{"subtask": ...}``); a subtask the spec does not list adds
-            nothing.
+        options : the parser options of the spec's ``answer:`` entry (``spec.answer_options``).
+        subtask : the row's subtask; one the spec does not list adds nothing.
         scoring : the ``scoring`` params section, or None.
-        subtasks : ``{subtask: options}`` the spec declares (``spec.subtask_answers``).
+        subtasks : ``{subtask: parser options}`` the spec declares (``spec.subtask_answers``).
 
         Returns
         -------
         dict
+
+        Examples
+        --------
+        >>> ANSWER_TYPES["json_label"].parser_options(
+        ...     {"labels": ["positive", "negative"], "strict": True},
+        ...     scoring={"sentiment_strict": False},
+        ... )
+        {'labels': ['positive', 'negative'], 'strict': False}
         """
         out = dict(options)
-        subtask = (row or {}).get("subtask")
         if isinstance(subtask, str) and subtasks and subtask in subtasks:
             out.update(subtasks[subtask])
         for option, param in self.scoring_params.items():

@@ -34,14 +34,16 @@ from evalpipe.benchmarks.readers import (
     reader_names,
 )
 from evalpipe.benchmarks.readers.base import expand, load_dataset_rows, read_bundled_jsonl
+from evalpipe.benchmarks.registry import get_spec
 from evalpipe.benchmarks.rows import Mapper, hash_key, hold_out, map_rows
-from evalpipe.benchmarks.spec import BenchmarkSpec, FilesSource, HubSource, get_spec
+from evalpipe.benchmarks.spec import BenchmarkSpec, FilesSource, HubSource
 from evalpipe.errors import InputError
-from evalpipe.params_schema import SOURCES
+from evalpipe.params_schema import BENCHMARK_SOURCES, default_of
+from evalpipe.paths import ProjectPaths
 
-FILES_DIR = Path("data/raw/benchmarks")  # default folder of the publishers' files (source files)
+# default folder of the publishers' files (source files), relative to the working directory
+FILES_DIR = ProjectPaths().raw_benchmarks
 HUB_DIR_ENV = "EVALPIPE_HUB_DIR"
-FEWSHOT_POOL = 8  # few-shot candidates kept per subtask (per benchmark when there is none)
 
 EXAMPLE_COLUMNS = [
     "benchmark", "example_id", "subtask", "language", "task_type", "fields", "perturbable",
@@ -155,9 +157,9 @@ def _fewshot_pool(df: pd.DataFrame, per_group: int) -> pd.DataFrame:
 def load_benchmark(
     spec: BenchmarkSpec,
     *,
-    source: str | Mapping[str, str] = "sample",
+    source: str | Mapping[str, str] = default_of("benchmarks.source"),
     max_samples: int | None = None,
-    seed: int = 42,
+    seed: int = default_of("seed"),
     hub_dir: str | Path | None = None,
     files_dir: str | Path | None = None,
     fewshot_pool: int | None = None,
@@ -170,10 +172,10 @@ def load_benchmark(
     source : ``sample`` (bundled files), ``hub`` (the spec's Hugging Face ids), ``files`` (the
         publisher's files in ``files_dir/<name>/``, through the reader the spec names) or
         ``hub_raw`` (the raw-schema Hub copies of the JGLUE tasks); a mapping ``{default: ...,
-        <name>: ...}`` chooses per benchmark. Ignored for local benchmarks, which always read
-        the files next to their spec.
+        <name>: ...}`` chooses per benchmark (default: params ``benchmarks.source``). Ignored
+        for local benchmarks, which always read the files next to their spec.
     max_samples : evaluated examples to keep (deterministic hash selection), None for all.
-    seed : the project seed (part of the selection hash).
+    seed : the project seed (part of the selection hash; default: params ``seed``).
     hub_dir : a local directory laid out like the Hub to load from instead of the network;
         defaults to the ``EVALPIPE_HUB_DIR`` environment variable.
     files_dir : the folder holding ``<name>/`` folders of publisher files (source ``files``);
@@ -206,14 +208,14 @@ def load_benchmark(
         assert spec.files is not None  # build_spec requires it for local specs
         examples, fewshot, origin, version, missing = _read_folder(spec, spec.root)
         source = "local"
-    elif source not in SOURCES:
+    elif source not in BENCHMARK_SOURCES:
         raise InputError(
-            f"params.yaml: benchmarks.source: expected one of {', '.join(SOURCES)}, got {source!r}"
+            f"params.yaml: benchmarks.source: expected one of {', '.join(BENCHMARK_SOURCES)}, got {source!r}"
         )
     elif getattr(spec, source) is None:
         raise InputError(
             f"{spec.path}: sources.{source}: benchmark {spec.name!r} declares no {source} source "
-            f"(it has: {', '.join(s for s in SOURCES if getattr(spec, s) is not None)})"
+            f"(it has: {', '.join(s for s in BENCHMARK_SOURCES if getattr(spec, s) is not None)})"
         )
     elif source == "sample":
         examples, fewshot, origin = _load_sample(spec)
@@ -310,7 +312,7 @@ def resolve_source(source: str | Mapping[str, str], name: str) -> str:
         if chosen is None:
             raise InputError(
                 f"params.yaml: benchmarks.source: no entry for {name!r} and no 'default'; "
-                f"expected one of {', '.join(SOURCES)} per benchmark"
+                f"expected one of {', '.join(BENCHMARK_SOURCES)} per benchmark"
             )
         return str(chosen)
     return source

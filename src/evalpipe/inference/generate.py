@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from evalpipe.errors import InputError
 from evalpipe.inference.types import NOT_SENT, Generation, GenerationRequest
+from evalpipe.params_schema import default_of
 
 KEY_COLUMNS = ("benchmark", "example_id", "variant", "word_rank", "draw")
 GOLD_COLUMNS = (
@@ -105,7 +106,7 @@ def sampling_settings(
             f"{source}: sampling.max_tokens: expected null (the specs' budgets) or an integer > 0, "
             f"got {max_tokens!r}"
         )
-    temperature = sampling.get("temperature", 0.0)
+    temperature = sampling.get("temperature", default_of("sampling.temperature"))
     if (
         isinstance(temperature, bool)
         or not isinstance(temperature, int | float)

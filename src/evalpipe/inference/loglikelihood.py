@@ -20,6 +20,7 @@ from jinja2 import TemplateError
 from evalpipe.benchmarks.spec import BenchmarkSpec
 from evalpipe.errors import InputError
 from evalpipe.inference.types import Loglikelihood, LoglikelihoodRequest
+from evalpipe.params_schema import default_of
 
 # Per-row columns the log-likelihood scores add to an outputs frame, one list entry per choice.
 LL_COLUMNS = ("ll_choices", "ll_continuations", "ll_logprobs", "ll_tokens", "ll_greedy")
@@ -39,7 +40,9 @@ def choice_continuations(labels: Sequence[str], *, separator: str = " ") -> list
 # --- which benchmarks, which continuations --------------------------------------------------
 
 
-def not_applicable_reason(spec: BenchmarkSpec, *, style: str = "zero_shot") -> str | None:
+def not_applicable_reason(
+    spec: BenchmarkSpec, *, style: str = default_of("prompt.style")
+) -> str | None:
     """Why ``spec`` cannot be scored by log-likelihood in prompt ``style``, or None if it can.
 
     It can when the benchmark has a fixed label space (``labels``) and a choice-type answer
@@ -121,7 +124,7 @@ def loglikelihood_requests(
     spec: BenchmarkSpec,
     prompts: Sequence[str],
     *,
-    style: str = "zero_shot",
+    style: str = default_of("prompt.style"),
     choices: Sequence[Sequence[str] | None] | None = None,
 ) -> tuple[list[list[LoglikelihoodRequest]] | None, str]:
     """One :class:`LoglikelihoodRequest` per choice for every prompt, or why there are none.

@@ -43,6 +43,7 @@ from evalpipe.inference.types import (
     LoglikelihoodRequest,
     ModelIdentity,
 )
+from evalpipe.params_schema import default_of
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -141,12 +142,12 @@ class OpenAIBackend:
         model: str,
         identity: ModelIdentity,
         *,
-        api_key_env: str | None = "OPENAI_API_KEY",
-        max_concurrency: int = 8,
-        max_retries: int = 5,
-        timeout_s: float = 120.0,
-        backoff_s: float = 0.5,
-        structured_outputs: bool = True,
+        api_key_env: str | None = default_of("model_defaults.api_key_env"),
+        max_concurrency: int = default_of("model_defaults.max_concurrency"),
+        max_retries: int = default_of("model_defaults.max_retries"),
+        timeout_s: float = default_of("model_defaults.request_timeout_s"),
+        backoff_s: float = default_of("model_defaults.retry_backoff_s"),
+        structured_outputs: bool = default_of("model_defaults.structured_outputs"),
         tokenizer_dir: Path | Callable[[], Path | None] | None = None,
     ) -> None:
         if not base_urls:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from evalpipe.errors import InputError
+from evalpipe.params_schema import default_of
 
 
 class EngineError(InputError):
@@ -39,7 +40,7 @@ class GenerationRequest:
 
     prompt: str
     max_tokens: int
-    temperature: float = 0.0
+    temperature: float = default_of("sampling.temperature")
     json_schema: dict[str, Any] | None = None
     system: str | None = None
     seed: int | None = None

@@ -185,7 +185,7 @@ class VLLMBackend:
         eager = self.identity.fields.get("enforce_eager", s.get("enforce_eager"))
         if eager is True:
             kwargs["enforce_eager"] = True
-        if s.get("compact_json", True):
+        if s.get("compact_json", default_of("model_defaults.compact_json")):
             # Compact JSON for structured outputs (an engine-wide setting in vLLM): with free
             # whitespace a weak model can pad with tabs until max_tokens, never closing the object.
             kwargs["structured_outputs_config"] = {

@@ -174,7 +174,7 @@ def score_loglikelihood(
         zip(outputs["answer"].tolist(), answers, subtasks, strict=True)
     ):
         sub = subtask if isinstance(subtask, str) and subtask else None
-        options = spec.answer_kwargs({"subtask": sub}, scoring=scoring)
+        options = spec.parser_options(sub, scoring=scoring)
         golds = [answer_type.normalise_gold(g, **options) for g in accepted_golds(answer, accepted)]
         if not golds:
             raise InputError(f"{source}, row {i}: no gold answer in columns 'answer'/'answers'")

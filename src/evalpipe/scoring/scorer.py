@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +51,7 @@ def score_frame(
     *,
     parser: str,
     metric: str,
-    parser_options: dict[str, Any] | None = None,
-    options_for_row: Callable[[str | None], dict[str, Any]] | None = None,
+    parser_options: Mapping[str, Any] | Callable[[str | None], Mapping[str, Any]] | None = None,
     source: str = "outputs",
     progress: bool = False,
 ) -> pd.DataFrame:
@@ -64,10 +63,8 @@ def score_frame(
         optional ``answers`` (all accepted golds) and ``subtask``).
     parser : parser name (``spec.parser``).
     metric : "exact_match" | "accuracy" | "char_f1" (``spec.metric``).
-    parser_options : options for every row (``spec.parser_options``); ignored when
-        ``options_for_row`` is given.
-    options_for_row : ``subtask -> options`` (``spec.parser_kwargs``: a BBH row gets its
-        subtask's answer format); by default every row gets ``parser_options``.
+    parser_options : the parser options: one mapping for every row, or ``subtask -> mapping``
+        (``spec.parser_options``: a BBH row gets its subtask's answer format); None: none.
     source : file name for error messages.
     progress : show a progress bar.
 
@@ -96,12 +93,14 @@ def score_frame(
         raise InputError(
             f"{source}: unknown metric {metric!r}; expected one of {', '.join(METRICS)}"
         )
-    base = dict(parser_options or {})
+    if callable(parser_options):
+        options_of = parser_options
+    else:
+        base = dict(parser_options or {})
 
-    def same_options(subtask: str | None) -> dict[str, Any]:
-        return dict(base)
+        def options_of(subtask: str | None) -> Mapping[str, Any]:
+            return base
 
-    options_of = options_for_row or same_options
     subtasks = outputs["subtask"] if "subtask" in outputs.columns else [None] * len(outputs)
     answers = outputs["answers"] if "answers" in outputs.columns else [None] * len(outputs)
     rows = zip(outputs["output"], outputs["answer"], answers, subtasks, strict=True)

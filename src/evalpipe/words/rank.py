@@ -9,7 +9,7 @@ from evalpipe.errors import InputError
 WORD_COLUMNS = ["rank", "word", "lemma", "pos", "score", "freq_count", "cd_count", "source"]
 
 
-def rank_words(candidates: pd.DataFrame, *, top_n: int, min_length: int = 2) -> pd.DataFrame:
+def rank_words(candidates: pd.DataFrame, *, top_n: int, min_length: int) -> pd.DataFrame:
     """Rank candidate words by ``score`` (descending) and keep the first ``top_n``.
 
     Ties are broken by word, then part of speech, so the order never depends on input order.
@@ -30,7 +30,7 @@ def rank_words(candidates: pd.DataFrame, *, top_n: int, min_length: int = 2) -> 
     >>> df = pd.DataFrame({"word": ["b", "the", "and"], "lemma": None, "pos": None,
     ...                    "score": [9.0, 5.0, 5.0], "freq_count": None, "cd_count": None,
     ...                    "source": "demo"})
-    >>> rank_words(df, top_n=2)["word"].tolist()
+    >>> rank_words(df, top_n=2, min_length=2)["word"].tolist()
     ['and', 'the']
     """
     if top_n <= 0:

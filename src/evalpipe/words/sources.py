@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from evalpipe.errors import InputError
+from evalpipe.params_schema import default_of
 from evalpipe.words.rank import rank_words
 
 SOURCES = {"english": ("wordfreq", "subtlex"), "japanese": ("wordfreq", "bccwj")}
@@ -363,9 +364,12 @@ def build_word_list(
 
 
 def word_list(
-    language: str, source: str, *, raw_dir: str | Path, top_n: int, min_length: int = 2
+    language: str, source: str, *, raw_dir: str | Path, top_n: int, min_length: int | None = None
 ) -> pd.DataFrame:
-    """The ranked word list for ``language`` from ``source`` (``build_word_list(...).words``)."""
+    """The ranked word list for ``language`` from ``source`` (``build_word_list(...).words``);
+    ``min_length`` defaults to the language's ``words.<language>.min_length`` default."""
+    if min_length is None and language in SOURCES:
+        min_length = default_of(f"words.{language}.min_length")
     return build_word_list(
         language, source, raw_dir=raw_dir, top_n=top_n, min_length=min_length
     ).words

@@ -1,149 +1,39 @@
-"""Every key params.yaml may hold: its type, range and meaning, in one declarative table.
-
-``evalpipe.params.load_params`` checks a params file against ``SCHEMA`` before any stage reads
-it, so a misspelt key (``min_kapa``) or a wrong type (``min_kappa: "0.6"``) stops every stage
-with a message naming the file, the dotted key and what was expected, instead of being ignored
-or crashing later with a raw TypeError.
+"""The params table: every key params.yaml may hold, its type, range, meaning and default, in the
+schema language of :mod:`evalpipe.params_schema.language`.
 
 Adding a key
 ------------
 Add one entry to the section's ``Section({...})`` below, e.g. in ``annotation``::
 
-    "min_overlap": integer("pairs sharing fewer items stay out of the headline", minimum=1),
+    "min_overlap": integer("pairs sharing fewer items stay out of the headline", minimum=1,
+                           default=10),
 
-Constructors: ``integer``, ``number``, ``probability``, ``boolean``, ``text`` (optionally with
-``choices``), ``list_of(item)``, ``anything`` (a value another module validates), and
-``Section({...})`` for a nested mapping (``Section(each=...)`` when the keys are names the user
-chooses, as in ``benchmarks.suites``). Every constructor takes ``nullable=True`` when ``null``
-is allowed, and ``default=`` the value a stage uses when the file leaves the key out: this
-table is the one place a default is written (``load_params`` fills them in, ``default_of`` reads
-one for a library function's keyword default). A key without a default is optional: a stage
-that needs it still reports it missing.
+This table is the one place a default is written: ``load_params`` fills them in and
+``default_of`` reads one for a library function's keyword default. A key without a default is
+optional: a stage that needs it still reports it missing. Rules that tie a section's keys
+together (``check=``) and the choices of a key (``BENCHMARK_SOURCES``, ``BACKENDS``) live here
+with the key.
 """
 
 from __future__ import annotations
 
-import copy
-import difflib
-import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 from evalpipe.errors import InputError
+from evalpipe.languages import LANGUAGES
+from evalpipe.params_schema.language import (
+    Section,
+    Value,
+    anything,
+    boolean,
+    integer,
+    list_of,
+    number,
+    probability,
+    text,
+)
 from evalpipe.paths import check_slug
-
-
-class _NoDefault:
-    """Marks a key with no default (``None`` is a real default: "null")."""
-
-    def __repr__(self) -> str:
-        return "NO_DEFAULT"
-
-
-NO_DEFAULT: Any = _NoDefault()
-
-
-@dataclass(frozen=True)
-class Value:
-    """One leaf key: ``kind`` is int | number | bool | str | list | any."""
-
-    kind: str
-    doc: str
-    nullable: bool = False
-    minimum: float | None = None
-    maximum: float | None = None
-    choices: tuple[Any, ...] | None = None
-    item: Value | None = None  # for lists: every element
-    default: Any = NO_DEFAULT
-
-    def expected(self) -> str:
-        """What a valid value looks like, for error messages."""
-        if self.choices is not None:
-            text = "one of " + ", ".join(str(c) for c in self.choices)
-        elif self.kind == "list":
-            text = f"a list (each {self.item.expected()})" if self.item else "a list"
-        else:
-            text = {
-                "int": "an integer",
-                "number": "a number",
-                "bool": "true or false",
-                "str": "a string",
-                "any": "a value",
-            }[self.kind]
-            if self.minimum is not None and self.maximum is not None:
-                text += f" in [{self.minimum:g}, {self.maximum:g}]"
-            elif self.minimum is not None:
-                text += f" >= {self.minimum:g}"
-            elif self.maximum is not None:
-                text += f" <= {self.maximum:g}"
-        return text + (" or null" if self.nullable else "")
-
-
-@dataclass(frozen=True)
-class Section:
-    """A mapping: fixed ``keys``, or (``each``) names the user chooses, all shaped alike.
-
-    ``check`` sees the whole section after its keys passed, for rules that tie keys together
-    (e.g. the three typo probabilities sum to at most 1); it raises InputError.
-    """
-
-    keys: Mapping[str, Value | Section] = field(default_factory=dict)
-    doc: str = ""
-    each: Value | Section | None = None
-    nullable: bool = False
-    check: Callable[[Mapping[str, Any], str], None] | None = None
-
-    def expected(self) -> str:
-        return "a mapping" + (" or null" if self.nullable else "")
-
-
-def integer(
-    doc: str,
-    *,
-    minimum: int | None = None,
-    maximum: int | None = None,
-    nullable: bool = False,
-    default: Any = NO_DEFAULT,
-) -> Value:
-    return Value("int", doc, nullable, minimum, maximum, default=default)
-
-
-def number(
-    doc: str,
-    *,
-    minimum: float | None = None,
-    maximum: float | None = None,
-    nullable: bool = False,
-    default: Any = NO_DEFAULT,
-) -> Value:
-    return Value("number", doc, nullable, minimum, maximum, default=default)
-
-
-def probability(doc: str, *, nullable: bool = False, default: Any = NO_DEFAULT) -> Value:
-    return Value("number", doc, nullable, 0.0, 1.0, default=default)
-
-
-def boolean(doc: str, *, nullable: bool = False, default: Any = NO_DEFAULT) -> Value:
-    return Value("bool", doc, nullable, default=default)
-
-
-def text(
-    doc: str,
-    *,
-    choices: tuple[str, ...] | None = None,
-    nullable: bool = False,
-    default: Any = NO_DEFAULT,
-) -> Value:
-    return Value("str", doc, nullable, choices=choices, default=default)
-
-
-def list_of(item: Value, doc: str, *, nullable: bool = False, default: Any = NO_DEFAULT) -> Value:
-    return Value("list", doc, nullable, item=item, default=default)
-
-
-def anything(doc: str, *, default: Any = NO_DEFAULT) -> Value:
-    return Value("any", doc, nullable=True, default=default)
 
 
 def _perturb_check(cfg: Mapping[str, Any], source: str) -> None:
@@ -160,12 +50,13 @@ def _perturb_check(cfg: Mapping[str, Any], source: str) -> None:
         )
 
 
-# Where benchmark rows come from (evalpipe.benchmarks.loading reads each).
-SOURCES = ("sample", "hub", "files", "hub_raw")
+# Where benchmark rows come from: the choices of ``benchmarks.source`` (evalpipe.benchmarks.loading
+# reads each). Not to be confused with a word list's frequency source (``words.<language>.source``).
+BENCHMARK_SOURCES = ("sample", "hub", "files", "hub_raw")
 
 
 def validate_source(source: Any, *, where: str = "params.yaml: benchmarks.source") -> None:
-    """Check a ``benchmarks.source`` value: one of ``SOURCES``, or a mapping of benchmark names
+    """Check a ``benchmarks.source`` value: one of ``BENCHMARK_SOURCES``, or a mapping of benchmark names
     (and ``default``) to one of them.
 
     Raises
@@ -175,10 +66,10 @@ def validate_source(source: Any, *, where: str = "params.yaml: benchmarks.source
     """
     entries = source.items() if isinstance(source, Mapping) else [(None, source)]
     for key, value in entries:
-        if not isinstance(value, str) or value not in SOURCES:
+        if not isinstance(value, str) or value not in BENCHMARK_SOURCES:
             at = f"{where}.{key}" if key is not None else where
             raise InputError(
-                f"{at}: expected one of {', '.join(SOURCES)}"
+                f"{at}: expected one of {', '.join(BENCHMARK_SOURCES)}"
                 + ("" if key is not None else " or a mapping {default: ..., <benchmark>: ...}")
                 + f", got {value!r}"
             )
@@ -195,6 +86,8 @@ def _models_check(cfg: Mapping[str, Any], source: str) -> None:
 
 
 BACKENDS = ("vllm", "openai")
+# The prompt styles every benchmark spec has a template and a budget for (``prompt.style``).
+PROMPT_STYLES = ("zero_shot", "few_shot", "cot")
 
 
 def _engine_keys() -> dict[str, Value]:
@@ -298,7 +191,7 @@ SCHEMA = Section(
                 "suites": Section(
                     each=text(
                         "the language of the benchmark's target words",
-                        choices=("english", "japanese"),
+                        choices=LANGUAGES,
                     )
                 ),
             },
@@ -361,17 +254,17 @@ SCHEMA = Section(
         ),
         "prompt": Section(
             {
-                "style": text(
-                    "prompt style", choices=("zero_shot", "few_shot", "cot"), default="zero_shot"
-                ),
+                "style": text("prompt style", choices=PROMPT_STYLES, default="zero_shot"),
                 "n_shots": integer("few-shot examples", minimum=0, nullable=True, default=3),
             }
         ),
         "scoring": Section(
             {
-                # read by nothing since deltas get score intervals; accepted so that older
-                # params files still load
-                "bootstrap_samples": integer("ignored (was: bootstrap resamples)", minimum=1),
+                # deprecated and ignored: read by nothing since deltas get score intervals
+                # (docs/scoring.md "Intervals"); accepted so that older params files still load
+                "bootstrap_samples": integer(
+                    "deprecated, ignored (was: bootstrap resamples)", minimum=1
+                ),
                 "confidence_level": number(
                     "interval level", minimum=0.0, maximum=1.0, default=0.95
                 ),
@@ -394,8 +287,10 @@ SCHEMA = Section(
                 "top_n_plot": integer(
                     "words per language in the top-N plots", minimum=1, default=20
                 ),
-                # as scoring.bootstrap_samples: ignored, accepted for older params files
-                "bootstrap_samples": integer("ignored (was: bootstrap resamples)", minimum=1),
+                # as scoring.bootstrap_samples: deprecated, ignored, accepted for older files
+                "bootstrap_samples": integer(
+                    "deprecated, ignored (was: bootstrap resamples)", minimum=1
+                ),
             }
         ),
         "report": Section(
@@ -490,190 +385,3 @@ SCHEMA = Section(
         ),
     }
 )
-
-
-def _type_ok(spec: Value, value: Any) -> bool:
-    if spec.kind == "any":
-        return True
-    if spec.kind == "bool":
-        return isinstance(value, bool)
-    if isinstance(value, bool):  # YAML true is not the integer 1 here
-        return False
-    if spec.kind == "int":
-        return isinstance(value, int)
-    if spec.kind == "number":
-        return isinstance(value, int | float) and not math.isnan(value)
-    if spec.kind == "str":
-        return isinstance(value, str)
-    return isinstance(value, list)
-
-
-def _describe(value: Any) -> str:
-    kind = {str: "a string", bool: "a boolean", list: "a list", dict: "a mapping"}.get(
-        type(value), type(value).__name__
-    )
-    return f"{value!r} ({kind})"
-
-
-def _check_value(spec: Value, value: Any, dotted: str, source: str, errors: list[str]) -> None:
-    if value is None:
-        if not spec.nullable:
-            errors.append(f"{source}: {dotted} must be {spec.expected()}, found null")
-        return
-    bad = not _type_ok(spec, value)
-    if not bad and spec.choices is not None:
-        bad = value not in spec.choices
-    if not bad and spec.kind in ("int", "number"):
-        bad = (spec.minimum is not None and value < spec.minimum) or (
-            spec.maximum is not None and value > spec.maximum
-        )
-    if bad:
-        errors.append(f"{source}: {dotted} must be {spec.expected()}, found {_describe(value)}")
-        return
-    if spec.kind == "list" and spec.item is not None:
-        for i, element in enumerate(value):
-            _check_value(spec.item, element, f"{dotted}[{i}]", source, errors)
-
-
-def _check_section(spec: Section, value: Any, dotted: str, source: str, errors: list[str]) -> None:
-    where = dotted or "the top level"
-    if value is None:
-        if not spec.nullable and dotted:
-            errors.append(f"{source}: {where} must be {spec.expected()}, found null")
-        return
-    if not isinstance(value, Mapping):
-        errors.append(f"{source}: {where} must be {spec.expected()}, found {_describe(value)}")
-        return
-    before = len(errors)
-    for key, child_value in value.items():
-        child_dotted = f"{dotted}.{key}" if dotted else str(key)
-        child = spec.each if spec.each is not None else spec.keys.get(str(key))
-        if child is None:
-            errors.append(_unknown(spec, str(key), child_dotted, dotted, source))
-        elif isinstance(child, Section):
-            _check_section(child, child_value, child_dotted, source, errors)
-        else:
-            _check_value(child, child_value, child_dotted, source, errors)
-    if spec.check is not None and len(errors) == before:
-        try:
-            spec.check(value, source)
-        except InputError as exc:
-            errors.append(str(exc))
-
-
-def _unknown(spec: Section, key: str, dotted: str, parent: str, source: str) -> str:
-    known = sorted(spec.keys)
-    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-    hint = f" (did you mean '{f'{parent}.' if parent else ''}{close[0]}'?)" if close else ""
-    return (
-        f"{source}: unknown key '{dotted}'{hint}; {parent or 'the top level'} takes "
-        f"{', '.join(known)}. A new key is declared in src/evalpipe/params_schema.py"
-    )
-
-
-def validate_params(params: Mapping[str, Any], *, source: str = "params.yaml") -> None:
-    """Check every key of a params mapping against ``SCHEMA``.
-
-    Parameters
-    ----------
-    params : the parsed params file.
-    source : the file name used in messages.
-
-    Raises
-    ------
-    InputError listing every problem, one per line: an unknown key (with the closest known key
-    and the keys its section takes), a value of the wrong type or outside its range (with what
-    was expected and what was found), or a section rule that fails (e.g. typo probabilities that
-    sum above 1).
-
-    Examples
-    --------
-    >>> validate_params({"annotation": {"min_kappa": 0.6}})
-    >>> try:
-    ...     validate_params({"annotation": {"min_kapa": 0.6}})
-    ... except InputError as exc:
-    ...     print(str(exc).split(";")[0])
-    params.yaml: unknown key 'annotation.min_kapa' (did you mean 'annotation.min_kappa'?)
-    """
-    errors: list[str] = []
-    _check_section(SCHEMA, params, "", source, errors)
-    if errors:
-        raise InputError("\n".join(errors))
-
-
-def _section_defaults(spec: Section) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, child in spec.keys.items():
-        if isinstance(child, Section):
-            nested = _section_defaults(child)
-            if nested:
-                out[key] = nested
-        elif child.default is not NO_DEFAULT:
-            out[key] = copy.deepcopy(child.default)
-    return out
-
-
-def _fill(spec: Section, value: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(value)
-    for key, child in spec.keys.items():
-        if isinstance(child, Section):
-            if key not in out:
-                nested = _section_defaults(child)
-                if nested:
-                    out[key] = nested
-            elif isinstance(out[key], Mapping):
-                out[key] = _fill(child, out[key])
-        elif key not in out and child.default is not NO_DEFAULT:
-            out[key] = copy.deepcopy(child.default)
-    return out
-
-
-def with_defaults(params: Mapping[str, Any]) -> dict[str, Any]:
-    """``params`` with every key the file leaves out set to its ``SCHEMA`` default.
-
-    Sections whose keys the user names (``models``, ``benchmarks.suites``) get no entries; a
-    key without a default stays absent. The input is not changed.
-
-    Examples
-    --------
-    >>> filled = with_defaults({"annotation": {"min_kappa": 0.5}})
-    >>> filled["annotation"]["min_kappa"], filled["annotation"]["context_window"], filled["seed"]
-    (0.5, 7, 42)
-    """
-    return _fill(SCHEMA, params)
-
-
-def _leaf(dotted: str) -> Value:
-    node: Value | Section = SCHEMA
-    for part in dotted.split("."):
-        if not isinstance(node, Section) or part not in node.keys:
-            raise KeyError(f"no key {dotted!r} in the params schema")
-        node = node.keys[part]
-    if not isinstance(node, Value):
-        raise KeyError(f"{dotted!r} is a section, not a key")
-    return node
-
-
-def default_of(dotted: str) -> Any:
-    """The default of one key, for a library function's keyword default.
-
-    Examples
-    --------
-    >>> default_of("annotation.context_window")
-    7
-    >>> default_of("model_defaults.max_model_len")
-    2048
-    """
-    value = _leaf(dotted).default
-    if value is NO_DEFAULT:
-        raise KeyError(f"{dotted!r} has no default in the params schema")
-    return copy.deepcopy(value)
-
-
-def engine_defaults() -> dict[str, Any]:
-    """Every engine key's default (``model_defaults`` / ``judge``), for a partial model config."""
-    keys = SCHEMA.keys["model_defaults"]
-    assert isinstance(keys, Section)
-    return {
-        k: v for k, v in _section_defaults(keys).items() if k != "name" and k not in MODEL_LABELS
-    }
