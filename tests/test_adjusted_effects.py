@@ -139,3 +139,42 @@ def test_any_kind_column_works_the_same_way():
     pd.testing.assert_frame_equal(
         by_op.drop(columns="op"), by_script.drop(columns="script"), check_like=True
     )
+
+
+_BLAS_SCRIPT = """
+import hashlib, io, sys
+sys.path.insert(0, sys.argv[1])
+from tests.adjusted_simulation import simulate_pairs
+from evalpipe.scoring.adjusted import adjusted_effects
+frames = [simulate_pairs(seed, examples=(120, 60), words=24, hit_rate=0.3) for seed in (0, 1)]
+buffer = io.BytesIO()
+for frame in frames:
+    adjusted_effects(frame, by="op").to_parquet(buffer, index=False)
+print(hashlib.sha256(buffer.getvalue()).hexdigest())
+"""
+
+# Two BLAS settings that round dot products differently: OpenBLAS's default kernel for this CPU,
+# several threads; and the SSE-only Nehalem kernel, one thread (OPENBLAS_CORETYPE is honoured by
+# the DYNAMIC_ARCH OpenBLAS that NumPy's wheels bundle, and every x86-64 CPU runs Nehalem code).
+BLAS_SETTINGS = (
+    {"OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "2"},
+    {"OPENBLAS_CORETYPE": "Nehalem", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
+)
+
+
+def test_adjusted_columns_are_the_same_bytes_under_two_blas_settings():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.conftest import project_env
+
+    root = Path(__file__).resolve().parents[1]
+    digests = []
+    for setting in BLAS_SETTINGS:
+        env = {k: v for k, v in project_env(**setting).items()
+               if k != "OPENBLAS_CORETYPE" or k in setting}  # fmt: skip
+        result = subprocess.run([sys.executable, "-c", _BLAS_SCRIPT, str(root)], env=env,
+                                capture_output=True, text=True, timeout=600, check=True)  # fmt: skip
+        digests.append(result.stdout.strip())
+    assert digests[0] == digests[1]
