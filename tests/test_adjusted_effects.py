@@ -178,3 +178,25 @@ def test_adjusted_columns_are_the_same_bytes_under_two_blas_settings():
                                 capture_output=True, text=True, timeout=600, check=True)  # fmt: skip
         digests.append(result.stdout.strip())
     assert digests[0] == digests[1]
+
+
+def test_examples_with_a_single_pair_are_left_out_of_adjusted_n():
+    # Two words with a delete and an insert each on examples e1, e2; e3 is seen once: its pair
+    # is absorbed by its own example effect and carries no information.
+    pairs = pd.DataFrame({
+        "model": "m", "language": "english", "benchmark": "b",
+        "example_id": ["e1", "e2", "e1", "e2", "e3"], "variant": ["w", "w", "v", "v", "w"],
+        "word_rank": [1, 1, 2, 2, 1], "correct_original": True,
+        "correct_perturbed": [False, True, True, False, False],
+        "op": ["delete", "insert", "insert", "delete", "delete"],
+    })  # fmt: skip
+    table = adjusted_effects(pairs, by="op")
+    pooled = table.loc[table["scope"] == "pooled"].set_index("op")
+    assert pooled.loc["delete", "adjusted_n"] == 4
+
+
+def test_a_kind_drawn_more_often_on_fragile_examples_is_flagged():
+    tilted = adjusted_effects(simulate_pairs(0, fragility_tilt=0.3), by="op")
+    plain = adjusted_effects(simulate_pairs(0), by="op")
+    assert "fragile" in _pooled(tilted).loc["replace", "adjusted_warning"]
+    assert _pooled(plain)["adjusted_warning"].isna().all()

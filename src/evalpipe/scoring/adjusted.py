@@ -18,8 +18,9 @@ Estimator
     (within-stratum OLS weights each stratum by ``n_k n_rest / n``, the MH weights); the example
     effects remove what an example's fragility adds. The number of typos is in the stratum
     because two typos can hurt more than one and ``mixed`` pairs always have two or more. A
-    stratum with only one kind carries no information and drops out; ``adjusted_n`` counts the
-    pairs that do.
+    stratum with only one kind, and an example with a single informative pair, carry no
+    information and drop out (repeatedly, as reghdfe drops singletons); ``adjusted_n`` counts the
+    pairs that remain.
 
 Interval and test
     Cluster-robust (example) sandwich variance of the coefficient with Stata's CR1 small-sample
@@ -27,11 +28,21 @@ Interval and test
     example effects are nested in the clusters and cost nothing) and Student t quantiles on
     ``G - 1`` degrees of freedom. One example's pairs over several words are correlated (a
     fragile example flips under many words); clustering keeps the interval honest about that.
-    The variance is floored at what one flip in the ``n`` pairs would give (a binomial flip rate
-    ``1 / (n + 2)``), so that a scope without flips never gets a zero-width interval; the floor
-    is far below the sandwich whenever there are flips. ``adjusted_p`` is the two-sided t test
-    of 0; ``adjusted_p_holm`` is Holm-adjusted over the kinds of one (model, language, source,
-    scope) table.
+    With rare flips a few clusters carry every nonzero score and the sandwich is biased down:
+    the variance is the larger of the sandwich and the model-based variance (pooled residual
+    variance), floored at what one flip in the ``n`` pairs would give (a binomial flip rate
+    ``1 / (n + 2)``), so that a scope without flips never gets a zero-width interval.
+    ``adjusted_p`` is the two-sided t test of 0; ``adjusted_p_holm`` is Holm-adjusted over the
+    kinds of one (model, language, source, scope) table.
+
+Fragility diagnostic
+    ``adjusted_warning`` (:func:`fragility_tilt`): a sentence when the kind lands more often on
+    fragile examples (leave-one-out flip share of the example's other pairs, within word strata;
+    p < :data:`TILT_ALPHA` and |r| >= :data:`TILT_MIN_R`), null otherwise.
+
+Same bytes everywhere
+    Dot products are exact products summed by ``math.fsum`` (no BLAS), and the four figures are
+    rounded to :data:`DIGITS` decimals before they reach an artifact.
 
 Assumptions: within a word's stratum the kind of typo is assigned independently of anything
 else about the example that changes the outcome (evalpipe draws operations by hashed seeds). The
