@@ -1,11 +1,11 @@
 """Planted-effect simulator: do the intervals and adjusted p-values keep their promise?
 
 A replication draws a study whose truth is known and runs the estimators the impact stage runs on
-it: :func:`evalpipe.scoring.intervals.interval_from_counts` with the clusters' design effect (what
-:func:`evalpipe.scoring.intervals.paired_interval` does for a row of ``data/impact/words.parquet``),
-:func:`evalpipe.scoring.robustness.clustered_mcnemar`, and Holm / Benjamini-Hochberg over the
-words. ``tests/test_simulate.py`` checks that one replication's rows equal the impact stage's own
-table for the same pairs, so the figures describe the real estimator.
+it: :func:`evalpipe.scoring.intervals.paired_score` (the score interval with the clusters' CR2
+design effect and degrees of freedom, and the p of the test it inverts), the exact McNemar p, and
+Tarone-screened Holm / Benjamini-Hochberg over the words. ``tests/test_simulate.py`` checks that one
+replication's rows equal the impact stage's own table for the same pairs, so the figures describe
+the real estimator.
 
 The study (:class:`Design`):
 
