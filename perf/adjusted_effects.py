@@ -1,7 +1,7 @@
 """Adjusted operation effects on planted-effect simulations: type I error, coverage, power.
 
 Run: python perf/adjusted_effects.py [--replications 1000] [--planted 0.1]
-         [--examples 300,120,40] [--words 60]
+         [--examples 300,120,40] [--words 60] [--designs null planted rare tilt]
 
 Two designs, each over ``--replications`` simulated studies (tests/adjusted_simulation.py):
 words with strong effects that lean to one kind of typo, and (1) no effect of the kind of typo,
@@ -9,7 +9,10 @@ words with strong effects that lean to one kind of typo, and (1) no effect of th
 prints, for the adjusted rows (pooled scope, and per benchmark), the share of replications with
 p < 0.05 (the type I error under (1), the power under (2)), the coverage of 0 by the 95% interval
 under (1), the mean estimate and interval width; for the marginal rows the mean delta and the
-share with McNemar p < 0.05. Nothing is asserted.
+share with McNemar p < 0.05. Designs ``rare`` (0.5% noise flips, harmful words add 0.05: rare
+flips) and ``tilt`` (no operation effect, but ``replace`` drawn more often on fragile examples)
+add the reported SE over the empirical SD of the estimate and the share of rows the fragility
+diagnostic warns about. Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -29,10 +32,16 @@ from evalpipe.scoring.robustness import mcnemar_exact
 from tests.adjusted_simulation import simulate_pairs
 
 
-def run(replications: int, planted: dict[str, float], examples: tuple[int, ...], words: int):
+def run(
+    replications: int,
+    planted: dict[str, float],
+    examples: tuple[int, ...],
+    words: int,
+    **design: float,
+):
     adjusted, marginal = [], []
     for r in range(replications):
-        pairs = simulate_pairs(r, examples=examples, words=words, kind_harm=planted)
+        pairs = simulate_pairs(r, examples=examples, words=words, kind_harm=planted, **design)
         table = adjusted_effects(pairs, by="op")
         table["scope"] = np.where(table["scope"] == "pooled", "pooled", "benchmark")
         adjusted.append(table)
@@ -46,18 +55,23 @@ def run(replications: int, planted: dict[str, float], examples: tuple[int, ...],
 def report(name: str, adjusted: pd.DataFrame, marginal: pd.DataFrame) -> None:
     print(f"\n== {name}")
     print(f"{'op':8} {'scope':9} {'rows':>5} {'p<0.05':>7} {'covers 0':>8} {'estimate':>9} "
-          f"{'width':>7}   marginal: {'delta':>7} {'p<0.05':>7}")  # fmt: skip
+          f"{'width':>7} {'SE/SD':>6} {'warned':>6}   marginal: {'delta':>7} "
+          f"{'p<0.05':>7}")  # fmt: skip
     for (op, scope), rows in adjusted.groupby(["op", "scope"], sort=True):
         rows = rows.dropna(subset=["adjusted_p"])
         covers = ((rows["adjusted_ci_low"] <= 0) & (rows["adjusted_ci_high"] >= 0)).mean()
         width = (rows["adjusted_ci_high"] - rows["adjusted_ci_low"]).mean()
+        # Reported SE (half-width / t quantile, t ~ 1.97-2.02 here) over the empirical SD of
+        # the estimate across replications: below 1, the interval is too narrow.
+        se_ratio = (width / 2 / 1.98) / rows["adjusted_delta"].std()
+        warned = rows["adjusted_warning"].notna().mean() if "adjusted_warning" in rows else 0.0
         m = marginal.loc[marginal["op"] == op]
         tail = (
             f"{m['delta'].mean():+7.4f} {(m['p'] < 0.05).mean():7.3f}" if scope == "pooled" else ""
         )
         print(f"{op:8} {scope:9} {len(rows):5} {(rows['adjusted_p'] < 0.05).mean():7.3f} "
-              f"{covers:8.3f} {rows['adjusted_delta'].mean():+9.4f} {width:7.4f}   "
-              f"          {tail}")  # fmt: skip
+              f"{covers:8.3f} {rows['adjusted_delta'].mean():+9.4f} {width:7.4f} "
+              f"{se_ratio:6.2f} {warned:6.3f}             {tail}")  # fmt: skip
 
 
 def main() -> None:
@@ -66,15 +80,25 @@ def main() -> None:
     parser.add_argument("--planted", type=float, default=0.1)
     parser.add_argument("--examples", default="300,120,40")
     parser.add_argument("--words", type=int, default=60)
+    parser.add_argument("--designs", nargs="+", default=["null", "planted"],
+                        choices=["null", "planted", "rare", "tilt"])  # fmt: skip
     args = parser.parse_args()
     examples = tuple(int(x) for x in args.examples.split(","))
-    for name, planted in [
-        ("strong word effects, no operation effect", {}),
-        (f"strong word effects, delete typos add {args.planted} flip probability",
-         {"delete": args.planted}),
-    ]:  # fmt: skip
+    designs = {
+        "null": ("strong word effects, no operation effect", {}, {}),
+        "planted": (f"strong word effects, delete typos add {args.planted} flip probability",
+                    {"delete": args.planted}, {}),
+        # Rare flips: 0.5% noise, harmful words add 0.05 (about 1% of pairs flip).
+        "rare": ("rare flips, no operation effect", {},
+                 {"noise": 0.005, "word_harm": 0.05}),
+        # The first kind (replace) is drawn more often on fragile examples.
+        "tilt": ("no operation effect, replace drawn more often on fragile examples", {},
+                 {"fragility_tilt": 0.3}),
+    }  # fmt: skip
+    for key in args.designs:
+        name, planted, design = designs[key]
         started = time.perf_counter()
-        adjusted, marginal = run(args.replications, planted, examples, args.words)
+        adjusted, marginal = run(args.replications, planted, examples, args.words, **design)
         report(name, adjusted, marginal)
         seconds = time.perf_counter() - started
         print(f"({args.replications} replications, benchmarks of {examples} examples, "

@@ -30,6 +30,7 @@ def simulate_pairs(
     hit_rate: float = 0.15,
     noise: float = 0.02,
     second_typo_harm: float = 0.0,
+    fragility_tilt: float = 0.0,
     model: str = "m",
     language: str = "english",
 ) -> pd.DataFrame:
@@ -47,6 +48,9 @@ def simulate_pairs(
     noise : symmetric flip probability of every pair.
     second_typo_harm : extra flip probability of a pair with two typos; ``mixed`` pairs always
         have two (two kinds), the others one or two at random.
+    fragility_tilt : how much more often the first kind is drawn on fragile examples: its
+        probability gains ``fragility_tilt * (fragility - 1)`` (clipped to [0, 1]), the other
+        kinds share the rest in their proportions. 0: kinds independent of the example.
     """
     rng = np.random.default_rng(seed)
     typo_rng = np.random.default_rng([seed, 1])
@@ -70,7 +74,14 @@ def simulate_pairs(
         fragility = rng.gamma(2.0, 0.5, size=n)
         hits = rng.random((n, words)) < hit_rate
         ex, w = np.nonzero(hits)
-        kind = np.array([rng.choice(len(kinds), p=mix[j]) for j in w], dtype=np.int64)
+        if fragility_tilt:
+            first = np.clip(mix[w, 0] + fragility_tilt * (fragility[ex] - 1.0), 0.0, 1.0)
+            rest = mix[w, 1:] / mix[w, 1:].sum(axis=1, keepdims=True) * (1.0 - first)[:, None]
+            probs = np.column_stack([first, rest])
+            kind = (rng.random(ex.size)[:, None] > probs.cumsum(axis=1)).sum(axis=1)
+            kind = np.minimum(kind, len(kinds) - 1).astype(np.int64)
+        else:
+            kind = np.array([rng.choice(len(kinds), p=mix[j]) for j in w], dtype=np.int64)
         typos = np.where(
             np.asarray(kinds)[kind] == "mixed", 2, 1 + (typo_rng.random(ex.size) < 0.5)
         ).astype(np.int64)

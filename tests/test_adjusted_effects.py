@@ -139,3 +139,64 @@ def test_any_kind_column_works_the_same_way():
     pd.testing.assert_frame_equal(
         by_op.drop(columns="op"), by_script.drop(columns="script"), check_like=True
     )
+
+
+_BLAS_SCRIPT = """
+import hashlib, io, sys
+sys.path.insert(0, sys.argv[1])
+from tests.adjusted_simulation import simulate_pairs
+from evalpipe.scoring.adjusted import adjusted_effects
+frames = [simulate_pairs(seed, examples=(120, 60), words=24, hit_rate=0.3) for seed in (0, 1)]
+buffer = io.BytesIO()
+for frame in frames:
+    adjusted_effects(frame, by="op").to_parquet(buffer, index=False)
+print(hashlib.sha256(buffer.getvalue()).hexdigest())
+"""
+
+# Two BLAS settings that round dot products differently: OpenBLAS's default kernel for this CPU,
+# several threads; and the SSE-only Nehalem kernel, one thread (OPENBLAS_CORETYPE is honoured by
+# the DYNAMIC_ARCH OpenBLAS that NumPy's wheels bundle, and every x86-64 CPU runs Nehalem code).
+BLAS_SETTINGS = (
+    {"OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "2"},
+    {"OPENBLAS_CORETYPE": "Nehalem", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
+)
+
+
+def test_adjusted_columns_are_the_same_bytes_under_two_blas_settings():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.conftest import project_env
+
+    root = Path(__file__).resolve().parents[1]
+    digests = []
+    for setting in BLAS_SETTINGS:
+        env = {k: v for k, v in project_env(**setting).items()
+               if k != "OPENBLAS_CORETYPE" or k in setting}  # fmt: skip
+        result = subprocess.run([sys.executable, "-c", _BLAS_SCRIPT, str(root)], env=env,
+                                capture_output=True, text=True, timeout=600, check=True)  # fmt: skip
+        digests.append(result.stdout.strip())
+    assert digests[0] == digests[1]
+
+
+def test_examples_with_a_single_pair_are_left_out_of_adjusted_n():
+    # Two words with a delete and an insert each on examples e1, e2; e3 is seen once: its pair
+    # is absorbed by its own example effect and carries no information.
+    pairs = pd.DataFrame({
+        "model": "m", "language": "english", "benchmark": "b",
+        "example_id": ["e1", "e2", "e1", "e2", "e3"], "variant": ["w", "w", "v", "v", "w"],
+        "word_rank": [1, 1, 2, 2, 1], "correct_original": True,
+        "correct_perturbed": [False, True, True, False, False],
+        "op": ["delete", "insert", "insert", "delete", "delete"],
+    })  # fmt: skip
+    table = adjusted_effects(pairs, by="op")
+    pooled = table.loc[table["scope"] == "pooled"].set_index("op")
+    assert pooled.loc["delete", "adjusted_n"] == 4
+
+
+def test_a_kind_drawn_more_often_on_fragile_examples_is_flagged():
+    tilted = adjusted_effects(simulate_pairs(0, fragility_tilt=0.3), by="op")
+    plain = adjusted_effects(simulate_pairs(0), by="op")
+    assert "fragile" in _pooled(tilted).loc["replace", "adjusted_warning"]
+    assert _pooled(plain)["adjusted_warning"].isna().all()

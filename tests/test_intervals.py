@@ -13,10 +13,14 @@ from evalpipe.errors import InputError
 from evalpipe.scoring.intervals import (
     NEWCOMBE,
     TANGO,
+    cluster_correction,
     design_effect,
     interval_from_counts,
+    minimum_attainable_p,
     newcombe_interval,
     paired_interval,
+    paired_score,
+    score_test_p,
     tango_interval,
 )
 from evalpipe.scoring.pairing import pair_rows
@@ -111,8 +115,9 @@ def test_singletons_have_no_design_effect_and_copies_add_no_information():
         np.repeat(o, 3), np.repeat(p, 3), clusters=np.repeat(np.arange(80), 3)
     )
     assert deff1 == 1.0
-    assert deff == pytest.approx(3 * 80 / 79)
-    assert high - low == pytest.approx((base_high - base_low), rel=0.02)
+    # CR2: k (n - 1) / (n - k) for k exact copies; t on 79 degrees of freedom.
+    assert deff == pytest.approx(3 * 239 / 237)
+    assert high - low == pytest.approx((base_high - base_low), rel=0.03)
     naive_low, naive_high, _ = paired_interval(np.repeat(o, 3), np.repeat(p, 3))
     assert naive_high - naive_low < 0.7 * (high - low)
 
@@ -161,13 +166,14 @@ def test_operation_rows_cluster_on_the_example():
     _, _, deff = paired_interval(
         pairs["correct_original"], pairs["correct_perturbed"], clusters=pairs["cluster"]
     )
-    assert deff == pytest.approx(4 * 10 / 9)
+    assert deff == pytest.approx(4 * 39 / 36)
     low, high, _ = paired_interval(pairs["correct_original"].iloc[::4],
                                    pairs["correct_perturbed"].iloc[::4])  # fmt: skip
     clow, chigh, _ = paired_interval(
         pairs["correct_original"], pairs["correct_perturbed"], clusters=pairs["cluster"]
     )
-    assert chigh - clow == pytest.approx(high - low, rel=0.1)
+    # The ten examples' interval, widened by t on 9 degrees of freedom (2.26 instead of 1.96).
+    assert high - low < chigh - clow < 1.3 * (high - low)
 
 
 def test_draws_of_one_example_share_its_cluster():
@@ -212,3 +218,141 @@ def test_pairing_carries_requested_columns_and_names_the_file_of_an_orphan():
     assert pairs["prompt"].tolist() == ["x y"]
     with pytest.raises(InputError, match="prompt"):
         pair_rows(rows.drop(columns="prompt"), carry=("prompt",))
+
+
+# ------------------------------------------------------------------ small samples, one verdict
+
+
+def _cr2_by_matrices(diff: np.ndarray, clusters: np.ndarray) -> tuple[float, float]:
+    """CR2 variance of the mean and its Bell-McCaffrey df, straight from the matrix formulas
+    (A_g = (I - H_gg)^(-1/2); df = tr(M)^2 / tr(M^2) with M the quadratic form of the estimator
+    in the errors under a working model of independent pairs), for comparison."""
+    n = diff.size
+    x = np.ones((n, 1))
+    hat = x @ np.linalg.inv(x.T @ x) @ x.T
+    resid = diff - diff.mean()
+    columns, variance = [], 0.0
+    for g in np.unique(clusters):
+        idx = np.flatnonzero(clusters == g)
+        vals, vecs = np.linalg.eigh(np.eye(idx.size) - hat[np.ix_(idx, idx)])
+        adjust = vecs @ np.diag(vals**-0.5) @ vecs.T
+        c = (adjust @ x[idx] / n).ravel()  # (X'X)^-1 X_g' A_g, X'X = n
+        variance += float(c @ resid[idx]) ** 2
+        row = np.zeros(n)
+        row[idx] = c
+        columns.append(row @ (np.eye(n) - hat))  # the cluster's term as a linear form in errors
+    m = np.array(columns)
+    gram = m @ m.T
+    return variance, float(np.trace(gram) ** 2 / np.trace(gram @ gram))
+
+
+def test_cr2_design_effect_and_degrees_of_freedom_match_the_matrix_formulas():
+    rng = np.random.default_rng(12)
+    sizes = np.array([1, 1, 2, 3, 5, 8, 13, 2, 1, 4])  # uneven clusters, a few large
+    clusters = np.repeat(np.arange(sizes.size), sizes)
+    diff = rng.choice([-1.0, 0.0, 1.0], size=clusters.size, p=[0.3, 0.6, 0.1])
+    variance, df = _cr2_by_matrices(diff, clusters)
+    n = diff.size
+    hc2 = float(((diff - diff.mean()) ** 2).sum()) / (1 - 1 / n) / n**2
+    correction = cluster_correction(diff, clusters)
+    assert correction.design_effect == pytest.approx(max(1.0, variance / hc2), rel=1e-10)
+    assert correction.df == pytest.approx(df, rel=1e-10)
+    assert correction.df < sizes.size - 1  # a few large examples: fewer df than G - 1
+
+
+def test_equal_clusters_have_g_minus_one_degrees_of_freedom():
+    diff = np.tile([-1.0, 0.0, 0.0, 1.0], 6)
+    assert cluster_correction(diff, np.repeat(np.arange(6), 4)).df == pytest.approx(5.0)
+
+
+def test_differences_that_do_not_vary_count_each_example_once():
+    # The issue's case: 2 examples x 4 draws, all flipped. Before: 8 independent pairs,
+    # interval (-1, -0.35). Now: two examples, 1 degree of freedom.
+    original, perturbed = [True] * 8, [False] * 8
+    clusters = np.repeat([0, 1], 4)
+    correction = cluster_correction(np.full(8, -1.0), clusters)
+    assert (correction.design_effect, correction.df) == (4.0, 1.0)
+    score = paired_score(original, perturbed, clusters=clusters)
+    assert score.low == pytest.approx(-1.0, abs=1e-6) and score.high > 0
+    assert score.p_value > 0.05
+    # Twenty examples of four flipped draws each: twenty examples' worth, not eighty pairs.
+    many = paired_score([True] * 80, [False] * 80, clusters=np.repeat(np.arange(20), 4))
+    twenty = paired_score([True] * 20, [False] * 20)
+    assert many.design_effect == 4.0 and many.high > twenty.high
+
+
+def test_a_single_example_says_nothing_about_other_examples():
+    score = paired_score([True] * 6, [False, False, True, True, True, True], clusters=[7] * 6)
+    assert (score.design_effect, score.df) == (6.0, 1.0)
+    assert score.low < -0.9 and score.high > 0.9 and score.p_value > 0.5
+
+
+def test_interval_and_p_value_never_disagree():
+    rng = np.random.default_rng(21)
+    disagreements = 0
+    for trial in range(400):
+        n_examples = int(rng.integers(2, 40))
+        sizes = 1 + np.floor(2 * rng.pareto(1.5, n_examples)).astype(int)
+        clusters = np.repeat(np.arange(n_examples), np.minimum(sizes, 30))
+        if trial % 4 == 0:
+            clusters = np.arange(clusters.size)  # independent pairs
+        o = rng.random(clusters.size) < 0.6
+        flip = rng.random(clusters.size) < rng.uniform(0.0, 0.5)
+        p = np.where(flip, rng.random(clusters.size) < 0.4, o)
+        score = paired_score(o, p, clusters=clusters, level=0.95)
+        excludes = score.low > 0 or score.high < 0
+        disagreements += excludes != (score.p_value < 0.05)
+    assert disagreements == 0
+    # The issue's row: 4 right -> wrong of 18. Interval (-0.452, -0.007), so p < 0.05.
+    row = paired_score([True] * 18, [False] * 4 + [True] * 14)
+    assert (round(row.low, 3), round(row.high, 3)) == (-0.452, -0.007)
+    assert row.p_value == pytest.approx(0.0455, abs=1e-4)
+
+
+def test_score_p_is_the_asymptotic_mcnemar_test():
+    # McNemar's chi-square without continuity correction: (b - c)^2 / (b + c) on 1 df.
+    from scipy.stats import chi2
+
+    for b, c in ((5, 1), (12, 20), (0, 3), (40, 41)):
+        expected = chi2.sf((b - c) ** 2 / (b + c), 1)
+        assert float(score_test_p(c2i=c, i2c=b)) == pytest.approx(expected, rel=1e-12)
+    assert float(score_test_p(c2i=0, i2c=0)) == 1.0
+
+
+def test_minimum_attainable_p_is_all_discordant_pairs_one_way():
+    for m in (1, 4, 9, 30):
+        assert float(minimum_attainable_p(m)) == pytest.approx(float(score_test_p(c2i=m, i2c=0)))
+    assert float(minimum_attainable_p(8, 2.0)) == pytest.approx(float(minimum_attainable_p(4)))
+
+
+def test_tarone_screening_leaves_tests_that_cannot_reach_significance_out_of_the_family():
+    from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm, tarone_family
+
+    # One word with 30 discordant pairs, twenty small words with 3 each (min p 0.083 > 0.05).
+    p = np.array([0.004] + [0.2] * 20)
+    discordant = np.array([30] + [3] * 20)
+    floor = minimum_attainable_p(discordant)
+    assert tarone_family(floor).tolist() == [True] + [False] * 20
+    assert holm(p, min_p=floor)[0] == pytest.approx(0.004)  # m = 1, not 21
+    assert benjamini_hochberg(p, min_p=floor)[0] == pytest.approx(0.004)
+    assert (holm(p, min_p=floor)[1:] == 1.0).all()
+    assert holm(p)[0] == pytest.approx(21 * 0.004)  # without screening
+    # Missing p-values stay missing and out of the family.
+    out = benjamini_hochberg([0.01, None, 0.02], min_p=[1e-4, 1e-4, 1e-4])
+    assert np.isnan(out[1]) and out[0] == pytest.approx(0.02)
+
+
+def test_screened_procedures_keep_their_error_rates_under_the_null():
+    from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
+
+    rng = np.random.default_rng(5)
+    any_holm = any_bh = 0
+    for _ in range(300):
+        m = rng.integers(0, 40, size=50)  # discordant pairs per word, many small
+        b = rng.binomial(m, 0.5)
+        p = score_test_p(c2i=m - b, i2c=b)
+        floor = minimum_attainable_p(m)
+        any_holm += bool((holm(p, min_p=floor) <= 0.05).any())
+        any_bh += bool((benjamini_hochberg(p, min_p=floor) <= 0.05).any())
+    # Under the global null FWER = FDR = P(any rejection).
+    assert any_holm / 300 <= 0.08 and any_bh / 300 <= 0.08

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from statistics import NormalDist
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -296,12 +298,17 @@ def test_word_table_adjusts_mcnemar_p_over_the_benchmark_words():
         rows.append((f"e{i}", "of", 2, i >= 4, 1))  # 4 c2i: p = 0.125
         rows.append((f"e{i}", "and", 3, i != 0, 1))  # 1 c2i: p = 1
     table = word_table(_scored(rows), level=0.95).set_index("word")
-    p_the = 2 * 0.5**12
+    # mcnemar_p: the score test the interval inverts, (b - c) / sqrt(b + c) = sqrt(12) for "the";
+    # the exact McNemar p stays in its own column.
+    p_the = 2 * NormalDist().cdf(-(12**0.5))
     assert table.loc["the", "mcnemar_p"] == pytest.approx(p_the)
-    assert table.loc["the", "p_holm"] == pytest.approx(3 * p_the)
-    assert table.loc["of", "p_holm"] == pytest.approx(2 * 0.125)
-    assert table.loc["the", "p_bh"] == pytest.approx(3 * p_the)
-    assert table.loc["of", "p_bh"] == pytest.approx(0.125 * 3 / 2)
+    assert table.loc["the", "mcnemar_exact_p"] == pytest.approx(2 * 0.5**12)
+    assert table.loc["of", "mcnemar_p"] == pytest.approx(2 * NormalDist().cdf(-2.0))
+    # Tarone: "of" (at best p = 0.0455 > 0.05 / 2) and "and" cannot reach significance in a
+    # family of two, so the family is "the" alone.
+    assert table.loc["the", "p_holm"] == pytest.approx(p_the)
+    assert table.loc["the", "p_bh"] == pytest.approx(p_the)
+    assert table.loc["of", "p_holm"] == 1.0 and table.loc["of", "p_bh"] == 1.0
     assert table.loc["and", "p_holm"] == 1.0 and table.loc["and", "p_bh"] == 1.0
 
 

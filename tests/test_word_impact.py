@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalpipe.errors import InputError
+from evalpipe.scoring.intervals import minimum_attainable_p
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
 from evalpipe.scoring.robustness import word_table
 from evalpipe.scoring.word_impact import (
@@ -297,8 +298,9 @@ def test_words_carry_list_metadata_and_are_sorted_by_impact():
     )  # fmt: skip
     assert the["model"] == "m"
     # Holm over the three words of the table: p of "of" (20 discordant, all c2i) times 3.
-    raw = pooled.set_index("word")["mcnemar_p"]
-    adjusted = holm(raw.to_numpy())
+    indexed = pooled.set_index("word")
+    floor = minimum_attainable_p(indexed["n_c2i"] + indexed["n_i2c"], indexed["design_effect"])
+    adjusted = holm(indexed["mcnemar_p"].to_numpy(), min_p=floor)
     assert pooled.set_index("word")["p_holm"].tolist() == pytest.approx(adjusted.tolist())
     assert pooled["scope"].tolist() == [POOLED] * 3
     assert words["scope"].tolist() == [POOLED] * 3 + ["gsm8k"] * 3

@@ -18,8 +18,9 @@ Estimator
     (within-stratum OLS weights each stratum by ``n_k n_rest / n``, the MH weights); the example
     effects remove what an example's fragility adds. The number of typos is in the stratum
     because two typos can hurt more than one and ``mixed`` pairs always have two or more. A
-    stratum with only one kind carries no information and drops out; ``adjusted_n`` counts the
-    pairs that do.
+    stratum with only one kind, and an example with a single informative pair, carry no
+    information and drop out (repeatedly, as reghdfe drops singletons); ``adjusted_n`` counts the
+    pairs that remain.
 
 Interval and test
     Cluster-robust (example) sandwich variance of the coefficient with Stata's CR1 small-sample
@@ -27,11 +28,21 @@ Interval and test
     example effects are nested in the clusters and cost nothing) and Student t quantiles on
     ``G - 1`` degrees of freedom. One example's pairs over several words are correlated (a
     fragile example flips under many words); clustering keeps the interval honest about that.
-    The variance is floored at what one flip in the ``n`` pairs would give (a binomial flip rate
-    ``1 / (n + 2)``), so that a scope without flips never gets a zero-width interval; the floor
-    is far below the sandwich whenever there are flips. ``adjusted_p`` is the two-sided t test
-    of 0; ``adjusted_p_holm`` is Holm-adjusted over the kinds of one (model, language, source,
-    scope) table.
+    With rare flips a few clusters carry every nonzero score and the sandwich is biased down:
+    the variance is the larger of the sandwich and the model-based variance (pooled residual
+    variance), floored at what one flip in the ``n`` pairs would give (a binomial flip rate
+    ``1 / (n + 2)``), so that a scope without flips never gets a zero-width interval.
+    ``adjusted_p`` is the two-sided t test of 0; ``adjusted_p_holm`` is Holm-adjusted over the
+    kinds of one (model, language, source, scope) table.
+
+Fragility diagnostic
+    ``adjusted_warning`` (:func:`fragility_tilt`): a sentence when the kind lands more often on
+    fragile examples (leave-one-out flip share of the example's other pairs, within word strata;
+    p < :data:`TILT_ALPHA` and |r| >= :data:`TILT_MIN_R`), null otherwise.
+
+Same bytes everywhere
+    Dot products are exact products summed by ``math.fsum`` (no BLAS), and the four figures are
+    rounded to :data:`DIGITS` decimals before they reach an artifact.
 
 Assumptions: within a word's stratum the kind of typo is assigned independently of anything
 else about the example that changes the outcome (evalpipe draws operations by hashed seeds). The
@@ -40,6 +51,7 @@ effect of a kind is taken as additive on the accuracy scale and common to the wo
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -51,8 +63,15 @@ POOLED = "pooled"
 METHOD = "two-way fixed effects (word x original correctness, example), example-clustered"
 ADJUSTED_COLUMNS = [
     "adjusted_delta", "adjusted_ci_low", "adjusted_ci_high", "adjusted_p", "adjusted_p_holm",
-    "adjusted_n",
+    "adjusted_n", "adjusted_warning",
 ]  # fmt: skip
+# Decimal places of the adjusted figures written to data/impact (their last bits depend on the
+# floating-point path; 12 places keep every figure far beyond the 4 the tables print).
+DIGITS = 12
+# The fragility diagnostic warns below this p and from this correlation on (a planted tilt gave
+# r = 0.1-0.2; without one |r| stayed below 0.05 in the pooled scope).
+TILT_ALPHA = 0.01
+TILT_MIN_R = 0.05
 PAIR_COLUMNS = ("model", "language", "benchmark", "example_id", "variant", "word_rank",
                 "correct_original", "correct_perturbed")  # fmt: skip
 
@@ -101,6 +120,85 @@ def absorb(values: np.ndarray, groups: Sequence[np.ndarray]) -> np.ndarray:
     return out
 
 
+def _informative(stratum: np.ndarray, example: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Pairs that inform the contrast: in a stratum holding this kind and another, and of an
+    example with two or more such pairs (a single pair is all absorbed by its example's effect).
+    Dropping one kind of pair can create the other, so repeat until nothing changes (reghdfe's
+    singleton rule)."""
+    keep = np.ones(x.size, dtype=bool)
+    while True:
+        s = np.unique(stratum[keep], return_inverse=True)[1].ravel()
+        share = np.bincount(s, weights=x[keep]) / np.bincount(s)
+        informative = (share[s] > 0) & (share[s] < 1)
+        e = np.unique(example[keep], return_inverse=True)[1].ravel()
+        informative &= np.bincount(e)[e] >= 2
+        if informative.all():
+            return keep
+        index = np.flatnonzero(keep)
+        keep[index[~informative]] = False
+        if not keep.any():
+            return keep
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    """A dot product whose result does not depend on the BLAS kernel or thread count: exact
+    products, correctly rounded sum (the BLAS ``@`` rounds differently per kernel)."""
+    return math.fsum((a * b).tolist())
+
+
+def fragility_tilt(
+    diff: np.ndarray,
+    indicator: np.ndarray,
+    *,
+    original: np.ndarray,
+    strata: np.ndarray,
+    examples: np.ndarray,
+) -> tuple[float | None, float | None]:
+    """Does this kind of typo land more often on fragile examples? Correlation and p-value.
+
+    An example's fragility, seen from one of its pairs, is the share of its *other* originally
+    correct pairs that turned wrong (leave-one-out, so a pair's own flip does not count). Both it
+    and the kind indicator are centred within the word strata (the comparison the adjusted
+    estimate makes); the slope of one on the other is tested with an example-clustered sandwich
+    on ``G - 1`` degrees of freedom. The example effects of the adjusted estimator remove an
+    additive fragility, not one that multiplies a word's harm: a kind drawn more often on fragile
+    examples then looks harmful (the issue's planted tilt gave 10% false rejections).
+
+    Returns
+    -------
+    (r, p): correlation and two-sided p; (None, None) when it cannot be computed.
+    """
+    loss = ((np.asarray(original, dtype=bool)) & (np.asarray(diff) < 0)).astype(float)
+    correct = np.asarray(original, dtype=bool).astype(float)
+    e = np.unique(np.asarray(examples), return_inverse=True)[1].ravel()
+    lost = np.bincount(e, weights=loss)[e] - loss
+    others = np.bincount(e, weights=correct)[e] - correct
+    usable = others > 0
+    if usable.sum() < 3:
+        return None, None
+    s = np.unique(np.asarray(strata)[usable], return_inverse=True)[1].ravel()
+    f = absorb(lost[usable] / others[usable], [s])
+    x = absorb(np.asarray(indicator, dtype=float)[usable], [s])
+    sxx, sff = _dot(x, x), _dot(f, f)
+    if sxx < 1e-9 or sff < 1e-12:
+        return None, None
+    r = _dot(x, f) / math.sqrt(sxx * sff)
+    slope = _dot(x, f) / sff
+    resid = x - slope * f
+    cluster = np.unique(e[usable], return_inverse=True)[1].ravel()
+    g = int(cluster.max()) + 1
+    if g < 3:
+        return None, None
+    scores = np.bincount(cluster, weights=f * resid, minlength=g)
+    variance = _dot(scores, scores) / sff**2 * g / (g - 1)
+    if variance <= 0:
+        return r, None
+    from scipy import stats
+
+    p = float(2.0 * stats.t.sf(abs(slope) / math.sqrt(variance), g - 1))
+    return r, p
+
+
 def adjusted_effect(
     diff: np.ndarray,
     indicator: np.ndarray,
@@ -108,7 +206,8 @@ def adjusted_effect(
     strata: np.ndarray,
     examples: np.ndarray,
     level: float = 0.95,
-) -> dict[str, float | int | None]:
+    original: np.ndarray | None = None,
+) -> dict[str, float | int | str | None]:
     """The adjusted effect of one kind of typo (:data:`ADJUSTED_COLUMNS` but the Holm column).
 
     Parameters
@@ -118,12 +217,14 @@ def adjusted_effect(
     strata : integer code of the pair's (benchmark, word, original correctness) stratum.
     examples : integer code of the pair's (benchmark, example); also the cluster.
     level : confidence level.
+    original : original correctness per pair, for the fragility diagnostic (taken as
+        ``diff <= 0`` when None).
 
     Returns
     -------
     dict
         ``adjusted_delta, adjusted_ci_low, adjusted_ci_high, adjusted_p`` (None when no stratum
-        holds both this kind and another) and ``adjusted_n``.
+        holds both this kind and another), ``adjusted_n`` and ``adjusted_warning``.
 
     Examples
     --------
@@ -137,32 +238,43 @@ def adjusted_effect(
     """
     d = np.asarray(diff, dtype=float)
     x = np.asarray(indicator, dtype=float)
-    empty: dict[str, float | int | None] = {
+    empty: dict[str, float | int | str | None] = {
         "adjusted_delta": None,
         "adjusted_ci_low": None,
         "adjusted_ci_high": None,
         "adjusted_p": None,
         "adjusted_n": 0,
+        "adjusted_warning": None,
     }
     if d.size == 0:
         return empty
-    # Only strata holding this kind and another inform the contrast.
-    stratum = np.unique(np.asarray(strata), return_inverse=True)[1]
-    share = np.bincount(stratum, weights=x) / np.bincount(stratum)
-    keep = (share[stratum] > 0) & (share[stratum] < 1)
+    stratum = np.unique(np.asarray(strata), return_inverse=True)[1].ravel()
+    example = np.unique(np.asarray(examples), return_inverse=True)[1].ravel()
+    keep = _informative(stratum, example, x)
     if not keep.any():
         return empty
+    warning = None
+    r, tilt_p = fragility_tilt(
+        d[keep], x[keep] > 0,
+        original=(d[keep] <= 0) if original is None else np.asarray(original, dtype=bool)[keep],
+        strata=stratum[keep], examples=example[keep],
+    )  # fmt: skip
+    if tilt_p is not None and tilt_p < TILT_ALPHA and abs(r) >= TILT_MIN_R:
+        warning = (
+            f"this kind lands more often on {'more' if r > 0 else 'less'} fragile examples "
+            f"(r = {r:.3f}, p = {tilt_p:.2g}): the adjusted estimate may be biased"
+        )
     d, x = d[keep], x[keep]
     groups = [
-        np.unique(stratum[keep], return_inverse=True)[1],
-        np.unique(np.asarray(examples)[keep], return_inverse=True)[1],
+        np.unique(stratum[keep], return_inverse=True)[1].ravel(),
+        np.unique(example[keep], return_inverse=True)[1].ravel(),
     ]
     resid = absorb(np.column_stack([d, x]), groups)
     d_t, x_t = resid[:, 0], resid[:, 1]
-    sxx = float(x_t @ x_t)
+    sxx = _dot(x_t, x_t)
     if sxx < 1e-9:  # the kind is fully explained by the examples: nothing left to compare
-        return {**empty, "adjusted_n": int(keep.sum())}
-    beta = float(x_t @ d_t) / sxx
+        return {**empty, "adjusted_n": int(keep.sum()), "adjusted_warning": warning}
+    beta = _dot(x_t, d_t) / sxx
     e = d_t - beta * x_t
     cluster = groups[1]
     n_clusters = int(cluster.max()) + 1
@@ -172,21 +284,29 @@ def adjusted_effect(
     # example clusters, so they cost residual degrees of freedom; the example effects do not).
     n_strata = int(groups[0].max()) + 1
     small_sample = n_clusters / max(n_clusters - 1, 1) * (n - 1) / max(n - n_strata - 1, 1)
-    robust = small_sample * float(scores @ scores) / sxx**2
+    robust = small_sample * _dot(scores, scores) / sxx**2
+    # Rare flips: a few clusters carry every nonzero score and the sandwich is biased down. The
+    # model-based variance (pooled residual variance, both sets of effects counted) is a floor
+    # that does not depend on where the flips fell.
+    residual_df = max(n - n_strata - n_clusters, 1)
+    model = _dot(e, e) / residual_df / sxx
     rate = 1.0 / (n + 2.0)
     floor = rate * (1.0 - rate) / sxx
-    se = float(np.sqrt(max(robust, floor)))
+    se = math.sqrt(max(robust, model, floor))
     from scipy import stats  # SciPy takes a second to import: only when needed
 
     dof = max(n_clusters - 1, 1)
     half = float(stats.t.ppf(0.5 + level / 2.0, dof)) * se
     p = float(2.0 * stats.t.sf(abs(beta) / se, dof))
+    # Rounded: the last bits of the estimate move with the floating-point path (BLAS kernel,
+    # thread count, summation order), which would change the artifact's bytes between machines.
     return {
-        "adjusted_delta": beta + 0.0,
-        "adjusted_ci_low": beta - half,
-        "adjusted_ci_high": beta + half,
-        "adjusted_p": min(1.0, p),
+        "adjusted_delta": round(beta, DIGITS) + 0.0,
+        "adjusted_ci_low": round(beta - half, DIGITS) + 0.0,
+        "adjusted_ci_high": round(beta + half, DIGITS) + 0.0,
+        "adjusted_p": round(min(1.0, p), DIGITS),
         "adjusted_n": n,
+        "adjusted_warning": warning,
     }
 
 
@@ -237,6 +357,7 @@ def adjusted_effects(pairs: pd.DataFrame, *, by: str, level: float = 0.95) -> pd
         - pairs["correct_original"].astype(int).to_numpy()
     )
     labels = pairs[by].astype(str).to_numpy()
+    original = pairs["correct_original"].astype(bool).to_numpy()
     rows = []
     for (model, language), index in pairs.groupby(["model", "language"], sort=True).indices.items():
         scopes = [(POOLED, index)] + [
@@ -250,6 +371,7 @@ def adjusted_effects(pairs: pd.DataFrame, *, by: str, level: float = 0.95) -> pd
                     strata=strata[rows_in],
                     examples=examples[rows_in],
                     level=level,
+                    original=original[rows_in],
                 )
                 rows.append(
                     {"model": model, "language": language, "scope": scope, by: kind, **effect}
@@ -264,8 +386,9 @@ def adjusted_effects(pairs: pd.DataFrame, *, by: str, level: float = 0.95) -> pd
             adjusted[known] = holm(raw[known])
             table.loc[index, "adjusted_p_holm"] = adjusted
     for column in ADJUSTED_COLUMNS:
-        if column != "adjusted_n":
+        if column not in ("adjusted_n", "adjusted_warning"):
             table[column] = table[column].astype(float)
+    table["adjusted_warning"] = table["adjusted_warning"].astype(object)
     table["adjusted_n"] = table["adjusted_n"].astype("int64")
     return table[[*keys, *ADJUSTED_COLUMNS]]
 

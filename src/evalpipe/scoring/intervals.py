@@ -15,11 +15,20 @@ examples answered without and with typos. Its interval comes from :func:`paired_
   the default).
 - **Clusters** (an example paired once per word that hit it in the operation and script tables and
   the headline deltas, or once per typo draw): the pairs of one example share its original answer
-  and are not independent. :func:`design_effect` estimates the ratio of the cluster-robust to the
-  independent-pairs variance of delta (Rao & Scott 1992's approach for clustered binary data),
-  floored at 1; the table's counts are divided by it before the score interval is computed, so
-  the interval widens to the information the clusters really hold and never narrows below the
-  independent-pairs one.
+  and are not independent. :func:`cluster_correction` estimates the ratio of the cluster-robust to
+  the independent-pairs variance of delta (Rao & Scott 1992's approach for clustered binary data)
+  with Bell & McCaffrey's (2002) bias-reduced CR2 variance, floored at 1, and the Satterthwaite
+  degrees of freedom of that variance (Bell-McCaffrey / Imbens-Kolesar 2016, working model of
+  independent pairs). The table's counts are divided by the design effect and the score interval
+  is inverted at a Student t quantile on those degrees of freedom instead of the normal one, so
+  the interval widens to the information the clusters really hold and to the uncertainty of a
+  variance estimated from few examples. Differences that do not vary give no variance to
+  estimate: the design effect is then n / G (G examples: every example counts once); one example
+  gives a design effect of n and 1 degree of freedom (it says nothing about other examples).
+- **One verdict per row**: :func:`paired_score` also returns the p-value of the score test the
+  interval inverts (Tango's statistic at delta = 0, which is McNemar's asymptotic statistic
+  ``(b - c) / sqrt(b + c)``, on the same divided counts and the same reference distribution), so
+  "the interval excludes 0" and "p < 1 - level" are the same event.
 - **Strata** (pooled rows over benchmarks): pooled deltas are example-weighted, i.e. the mean of
   all pairs, so the interval is computed on the pooled counts. The pairs are a mixture of the
   benchmarks' pair distributions, whose variance is at least the stratified one (the
@@ -32,6 +41,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
@@ -54,8 +64,18 @@ def _z(level: float) -> float:
     return NormalDist().inv_cdf(0.5 + level / 2.0)
 
 
+def _critical(level: float, df: float = math.inf) -> float:
+    """Two-sided critical value: normal for ``df`` = inf, else Student t on ``df``."""
+    if math.isinf(df):
+        return _z(level)
+    _z(level)  # validates the level
+    from scipy.special import stdtrit  # the t quantile, without scipy.stats' import time
+
+    return float(stdtrit(df, 0.5 + level / 2.0))
+
+
 def wilson_interval(
-    successes: np.ndarray | float, n: np.ndarray | float, *, level: float
+    successes: np.ndarray | float, n: np.ndarray | float, *, level: float, df: float = math.inf
 ) -> tuple[np.ndarray, np.ndarray]:
     """Wilson score interval of a proportion (vectorised; counts may be fractional).
 
@@ -65,7 +85,7 @@ def wilson_interval(
     >>> round(float(low), 4), round(float(high), 4)
     (0.0, 0.2775)
     """
-    z = _z(level)
+    z = _critical(level, df)
     x = np.asarray(successes, dtype=float)
     m = np.asarray(n, dtype=float)
     p = x / m
@@ -81,6 +101,7 @@ def newcombe_interval(
     i2c: np.ndarray | float,
     neither: np.ndarray | float,
     level: float,
+    df: float = math.inf,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Newcombe's hybrid score interval (1998, method 10) for ``acc_perturbed - acc_original``.
 
@@ -89,6 +110,7 @@ def newcombe_interval(
     both, c2i, i2c, neither : counts of pairs correct in both, correct -> incorrect, incorrect ->
         correct, incorrect in both (arrays of equal shape; fractional counts allowed).
     level : confidence level.
+    df : degrees of freedom of the reference distribution (inf: normal).
 
     Returns
     -------
@@ -107,8 +129,8 @@ def newcombe_interval(
     n = a + b + c + d
     p1 = (a + b) / n  # perturbed accuracy
     p2 = (a + c) / n  # original accuracy
-    l1, u1 = wilson_interval(a + b, n, level=level)
-    l2, u2 = wilson_interval(a + c, n, level=level)
+    l1, u1 = wilson_interval(a + b, n, level=level, df=df)
+    l2, u2 = wilson_interval(a + c, n, level=level, df=df)
     margins = (a + b) * (c + d) * (a + c) * (b + d)
     cross = a * d - b * c
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -174,16 +196,19 @@ def tango_interval(
     i2c: np.ndarray | float,
     n: np.ndarray | float,
     level: float,
+    df: float = math.inf,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Tango's (1998) asymptotic score interval for ``acc_perturbed - acc_original``.
 
-    The limits solve ``T(delta) = +-z`` by bisection (T decreases in delta), vectorised.
+    The limits solve ``T(delta) = +-z`` by bisection (T decreases in delta), vectorised; with
+    ``df`` finite, ``z`` is the Student t quantile (a variance estimated from few clusters).
 
     Parameters
     ----------
     c2i, i2c : discordant counts (correct -> incorrect, incorrect -> correct).
     n : pairs.
     level : confidence level.
+    df : degrees of freedom of the reference distribution (inf: normal).
 
     Returns
     -------
@@ -198,7 +223,7 @@ def tango_interval(
     >>> round(float(low), 4), round(float(high), 4)
     (-0.124, -0.0054)
     """
-    z = _z(level)
+    z = _critical(level, df)
     if all(np.ndim(v) == 0 for v in (c2i, i2c, n)):
         # One table (a row of an impact table): plain floats are ~20x faster than 0-d arrays.
         low, high = _tango_scalar(float(i2c), float(c2i), float(n), z)
@@ -221,48 +246,211 @@ def tango_interval(
     return bounds[0], bounds[1]
 
 
-def design_effect(
+@dataclass(frozen=True)
+class ClusterCorrection:
+    """How much the example clusters inflate the variance of delta, and how well that is known.
+
+    ``design_effect``: ratio of the cluster-robust (CR2) to the independent-pairs variance, >= 1.
+    ``df``: Satterthwaite (Bell-McCaffrey) degrees of freedom of the CR2 variance; ``inf`` when
+    every cluster holds one pair (the score interval's own variance then needs no estimate).
+    """
+
+    design_effect: float
+    df: float
+
+
+def cluster_correction(
     diff: Sequence[float] | np.ndarray, clusters: Sequence[Any] | np.ndarray | None
-) -> float:
-    """Ratio of the cluster-robust to the independent-pairs variance of ``mean(diff)``, >= 1.
+) -> ClusterCorrection:
+    """Design effect and degrees of freedom of ``mean(diff)`` over clustered pairs.
+
+    The variance of a mean over G clusters of sizes n_g is estimated by Bell & McCaffrey's CR2,
+    ``sum_g S_g^2 / (1 - n_g / n) / n^2`` (``S_g`` the cluster's sum of residuals; for the mean the
+    CR2 adjustment ``(I - H_gg)^(-1/2)`` reduces to that factor), and compared with the
+    independent-pairs (HC2) variance ``sum e^2 / (1 - 1 / n) / n^2``; the ratio, floored at 1, is
+    the design effect. Its Satterthwaite degrees of freedom under a working model of independent
+    pairs (Bell & McCaffrey 2002; Imbens & Kolesar 2016) depend on the cluster sizes only:
+    ``G - 1`` for equal sizes, fewer when a few examples hold most pairs.
 
     Parameters
     ----------
     diff : ``correct_perturbed - correct_original`` per pair (-1, 0, 1).
-    clusters : cluster (example) code per pair; None or all-distinct gives 1.
+    clusters : cluster (example) code per pair; None or all-distinct: independent pairs.
 
     Returns
     -------
-    float
-        1 when every cluster holds one pair, when there are fewer than two clusters, or when the
-        differences do not vary (then there is nothing to estimate a correlation from and the
-        score interval's own variance, taken under the tested delta, governs the width).
+    ClusterCorrection
+        ``(1, inf)`` for independent pairs. When the differences do not vary there is no
+        correlation to estimate and the design effect is ``n / G`` (each example counts once);
+        a single example gives ``(n, 1)``.
 
     Examples
     --------
     Four examples, each paired with three words that all went the same way: three pairs per
-    independent example (3), times the small-sample factor k / (k - 1) = 4/3.
+    independent example, 3 degrees of freedom.
 
     >>> diff = [-1, -1, -1, 0, 0, 0, -1, -1, -1, 0, 0, 0]
-    >>> design_effect(diff, [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3])
-    4.0
+    >>> c = cluster_correction(diff, [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3])
+    >>> round(c.design_effect, 4), round(c.df, 4)
+    (3.6667, 3.0)
     """
     d = np.asarray(diff, dtype=float)
     n = d.size
     if clusters is None or n < 2:
-        return 1.0
-    codes = np.unique(np.asarray(clusters), return_inverse=True)[1]
-    k = int(codes.max()) + 1
-    if k < 2 or k == n:
-        return 1.0
-    mean = d.mean()
-    naive = float(((d - mean) ** 2).sum())
-    if naive <= 0:
-        return 1.0
-    sums = np.bincount(codes, weights=d - mean, minlength=k)
-    # The k / (k - 1) small-sample factor of the cluster-robust (CR1) variance.
-    robust = float((sums**2).sum()) * k / (k - 1)
-    return max(1.0, robust / naive)
+        return ClusterCorrection(1.0, math.inf)
+    codes = np.unique(np.asarray(clusters), return_inverse=True)[1].ravel()
+    g = int(codes.max()) + 1
+    if g == n:
+        return ClusterCorrection(1.0, math.inf)
+    if g == 1:
+        return ClusterCorrection(float(n), 1.0)
+    sizes = np.bincount(codes, minlength=g).astype(float)
+    # CR2 weights for the mean: 1 / (1 - h_g) with the cluster's leverage h_g = n_g / n.
+    weight = 1.0 / (1.0 - sizes / n)
+    # Satterthwaite df of sum_g w_g (1_g' e)^2 with e = (I - J/n) eps, eps independent: the
+    # quadratic form's matrix has the eigenvalues of K = diag(w_g n_g) - u u',
+    # u_g = sqrt(w_g) n_g / sqrt(n); df = tr(K)^2 / tr(K^2), computed in O(G).
+    wn = weight * sizes
+    u2 = weight * sizes**2 / n
+    trace = float(wn.sum() - u2.sum())
+    trace_sq = float((wn**2).sum() - 2.0 * (wn * u2).sum() + u2.sum() ** 2)
+    df = trace**2 / trace_sq if trace_sq > 0 else float(g - 1)
+    resid = d - d.mean()
+    naive = float((resid**2).sum()) / (1.0 - 1.0 / n)
+    if naive <= 1e-12:
+        return ClusterCorrection(max(1.0, n / g), df)
+    sums = np.bincount(codes, weights=resid, minlength=g)
+    robust = float((weight * sums**2).sum())
+    return ClusterCorrection(max(1.0, robust / naive), df)
+
+
+def design_effect(
+    diff: Sequence[float] | np.ndarray, clusters: Sequence[Any] | np.ndarray | None
+) -> float:
+    """The design effect of :func:`cluster_correction` (CR2 over independent-pairs variance, >= 1).
+
+    Examples
+    --------
+    >>> design_effect([-1, 0, -1, 0], [0, 1, 2, 3])
+    1.0
+    >>> design_effect([-1, -1, -1, -1], [0, 0, 1, 1])  # no variation: each example counts once
+    2.0
+    """
+    return cluster_correction(diff, clusters).design_effect
+
+
+def score_test_p(
+    *,
+    c2i: np.ndarray | float,
+    i2c: np.ndarray | float,
+    design_effect: float = 1.0,
+    df: float = math.inf,
+) -> np.ndarray:
+    """Two-sided p of the score test that Tango's interval inverts, at delta = 0.
+
+    Tango's statistic at 0 is McNemar's asymptotic statistic ``(b - c) / sqrt(b + c)``; on the
+    counts divided by the design effect it is ``(b - c) / sqrt(deff (b + c))``, referred to the
+    normal distribution (``df`` inf) or Student t. 1 without discordant pairs. The interval of
+    :func:`paired_score` at level L excludes 0 exactly when this p is below 1 - L.
+
+    Examples
+    --------
+    The issue's row, 4 right -> wrong and none wrong -> right: p = 0.0455 (the exact McNemar p,
+    0.125, came from a different test).
+
+    >>> round(float(score_test_p(c2i=4, i2c=0)), 4)
+    0.0455
+    """
+    b = np.asarray(i2c, dtype=float) / design_effect
+    c = np.asarray(c2i, dtype=float) / design_effect
+    total = b + c
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stat = np.where(total > 0, np.abs(b - c) / np.sqrt(total), 0.0)
+    from scipy.special import ndtr, stdtr
+
+    if math.isinf(df):
+        return np.asarray(2.0 * ndtr(-stat))
+    return np.asarray(2.0 * stdtr(df, -stat))
+
+
+def minimum_attainable_p(
+    n_discordant: np.ndarray | float, design_effect: np.ndarray | float = 1.0
+) -> np.ndarray:
+    """The smallest p the score test can give with this many discordant pairs (all one way).
+
+    ``2 (1 - Phi(sqrt(m / deff)))`` on the normal reference: a lower bound of the t version, so
+    screening tests that cannot reach significance with it (Tarone, :mod:`multiple_testing`)
+    never drops a test that could. 1 without discordant pairs.
+
+    >>> minimum_attainable_p([0, 4, 9]).round(4).tolist()
+    [1.0, 0.0455, 0.0027]
+    """
+    from scipy.special import ndtr
+
+    m = np.asarray(n_discordant, dtype=float) / np.asarray(design_effect, dtype=float)
+    return np.asarray(2.0 * ndtr(-np.sqrt(np.maximum(m, 0.0))))
+
+
+@dataclass(frozen=True)
+class PairedScore:
+    """The interval of delta and the p-value of the test it inverts, for one set of pairs."""
+
+    low: float | None
+    high: float | None
+    p_value: float
+    design_effect: float
+    df: float
+
+
+def paired_score(
+    original: Sequence[bool] | np.ndarray,
+    perturbed: Sequence[bool] | np.ndarray,
+    *,
+    clusters: Sequence[Any] | np.ndarray | None = None,
+    level: float = 0.95,
+    method: str = DEFAULT_METHOD,
+) -> PairedScore:
+    """Interval for ``mean(perturbed) - mean(original)`` and the p of the test it inverts.
+
+    Parameters
+    ----------
+    original, perturbed : paired correctness.
+    clusters : example code per pair (pairs sharing an original answer); None: independent pairs.
+    level : confidence level.
+    method : :data:`TANGO` or :data:`NEWCOMBE` (the p is Tango's score test either way; only
+        Tango's interval inverts it).
+
+    Returns
+    -------
+    PairedScore
+        ``(None, None, 1.0, 1.0, inf)`` without pairs.
+
+    Examples
+    --------
+    >>> s = paired_score([True] * 18, [False] * 4 + [True] * 14)
+    >>> round(s.low, 3), round(s.high, 3), round(s.p_value, 4)
+    (-0.452, -0.007, 0.0455)
+    """
+    o = np.asarray(original, dtype=bool)
+    p = np.asarray(perturbed, dtype=bool)
+    if o.shape != p.shape:
+        raise ValueError(f"paired inputs differ in length: {o.size} vs {p.size}")
+    if o.size == 0:
+        return PairedScore(None, None, 1.0, 1.0, math.inf)
+    correction = cluster_correction(p.astype(float) - o.astype(float), clusters)
+    deff, df = correction.design_effect, correction.df
+    c2i, i2c = float((o & ~p).sum()), float((~o & p).sum())
+    low, high = interval_from_counts(
+        both=float((o & p).sum()) / deff,
+        c2i=c2i / deff,
+        i2c=i2c / deff,
+        neither=float((~o & ~p).sum()) / deff,
+        level=level,
+        method=method,
+        df=df,
+    )
+    p_value = float(score_test_p(c2i=c2i, i2c=i2c, design_effect=deff, df=df))
+    return PairedScore(float(low) + 0.0, float(high) + 0.0, min(1.0, p_value), deff, df)
 
 
 def paired_interval(
@@ -275,12 +463,7 @@ def paired_interval(
 ) -> tuple[float | None, float | None, float]:
     """Interval for ``mean(perturbed) - mean(original)`` over pairs, clusters accounted for.
 
-    Parameters
-    ----------
-    original, perturbed : paired correctness.
-    clusters : example code per pair (pairs sharing an original answer); None: independent pairs.
-    level : confidence level.
-    method : :data:`TANGO` or :data:`NEWCOMBE`.
+    :func:`paired_score` without the p-value.
 
     Returns
     -------
@@ -294,21 +477,8 @@ def paired_interval(
     >>> round(low, 4), round(high, 4), deff
     (-0.0713, 0.0713, 1.0)
     """
-    o = np.asarray(original, dtype=bool)
-    p = np.asarray(perturbed, dtype=bool)
-    if o.shape != p.shape:
-        raise ValueError(f"paired inputs differ in length: {o.size} vs {p.size}")
-    if o.size == 0:
-        return None, None, 1.0
-    deff = design_effect(p.astype(float) - o.astype(float), clusters)
-    counts = {
-        "both": float((o & p).sum()) / deff,
-        "c2i": float((o & ~p).sum()) / deff,
-        "i2c": float((~o & p).sum()) / deff,
-        "neither": float((~o & ~p).sum()) / deff,
-    }
-    low, high = interval_from_counts(**counts, level=level, method=method)
-    return float(low) + 0.0, float(high) + 0.0, deff
+    score = paired_score(original, perturbed, clusters=clusters, level=level, method=method)
+    return score.low, score.high, score.design_effect
 
 
 def interval_from_counts(
@@ -319,6 +489,7 @@ def interval_from_counts(
     neither: np.ndarray | float,
     level: float,
     method: str = DEFAULT_METHOD,
+    df: float = math.inf,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The chosen score interval from the 2x2 counts of pairs (vectorised).
 
@@ -327,6 +498,7 @@ def interval_from_counts(
     both, c2i, i2c, neither : pair counts (see :func:`newcombe_interval`).
     level : confidence level.
     method : :data:`TANGO` or :data:`NEWCOMBE`.
+    df : degrees of freedom of the reference distribution (inf: normal).
 
     Returns
     -------
@@ -334,9 +506,9 @@ def interval_from_counts(
     """
     if method == TANGO:
         n = np.asarray(both, dtype=float) + c2i + i2c + neither
-        return tango_interval(c2i=c2i, i2c=i2c, n=n, level=level)
+        return tango_interval(c2i=c2i, i2c=i2c, n=n, level=level, df=df)
     if method == NEWCOMBE:
-        return newcombe_interval(both=both, c2i=c2i, i2c=i2c, neither=neither, level=level)
+        return newcombe_interval(both=both, c2i=c2i, i2c=i2c, neither=neither, level=level, df=df)
     raise InputError(f"interval method: expected one of {', '.join(METHODS)}, got {method!r}")
 
 

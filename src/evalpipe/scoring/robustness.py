@@ -12,11 +12,17 @@ Definitions (REFERENCE.md §2):
 - ``pdr = 1 - accuracy_perturbed / accuracy_original`` (PromptBench; None when accuracy_original
   is 0; negative when the typos help);
 - ``flip_c2i`` / ``flip_i2c``: share of pairs that went correct -> incorrect / incorrect -> correct;
-- ``mcnemar_p``: exact two-sided McNemar test, a binomial test of the discordant pairs against
-  p = 0.5 (``scipy.stats.binomtest``); 1.0 with no discordant pairs; with clustered pairs
-  (design effect > 1) on the discordant counts divided by the design effect (rounded);
-- ``p_holm`` / ``p_bh`` (per-word table): McNemar p adjusted over the benchmark's words, Holm and
-  Benjamini-Hochberg (:mod:`evalpipe.scoring.multiple_testing`);
+- ``mcnemar_p``: the p of the test the interval inverts: McNemar's score test (Tango's statistic
+  at delta = 0, ``(b - c) / sqrt(b + c)``) on the counts divided by the design effect, normal
+  reference for independent pairs, Student t on the clusters' degrees of freedom otherwise
+  (:func:`evalpipe.scoring.intervals.paired_score`); 1.0 with no discordant pairs. The interval
+  excludes 0 exactly when ``mcnemar_p < 1 - level``;
+- ``mcnemar_exact_p``: the exact two-sided McNemar test, a binomial test of the discordant pairs
+  against p = 0.5 (``scipy.stats.binomtest``), on the counts divided by the design effect
+  (rounded); more conservative, so it can exceed 0.05 beside an interval that excludes 0;
+- ``p_holm`` / ``p_bh`` (per-word table): ``mcnemar_p`` adjusted over the benchmark's words that
+  can reach significance (Tarone's screening), Holm and Benjamini-Hochberg (Gilbert)
+  (:mod:`evalpipe.scoring.multiple_testing`);
 - ``ci_low, ci_high``: Tango's score interval of delta
   (:func:`evalpipe.scoring.intervals.paired_interval`), widened by the design effect of the example clusters; ``ci_method`` names it, ``design_effect``
   gives the factor (1: independent pairs);
@@ -36,7 +42,12 @@ import numpy as np
 import pandas as pd
 
 from evalpipe.errors import InputError
-from evalpipe.scoring.intervals import DEFAULT_METHOD, method_label, paired_interval
+from evalpipe.scoring.intervals import (
+    DEFAULT_METHOD,
+    method_label,
+    minimum_attainable_p,
+    paired_score,
+)
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
 from evalpipe.scoring.pairing import pair_rows
 from evalpipe.scoring.scorer import ORIGINAL, check_columns
@@ -148,6 +159,7 @@ class PairedStats:
     ci_high: float | None
     ci_method: str
     design_effect: float
+    mcnemar_exact_p: float
 
 
 def paired_stats(
@@ -158,7 +170,10 @@ def paired_stats(
     level: float = 0.95,
     method: str = DEFAULT_METHOD,
 ) -> PairedStats:
-    """Accuracy original vs perturbed, delta, PDR, flip rates, McNemar p, score interval.
+    """Accuracy original vs perturbed, delta, PDR, flip rates, score interval and its test's p.
+
+    ``mcnemar_p`` is the p of the score test the interval inverts (interval excludes 0 exactly
+    when ``mcnemar_p < 1 - level``); ``mcnemar_exact_p`` the exact McNemar test beside it.
 
     Parameters
     ----------
@@ -187,7 +202,8 @@ def paired_stats(
     n_i2c = int((~o & p).sum())
     acc_o = float(o.mean()) if n else None
     acc_p = float(p.mean()) if n else None
-    low, high, deff = paired_interval(o, p, clusters=clusters, level=level, method=method)
+    score = paired_score(o, p, clusters=clusters, level=level, method=method)
+    deff = score.design_effect
     return PairedStats(
         n=n,
         accuracy_original=acc_o,
@@ -198,11 +214,12 @@ def paired_stats(
         flip_i2c=n_i2c / n if n else None,
         n_c2i=n_c2i,
         n_i2c=n_i2c,
-        mcnemar_p=clustered_mcnemar(n_c2i, n_i2c, deff),
-        ci_low=low,
-        ci_high=high,
+        mcnemar_p=score.p_value,
+        ci_low=score.low,
+        ci_high=score.high,
         ci_method=method_label(method, deff),
         design_effect=deff,
+        mcnemar_exact_p=clustered_mcnemar(n_c2i, n_i2c, deff),
     )
 
 
@@ -284,9 +301,14 @@ def word_table(
                "p_bh", "accuracy_drop", "perturbed_occurrences", "accuracy_base",
                "accuracy_merged", "per_occurrence_impact", "unparsed_rate"]  # fmt: skip
     table = pd.DataFrame(rows, columns=[c for c in columns if c not in ("p_holm", "p_bh")])
-    # The family is the benchmark's words: hundreds of tests, some small by chance alone.
-    table["p_holm"] = holm(table["mcnemar_p"].to_numpy(dtype=float))
-    table["p_bh"] = benjamini_hochberg(table["mcnemar_p"].to_numpy(dtype=float))
+    # The family is the benchmark's words that can reach significance (Tarone's screening).
+    raw = table["mcnemar_p"].to_numpy(dtype=float)
+    floor = minimum_attainable_p(
+        (table["n_c2i"] + table["n_i2c"]).to_numpy(dtype=float),
+        table["design_effect"].to_numpy(dtype=float),
+    )
+    table["p_holm"] = holm(raw, min_p=floor, alpha=1.0 - level)
+    table["p_bh"] = benjamini_hochberg(raw, min_p=floor, alpha=1.0 - level)
     return table[columns]
 
 

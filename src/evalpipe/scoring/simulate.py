@@ -1,11 +1,11 @@
 """Planted-effect simulator: do the intervals and adjusted p-values keep their promise?
 
 A replication draws a study whose truth is known and runs the estimators the impact stage runs on
-it: :func:`evalpipe.scoring.intervals.interval_from_counts` with the clusters' design effect (what
-:func:`evalpipe.scoring.intervals.paired_interval` does for a row of ``data/impact/words.parquet``),
-:func:`evalpipe.scoring.robustness.clustered_mcnemar`, and Holm / Benjamini-Hochberg over the
-words. ``tests/test_simulate.py`` checks that one replication's rows equal the impact stage's own
-table for the same pairs, so the figures describe the real estimator.
+it: :func:`evalpipe.scoring.intervals.paired_score` (the score interval with the clusters' CR2
+design effect and degrees of freedom, and the p of the test it inverts), the exact McNemar p, and
+Tarone-screened Holm / Benjamini-Hochberg over the words. ``tests/test_simulate.py`` checks that one
+replication's rows equal the impact stage's own table for the same pairs, so the figures describe
+the real estimator.
 
 The study (:class:`Design`):
 
@@ -23,6 +23,14 @@ The study (:class:`Design`):
 With ``draws`` K > 1 every draw redraws the noise and the harm of the pair's perturbed answer
 (the original answer stays the example's one), as K typo draws of one (example, word) do.
 
+The heavy-tailed design (``words_per_example_tail`` set; :data:`HEAVY`) is example-centric instead:
+each example holds ``1 + floor(2 X)`` target words, X ~ Lomax(tail) (shape 1.5: mean about 5, a
+few examples with 20-60 words, infinite variance), chosen at random; the words without a planted
+harm get a small random one (exponential, mean ``background_harm``: most effects near zero, a
+few large); and every example has a fragility ``f_i = 2 Beta(0.5, 0.5)`` (mean 1, independent of
+its accuracy) that multiplies the harm of every word on it, so one example's pairs flip together.
+The truths are unchanged (``E[f_i p_i] = mu_b``).
+
 Outputs per n-band of the word's examples (its pairs with one draw): coverage of the truth, mean width, zero-width intervals,
 and the false discovery proportion of BH rejections (p_bh <= alpha); plus the BH false discovery
 rate over replications (the mean share of false rejections among rejections, 0 without any).
@@ -37,7 +45,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from evalpipe.scoring.intervals import DEFAULT_METHOD, design_effect, interval_from_counts
+from evalpipe.scoring.intervals import (
+    DEFAULT_METHOD,
+    interval_from_counts,
+    minimum_attainable_p,
+    paired_score,
+    score_test_p,
+)
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
 from evalpipe.scoring.robustness import clustered_mcnemar
 from evalpipe.scoring.word_impact import cluster_bootstrap_ci
@@ -62,11 +76,14 @@ class Design:
     planted_harm: float = 0.3
     background_harm: float = 0.0
     draws: int = 1
+    # The heavy-tailed, example-centric design (module docstring) when set: Lomax shape of the
+    # number of target words per example.
+    words_per_example_tail: float | None = None
 
     def __post_init__(self) -> None:
         if len(self.benchmark_sizes) != len(self.benchmark_accuracy):
             raise ValueError("benchmark_sizes and benchmark_accuracy differ in length")
-        if sum(self.benchmark_sizes) < self.pairs_range[1]:
+        if self.words_per_example_tail is None and sum(self.benchmark_sizes) < self.pairs_range[1]:
             raise ValueError("pairs_range: a word cannot have more pairs than examples")
 
 
@@ -102,18 +119,28 @@ def simulate(design: Design, rng: np.random.Generator) -> Replication:
     mu = mus[bench_of_example]
     p = rng.beta(mu * design.concentration, (1 - mu) * design.concentration)
     original = rng.random(p.size) < p
-    lo, hi = design.pairs_range
-    target = np.exp(rng.uniform(math.log(lo), math.log(hi), design.n_words))
-    hit = rng.random((design.n_words, p.size)) < (target / p.size)[:, None]
+    heavy = design.words_per_example_tail is not None
+    if heavy:
+        per_example = 1 + np.floor(2.0 * rng.pareto(design.words_per_example_tail, p.size))
+        per_example = np.minimum(per_example, design.n_words)
+        order = rng.random((p.size, design.n_words)).argsort(axis=1).argsort(axis=1)
+        hit = (order < per_example[:, None]).T
+    else:
+        lo, hi = design.pairs_range
+        target = np.exp(rng.uniform(math.log(lo), math.log(hi), design.n_words))
+        hit = rng.random((design.n_words, p.size)) < (target / p.size)[:, None]
     words, examples = np.nonzero(hit)
     harm = np.full(design.n_words, design.background_harm)
+    if heavy:
+        harm = np.minimum(rng.exponential(design.background_harm, design.n_words), 0.3)
     planted = rng.permutation(design.n_words)[: round(design.planted_share * design.n_words)]
     harm[planted] = design.planted_harm
+    fragility = 2.0 * rng.beta(0.5, 0.5, p.size) if heavy else np.ones(p.size)
     words = np.repeat(words, design.draws)
     examples = np.repeat(examples, design.draws)
     redraw = rng.random(words.size) < design.noise
     answer = np.where(redraw, rng.random(words.size) < p[examples], original[examples])
-    answer &= ~(rng.random(words.size) < harm[words])
+    answer &= ~(rng.random(words.size) < harm[words] * fragility[examples])
     bench = bench_of_example[examples]
     counts = np.bincount(words, minlength=design.n_words).astype(float)
     weighted_mu = np.bincount(words, weights=mus[bench], minlength=design.n_words)
@@ -129,6 +156,20 @@ def simulate(design: Design, rng: np.random.Generator) -> Replication:
         truth=truth,
         pair_truth=-harm[words] * mus[bench],
     )
+
+
+def _cr1_design_effect(diff: np.ndarray, clusters: np.ndarray) -> float:
+    """The design effect the tables used before CR2 (the "before" of the headline figures): CR1
+    (``G / (G - 1)``) over the independent-pairs variance, floored at 1, and 1 when the
+    differences do not vary or there is one cluster."""
+    codes = np.unique(clusters, return_inverse=True)[1].ravel()
+    n, g = diff.size, int(codes.max()) + 1
+    resid = diff - diff.mean()
+    naive = float((resid**2).sum())
+    if g < 2 or g == n or naive <= 0:
+        return 1.0
+    sums = np.bincount(codes, weights=resid, minlength=g)
+    return max(1.0, float((sums**2).sum()) * g / (g - 1) / naive)
 
 
 def word_rows(
@@ -155,7 +196,9 @@ def word_rows(
     -------
     DataFrame
         One row per word with pairs: ``word, n`` (examples), ``delta, ci_low, ci_high,
-        design_effect, mcnemar_p, p_holm, p_bh, harm, truth``.
+        design_effect, mcnemar_p`` (the score test the interval inverts), ``mcnemar_exact_p``,
+        ``p_holm, p_bh`` (Tarone-screened, as printed), ``p_holm_before, p_bh_before`` (plain
+        Holm / BH of the exact p, as printed before), ``harm, truth``.
     """
     order = np.argsort(rep.word, kind="stable")
     word, o, p = rep.word[order], rep.original[order], rep.perturbed[order]
@@ -168,9 +211,10 @@ def word_rows(
             continue
         ow, pw = o[a:b], p[a:b]
         c2i, i2c = int((ow & ~pw).sum()), int((~ow & pw).sum())
-        both, neither = int((ow & pw).sum()), int((~ow & ~pw).sum())
         diff = pw.astype(float) - ow.astype(float)
-        deff = design_effect(diff, example[a:b])
+        score = paired_score(ow, pw, clusters=example[a:b], level=level,
+                             method=DEFAULT_METHOD if method == BOOTSTRAP else method)  # fmt: skip
+        low, high, deff = score.low, score.high, score.design_effect
         if method == BOOTSTRAP:
             low, high = cluster_bootstrap_ci(
                 diff,
@@ -180,12 +224,6 @@ def word_rows(
                 level=level,
                 seed=seed * 1_000_003 + w,
             )
-        else:
-            lows, highs = interval_from_counts(
-                both=both / deff, c2i=c2i / deff, i2c=i2c / deff, neither=neither / deff,
-                level=level, method=method,
-            )  # fmt: skip
-            low, high = float(lows) + 0.0, float(highs) + 0.0
         rows.append(
             {
                 "word": w,
@@ -195,58 +233,120 @@ def word_rows(
                 "ci_low": low,
                 "ci_high": high,
                 "design_effect": deff,
-                "mcnemar_p": clustered_mcnemar(c2i, i2c, deff),
+                "n_discordant": c2i + i2c,
+                "mcnemar_p": score.p_value,
+                "mcnemar_exact_p": clustered_mcnemar(c2i, i2c, deff),
                 "harm": float(rep.harm[w]),
                 "truth": float(rep.truth[w]),
             }
         )
     table = pd.DataFrame(rows)
-    table["p_holm"] = holm(table["mcnemar_p"].to_numpy(dtype=float))
-    table["p_bh"] = benjamini_hochberg(table["mcnemar_p"].to_numpy(dtype=float))
-    return table
+    raw = table["mcnemar_p"].to_numpy(dtype=float)
+    floor = minimum_attainable_p(table["n_discordant"].to_numpy(dtype=float),
+                                 table["design_effect"].to_numpy(dtype=float))  # fmt: skip
+    table["p_holm"] = holm(raw, min_p=floor, alpha=1.0 - level)
+    table["p_bh"] = benjamini_hochberg(raw, min_p=floor, alpha=1.0 - level)
+    exact = table["mcnemar_exact_p"].to_numpy(dtype=float)
+    table["p_holm_before"] = holm(exact)
+    table["p_bh_before"] = benjamini_hochberg(exact)
+    return table.drop(columns="n_discordant")
+
+
+# The headline interval estimators the simulator compares (run_headline):
+HEADLINE_METHODS = (
+    "independent",  # the clusters ignored
+    "cr1_normal",  # before: CR1 design effect, normal quantile (p: exact McNemar beside it)
+    "cr1_t",  # CR1 design effect, Student t on G - 1
+    "bootstrap_floor",  # example (cluster) percentile bootstrap, hulled with the score interval
+    "cr2_bm",  # after: CR2 design effect, Bell-McCaffrey df (paired_score)
+)
 
 
 def headline_rows(
-    rep: Replication, *, n_benchmarks: int, level: float = 0.95, method: str = DEFAULT_METHOD
+    rep: Replication,
+    *,
+    n_benchmarks: int,
+    level: float = 0.95,
+    method: str = DEFAULT_METHOD,
+    bootstrap_samples: int = 400,
+    rng: np.random.Generator | None = None,
 ) -> pd.DataFrame:
     """Each benchmark's headline delta over all its (word, example) pairs, as the score stage
-    prints it: one example is paired once per word that hit it, so the interval clusters on the
-    example. Also the interval that ignores the clusters, to show what the design effect buys.
+    prints it, by every estimator of :data:`HEADLINE_METHODS`.
+
+    One example is paired once per word that hit it (and once per draw), so the pairs cluster on
+    the example.
 
     Parameters
     ----------
     rep : a simulated study.
     n_benchmarks : benchmarks in the design.
     level : confidence level.
-    method : a score-interval method.
+    method : the score-interval method.
+    bootstrap_samples : resamples of ``bootstrap_floor``.
+    rng : for the bootstrap (a fixed one when None).
 
     Returns
     -------
     DataFrame
-        One row per benchmark with pairs: ``benchmark, n, delta, ci_low, ci_high, naive_low,
-        naive_high, design_effect, truth``.
+        One row per (benchmark with pairs, estimator): ``benchmark, estimator, n, examples,
+        delta, ci_low, ci_high, p`` (the p printed beside the interval; NaN where none is),
+        ``design_effect, df, truth``.
     """
+    rng = rng if rng is not None else np.random.default_rng(0)
     rows = []
     for b in range(n_benchmarks):
         mask = rep.benchmark == b
         if not mask.any():
             continue
-        o, p = rep.original[mask], rep.perturbed[mask]
-        deff = design_effect(p.astype(float) - o.astype(float), rep.example[mask])
+        o, p, ex = rep.original[mask], rep.perturbed[mask], rep.example[mask]
+        diff = p.astype(float) - o.astype(float)
         counts = {"both": float((o & p).sum()), "c2i": float((o & ~p).sum()),
                   "i2c": float((~o & p).sum()), "neither": float((~o & ~p).sum())}  # fmt: skip
-        low, high = interval_from_counts(
-            **{k: v / deff for k, v in counts.items()}, level=level, method=method
-        )
-        naive_low, naive_high = interval_from_counts(**counts, level=level, method=method)
+        c2i, i2c = int(counts["c2i"]), int(counts["i2c"])
+        codes = np.unique(ex, return_inverse=True)[1].ravel()
+        g = int(codes.max()) + 1
         # A pair's expected difference is -harm * mu_b (its example's accuracy is random around
         # the benchmark's mean mu_b); the headline truth is the mean over the benchmark's pairs.
-        truth = float(np.mean(rep.pair_truth[mask]))
-        rows.append({"benchmark": b, "n": int(mask.sum()),
-                     "delta": float((p.astype(float) - o).mean()),
-                     "ci_low": float(low), "ci_high": float(high), "naive_low": float(naive_low),
-                     "naive_high": float(naive_high), "design_effect": deff,
-                     "truth": truth})  # fmt: skip
+        common = {"benchmark": b, "n": int(mask.sum()), "examples": g,
+                  "delta": float(diff.mean()), "truth": float(np.mean(rep.pair_truth[mask]))}  # fmt: skip
+
+        def scaled(
+            deff: float, df: float = math.inf, counts: dict[str, float] = counts
+        ) -> tuple[float, float]:
+            low, high = interval_from_counts(**{k: v / deff for k, v in counts.items()},
+                                             level=level, method=method, df=df)  # fmt: skip
+            return float(low), float(high)
+
+        low, high = scaled(1.0)
+        rows.append({**common, "estimator": "independent", "ci_low": low, "ci_high": high,
+                     "p": float(score_test_p(c2i=c2i, i2c=i2c)), "design_effect": 1.0,
+                     "df": math.inf})  # fmt: skip
+        cr1 = _cr1_design_effect(diff, ex)
+        low, high = scaled(cr1)
+        rows.append({**common, "estimator": "cr1_normal", "ci_low": low, "ci_high": high,
+                     "p": clustered_mcnemar(c2i, i2c, cr1), "design_effect": cr1,
+                     "df": math.inf})  # fmt: skip
+        t_df = float(max(g - 1, 1))
+        low, high = scaled(cr1, t_df)
+        rows.append({**common, "estimator": "cr1_t", "ci_low": low, "ci_high": high,
+                     "p": float(score_test_p(c2i=c2i, i2c=i2c, design_effect=cr1, df=t_df)),
+                     "design_effect": cr1, "df": t_df})  # fmt: skip
+        sums = np.bincount(codes, weights=diff, minlength=g)
+        sizes = np.bincount(codes, minlength=g).astype(float)
+        weights = rng.multinomial(g, np.full(g, 1.0 / g), size=bootstrap_samples)
+        boot = (weights @ sums) / (weights @ sizes)
+        alpha = (1.0 - level) / 2.0
+        b_low, b_high = np.quantile(boot, [alpha, 1.0 - alpha])
+        floor_low, floor_high = scaled(1.0)
+        rows.append({**common, "estimator": "bootstrap_floor",
+                     "ci_low": min(float(b_low), floor_low),
+                     "ci_high": max(float(b_high), floor_high), "p": math.nan,
+                     "design_effect": math.nan, "df": math.nan})  # fmt: skip
+        score = paired_score(o, p, clusters=ex, level=level, method=method)
+        rows.append({**common, "estimator": "cr2_bm", "ci_low": score.low,
+                     "ci_high": score.high, "p": score.p_value,
+                     "design_effect": score.design_effect, "df": score.df})  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -286,9 +386,14 @@ def run(
     -------
     (bands, fdr)
         ``bands``: one row per (method, n-band): ``rows, coverage, mean_width, zero_width,
-        rejections, false_rejections`` (BH at ``alpha``); ``fdr``: one row per method:
+        rejections, false_rejections`` (Tarone-screened BH at ``alpha``), ``planted`` (rows of
+        words with the planted harm), ``planted_ci_excludes_0, planted_bh, planted_bh_before``
+        (of those: intervals excluding 0, screened BH rejections, plain BH of the exact McNemar p
+        as before), ``disagree, disagree_before`` (rows whose "interval excludes 0" differs from
+        "p < alpha" with the score p / with the exact McNemar p); ``fdr``: one row per method:
         ``bh_fdr`` (mean false discovery proportion over replications), ``holm_fwer`` (share of
-        replications with a false Holm rejection), ``replications``.
+        replications with a false Holm rejection), their ``_before`` values, ``disagree,
+        disagree_before, rows, replications``.
     """
     rng = np.random.default_rng(seed)
     tables: dict[str, list[pd.DataFrame]] = {m: [] for m in methods}
@@ -307,8 +412,15 @@ def run(
         )
         rows["width"] = rows["ci_high"] - rows["ci_low"]
         rows["reject"] = rows["p_bh"] <= alpha
+        rows["reject_before"] = rows["p_bh_before"] <= alpha
         rows["false"] = rows["reject"] & (rows["harm"] == 0)
+        rows["false_before"] = rows["reject_before"] & (rows["harm"] == 0)
+        rows["planted"] = rows["harm"] >= design.planted_harm
+        rows["excludes_0"] = (rows["ci_low"] > 0) | (rows["ci_high"] < 0)
+        rows["disagree"] = rows["excludes_0"] != (rows["mcnemar_p"] < alpha)
+        rows["disagree_before"] = rows["excludes_0"] != (rows["mcnemar_exact_p"] < alpha)
         for band, group in rows.groupby("band", sort=False):
+            planted = group.loc[group["planted"]]
             band_rows.append(
                 {
                     "method": method,
@@ -319,22 +431,39 @@ def run(
                     "zero_width": int((group["width"] <= 1e-12).sum()),
                     "rejections": int(group["reject"].sum()),
                     "false_rejections": int(group["false"].sum()),
+                    "planted": len(planted),
+                    "planted_ci_excludes_0": int(planted["excludes_0"].sum()),
+                    "planted_bh": int(planted["reject"].sum()),
+                    "planted_bh_before": int(planted["reject_before"].sum()),
+                    "disagree": int(group["disagree"].sum()),
+                    "disagree_before": int(group["disagree_before"].sum()),
                 }
             )
         per_rep = rows.groupby("replication").agg(
-            rejected=("reject", "sum"), false=("false", "sum")
-        )
+            rejected=("reject", "sum"), false=("false", "sum"),
+            rejected_before=("reject_before", "sum"), false_before=("false_before", "sum"),
+        )  # fmt: skip
+        null = rows["harm"] == 0
         holm_false = (
-            rows.assign(hf=(rows["p_holm"] <= alpha) & (rows["harm"] == 0))
+            rows.assign(hf=(rows["p_holm"] <= alpha) & null).groupby("replication")["hf"].any()
+        )
+        holm_false_before = (
+            rows.assign(hf=(rows["p_holm_before"] <= alpha) & null)
             .groupby("replication")["hf"]
             .any()
         )
         fdp = per_rep["false"] / per_rep["rejected"].clip(lower=1)
+        fdp_before = per_rep["false_before"] / per_rep["rejected_before"].clip(lower=1)
         fdr_rows.append(
             {
                 "method": method,
                 "bh_fdr": float(fdp.mean()),
+                "bh_fdr_before": float(fdp_before.mean()),
                 "holm_fwer": float(holm_false.mean()),
+                "holm_fwer_before": float(holm_false_before.mean()),
+                "disagree": int(rows["disagree"].sum()),
+                "disagree_before": int(rows["disagree_before"].sum()),
+                "rows": len(rows),
                 "replications": replications,
             }
         )
@@ -346,10 +475,14 @@ def run(
 
 
 def run_headline(
-    design: Design, *, replications: int, seed: int = 0, level: float = 0.95
+    design: Design,
+    *,
+    replications: int,
+    seed: int = 0,
+    level: float = 0.95,
+    bootstrap_samples: int = 400,
 ) -> pd.DataFrame:
-    """Coverage of the headline (per-benchmark, all words pooled) intervals, with and without the
-    example clusters' design effect.
+    """Coverage of the headline (per-benchmark, all words pooled) intervals by estimator.
 
     Parameters
     ----------
@@ -357,30 +490,56 @@ def run_headline(
     replications : how many.
     seed : RNG seed.
     level : confidence level.
+    bootstrap_samples : resamples of the ``bootstrap_floor`` estimator.
 
     Returns
     -------
     DataFrame
-        One row per benchmark: ``benchmark, examples, mean_pairs, mean_design_effect, coverage``
-        (clustered, as printed), ``coverage_ignoring_clusters``, ``mean_width``.
+        One row per (estimator, benchmark): ``estimator, benchmark, examples, mean_pairs,
+        max_pairs_per_example`` (mean over replications), ``mean_design_effect, median_df,
+        coverage, mean_width, disagreements`` (rows where "interval excludes 0" and "p < 1 -
+        level" differ; NaN where no p is printed).
     """
     rng = np.random.default_rng(seed)
-    tables = [
-        headline_rows(simulate(design, rng), n_benchmarks=len(design.benchmark_sizes), level=level)
-        for _ in range(replications)
-    ]
+    boot_rng = np.random.default_rng([seed, 7])
+    tables = []
+    for r in range(replications):
+        rep = simulate(design, rng)
+        table = headline_rows(rep, n_benchmarks=len(design.benchmark_sizes), level=level,
+                              bootstrap_samples=bootstrap_samples, rng=boot_rng)  # fmt: skip
+        sizes = pd.Series(rep.example).value_counts()
+        bench_of = pd.Series(rep.benchmark, index=rep.example).groupby(level=0).first()
+        largest = sizes.groupby(bench_of.loc[sizes.index].to_numpy()).max()
+        table["max_pairs_per_example"] = table["benchmark"].map(largest).astype(float)
+        tables.append(table.assign(replication=r))
     rows = pd.concat(tables, ignore_index=True)
-    rows["covered"] = (rows["ci_low"] <= rows["truth"]) & (rows["truth"] <= rows["ci_high"])
-    rows["naive_covered"] = (rows["naive_low"] <= rows["truth"]) & (
-        rows["truth"] <= rows["naive_high"]
+    rows["covered"] = (rows["ci_low"] <= rows["truth"] + 1e-12) & (
+        rows["truth"] - 1e-12 <= rows["ci_high"]
     )
     rows["width"] = rows["ci_high"] - rows["ci_low"]
-    table = rows.groupby("benchmark", sort=True).agg(
+    excludes = (rows["ci_low"] > 0) | (rows["ci_high"] < 0)
+    rows["disagree"] = np.where(rows["p"].isna(), np.nan, excludes != (rows["p"] < 1.0 - level))
+    table = rows.groupby(["estimator", "benchmark"], sort=False).agg(
+        examples=("examples", "max"),
         mean_pairs=("n", "mean"),
+        max_pairs_per_example=("max_pairs_per_example", "mean"),
         mean_design_effect=("design_effect", "mean"),
+        median_df=("df", "median"),
         coverage=("covered", "mean"),
-        coverage_ignoring_clusters=("naive_covered", "mean"),
         mean_width=("width", "mean"),
+        disagreements=("disagree", lambda s: s.sum() if s.notna().all() else np.nan),
     )
-    table.insert(0, "examples", [design.benchmark_sizes[b] for b in table.index])
-    return table.reset_index()
+    order = {name: i for i, name in enumerate(HEADLINE_METHODS)}
+    table = table.reset_index()
+    table["_o"] = table["estimator"].map(order)
+    table = table.sort_values(["_o", "benchmark"], kind="stable").drop(columns="_o")
+    return table.reset_index(drop=True)
+
+
+# The issue's designs for the headline: benchmarks of the sizes users run (20 examples is the
+# default max_samples), heavy-tailed target words per example, K = 1 or 4 typo draws.
+HEADLINE_SIZES = (20, 40, 80, 300)
+HEAVY = Design(benchmark_sizes=HEADLINE_SIZES, benchmark_accuracy=(0.6, 0.5, 0.7, 0.45),
+               words_per_example_tail=1.5, background_harm=0.02, noise=0.2)  # fmt: skip
+MODERATE = Design(benchmark_sizes=HEADLINE_SIZES, benchmark_accuracy=(0.6, 0.5, 0.7, 0.45),
+                  words_per_example_tail=3.0, background_harm=0.02, noise=0.2)  # fmt: skip

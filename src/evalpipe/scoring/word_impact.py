@@ -31,13 +31,18 @@ Confidence interval
     row's pooled 2x2 counts; it never has zero width. In the word tables every example contributes
     one pair per word (per typo draw), however many occurrences it carries. In the operation and
     script tables one example appears once per word that hit it: the counts are divided by the
-    design effect of those example clusters (>= 1) first. ``ci_method`` names the method
+    design effect of those example clusters (>= 1, CR2) first, and the limits use a Student t
+    quantile on the clusters' degrees of freedom. ``ci_method`` names the method
     (``tango_score``, ``+deff`` when a design effect widened it), ``design_effect`` the factor.
 
 Tests
-    ``mcnemar_p``: exact McNemar on the pooled discordant counts (``n_c2i``, ``n_i2c``), divided by
-    the design effect when it exceeds 1; 1.0 with none. ``p_holm`` / ``p_bh``: Holm and
-    Benjamini-Hochberg adjusted over all rows of the same (model, language, source, scope) table.
+    ``mcnemar_p``: the score test the interval inverts (McNemar's asymptotic statistic on the
+    counts divided by the design effect, same reference distribution), so the interval excludes 0
+    exactly when ``mcnemar_p < 1 - level``; 1.0 without discordant pairs. ``mcnemar_exact_p``:
+    the exact McNemar test on the same counts, for reference. ``p_holm`` / ``p_bh``: Holm and
+    Benjamini-Hochberg (Gilbert's discrete version) of ``mcnemar_p`` over the rows of the same
+    (model, language, source, scope) table that can reach significance at ``1 - level``
+    (Tarone's screening; the others get 1).
 
 Upstream impact
     ``per_occurrence_impact = (acc_base - acc_merged) / perturbed_occurrences``, where acc_base is
@@ -71,7 +76,12 @@ import pandas as pd
 from evalpipe.errors import InputError
 from evalpipe.perturb.scripts import char_class
 from evalpipe.scoring.adjusted import with_adjusted
-from evalpipe.scoring.intervals import DEFAULT_METHOD, method_label, paired_interval
+from evalpipe.scoring.intervals import (
+    DEFAULT_METHOD,
+    method_label,
+    minimum_attainable_p,
+    paired_score,
+)
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
 from evalpipe.scoring.pairing import MIXED as MIXED
 from evalpipe.scoring.pairing import attribution, pair_rows
@@ -98,7 +108,7 @@ SCORED_COLUMNS = ("benchmark", "example_id", "variant", "word_rank", "correct", 
 STAT_COLUMNS = [
     "n", "n_benchmarks", "accuracy_original", "accuracy_perturbed", "delta", "ci_low", "ci_high",
     "ci_method", "design_effect", "pdr", "flip_c2i", "flip_i2c", "n_c2i", "n_i2c", "mcnemar_p",
-    "p_holm", "p_bh",
+    "p_holm", "p_bh", "mcnemar_exact_p",
     "occurrences", "perturbed_occurrences", "per_occurrence_impact", "unparsed_rate", "small_n",
     "impact_rank",
 ]  # fmt: skip
@@ -301,9 +311,10 @@ def paired_effect(group: pd.DataFrame, *, n_base: int, settings: ImpactSettings)
     n_i2c = int((~o & p).sum())
     acc_o = float(o.mean()) if n else None
     acc_p = float(p.mean()) if n else None
-    low, high, deff = paired_interval(
+    score = paired_score(
         o, p, clusters=group["_cluster"].to_numpy(), level=settings.level, method=settings.method
     )
+    low, high, deff = score.low, score.high, score.design_effect
     occurrences = int(group["occurrences"].sum())
     fired = int(group["perturbed_occurrences"].sum())
     return {
@@ -321,7 +332,8 @@ def paired_effect(group: pd.DataFrame, *, n_base: int, settings: ImpactSettings)
         "flip_i2c": n_i2c / n if n else None,
         "n_c2i": n_c2i,
         "n_i2c": n_i2c,
-        "mcnemar_p": clustered_mcnemar(n_c2i, n_i2c, deff),
+        "mcnemar_p": score.p_value,
+        "mcnemar_exact_p": clustered_mcnemar(n_c2i, n_i2c, deff),
         "occurrences": occurrences,
         "perturbed_occurrences": fired,
         "per_occurrence_impact": ((n_c2i - n_i2c) / n_base / fired if fired and n_base else None),
@@ -330,7 +342,9 @@ def paired_effect(group: pd.DataFrame, *, n_base: int, settings: ImpactSettings)
     }
 
 
-def _adjust_and_sort(table: pd.DataFrame, tie_breakers: Sequence[str]) -> pd.DataFrame:
+def _adjust_and_sort(
+    table: pd.DataFrame, tie_breakers: Sequence[str], *, alpha: float = 0.05
+) -> pd.DataFrame:
     """Holm / BH within each (model, language, source, scope) family, then the impact order."""
     if table.empty:
         return table
@@ -340,8 +354,13 @@ def _adjust_and_sort(table: pd.DataFrame, tie_breakers: Sequence[str]) -> pd.Dat
     table["p_bh"] = np.nan
     for _, index in table.groupby(family, sort=False).groups.items():
         raw = table.loc[index, "mcnemar_p"].to_numpy(dtype=float)
-        table.loc[index, "p_holm"] = holm(raw)
-        table.loc[index, "p_bh"] = benjamini_hochberg(raw)
+        # Only the tests that can reach significance count in the family (Tarone / Gilbert).
+        floor = minimum_attainable_p(
+            table.loc[index, ["n_c2i", "n_i2c"]].sum(axis=1).to_numpy(dtype=float),
+            table.loc[index, "design_effect"].to_numpy(dtype=float),
+        )
+        table.loc[index, "p_holm"] = holm(raw, min_p=floor, alpha=alpha)
+        table.loc[index, "p_bh"] = benjamini_hochberg(raw, min_p=floor, alpha=alpha)
     # Scopes: pooled first, then benchmarks alphabetically.
     table["_scope_order"] = (table["scope"] != POOLED).astype(int)
     table["_delta"] = table["delta"].astype(float).fillna(np.inf)
@@ -455,7 +474,7 @@ def word_impact(
     table["word"] = table["word"].fillna(table["variant"].str.split("/").str[0])
     table = table.rename(columns={"word_rank": "rank"})
     table = table.drop(columns="n_words")
-    table = _adjust_and_sort(table, ("rank", "variant"))
+    table = _adjust_and_sort(table, ("rank", "variant"), alpha=1.0 - settings.level)
     return table[WORD_COLUMNS]
 
 
@@ -502,7 +521,7 @@ def category_impact(
     table = pd.DataFrame(rows)
     if table.empty:
         return pd.DataFrame(columns=columns)
-    table = _adjust_and_sort(table, (by,))
+    table = _adjust_and_sort(table, (by,), alpha=1.0 - settings.level)
     return table[columns]
 
 
