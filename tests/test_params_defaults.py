@@ -166,26 +166,9 @@ ALLOWED = {
     # fixed on branch report; the lead removes these lines at merge
     "src/evalpipe/report/build.py: top_words=20",
     "src/evalpipe/report/build.py: examples_per_benchmark=3",
-    # fixed on branch web; the lead removes these lines at merge
-    "src/evalpipe/annotation/aggregator.py: min_confidence=0.7",
-    "src/evalpipe/annotation/agreement.py: confidence_level=0.95",
-    "src/evalpipe/annotation/agreement.py: min_kappa=0.6",
-    "src/evalpipe/annotation/agreement.py: target_kappa=0.8",
-    "src/evalpipe/annotation/consensus.py: min_confidence=0.7",
-    "src/evalpipe/annotation/consensus.py: max_item_range=1",
-    "src/evalpipe/annotation/consensus.py: min_annotators=2",
-    "src/evalpipe/annotation/judge.py: temperature=0.0",
-    "src/evalpipe/annotation/quality.py: min_kappa=0.6",
-    "src/evalpipe/annotation/quality.py: max_item_range=1",
-    "src/evalpipe/annotation/tasks.py: variants='original'",
-    "src/evalpipe/annotation/web/app.py: min_confidence=0.7",
-    "src/evalpipe/annotation/web/app.py: min_kappa=0.6",
-    "src/evalpipe/annotation/web/app.py: target_kappa=0.8",
-    "src/evalpipe/annotation/web/app.py: require_qualification=True",
     # NOT assigned to a branch: these files are being rewritten on branches pairs-perturb /
     # typos (perturb) and stats / pairs (simulate); after their merge the literal becomes
     # default_of("perturb.draws") (the simulation's bootstrap_samples: a required keyword)
-    "src/evalpipe/perturb/frame.py: draws=1",
     "src/evalpipe/scoring/simulate.py: draws=1",
     "src/evalpipe/scoring/simulate.py: bootstrap_samples=1000",
 }

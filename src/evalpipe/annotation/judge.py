@@ -279,7 +279,7 @@ def judge_tasks(
     *,
     model: str,
     timestamp: str,
-    temperature: float = 0.0,
+    temperature: float = default_of("judge.temperature"),
     max_tokens: int = default_of("judge.max_tokens"),
 ) -> JudgeRun:
     """Rate every task with the judge model; invalid replies get one repair retry.

@@ -215,7 +215,9 @@ def annotator_outliers(
     return sorted(flags, key=lambda f: (f["annotator_id"], f["kind"], f["axis"]))
 
 
-def item_outliers(long: pd.DataFrame, *, max_item_range: int = 1) -> list[dict[str, Any]]:
+def item_outliers(
+    long: pd.DataFrame, *, max_item_range: int = default_of("annotation.max_item_range")
+) -> list[dict[str, Any]]:
     """Items whose ratings on an axis span more than ``max_item_range`` points.
 
     Returns

@@ -17,6 +17,7 @@ import pandas as pd
 
 from evalpipe.annotation.schema import DialoguePair
 from evalpipe.errors import InputError
+from evalpipe.params_schema import default_of
 
 VARIANTS = ("original", "perturbed", "all")
 REQUIRED_COLUMNS = ("benchmark", "example_id", "variant", "prompt", "output")
@@ -52,7 +53,7 @@ def sample_output_tasks(
     *,
     per_benchmark: int | None,
     seed: int,
-    variants: str = "original",
+    variants: str = default_of("annotation.variants"),
     benchmarks: Sequence[str] | None = None,
     source: str = "outputs",
 ) -> tuple[list[DialoguePair], SampleStats]:

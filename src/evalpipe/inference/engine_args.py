@@ -81,7 +81,7 @@ def engine_argument_names() -> frozenset[str]:
     return frozenset(names)
 
 
-def check_engine_args(value: Any, *, backend: str = "vllm") -> dict[str, Any]:
+def check_engine_args(value: Any, *, backend: str) -> dict[str, Any]:
     """The ``engine_args`` mapping, checked: every name an argument of vLLM's engine that
     evalpipe does not set itself.
 
@@ -104,7 +104,7 @@ def check_engine_args(value: Any, *, backend: str = "vllm") -> dict[str, Any]:
 
     Examples
     --------
-    >>> check_engine_args(None)
+    >>> check_engine_args(None, backend="vllm")
     {}
     """
     if value is None:

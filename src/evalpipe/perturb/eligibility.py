@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalpipe.errors import InputError
+from evalpipe.params_schema import default_of
 
 RULES = (
     "digits",
@@ -349,9 +350,10 @@ def from_params(cfg: Mapping[str, Any], *, source: str = "params.yaml") -> Eligi
     >>> from_params({"design": "count"}).min_letters
     3
     """
+    # keys a partial mapping (tests, library callers) leaves out take the schema's defaults
     design = cfg.get("design", "words")
-    model = cfg.get("model", "uniform")
-    exclude = cfg.get("exclude", "auto")
+    model = cfg.get("model", default_of("perturb.model"))
+    exclude = cfg.get("exclude", default_of("perturb.exclude"))
     if exclude == "auto" or exclude is None:
         if design == "count":
             rules = frozenset(RULES)
@@ -372,7 +374,7 @@ def from_params(cfg: Mapping[str, Any], *, source: str = "params.yaml") -> Eligi
                 f"{', '.join(RULES)}"
             )
         rules = frozenset(exclude)
-    minimum = cfg.get("min_letters", "auto")
+    minimum = cfg.get("min_letters", default_of("perturb.min_letters"))
     if minimum == "auto" or minimum is None:
         minimum = COUNT_DESIGN_MIN_LETTERS if design == "count" else 0
     if isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 0:

@@ -27,6 +27,7 @@ import pyarrow as pa
 from tqdm import tqdm
 
 from evalpipe.errors import InputError
+from evalpipe.params_schema import default_of
 from evalpipe.perturb import columns, human
 from evalpipe.perturb.benchmark_rows import (
     check_benchmark,
@@ -71,7 +72,7 @@ def perturb_frame(
     words_source: str = "word list",
     tokenizer: Tokenizer | None = None,
     homophones: Any = None,
-    draws: int = 1,
+    draws: int = default_of("perturb.draws"),
     progress: bool = False,
     eligibility: Eligibility | None = None,
 ) -> PerturbResult:
