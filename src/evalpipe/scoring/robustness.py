@@ -28,6 +28,7 @@ Definitions (REFERENCE.md §2):
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -56,18 +57,24 @@ def pdr(accuracy_original: float | None, accuracy_perturbed: float | None) -> fl
     return 1.0 - accuracy_perturbed / accuracy_original
 
 
+@functools.lru_cache(maxsize=65536)
+def _mcnemar_exact(n_c2i: int, n_i2c: int) -> float:
+    discordant = n_c2i + n_i2c
+    if discordant == 0:
+        return 1.0
+    from scipy.stats import binomtest  # SciPy takes a second to import: only when needed
+
+    return float(binomtest(n_c2i, discordant, 0.5, alternative="two-sided").pvalue)
+
+
 def mcnemar_exact(n_c2i: int, n_i2c: int) -> float:
     """Exact two-sided McNemar p from the discordant counts; 1.0 when there are none.
 
     >>> round(mcnemar_exact(8, 1), 4)
     0.0391
     """
-    discordant = int(n_c2i) + int(n_i2c)
-    if discordant == 0:
-        return 1.0
-    from scipy.stats import binomtest  # SciPy takes a second to import: only when needed
-
-    return float(binomtest(int(n_c2i), discordant, 0.5, alternative="two-sided").pvalue)
+    # Remembered per count pair: thousands of words share small discordant counts.
+    return _mcnemar_exact(int(n_c2i), int(n_i2c))
 
 
 def clustered_mcnemar(n_c2i: int, n_i2c: int, deff: float) -> float:
@@ -232,42 +239,21 @@ def word_table(pairs: pd.DataFrame, *, originals: Originals, level: float) -> pd
         clusters = pairs["cluster"].to_numpy()
         fired = pairs["perturbed_occurrences"].to_numpy(dtype=np.int64)
         unparsed = (pairs["parse_status_perturbed"] == "unparsed").to_numpy()
-        # Per (word, example): with several typo draws its merged answer is the mean over its
-        # draws, and the typos per draw are the mean over its draws (the impact of one draw).
-        per_example = (
-            pd.DataFrame(
-                {
-                    "word_rank": pairs["word_rank"].to_numpy(),
-                    "variant": pairs["variant"].to_numpy(),
-                    "cluster": clusters,
-                    "original": o.astype(float),
-                    "perturbed": p.astype(float),
-                    "fired": fired.astype(float),
-                }
-            )
-            .groupby(["word_rank", "variant", "cluster"], sort=False)
-            .agg(
-                original=("original", "first"),
-                perturbed=("perturbed", "mean"),
-                fired=("fired", "mean"),
-            )
-            .groupby(level=["word_rank", "variant"], sort=False)
-            .agg(
-                original=("original", "sum"),
-                perturbed=("perturbed", "sum"),
-                fired=("fired", "sum"),
-                n=("original", "size"),
-            )
-        )
         benchmark = str(pairs["benchmark"].iloc[0])
         groups = pairs.groupby(["word_rank", "variant"], sort=True).indices
-        for (rank, word), index in groups.items():
+        for rank, word in sorted(groups):
+            index = groups[(rank, word)]
             stats = paired_stats(o[index], p[index], clusters=clusters[index], level=level)
-            hit = per_example.loc[(rank, word)]
-            acc_merged = (
-                originals.n_correct - hit["original"] + hit["perturbed"]
-            ) / originals.n_examples
-            per_draw = float(hit["fired"])
+            # Per example the word hit: with several typo draws its merged answer is the mean
+            # over its draws, and the typos per draw are the mean over its draws (the impact of
+            # one draw's typos).
+            _, first, inverse, draws = np.unique(
+                clusters[index], return_index=True, return_inverse=True, return_counts=True
+            )
+            hit_original = float(o[index][first].sum())
+            hit_perturbed = float((np.bincount(inverse, weights=p[index]) / draws).sum())
+            per_draw = float((np.bincount(inverse, weights=fired[index]) / draws).sum())
+            acc_merged = (originals.n_correct - hit_original + hit_perturbed) / originals.n_examples
             impact = (
                 (acc_base - acc_merged) / per_draw if per_draw and acc_base is not None else None
             )
@@ -276,9 +262,9 @@ def word_table(pairs: pd.DataFrame, *, originals: Originals, level: float) -> pd
                     "benchmark": benchmark,
                     "word": str(word),
                     "word_rank": int(rank),
-                    **asdict(stats),
+                    **vars(stats),
                     # examples, not pairs: K typo draws of one example are one observation
-                    "n": int(hit["n"]),
+                    "n": int(draws.size),
                     "accuracy_drop": None if stats.delta is None else -stats.delta,
                     "perturbed_occurrences": int(fired[index].sum()),
                     "accuracy_base": acc_base,

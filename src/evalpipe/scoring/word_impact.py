@@ -112,13 +112,43 @@ class ImpactSettings:
 # ----------------------------------------------------------------------------- statistics
 
 
-def paired_effect(group: pd.DataFrame, *, n_base: int, settings: ImpactSettings) -> dict[str, Any]:
+@dataclass(frozen=True)
+class PairArrays:
+    """The columns of a pairs table the statistics read, as arrays (one pass of pandas for all
+    groups: a row of an impact table is then a selection of positions)."""
+
+    original: np.ndarray  # bool
+    perturbed: np.ndarray  # bool
+    cluster: np.ndarray  # int64 example code
+    word_rank: np.ndarray  # int64
+    benchmark: np.ndarray  # int64 code
+    occurrences: np.ndarray  # int64
+    fired: np.ndarray  # int64: perturbed_occurrences
+    unparsed: np.ndarray  # bool: the perturbed answer's parse status
+
+    @classmethod
+    def of(cls, pairs: pd.DataFrame) -> PairArrays:
+        return cls(
+            original=pairs["correct_original"].to_numpy(dtype=bool),
+            perturbed=pairs["correct_perturbed"].to_numpy(dtype=bool),
+            cluster=pairs["cluster"].to_numpy(dtype=np.int64),
+            word_rank=pairs["word_rank"].to_numpy(dtype=np.int64),
+            benchmark=pd.factorize(pairs["benchmark"])[0].astype(np.int64),
+            occurrences=pairs["occurrences"].to_numpy(dtype=np.int64),
+            fired=pairs["perturbed_occurrences"].to_numpy(dtype=np.int64),
+            unparsed=(pairs["parse_status_perturbed"] == "unparsed").to_numpy(dtype=bool),
+        )
+
+
+def paired_effect(
+    arrays: PairArrays, index: np.ndarray, *, n_base: int, settings: ImpactSettings
+) -> dict[str, Any]:
     """The statistics of one row of an impact table from its pairs.
 
     Parameters
     ----------
-    group : rows of the pairs table (:data:`IMPACT_PAIR_COLUMNS`) plus a boolean ``_unparsed``
-        (the perturbed answer's parse status), possibly of several benchmarks.
+    arrays : the pairs' columns (:meth:`PairArrays.of`).
+    index : positions of the row's pairs (in table order), possibly of several benchmarks.
     n_base : original rows in the scope (for the per-occurrence impact).
     settings : confidence level, interval method and the small-n threshold.
 
@@ -126,13 +156,14 @@ def paired_effect(group: pd.DataFrame, *, n_base: int, settings: ImpactSettings)
     -------
     dict with the :data:`STAT_COLUMNS` except ``p_holm, p_bh, impact_rank``.
     """
-    o = group["correct_original"].to_numpy(dtype=bool)
-    p = group["correct_perturbed"].to_numpy(dtype=bool)
+    o = arrays.original[index]
+    p = arrays.perturbed[index]
     n = int(o.size)
     # The typo draws of one (example, word) are one observation: n counts those, the flip counts
     # count pairs (one per draw). With one draw the two are the same.
-    clusters = group["cluster"].to_numpy()
-    units = len(set(zip(clusters.tolist(), group["word_rank"].tolist(), strict=True))) if n else 0
+    clusters = arrays.cluster[index]
+    ranks = arrays.word_rank[index]
+    units = int(np.unique(clusters * (int(ranks.max()) + 1) + ranks).size) if n else 0
     n_c2i = int((o & ~p).sum())
     n_i2c = int((~o & p).sum())
     acc_o = float(o.mean()) if n else None
@@ -140,11 +171,11 @@ def paired_effect(group: pd.DataFrame, *, n_base: int, settings: ImpactSettings)
     low, high, deff = paired_interval(
         o, p, clusters=clusters, level=settings.level, method=settings.method
     )
-    occurrences = int(group["occurrences"].sum())
-    fired = int(group["perturbed_occurrences"].sum())
+    occurrences = int(arrays.occurrences[index].sum())
+    fired = int(arrays.fired[index].sum())
     return {
         "n": units,
-        "n_benchmarks": int(group["benchmark"].nunique()),
+        "n_benchmarks": int(np.unique(arrays.benchmark[index]).size),
         "accuracy_original": acc_o,
         "accuracy_perturbed": acc_p,
         "delta": None if n == 0 else acc_p - acc_o,
@@ -161,7 +192,7 @@ def paired_effect(group: pd.DataFrame, *, n_base: int, settings: ImpactSettings)
         "occurrences": occurrences,
         "perturbed_occurrences": fired,
         "per_occurrence_impact": ((n_c2i - n_i2c) / n_base / fired if fired and n_base else None),
-        "unparsed_rate": float(group["_unparsed"].mean()) if n else None,
+        "unparsed_rate": float(arrays.unparsed[index].mean()) if n else None,
         "small_n": units < settings.small_n,
     }
 
@@ -206,31 +237,33 @@ def _grouped_table(
 ) -> list[dict[str, Any]]:
     """Stats per (model, language, scope, *by) for the pooled scope and each benchmark."""
     rows: list[dict[str, Any]] = []
+    pairs = pairs.loc[pairs[list(by)].notna().all(axis=1).to_numpy()].reset_index(drop=True)
     if pairs.empty:
         return rows
-    pairs = pairs.assign(_unparsed=(pairs["parse_status_perturbed"] == "unparsed").to_numpy())
-    for (model, language), lang_pairs in pairs.groupby(["model", "language"], sort=True):
-        scopes = [(POOLED, lang_pairs)] + [
-            (str(name), bench_pairs)
-            for name, bench_pairs in lang_pairs.groupby("benchmark", sort=True)
-        ]
-        for scope, scope_pairs in scopes:
+    arrays = PairArrays.of(pairs)
+    # Positions of every group, in table order, from one pass each: pooled and per benchmark.
+    keys = ["model", "language"]
+    pooled = pairs.groupby([*keys, *by], sort=True).indices
+    per_benchmark = pairs.groupby([*keys, "benchmark", *by], sort=True).indices
+    scopes: dict[tuple[str, str], dict[str, list[tuple[tuple, np.ndarray]]]] = {}
+    for key in sorted(pooled):
+        scopes.setdefault(key[:2], {}).setdefault(POOLED, []).append((key[2:], pooled[key]))
+    for key in sorted(per_benchmark):
+        scopes[key[:2]].setdefault(str(key[2]), []).append((key[3:], per_benchmark[key]))
+    for (model, language), groups in scopes.items():
+        # pooled first, then the benchmarks alphabetically
+        for scope in [POOLED, *sorted(s for s in groups if s != POOLED)]:
             n_base = _n_base(bases, str(model), str(language), scope)
-            for keys, group in scope_pairs.groupby(list(by), sort=True, dropna=True):
-                keys = keys if isinstance(keys, tuple) else (keys,)
-                stats = paired_effect(
-                    group,
-                    n_base=n_base,
-                    settings=settings,
-                )
+            for values, index in groups[scope]:
+                stats = paired_effect(arrays, index, n_base=n_base, settings=settings)
                 rows.append(
                     {
                         "model": str(model),
                         "language": str(language),
                         "source": sources.get(str(language)),
                         "scope": scope,
-                        **dict(zip(by, keys, strict=True)),
-                        "n_words": int(group["word_rank"].nunique()),
+                        **dict(zip(by, values, strict=True)),
+                        "n_words": int(np.unique(arrays.word_rank[index]).size),
                         **stats,
                     }
                 )
