@@ -65,8 +65,8 @@ def cluster_codes(benchmark: Any, example_id: Any) -> np.ndarray:
     >>> cluster_codes(["b", "a", "b", "a"], ["2", "9", "10", "9"]).tolist()
     [2, 0, 1, 0]
     """
-    benchmarks = np.asarray(benchmark, dtype=object).astype(str)
-    examples = np.asarray(example_id, dtype=object).astype(str)
+    benchmarks = pd.Series(benchmark, dtype=object).astype("str")
+    examples = pd.Series(example_id, dtype=object).astype("str")
     if benchmarks.size == 0:
         return np.zeros(0, dtype=np.int64)
     b_codes, _ = pd.factorize(benchmarks, sort=True)
@@ -85,13 +85,9 @@ def _integers(frame: pd.DataFrame, column: str, positions: np.ndarray, source: s
     return values.astype(_INTEGERS[column])
 
 
-def _text(values: np.ndarray) -> np.ndarray:
-    """Object array of str, None where the value is missing."""
-    out = values.astype(object)
-    missing = pd.isna(out)
-    out[~missing] = out[~missing].astype(str)
-    out[missing] = None
-    return out
+def _text(column: pd.Series, positions: np.ndarray) -> pd.Series:
+    """The rows at ``positions`` of a text column as str (missing where null)."""
+    return column.take(positions).astype("str").reset_index(drop=True)
 
 
 def _view_pairs(
@@ -103,52 +99,50 @@ def _view_pairs(
         raise InputError(
             f"{source}: column 'benchmark': a view holds one benchmark, got {sorted(benchmarks)}"
         )
-    example_ids = frame["example_id"].astype(str).to_numpy(dtype=object)
+    example_ids = frame["example_id"].astype("str")
     is_original = (frame["variant"] == ORIGINAL).to_numpy()
     originals = np.flatnonzero(is_original)
-    index = pd.Index(example_ids[originals])
+    index = pd.Index(example_ids.take(originals))
     if index.has_duplicates:
         first = index[index.duplicated()][0]
         raise InputError(
             f"{source}: example_id {first!r} has more than one 'original' row; expected one"
         )
     arm = np.flatnonzero(~is_original)
-    match = index.get_indexer(example_ids[arm])
+    match = index.get_indexer(example_ids.take(arm))
     if (match < 0).any():
         row = int(arm[np.flatnonzero(match < 0)[0]])
         raise InputError(
-            f"{source}, row {row}: example_id {example_ids[row]!r} (variant "
+            f"{source}, row {row}: example_id {example_ids.iloc[row]!r} (variant "
             f"{frame['variant'].iloc[row]!r}) has no 'original' row to pair with"
         )
     base = originals[match]
     _, method = parse_view(view)
-    prompts = frame["prompt"].to_numpy(dtype=object)[arm]
     columns: dict[str, Any] = {
         "model": model,
         "view": view,
         "method": method,
-        "benchmark": frame["benchmark"].astype(str).to_numpy(dtype=object)[arm],
-        "subtask": _text(frame["subtask"].to_numpy()[arm]),
-        "language": _text(frame["language"].to_numpy()[arm]),
-        "example_id": example_ids[arm],
+        "benchmark": _text(frame["benchmark"], arm),
+        "subtask": _text(frame["subtask"], arm),
+        "language": _text(frame["language"], arm),
+        "example_id": example_ids.take(arm).reset_index(drop=True),
         "cluster": np.zeros(arm.size, dtype=np.int64),  # numbered over the whole table
-        "variant": frame["variant"].astype(str).to_numpy(dtype=object)[arm],
+        "variant": _text(frame["variant"], arm),
         "condition": condition,
-        "op": _text(frame["op"].to_numpy()[arm]),
-        "script": _text(frame["script"].to_numpy()[arm]),
-        "prompt_chars": pd.Series(prompts, dtype=object).str.len().fillna(0).to_numpy(np.int64),
+        "op": _text(frame["op"], arm),
+        "script": _text(frame["script"], arm),
+        "prompt_chars": frame["prompt"].take(arm).str.len().fillna(0).to_numpy(dtype=np.int64),
     }
     for column in _INTEGERS:
         columns[column] = _integers(frame, column, arm, source)
     for column in _BOTH:
-        values = frame[column].to_numpy()
         for suffix, positions in (("_original", base), ("_perturbed", arm)):
             if column == "correct":
-                columns[column + suffix] = values[positions].astype(bool)
+                columns[column + suffix] = frame[column].to_numpy(dtype=bool)[positions]
             elif column == "score":
-                columns[column + suffix] = values[positions].astype("float64")
+                columns[column + suffix] = frame[column].to_numpy(dtype="float64")[positions]
             else:
-                columns[column + suffix] = _text(values[positions])
+                columns[column + suffix] = _text(frame[column], positions)
     return pd.DataFrame(columns)[PAIR_COLUMNS]
 
 
