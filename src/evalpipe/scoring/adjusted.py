@@ -61,10 +61,6 @@ _TOLERANCE = 1e-10
 _MAX_SWEEPS = 10_000
 
 
-def _codes(values: np.ndarray) -> np.ndarray:
-    return np.unique(values.astype(str), return_inverse=True)[1].astype(np.int64)
-
-
 def absorb(values: np.ndarray, groups: Sequence[np.ndarray]) -> np.ndarray:
     """Residuals of ``values`` after removing one fixed effect per level of each grouping.
 
@@ -227,12 +223,12 @@ def adjusted_effects(pairs: pd.DataFrame, *, by: str, level: float = 0.95) -> pd
     if pairs.empty:
         return pd.DataFrame(columns=[*keys, *ADJUSTED_COLUMNS])
     benchmark = pairs["benchmark"].astype(str).to_numpy()
-    stratum = pairs["word_rank"].astype(str) + "\x1f" + pairs["variant"].astype(str)
-    stratum = stratum + "\x1f" + pairs["correct_original"].astype(bool).astype(str)
+    # One stratum per (benchmark, word, original correctness, typos that fired): kinds are
+    # compared at equal numbers of typos (a mixed pair has two or more).
+    stratum_keys = ["benchmark", "word_rank", "variant", "correct_original"]
     if "perturbed_occurrences" in pairs.columns:
-        # Kinds are compared at equal numbers of typos: a mixed pair has two or more.
-        stratum = stratum + "\x1f" + pairs["perturbed_occurrences"].astype(str)
-    strata = _codes(np.char.add(benchmark, "\x1f" + stratum.to_numpy().astype(str)))
+        stratum_keys.append("perturbed_occurrences")
+    strata = pairs.groupby(stratum_keys, sort=True, dropna=False).ngroup().to_numpy(np.int64)
     examples = pairs["cluster"].to_numpy()
     diff = (
         pairs["correct_perturbed"].astype(int).to_numpy()

@@ -404,8 +404,8 @@ def select_pairs(
         for model, views in n_base.groupby("model", sort=True)["view"]
         for view in primary_views(views.astype(str)).values()
     }
-    keep = [(m, v) in chosen for m, v in zip(pairs["model"], pairs["view"], strict=True)]
-    picked = pairs.loc[np.asarray(keep, dtype=bool) & (pairs["condition"] == TYPO).to_numpy()]
+    keep = pd.MultiIndex.from_arrays([pairs["model"], pairs["view"]]).isin(sorted(chosen))
+    picked = pairs.loc[keep & (pairs["condition"] == TYPO).to_numpy()]
     picked = picked.sort_values(
         ["benchmark", "model", "word_rank", "variant", "example_id", "draw"],
         kind="stable",
