@@ -42,7 +42,7 @@ HEADLINE_KEYS = {
 # measure the budget as much as the model.
 TRUNCATION_WARN_RATE = 0.05
 
-WORD_COLUMNS = [
+WORD_PLOT_COLUMNS = [
     "label", "benchmark", "word", "word_rank", "n", "accuracy_original", "accuracy_perturbed",
     "accuracy_drop", "delta", "pdr", "flip_c2i", "flip_i2c", "mcnemar_p", "p_holm", "p_bh",
     "ci_low", "ci_high", "ci_method", "design_effect",
@@ -239,9 +239,9 @@ def build_reports(
             )
         )
     word_frame = (
-        pd.concat(words, ignore_index=True)[WORD_COLUMNS]
+        pd.concat(words, ignore_index=True)[WORD_PLOT_COLUMNS]
         if words
-        else pd.DataFrame(columns=WORD_COLUMNS)
+        else pd.DataFrame(columns=WORD_PLOT_COLUMNS)
     )
     confusion_frame = (
         pd.concat(confusion, ignore_index=True)

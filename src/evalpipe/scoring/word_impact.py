@@ -89,7 +89,7 @@ STAT_COLUMNS = [
     "occurrences", "perturbed_occurrences", "per_occurrence_impact", "unparsed_rate", "small_n",
     "impact_rank",
 ]  # fmt: skip
-WORD_COLUMNS = [
+IMPACT_WORD_COLUMNS = [
     "model", "language", "source", "scope", "word", "variant", "lemma", "pos", "rank",
     "frequency_score", *STAT_COLUMNS,
 ]  # fmt: skip
@@ -289,14 +289,14 @@ def word_impact(
     Returns
     -------
     DataFrame
-        :data:`WORD_COLUMNS`: one row per (model, language, source, scope, word variant); scope
+        :data:`IMPACT_WORD_COLUMNS`: one row per (model, language, source, scope, word variant); scope
         ``"pooled"`` or a benchmark; sorted by impact (module docstring).
     """
     sources = {lang: _source_of(frame, lang) for lang, frame in words.items()}
     rows = _grouped_table(pairs, bases, sources, ("word_rank", "variant"), settings)
     table = pd.DataFrame(rows)
     if table.empty:
-        return pd.DataFrame(columns=WORD_COLUMNS)
+        return pd.DataFrame(columns=IMPACT_WORD_COLUMNS)
     meta = []
     for language, frame in words.items():
         check_columns(frame, ("rank", "word"), source=f"data/words/{language}.parquet")
@@ -321,7 +321,7 @@ def word_impact(
     table = table.rename(columns={"word_rank": "rank"})
     table = table.drop(columns="n_words")
     table = _adjust_and_sort(table, ("rank", "variant"))
-    return table[WORD_COLUMNS]
+    return table[IMPACT_WORD_COLUMNS]
 
 
 def _source_of(words: pd.DataFrame, language: str) -> str | None:
