@@ -45,7 +45,6 @@ _INTEGERS = {
 }
 # Columns taken from both rows of a pair: <name>_original, <name>_perturbed.
 _BOTH = ("correct", "score", "prediction", "parse_status", "finish_reason")
-_SORT = ["view", "word_rank", "variant", "benchmark", "example_id", "draw", "condition"]
 
 
 def cluster_codes(benchmark: Any, example_id: Any) -> np.ndarray:
@@ -116,6 +115,16 @@ def _view_pairs(
             f"{source}, row {row}: example_id {example_ids.iloc[row]!r} (variant "
             f"{frame['variant'].iloc[row]!r}) has no 'original' row to pair with"
         )
+    # In table order: word rank, variant, example, draw (the view is one benchmark).
+    order = np.lexsort(
+        (
+            _integers(frame, "draw", arm, source),
+            pd.factorize(example_ids.take(arm), sort=True)[0],
+            pd.factorize(frame["variant"].take(arm).astype("str"), sort=True)[0],
+            _integers(frame, "word_rank", arm, source),
+        )
+    )
+    arm, match = arm[order], match[order]
     base = originals[match]
     _, method = parse_view(view)
     columns: dict[str, Any] = {
@@ -204,8 +213,7 @@ def build_pairs(
     parts = [p for p in parts if len(p)]
     if not parts:
         return empty_pairs()
-    pairs = pd.concat(parts, ignore_index=True)
-    pairs = pairs.sort_values(_SORT, kind="stable", ignore_index=True)
+    pairs = pd.concat(parts, ignore_index=True)  # views in sorted order, each sorted
     pairs["cluster"] = cluster_codes(pairs["benchmark"].to_numpy(), pairs["example_id"].to_numpy())
     return pairs
 
