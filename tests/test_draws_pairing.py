@@ -49,22 +49,29 @@ def _perturbed(scored: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def test_outputs_carry_draw_only_with_several_draws():
+def test_outputs_always_carry_draw():
+    edit = [{"op": "replace", "original_char": "h", "new_char": "j"}]
     rows = pd.DataFrame({"benchmark": "mmlu", "example_id": ["1", "1", "1"],
                          "variant": ["original", "the", "the"], "word_rank": [0, 1, 1],
-                         "draw": pd.array([0, 0, 1], dtype="int32"), "fields": "{}"})  # fmt: skip
+                         "draw": pd.array([0, 0, 1], dtype="int32"), "fields": "{}",
+                         "language": "english", "n_typos": [0, 1, 1], "n_edited_chars": [0, 1, 1],
+                         "op": [None, "replace", "replace"], "script": [None, "latin", "latin"],
+                         "perturbations": [[], edit, edit]})  # fmt: skip
     gens = [Generation("x", "stop", 1, 1)] * 3
     out = outputs_frame(rows, ["a", "b", "b"], gens, model="m")
     assert out.columns.tolist()[:5] == ["benchmark", "example_id", "variant", "word_rank", "draw"]
     assert out["draw"].tolist() == [0, 0, 1] and str(out["draw"].dtype) == "int32"
     one = outputs_frame(rows.iloc[:2], ["a", "b"], gens[:2], model="m")
-    assert one.columns.tolist() == list(OUTPUT_COLUMNS)  # draws: 1 -> the columns of old
+    assert one.columns.tolist() == list(OUTPUT_COLUMNS)  # draws: 1 -> the same columns, draw 0
+    assert one["draw"].tolist() == [0, 0] and str(one["draw"].dtype) == "int32"
 
 
 def test_a_repeated_key_in_the_perturbed_rows_is_an_input_error():
     rows = pd.DataFrame({"benchmark": "mmlu", "example_id": ["1", "1", "1"],
                          "variant": ["original", "the", "the"], "word_rank": [0, 1, 1],
-                         "draw": [0, 1, 1], "fields": "{}"})  # fmt: skip
+                         "draw": [0, 1, 1], "fields": "{}", "language": "english",
+                         "n_typos": [0, 1, 1], "n_edited_chars": [0, 1, 1], "op": None,
+                         "script": None, "perturbations": [[], [], []]})  # fmt: skip
     with pytest.raises(InputError, match=r"p\.parquet, row 2: a second row for .*draw"):
         validate_perturbed(rows, source="p.parquet")
     validate_perturbed(rows.assign(draw=[0, 1, 2]), source="p.parquet")

@@ -95,6 +95,11 @@ class ProjectPaths:
     def outputs(self, name: str, model: str) -> Path:
         return self.outputs_dir(model) / f"{name}.parquet"
 
+    def outputs_perturbation(self, model: str) -> Path:
+        """What perturb did to the sets generate@<model> read: ``{benchmark: the
+        perturbation_summary(benchmark) content}``, so nothing downstream reads data/perturbed."""
+        return self.outputs_dir(model) / "perturbation.json"
+
     def generation_summary(self, model: str) -> Path:
         """Run counts of generate@<model> (prompts, cache hits, truncation per benchmark)."""
         return self.outputs_dir(model) / "generation.json"
