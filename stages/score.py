@@ -125,7 +125,7 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
         atomic.write_parquet(paths.scored(name, slug), frame)
         atomic.write_jsonl(paths.errors_preview(name, slug), error_preview(frame, limit=20))
     atomic.write_parquet(paths.pairs(slug), pairs)
-    summaries = outputs_dir / "perturbation.json"
+    summaries = paths.outputs_perturbation(slug)
     if summaries.exists():  # generate's {benchmark: perturbation summary}, passed on unchanged
         atomic.write_text(paths.scored_perturbation(slug), summaries.read_text(encoding="utf-8"))
     for name, figures in agreement.items():
