@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from evalpipe.scoring.adjusted import ADJUSTED_COLUMNS, absorb, adjusted_effect, adjusted_effects
+from evalpipe.scoring.pairs import cluster_codes
 from evalpipe.scoring.robustness import mcnemar_exact
 from tests.adjusted_simulation import simulate_pairs
 from tests.test_word_impact import _build, _no_effect_examples
@@ -190,6 +191,7 @@ def test_examples_with_a_single_pair_are_left_out_of_adjusted_n():
         "correct_perturbed": [False, True, True, False, False],
         "op": ["delete", "insert", "insert", "delete", "delete"],
     })  # fmt: skip
+    pairs["cluster"] = cluster_codes(pairs["benchmark"], pairs["example_id"])
     table = adjusted_effects(pairs, by="op")
     pooled = table.loc[table["scope"] == "pooled"].set_index("op")
     assert pooled.loc["delete", "adjusted_n"] == 4

@@ -11,10 +11,10 @@ from evalpipe.errors import InputError
 from evalpipe.inference.generate import OUTPUT_COLUMNS, outputs_frame, validate_perturbed
 from evalpipe.inference.types import Generation
 from evalpipe.scoring.intervals import paired_interval
-from evalpipe.scoring.pairing import pair_rows
-from evalpipe.scoring.robustness import word_table
+from evalpipe.scoring.robustness import originals_of, word_table
 from evalpipe.scoring.simulate import Design, Replication, simulate, word_rows
-from evalpipe.scoring.word_impact import ImpactSettings, build_impact
+from evalpipe.scoring.word_impact import ImpactSettings
+from tests.scoring_fixtures import impact_of, pairs_of
 
 K = 3
 # example -> perturbed correctness per draw (original always right); e3's third draw had no typo
@@ -79,7 +79,7 @@ def test_a_repeated_key_in_the_perturbed_rows_is_an_input_error():
 
 def test_k_draws_pair_with_their_original_and_cluster_on_the_example():
     scored = _scored()
-    pairs = pair_rows(scored)
+    pairs = pairs_of({"mmlu": scored})
     assert len(pairs) == sum(len(a) for a in DRAWS.values()) == 17
     assert pairs["correct_original"].all()
     for eid, answers in DRAWS.items():
@@ -90,9 +90,9 @@ def test_k_draws_pair_with_their_original_and_cluster_on_the_example():
     assert pairs["cluster"].nunique() == len(DRAWS)
 
     words = pd.DataFrame({"rank": [1], "word": ["the"], "source": ["wordfreq"]})
-    table, operations, _ = build_impact({"mmlu": scored}, {"mmlu": _perturbed(scored)},
-                                        {"english": words}, languages={"mmlu": "english"},
-                                        settings=ImpactSettings(small_n=5))  # fmt: skip
+    table, operations, _ = impact_of({"mmlu": scored}, {"mmlu": _perturbed(scored)},
+                                     {"english": words}, languages={"mmlu": "english"},
+                                     settings=ImpactSettings(level=0.95, small_n=5))  # fmt: skip
     row = table.loc[table["scope"] == "pooled"].iloc[0]
     assert row["n"] == len(DRAWS)  # examples, not the 17 pairs
     assert not row["small_n"]
@@ -106,7 +106,7 @@ def test_k_draws_pair_with_their_original_and_cluster_on_the_example():
     assert row["ci_high"] - row["ci_low"] > high - low
     assert operations.loc[operations["scope"] == "pooled", "n"].tolist() == [len(DRAWS)]
 
-    per_benchmark = word_table(scored, level=0.95)
+    per_benchmark = word_table(pairs, originals=originals_of(scored), level=0.95)
     assert per_benchmark["n"].tolist() == [len(DRAWS)]
     assert per_benchmark["n_c2i"].tolist() == [5]
     assert per_benchmark["ci_low"].iloc[0] == pytest.approx(row["ci_low"])
@@ -114,13 +114,13 @@ def test_k_draws_pair_with_their_original_and_cluster_on_the_example():
 
 def test_one_draw_counts_pairs_as_before():
     scored = _scored()
-    first = scored.loc[scored["draw"] == 0].drop(columns="draw")
+    first = scored.loc[scored["draw"] == 0]
     words = pd.DataFrame({"rank": [1], "word": ["the"]})
-    table, _, _ = build_impact({"mmlu": first}, {"mmlu": _perturbed(first.assign(draw=0))},
-                               {"english": words}, languages={"mmlu": "english"},
-                               settings=ImpactSettings(small_n=5))  # fmt: skip
+    table, _, _ = impact_of({"mmlu": first}, {"mmlu": _perturbed(first)},
+                            {"english": words}, languages={"mmlu": "english"},
+                            settings=ImpactSettings(level=0.95, small_n=5))  # fmt: skip
     row = table.loc[table["scope"] == "pooled"].iloc[0]
-    assert row["n"] == len(pair_rows(first)) == len(DRAWS)
+    assert row["n"] == len(pairs_of({"mmlu": first})) == len(DRAWS)
     assert row["design_effect"] == 1.0
 
 

@@ -161,14 +161,11 @@ def _repeated_defaults(path: Path, defaults: dict[str, list], *, root: Path = RE
 # Hits in files other branches own while issue 28 lands. Each line names the place as the guard
 # prints it (no line numbers, so edits elsewhere in the file do not move them).
 ALLOWED = {
-    # fixed on branch pairs; the lead removes these lines at merge
-    "src/evalpipe/scoring/word_impact.py: small_n=30",
     # fixed on branch report; the lead removes these lines at merge
     "src/evalpipe/report/build.py: top_words=20",
     "src/evalpipe/report/build.py: examples_per_benchmark=3",
-    # NOT assigned to a branch: these files are being rewritten on branches pairs-perturb /
-    # typos (perturb) and stats / pairs (simulate); after their merge the literal becomes
-    # default_of("perturb.draws") (the simulation's bootstrap_samples: a required keyword)
+    # the simulator's study settings: a simulated design, not the pipeline's params keys that
+    # happen to share the names
     "src/evalpipe/scoring/simulate.py: draws=1",
     "src/evalpipe/scoring/simulate.py: bootstrap_samples=1000",
 }

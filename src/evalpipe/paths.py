@@ -125,6 +125,16 @@ class ProjectPaths:
         """Every per-benchmark figure behind the headline metrics (a data file, not a metric)."""
         return self.scored_dir(model) / f"{kind}_details.json"
 
+    def pairs(self, model: str) -> Path:
+        """The model's pairs table (:mod:`evalpipe.scoring.pairs`): every arm's answer beside the
+        clean prompt's, one row per (view, example, variant, word_rank, draw, condition)."""
+        return self.scored_dir(model) / "pairs.parquet"
+
+    def scored_perturbation(self, model: str) -> Path:
+        """``{benchmark: perturbation summary}`` of the sets the model answered (the score stage's
+        copy of generate's), so nothing after scoring reads data/perturbed."""
+        return self.scored_dir(model) / "perturbation.json"
+
     def errors_preview(self, name: str, model: str) -> Path:
         return self.scored_dir(model) / "errors" / f"{name}.jsonl"
 
