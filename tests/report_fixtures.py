@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 
 import pandas as pd
 
-from evalpipe.report.build import ReportData
+from evalpipe.report import ReportData
 
 MODEL = "tiny-random@ae468db6d094"
 

@@ -13,16 +13,11 @@ from scipy.stats import binomtest
 
 from evalpipe.report import ReportData, ReportOptions, build_figures, build_report
 from evalpipe.report import html as h
-from evalpipe.report.build import (
-    by_model,
-    headline_rows,
-    highlight_edits,
-    most_harmful,
-    parse_status_rows,
-    pick_examples,
-    wilson_interval,
-)
+from evalpipe.report.accuracy import headline_rows, parse_status_rows
+from evalpipe.report.answer import most_harmful
 from evalpipe.report.compare import build_comparison, diff_metrics, flatten_metrics, word_changes
+from evalpipe.report.data import by_model
+from evalpipe.report.examples import highlight_edits, pick_examples
 from evalpipe.report.svg import ForestRow, forest_plot, nice_ticks
 from tests.report_fixtures import (
     MODEL,
@@ -78,11 +73,12 @@ def test_table_escapes_cells_and_gives_numbers_a_sort_value():
 
 
 @pytest.mark.parametrize(("k", "n"), [(0, 10), (8, 10), (10, 10), (27, 40), (1, 1)])
-def test_wilson_interval_matches_scipy(k, n):
+def test_accuracy_intervals_are_scipys_wilson_intervals(k, n):
+    data = ReportData(robustness={"m": {"b": {"n": n, "accuracy_original": k / n}}})
+    (row,) = headline_rows(data)
     ref = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
-    low, high = wilson_interval(k, n)
-    assert low == pytest.approx(ref.low, abs=1e-12)
-    assert high == pytest.approx(ref.high, abs=1e-12)
+    assert row["accuracy_original_low"] == pytest.approx(ref.low, abs=1e-12)
+    assert row["accuracy_original_high"] == pytest.approx(ref.high, abs=1e-12)
 
 
 def test_headline_adds_accuracy_intervals_and_keeps_absent_keys_absent():
@@ -377,7 +373,7 @@ def test_control_characters_in_model_output_become_visible_symbols():
 
 
 def test_models_section_puts_models_side_by_side_with_method_agreement():
-    from evalpipe.report.build import ReportData, models_section
+    from evalpipe.report.accuracy import models_section
 
     stats = {"n": 10, "accuracy_original": 0.6, "accuracy_perturbed": 0.5, "delta": -0.1,
              "ci_low": -0.2, "ci_high": 0.0, "unparsed_rate": 0.1}  # fmt: skip

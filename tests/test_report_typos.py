@@ -13,7 +13,7 @@ import pytest
 
 from evalpipe import atomic
 from evalpipe.paths import ProjectPaths
-from evalpipe.report.build import ReportData, ReportOptions, build_report
+from evalpipe.report import ReportData, ReportOptions, build_report
 from evalpipe.report.compare import build_comparison, typo_model_rows
 from evalpipe.report.typos import OPS, changed_spans, pick_typo_examples, typos_section
 from tests.report_fixtures import html_table, keyed_frame, section_body, section_ids, typo_sets

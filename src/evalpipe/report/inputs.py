@@ -20,7 +20,7 @@ import yaml
 
 from evalpipe.errors import InputError
 from evalpipe.paths import ProjectPaths
-from evalpipe.report.build import ReportData, ReportOptions
+from evalpipe.report.data import ReportData, ReportOptions
 from evalpipe.scoring.views import parse_view
 
 # Sections of params.yaml shown under "What produced this report".
@@ -129,7 +129,7 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
         data.rejected = _parse_jsonl(rejected, raw)
     for kind in ("words", "operations", "scripts"):
         path = str(rel.impact(kind))
-        if (raw := get(path, "the per-word impact tables (issue 14)")) is not None:
+        if (raw := get(path, "written by `dvc repro impact`")) is not None:
             setattr(data, kind, _parse_parquet(path, raw))
     frames: dict[str, list[pd.DataFrame]] = {}
     for slug in slugs:

@@ -1,0 +1,201 @@
+"""The examples section: the first wrong answers on perturbed prompts per benchmark (flips
+first), the field texts with each edit marked, both outputs and how they parsed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalpipe.report import html as h
+from evalpipe.report.data import ORIGINAL, ReportData, ReportOptions
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, np.ndarray):
+        return list(value)
+    if isinstance(value, list | tuple):
+        return list(value)
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return []
+        return parsed if isinstance(parsed, list) else []
+    return []
+
+
+def _fields(value: Any) -> dict[str, str]:
+    if isinstance(value, Mapping):
+        return {str(k): str(v) for k, v in value.items()}
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return {"text": value}
+        if isinstance(parsed, dict):
+            return {str(k): str(v) for k, v in parsed.items()}
+    return {}
+
+
+def highlight_edits(text: str, edits: Sequence[Mapping[str, Any]]) -> tuple[str, str, list[str]]:
+    """Original and perturbed text as HTML with every edited word marked.
+
+    Parameters
+    ----------
+    text:
+        The field as in the benchmark (offsets refer to it).
+    edits:
+        Perturbations of this field: ``start, end, original, perturbed, op``.
+
+    Returns
+    -------
+    tuple
+        ``(original_html, perturbed_html, problems)``: ``<del>`` marks the original word,
+        ``<ins>`` its typo; an edit whose offsets do not match ``text`` is listed in
+        ``problems`` and left unmarked.
+    """
+    problems = []
+    ordered = sorted(edits, key=lambda e: (int(e["start"]), int(e["end"])))
+    before, after = [], []
+    cursor = 0
+    for e in ordered:
+        start, end = int(e["start"]), int(e["end"])
+        if start < cursor or text[start:end] != e.get("original"):
+            problems.append(
+                f"edit {e.get('original')!r} at {start}:{end} does not match the text; not marked"
+            )
+            continue
+        plain = h.esc(text[cursor:start])
+        title = h.esc(f"{e.get('op', '')}: {e.get('original')} → {e.get('perturbed')}")
+        before.append(f'{plain}<del class="edit" title="{title}">{h.esc(e["original"])}</del>')
+        after.append(f'{plain}<ins class="edit" title="{title}">{h.esc(e["perturbed"])}</ins>')
+        cursor = end
+    tail = h.esc(text[cursor:])
+    return "".join(before) + tail, "".join(after) + tail, problems
+
+
+def with_perturbations(scored: pd.DataFrame, perturbed: pd.DataFrame | None) -> pd.DataFrame:
+    """``scored`` with ``fields`` and ``perturbations`` taken from the perturbed set where the
+    scored rows lack them (joined on benchmark, example_id, word_rank, and draw when the scored
+    rows hold several typo draws)."""
+    wanted = [c for c in ("fields", "perturbations") if c not in scored.columns]
+    keys = ["benchmark", "example_id", "word_rank"]
+    if perturbed is None or not wanted or not set(keys) <= set(perturbed.columns):
+        return scored
+    if "draw" in scored.columns and "draw" in perturbed.columns:
+        keys.append("draw")
+    extra = perturbed[keys + [c for c in wanted if c in perturbed.columns]]
+    return scored.merge(extra.drop_duplicates(keys), on=keys, how="left")
+
+
+def pick_examples(frame: pd.DataFrame, *, limit: int) -> list[tuple[pd.Series, pd.Series]]:
+    """The first wrong perturbed answers, flips (original right, perturbed wrong) first.
+
+    Returns ``(original_row, perturbed_row)`` pairs in a stable order (flip first, then
+    example_id, word_rank).
+    """
+    if not {"variant", "correct", "example_id"} <= set(frame.columns):
+        return []
+    keys = ["example_id"] + (["model"] if "model" in frame.columns else [])
+    originals = frame[frame["variant"].astype(str) == ORIGINAL].drop_duplicates(keys)
+    perturbed = frame[(frame["variant"].astype(str) != ORIGINAL) & ~frame["correct"].astype(bool)]
+    if not len(perturbed):
+        return []
+    merged = perturbed.merge(
+        originals[[*keys, "correct"]].rename(columns={"correct": "_orig_correct"}),
+        on=keys,
+        how="inner",
+    )
+    merged["_flip"] = (~merged["_orig_correct"].astype(bool)).astype(int)
+    sort = ["_flip", "example_id"] + [c for c in ("word_rank", "draw") if c in merged.columns]
+    merged = merged.sort_values(sort, kind="stable").head(limit)
+    index = originals.set_index(keys)
+    out = []
+    for _, row in merged.iterrows():
+        key = tuple(row[k] for k in keys)
+        out.append((index.loc[key if len(keys) > 1 else key[0]], row))
+    return out
+
+
+def _output_block(label: str, row: Mapping[str, Any]) -> str:
+    status = row.get("parse_status")
+    verdict = "correct" if bool(row.get("correct")) else "wrong"
+    return (
+        f"<div><b>{h.esc(label)}</b> — parsed as "
+        f"<code>{h.esc(h.fmt_num(row.get('prediction')) if h.is_missing(row.get('prediction')) else row.get('prediction'))}</code> "
+        f"({h.esc(status)}, {verdict}, finish {h.esc(row.get('finish_reason'))})"
+        f'<pre class="text">{h.esc(row.get("output"))}</pre></div>'
+    )
+
+
+def _slip(edit: Mapping[str, Any]) -> str:
+    """``op``, with the key path of a keyboard / romaji slip or the reading of a conversion."""
+    extra = [
+        f"{label}{edit[key]}"
+        for key, label in (("keys", ""), ("reading", "reading "))
+        if not h.is_missing(edit.get(key))
+    ]
+    return ", ".join([str(edit.get("op")), *extra])
+
+
+def examples_section(data: ReportData, options: ReportOptions) -> str:
+    """Original vs perturbed inputs with the edits highlighted, the outputs and their parses."""
+    if not data.scored:
+        return h.missing("data/scored/*.parquet are missing: no examples to show.")
+    parts = [
+        '<p class="note">The first wrong answers on perturbed prompts per benchmark, answers that '
+        "flipped from right to wrong first. <del class='edit'>struck</del> = the word in the "
+        "benchmark, <ins class='edit'>underlined</ins> = its typo.</p>"
+    ]
+    for bench in sorted(data.scored):
+        frame = with_perturbations(data.scored[bench], data.perturbed.get(bench))
+        pairs = pick_examples(frame, limit=options.examples_per_benchmark)
+        parts.append(f"<h3>{h.esc(bench)}</h3>")
+        if not pairs:
+            parts.append('<p class="note">No wrong answer on a perturbed prompt.</p>')
+            continue
+        for original, perturbed in pairs:
+            fields = _fields(original.get("fields"))
+            edits = [dict(e) for e in _as_list(perturbed.get("perturbations"))]
+            blocks = []
+            for name in sorted({str(e.get("field")) for e in edits}):
+                before, after, problems = highlight_edits(
+                    fields.get(name, ""), [e for e in edits if str(e.get("field")) == name]
+                )
+                blocks.append(
+                    f"<div><b>{h.esc(name)}</b>"
+                    f'<div class="pair"><pre class="text">{before}</pre>'
+                    f'<pre class="text">{after}</pre></div>'
+                    + "".join(h.missing(p) for p in problems)
+                    + "</div>"
+                )
+            ops = ", ".join(f"{e.get('original')}→{e.get('perturbed')} ({_slip(e)})" for e in edits)
+            prompt = perturbed.get("prompt")
+            parts.append(
+                '<div class="example">'
+                f"<div><b>{h.esc(perturbed.get('model', ''))}</b> · example "
+                f"<code>{h.esc(perturbed.get('example_id'))}</code> · target word "
+                f"<b>{h.esc(perturbed.get('variant'))}</b> · gold "
+                f"<code>{h.esc(perturbed.get('gold', perturbed.get('answer')))}</code> · edits: "
+                f"{h.esc(ops)}</div>"
+                '<div class="pair"><b>original</b><b>perturbed</b></div>'
+                + "".join(blocks)
+                + '<div class="pair">'
+                + _output_block("original output", original)
+                + _output_block("perturbed output", perturbed)
+                + "</div>"
+                + (
+                    f'<details><summary>full perturbed prompt</summary><pre class="text">'
+                    f"{h.esc(prompt)}</pre></details>"
+                    if isinstance(prompt, str)
+                    else ""
+                )
+                + "</div>"
+            )
+    return "".join(parts)
