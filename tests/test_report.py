@@ -24,6 +24,7 @@ from tests.report_fixtures import (
     full_data,
     header_titles,
     html_table,
+    pairs_frame,
     robustness,
     scored_frame,
     section_body,
@@ -113,11 +114,14 @@ def test_parse_status_counts_per_prompt_kind_and_truncation():
 
 
 def test_examples_prefer_answers_that_flipped_from_right_to_wrong():
-    frame = scored_frame()
+    frame = scored_frame().assign(model=MODEL)
     extra = frame.iloc[[1]].assign(example_id="e2", variant="猫", word_rank=9)
-    pairs = pick_examples(pd.concat([frame, extra], ignore_index=True), limit=2)
-    assert [p["example_id"] for _, p in pairs] == ["e1", "e2"]  # e1 flipped, e2 was wrong before
-    assert bool(pairs[0][0]["correct"]) is True
+    scored = pd.concat([frame, extra], ignore_index=True)
+    shown = pick_examples(pairs_frame(scored).iloc[::-1], scored, limit=2)
+    assert [p["example_id"] for _, p in shown] == ["e1", "e2"]  # e1 flipped, e2 was wrong before
+    assert bool(shown[0][0]["correct"]) is True
+    assert [p["variant"] for _, p in shown] == ["日本", "猫"]  # the texts of the pair's own row
+    assert pick_examples(pairs_frame(scored), scored, limit=0) == []
 
 
 # --- edit highlighting -----------------------------------------------------------------------
@@ -342,16 +346,14 @@ def test_report_reads_the_impact_stage_tables_as_written():
     assert "日本" in figures["words_japanese.svg"]
 
 
-def test_examples_take_the_edits_from_the_perturbed_set_when_scored_rows_lack_them():
-    scored = scored_frame()
-    perturbed = scored[["benchmark", "example_id", "word_rank", "fields", "perturbations"]]
+def test_examples_show_the_pairs_with_the_texts_of_their_scored_rows():
     data = full_data()
-    data.scored = {"jnli": scored.drop(columns=["fields", "perturbations"])}
-    assert '<del class="edit"' not in build_report(data)
-    data.perturbed = {"jnli": perturbed}
     page = build_report(data)
     assert ">日本</del>の首都は東京です。" in page and ">日木</ins>の首都は東京です。" in page
     assert ">nan<" not in page  # an unparsed prediction shows as n/a
+    data.pairs = None  # the pairs choose the examples: without them the section says so
+    body = section_body(build_report(data), "examples")
+    assert "pairs.parquet is missing" in body and '<del class="edit"' not in body
 
 
 def test_a_language_without_word_rows_is_named():
@@ -485,16 +487,15 @@ def test_without_any_input_the_answer_says_what_to_run():
 # --- the language column ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("where", ["data", "params"])
-def test_the_language_column_shows_each_benchmarks_suite_language(where):
-    data = full_data()
-    suites = {"jnli": "japanese", "gsm8k": "english"}
-    assert "language" not in data.scored["jnli"].columns  # as the generate stage writes it
-    data.languages = suites if where == "data" else {}
-    if where == "params":
-        data.provenance["params"]["benchmarks"] = {"suites": suites}
+def test_the_language_column_comes_from_the_data_never_from_params():
+    data = full_data()  # languages as the pairs record them
     _, rows, _ = html_table(build_report(data), "headline-table")
-    assert {r["benchmark"]: r["language"] for r in rows} == suites
+    assert {r["benchmark"]: r["language"] for r in rows} == {"jnli": "japanese", "gsm8k": "english"}
+    # without the pairs' languages: the scored rows' column; params.yaml suites are not read
+    data.languages = {}
+    data.provenance["params"]["benchmarks"] = {"suites": {"jnli": "english", "gsm8k": "english"}}
+    _, rows, _ = html_table(build_report(data), "headline-table")
+    assert {r["benchmark"]: r["language"] for r in rows} == {"jnli": "japanese", "gsm8k": "n/a"}
 
 
 # --- one sign convention ---------------------------------------------------------------------

@@ -69,7 +69,7 @@ def build_report(data: ReportData, options: ReportOptions | None = None) -> str:
         (
             "typos",
             "The typos: model, counts and examples",
-            typos_section(summaries=data.perturb_summaries, perturbed=data.perturbed),
+            typos_section(summaries=data.perturb_summaries, perturbed=data.edits),
         ),
         ("classification", "Confusion matrices", confusion_section(data)),
         ("parsing", "How the answers parsed", parse_section(data)),

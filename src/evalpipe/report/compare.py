@@ -279,7 +279,9 @@ def typos_comparison(a: ReportData, b: ReportData, *, label_a: str, label_b: str
         )
     else:
         parts.append(
-            h.missing(f"data/perturbed/*.summary.json are missing in both {label_a} and {label_b}.")
+            h.missing(
+                f"data/scored/<model>/perturbation.json is missing in both {label_a} and {label_b}."
+            )
         )
     if a.operations is not None or b.operations is not None:
         kinds = kind_changes(a.operations, b.operations)

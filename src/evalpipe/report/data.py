@@ -43,17 +43,22 @@ class ReportData:
     words, operations, scripts:
         ``data/impact/{words,operations,scripts}.parquet``.
     scored:
-        ``{benchmark: data/scored/<benchmark>.parquet}``.
-    perturbed:
-        ``{benchmark: data/perturbed/<benchmark>.parquet}`` (``benchmark, example_id,
-        word_rank, fields, perturbations``): the edits and field texts of the examples, which
-        the scored rows do not carry.
+        ``{benchmark: data/scored/<model>/<benchmark>.parquet}`` (the generated-answer views of
+        every model, ``model`` = slug): the texts, outputs and parses the examples show.
+    pairs:
+        ``data/scored/<model>/pairs.parquet`` of every model (``model, view, method, benchmark,
+        language, example_id, variant, word_rank, draw, condition, correct_original,
+        correct_perturbed``): which examples the examples section shows.
+    edits:
+        ``{benchmark: one model's scored rows}`` (``benchmark, example_id, word_rank, draw,
+        language, perturbations``): the typo records of the typo section's examples.
     perturb_summaries:
-        ``{benchmark: data/perturbed/<benchmark>.summary.json}``: the typo model, its
-        probabilities and the typos made per kind.
+        ``{benchmark: summary}`` from ``data/scored/<model>/perturbation.json`` (the perturb
+        stage's summaries, as the score stage copies them): the typo model, its probabilities
+        and the typos made per kind.
     languages:
-        ``{benchmark: language}`` (params.yaml ``benchmarks.suites``): the language column of
-        the accuracy tables and the first screen's grouping.
+        ``{benchmark: language}`` (the pairs' ``language`` column): the language column of the
+        accuracy tables and the first screen's grouping.
     missing:
         ``{input name: message}`` for inputs the stage could not find.
     metrics:
@@ -72,7 +77,8 @@ class ReportData:
     operations: pd.DataFrame | None = None
     scripts: pd.DataFrame | None = None
     scored: dict[str, pd.DataFrame] = field(default_factory=dict)
-    perturbed: dict[str, pd.DataFrame] = field(default_factory=dict)
+    pairs: pd.DataFrame | None = None
+    edits: dict[str, pd.DataFrame] = field(default_factory=dict)
     perturb_summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
     languages: dict[str, str] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)
@@ -119,16 +125,12 @@ def default_model(data: ReportData) -> str:
 
 
 def benchmark_languages(data: ReportData) -> dict[str, str]:
-    """``{benchmark: language}``: ``data.languages`` (params.yaml ``benchmarks.suites``) first,
-    then ``benchmarks.suites`` in the provenance params, then a ``language`` column of the
-    perturbed or scored rows (the scored files carry none today)."""
+    """``{benchmark: language}`` as the data records it: ``data.languages`` (the pairs'
+    ``language`` column), else a ``language`` column of the scored rows or typo records."""
     out: dict[str, str] = {}
-    for frames in (data.scored, data.perturbed):
+    for frames in (data.scored, data.edits):
         for name, frame in frames.items():
             if "language" in frame.columns and frame["language"].notna().any():
-                out[name] = str(frame["language"].dropna().iloc[0])
-    suites = ((data.provenance.get("params") or {}).get("benchmarks") or {}).get("suites")
-    if isinstance(suites, Mapping):
-        out.update({str(k): str(v) for k, v in suites.items() if isinstance(v, str)})
+                out.setdefault(name, str(frame["language"].dropna().iloc[0]))
     out.update(data.languages)
     return out

@@ -80,46 +80,66 @@ def highlight_edits(text: str, edits: Sequence[Mapping[str, Any]]) -> tuple[str,
     return "".join(before) + tail, "".join(after) + tail, problems
 
 
-def with_perturbations(scored: pd.DataFrame, perturbed: pd.DataFrame | None) -> pd.DataFrame:
-    """``scored`` with ``fields`` and ``perturbations`` taken from the perturbed set where the
-    scored rows lack them (joined on benchmark, example_id, word_rank, and draw when the scored
-    rows hold several typo draws)."""
-    wanted = [c for c in ("fields", "perturbations") if c not in scored.columns]
-    keys = ["benchmark", "example_id", "word_rank"]
-    if perturbed is None or not wanted or not set(keys) <= set(perturbed.columns):
-        return scored
-    if "draw" in scored.columns and "draw" in perturbed.columns:
-        keys.append("draw")
-    extra = perturbed[keys + [c for c in wanted if c in perturbed.columns]]
-    return scored.merge(extra.drop_duplicates(keys), on=keys, how="left")
+def pick_examples(
+    pairs: pd.DataFrame | None, scored: pd.DataFrame, *, limit: int
+) -> list[tuple[pd.Series, pd.Series]]:
+    """The first wrong answers on perturbed prompts, flips (original right, perturbed wrong) first.
 
+    Parameters
+    ----------
+    pairs:
+        The pairs of one view (``model, example_id, word_rank, draw, correct_original,
+        correct_perturbed``; ``data/scored/<model>/pairs.parquet``): which answers to show.
+    scored:
+        The view's scored rows of the same models (``model`` = slug): the texts, looked up by
+        key, the original row by (model, example_id), the perturbed one by (model, example_id,
+        word_rank, draw).
+    limit:
+        Examples at most.
 
-def pick_examples(frame: pd.DataFrame, *, limit: int) -> list[tuple[pd.Series, pd.Series]]:
-    """The first wrong perturbed answers, flips (original right, perturbed wrong) first.
-
-    Returns ``(original_row, perturbed_row)`` pairs in a stable order (flip first, then
-    example_id, word_rank).
+    Returns
+    -------
+    list
+        ``(original_row, perturbed_row)`` of the scored rows in a stable order (flip first, then
+        example_id, word_rank, draw; ties in the pairs' order); a pair whose rows the scored
+        view lacks is left out.
     """
-    if not {"variant", "correct", "example_id"} <= set(frame.columns):
+    needed = {"model", "example_id", "word_rank", "correct_original", "correct_perturbed"}
+    if (
+        limit <= 0
+        or pairs is None
+        or not needed <= set(pairs.columns)
+        or not {"variant", "example_id", "word_rank"} <= set(scored.columns)
+    ):
         return []
-    keys = ["example_id"] + (["model"] if "model" in frame.columns else [])
-    originals = frame[frame["variant"].astype(str) == ORIGINAL].drop_duplicates(keys)
-    perturbed = frame[(frame["variant"].astype(str) != ORIGINAL) & ~frame["correct"].astype(bool)]
-    if not len(perturbed):
+    wrong = pairs[~pairs["correct_perturbed"].astype(bool)]
+    if not len(wrong):
         return []
-    merged = perturbed.merge(
-        originals[[*keys, "correct"]].rename(columns={"correct": "_orig_correct"}),
-        on=keys,
-        how="inner",
+    wrong = wrong.assign(_flip=(~wrong["correct_original"].astype(bool)).astype(int))
+    sort = ["_flip", "example_id"] + [c for c in ("word_rank", "draw") if c in wrong.columns]
+    wrong = wrong.sort_values(sort, kind="stable")
+    model = (
+        scored["model"].astype(str) if "model" in scored.columns else pd.Series("", scored.index)
     )
-    merged["_flip"] = (~merged["_orig_correct"].astype(bool)).astype(int)
-    sort = ["_flip", "example_id"] + [c for c in ("word_rank", "draw") if c in merged.columns]
-    merged = merged.sort_values(sort, kind="stable").head(limit)
-    index = originals.set_index(keys)
+    is_original = scored["variant"].astype(str) == ORIGINAL
+    originals = scored[is_original].assign(_model=model[is_original])
+    originals = originals.drop_duplicates(["_model", "example_id"]).set_index(
+        ["_model", "example_id"], drop=False
+    )
+    keys = ["example_id", "word_rank"] + (
+        ["draw"] if "draw" in scored.columns and "draw" in wrong.columns else []
+    )
+    arms = scored[~is_original].assign(_model=model[~is_original])
+    arms = arms.drop_duplicates(["_model", *keys]).set_index(["_model", *keys], drop=False)
     out = []
-    for _, row in merged.iterrows():
-        key = tuple(row[k] for k in keys)
-        out.append((index.loc[key if len(keys) > 1 else key[0]], row))
+    for row in wrong.itertuples(index=False):
+        fields = row._asdict()
+        key = (str(fields["model"]), *(fields[k] for k in keys))
+        base = (str(fields["model"]), fields["example_id"])
+        if key in arms.index and base in originals.index:
+            out.append((originals.loc[base], arms.loc[key]))
+            if len(out) == limit:
+                break
     return out
 
 
@@ -153,9 +173,15 @@ def examples_section(data: ReportData, options: ReportOptions) -> str:
         "flipped from right to wrong first. <del class='edit'>struck</del> = the word in the "
         "benchmark, <ins class='edit'>underlined</ins> = its typo.</p>"
     ]
+    if data.pairs is None:
+        return h.missing(
+            "data/scored/<model>/pairs.parquet is missing: run `dvc repro score` for examples."
+        )
+    by_view = dict(tuple(data.pairs.groupby("view", sort=False))) if len(data.pairs) else {}
     for bench in sorted(data.scored):
-        frame = with_perturbations(data.scored[bench], data.perturbed.get(bench))
-        pairs = pick_examples(frame, limit=options.examples_per_benchmark)
+        pairs = pick_examples(
+            by_view.get(bench), data.scored[bench], limit=options.examples_per_benchmark
+        )
         parts.append(f"<h3>{h.esc(bench)}</h3>")
         if not pairs:
             parts.append('<p class="note">No wrong answer on a perturbed prompt.</p>')
