@@ -235,6 +235,16 @@ def pairs_frame(scored: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=PAIR_KEYS)
 
 
+def scored_view(perturbed: pd.DataFrame, *, model: str) -> pd.DataFrame:
+    """A perturbed set as the model's scored view: every original answer right, every typo'd
+    one wrong (so every perturbed row is a wrong-answer example)."""
+    original = perturbed["variant"] == "original"
+    return perturbed.assign(
+        model=model, correct=original, score=original.astype(float), output="x", prediction="x",
+        parse_status="strict", finish_reason="stop", gold="A",
+    )  # fmt: skip
+
+
 def write_typo_sets(paths, sets: dict, model: str) -> None:
     """Perturb output (``{benchmark: (frame, summary)}``) as the score stage passes it on: each
     frame as the model's scored view, the summaries in its ``perturbation.json``."""

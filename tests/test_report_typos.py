@@ -20,6 +20,7 @@ from tests.report_fixtures import (
     html_table,
     keyed_frame,
     pairs_frame,
+    scored_view,
     section_body,
     section_ids,
     typo_sets,
@@ -274,10 +275,7 @@ def test_the_typo_settings_of_a_revision_without_them_say_not_set():
 def test_the_wrong_answer_examples_name_each_edits_key_path_or_reading():
     frame, _ = keyboard_sets()["jsquad"]
     original = frame["variant"] == "original"
-    scored = frame.assign(
-        model=M, correct=original, output="x", prediction="x", parse_status="strict",
-        finish_reason="stop", gold="A",
-    )  # fmt: skip  # every typo'd answer wrong: every perturbed row is an example
+    scored = scored_view(frame, model=M)  # every typo'd answer wrong: each is an example
     page = build_report(
         ReportData(scored={"jsquad": scored}, pairs=pairs_frame(scored)),
         ReportOptions(examples_per_benchmark=1000),
