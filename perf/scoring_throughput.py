@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 
 from evalpipe.answers.parsers import parse_answer
-from evalpipe.scoring.report import build_reports
+from evalpipe.scoring.pairs import build_pairs
 from evalpipe.scoring.scorer import score_frame
+from evalpipe.scoring.summaries import build_reports
 
 SAMPLES = {
     "mc_letter": (["The answer is (B).", "B. 4", "I think C because ...", "ＡＮＳＷＥＲ：Ｄ", ""],
@@ -56,6 +57,12 @@ def main() -> None:
         rows, columns=["example_id", "variant", "word_rank", "output", "perturbed_occurrences"]
     )
     frame["benchmark"], frame["answer"], frame["prompt"] = "mmlu", "A", "x" * 300
+    # the columns perturb writes per row and generate carries
+    fired = frame["perturbed_occurrences"]
+    frame = frame.assign(draw=0, subtask=None, language="english", occurrences=fired,
+                         n_typos=fired, n_edited_chars=fired, finish_reason="stop",
+                         op=fired.map({0: None, 1: "replace"}),
+                         script=fired.map({0: None, 1: "latin"}))  # fmt: skip
     start = time.perf_counter()
     scored = score_frame(
         frame,
@@ -65,13 +72,15 @@ def main() -> None:
     )
     score_s = time.perf_counter() - start
     start = time.perf_counter()
-    build_reports({"mmlu": scored}, classification={}, level=0.95)
+    build_reports(
+        {"mmlu": scored},
+        build_pairs({"mmlu": scored}, model="m"),
+        classification={},
+        level=0.95,
+    )
     report_s = time.perf_counter() - start
     print(f"score_frame  {len(frame)} rows in {score_s:.2f} s ({len(frame) / score_s:.0f} rows/s)")
-    print(
-        f"reports      {len(frame)} rows, {n_words} words, score intervals "
-        f"in {report_s:.2f} s"
-    )
+    print(f"reports      {len(frame)} rows, {n_words} words, score intervals in {report_s:.2f} s")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,17 @@
 """Stage generate@<model>: every benchmark declared in ``benchmarks.suites`` through one model of
 params.yaml ``models`` -> data/outputs/<model>/<benchmark>.parquet, through the generation cache
 (data/cache/generations/<model>/, which also reads the other models' caches) and one engine for
-all benchmarks; run counts -> data/outputs/<model>/generation.json."""
+all benchmarks; run counts -> data/outputs/<model>/generation.json; the perturbed sets' summaries
+-> data/outputs/<model>/perturbation.json."""
 
 from __future__ import annotations
 
+import json
 import logging
 
 import click
 import pandas as pd
+import pyarrow.parquet as pq
 
 from evalpipe import atomic
 from evalpipe.benchmarks import build_prompts, get_spec, validate_suites
@@ -21,6 +24,7 @@ from evalpipe.inference.generate import (
     generation_counts,
     make_requests,
     outputs_frame,
+    outputs_table,
     sampling_settings,
     truncated_share,
     validate_perturbed,
@@ -107,10 +111,12 @@ def run_model(
 
     # Build every prompt first so the engine gets all benchmarks' misses in one batch.
     plans = []
+    summaries = {}
     for name in names:
         path = paths.perturbed(name)
         rows = read_parquet(path, f"run `dvc repro perturb@{name}`")
         validate_perturbed(rows, source=str(path))
+        summaries[name] = _perturbation_summary(paths, name)
         spec = get_spec(name, paths.raw_benchmarks)
         fewshot = None
         if style == "few_shot":
@@ -143,7 +149,7 @@ def run_model(
                 click.echo(f"generate: {name}: no log-likelihood scoring: {ll_reason}", err=True)
         if method == "loglikelihood" and ll_requests is not None:
             requests = []  # scored by log-likelihood only: nothing to generate
-        plans.append((name, rows, prompts, requests, spec, ll_requests, ll_reason))
+        plans.append((name, path, rows, prompts, requests, spec, ll_requests, ll_reason))
 
     caches = paths.generation_caches
     engine = make_engine(
@@ -152,17 +158,17 @@ def run_model(
         model_cache=default_model_cache(paths.root),
         read_also=sorted(p for p in caches.iterdir() if p.is_dir()) if caches.is_dir() else (),
     )
-    all_requests = [r for plan in plans for r in plan[3]]
+    all_requests = [r for plan in plans for r in plan[4]]
     generations = engine.generate(all_requests, progress=progress)
     stats = engine.last_stats
     # Log-likelihood requests of every benchmark in one batch as well (same engine, same cache).
-    all_ll = [r for plan in plans if plan[5] for row in plan[5] for r in row]
+    all_ll = [r for plan in plans if plan[6] for row in plan[6] for r in row]
     ll_results = engine.loglikelihood(all_ll, progress=progress) if all_ll else []
 
     per_benchmark = {}
     sent: set[str] = set()  # requests counted so far: a repeat is generated once
     offset = ll_offset = 0
-    for name, rows, prompts, requests, spec, ll_requests, ll_reason in plans:
+    for name, path, rows, prompts, requests, spec, ll_requests, ll_reason in plans:
         if requests:
             gens = generations[offset : offset + len(requests)]
             offset += len(requests)
@@ -174,7 +180,7 @@ def run_model(
             ll = loglikelihood_columns(spec, ll_requests, ll_results[ll_offset : ll_offset + n])
             ll_offset += n
             frame = pd.concat([frame, ll], axis=1)
-        atomic.write_parquet(paths.outputs(name, slug), frame)
+        atomic.write_parquet(paths.outputs(name, slug), outputs_table(frame, pq.read_schema(path)))
         truncated, share = truncated_share(gens)
         if share > TRUNCATION_WARNING:
             log.warning(
@@ -212,6 +218,7 @@ def run_model(
         "benchmarks": per_benchmark,
     }
     atomic.write_json(paths.generation_summary(slug), metrics)
+    atomic.write_json(paths.outputs_perturbation(slug), summaries)
     engine.close()
     if smoke:
         log.warning(TINY_RANDOM_NOTE)
@@ -225,6 +232,17 @@ def run_model(
         f"model {engine.identity.label}"
         f"{' (smoke test: chance accuracy)' if smoke else ''} -> {paths.outputs('*', slug)}"
     )
+
+
+def _perturbation_summary(paths: ProjectPaths, name: str) -> dict:
+    """perturb@<name>'s summary (data/perturbed/<name>.summary.json)."""
+    path = paths.perturbation_summary(name)
+    if not path.exists():
+        raise InputError(f"{path}: not found (run `dvc repro perturb@{name}`)")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not a JSON object ({exc.msg}); rerun perturb@{name}") from None
 
 
 def _choice_lists(column: list | None) -> list | None:

@@ -1,5 +1,6 @@
-"""Stage score@<model>: parse and score one model's outputs -> data/scored/<model>/ (rows and every
-figure), one small headline file per benchmark in metrics/<model>/, plot tables in plots/<model>/."""
+"""Stage score@<model>: parse and score one model's outputs -> data/scored/<model>/ (rows, the pairs
+table and every figure), one small headline file per benchmark in metrics/<model>/, plot tables in
+plots/<model>/."""
 
 from __future__ import annotations
 
@@ -16,13 +17,14 @@ from evalpipe.model_list import model_configs
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.loglikelihood import method_agreement, score_loglikelihood
-from evalpipe.scoring.report import (
+from evalpipe.scoring.pairs import build_pairs
+from evalpipe.scoring.scorer import error_preview, score_frame
+from evalpipe.scoring.summaries import (
     ClassificationSetup,
     build_reports,
     rounded,
     truncation_warnings,
 )
-from evalpipe.scoring.scorer import error_preview, score_frame
 from evalpipe.scoring.views import view_name
 from stages._common import fail_cleanly, params_option, read_parquet, root_option
 
@@ -115,16 +117,17 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
                 )
 
     scored_dir = paths.scored_dir(slug)
-    reports = build_reports(
-        scored,
-        classification=classification,
-        level=level,
-        source_dir=str(scored_dir),
-    )
+    # Paired once: every paired figure below (and the impact stage's, the report's) groups this.
+    pairs = build_pairs(scored, model=slug, source_dir=str(scored_dir))
+    reports = build_reports(scored, pairs, classification=classification, level=level)
     # Written only once every benchmark has scored: a bad file leaves no partial results behind.
     for name, frame in scored.items():
         atomic.write_parquet(paths.scored(name, slug), frame)
         atomic.write_jsonl(paths.errors_preview(name, slug), error_preview(frame, limit=20))
+    atomic.write_parquet(paths.pairs(slug), pairs)
+    summaries = paths.outputs_perturbation(slug)
+    if summaries.exists():  # generate's {benchmark: perturbation summary}, passed on unchanged
+        atomic.write_text(paths.scored_perturbation(slug), summaries.read_text(encoding="utf-8"))
     for name, figures in agreement.items():
         # beside the log-likelihood view's figures: agreement with the generated answers
         reports.robustness[view_name(name, "loglikelihood")]["method_agreement"] = rounded(figures)
@@ -155,7 +158,8 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
     for line in truncation_warnings(reports.robustness):
         click.echo(line, err=True)
     click.echo(
-        f"score@{slug}: {len(scored)} views ({len(files)} benchmarks), {rows} rows ({unparsed} unparsed) -> "
+        f"score@{slug}: {len(scored)} views ({len(files)} benchmarks), {rows} rows ({unparsed} unparsed), "
+        f"{len(pairs)} pairs -> "
         f"{scored_dir}, {metrics_dir}/ (mean delta {mean_delta}), {plots}/"
     )
 

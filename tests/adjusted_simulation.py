@@ -33,7 +33,7 @@ def simulate_pairs(
     model: str = "m",
     language: str = "english",
 ) -> pd.DataFrame:
-    """Pairs with the columns of ``impact_pairs`` (``op`` holds the kind).
+    """Pairs with the pairs table's columns the impact tables read (``op`` holds the kind).
 
     Parameters
     ----------
@@ -84,13 +84,14 @@ def simulate_pairs(
                     "language": language,
                     "benchmark": f"bench{b}",
                     "example_id": [f"e{i:04d}" for i in ex],
+                    "cluster": b * 1_000_000 + ex,  # the example, as cluster_codes numbers it
                     "variant": [f"w{j}" for j in w],
                     "word_rank": w + 1,
                     "occurrences": typos,
                     "perturbed_occurrences": typos,
                     "correct_original": correct[ex],
                     "correct_perturbed": correct[ex] ^ flip,
-                    "unparsed_perturbed": False,
+                    "parse_status_perturbed": "strict",
                     "op": np.asarray(kinds)[kind],
                     "script": None,
                 }

@@ -15,6 +15,8 @@ _SETUPS = {
     "jsquad": (None, "回答：{}"),
 }
 WORDS = ("the", "of", "and")
+LANGUAGES = {"mmlu": "english", "gsm8k": "english", "imdb": "english"}  # others: japanese
+OPS = ("replace", "insert", "delete")
 
 
 def make_outputs(
@@ -86,6 +88,136 @@ def make_outputs(
                     "labels": labels,
                     "occurrences": 2 if variant != "original" else 0,
                     "perturbed_occurrences": fired,
+                    # what perturb writes per row and generate carries (docs/architecture.md)
+                    "draw": 0,
+                    "language": LANGUAGES.get(name, "japanese"),
+                    "n_typos": fired,
+                    "n_edited_chars": fired,
+                    "op": (OPS[(i + rank) % 3] if fired == 1 else "mixed") if fired else None,
+                    "script": ("latin" if name in LANGUAGES else "hiragana") if fired else None,
                 }
             )
     return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------- pairs
+
+# evalpipe.perturb.scripts classes -> the coarse script classes of the rows (what perturb writes).
+_SCRIPT_OF_CLASS = {
+    "hiragana": "hiragana", "katakana": "katakana", "halfwidth_katakana": "katakana",
+    "kanji": "kanji", "latin_lower": "latin", "latin_upper": "latin", "fullwidth_lower": "latin",
+    "fullwidth_upper": "latin", "digit": "digit", "fullwidth_digit": "digit",
+}  # fmt: skip
+
+
+def _script(record: dict) -> str:
+    from evalpipe.perturb.scripts import char_class
+
+    ch = record.get("new_char") if record.get("op") == "insert" else record.get("original_char")
+    return _SCRIPT_OF_CLASS.get(char_class(str(ch)[0]) or "", "other") if ch else "other"
+
+
+def _kind(values: list[str]) -> str | None:
+    unique = set(values)
+    return None if not unique else unique.pop() if len(unique) == 1 else "mixed"
+
+
+def with_contract_columns(
+    scored: pd.DataFrame, *, language: str = "english", perturbed: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """A hand-made scored frame with the columns the generate stage carries (draw, language, typo
+    kinds and counts, prompt, score, ...) filled in where the test left them out. ``perturbed``
+    (``benchmark, example_id, word_rank, perturbations``; optional ``draw``) gives each row's
+    ``op`` and ``script`` as the perturb stage writes them."""
+    frame = scored.reset_index(drop=True).copy()
+    fired = frame.get("perturbed_occurrences", 0)
+    defaults = {
+        "draw": 0, "subtask": None, "language": language, "occurrences": fired,
+        "perturbed_occurrences": fired, "n_typos": fired, "n_edited_chars": fired, "prompt": "",
+        "prediction": "", "finish_reason": "stop", "parse_status": "strict",
+    }  # fmt: skip
+    for column, value in defaults.items():
+        if column not in frame:
+            frame[column] = value
+    if "word_rank" not in frame:  # one rank per target word, 0 for the original
+        codes = pd.factorize(frame["variant"], sort=True)[0] + 1
+        frame["word_rank"] = codes * (frame["variant"] != "original").to_numpy()
+    if "score" not in frame:
+        frame["score"] = frame["correct"].astype(float)
+    for column in ("op", "script"):
+        if column not in frame:
+            frame[column] = None
+    if perturbed is not None:
+        key = ["benchmark", "example_id", "word_rank", "draw"]
+        records = perturbed.assign(draw=perturbed.get("draw", 0))
+        kinds = pd.DataFrame({
+            **{c: records[c].to_numpy() for c in key},
+            "_op": [_kind([r["op"] for r in ops]) for ops in records["perturbations"]],
+            "_script": [_kind([_script(r) for r in ops]) for ops in records["perturbations"]],
+        })  # fmt: skip
+        kinds = kinds.astype({"word_rank": "int64", "draw": "int64"})
+        frame = frame.astype({"word_rank": "int64", "draw": "int64"}).merge(
+            kinds, on=key, how="left", validate="many_to_one"
+        )
+        frame["op"], frame["script"] = frame.pop("_op"), frame.pop("_script")
+    return frame
+
+
+def pairs_of(
+    views: dict[str, pd.DataFrame],
+    *,
+    model: str = "m",
+    language: str = "english",
+    perturbed: dict[str, pd.DataFrame] | None = None,
+) -> pd.DataFrame:
+    """:func:`evalpipe.scoring.pairs.build_pairs` of hand-made scored views."""
+    from evalpipe.scoring.pairs import build_pairs
+
+    perturbed = perturbed or {}
+    return build_pairs(
+        {
+            name: with_contract_columns(
+                frame, language=language, perturbed=perturbed.get(frame["benchmark"].iloc[0])
+            )
+            for name, frame in views.items()
+        },
+        model=model,
+    )
+
+
+def impact_of(
+    scored: dict[str, pd.DataFrame],
+    perturbed: dict[str, pd.DataFrame],
+    words: dict[str, pd.DataFrame],
+    *,
+    languages: dict[str, str],
+    settings,
+):
+    """The impact tables of hand-made scored frames (benchmark -> rows of one or more models,
+    column ``model``), through the pairs tables the score stage writes."""
+    from evalpipe.scoring.word_impact import build_impact
+
+    tables, counts = [], []
+    models = sorted({str(m) for frame in scored.values() for m in frame["model"]})
+    for model in models:
+        views = {
+            name: frame.loc[frame["model"] == model]
+            for name, frame in scored.items()
+            if (frame["model"] == model).any()
+        }
+        for name, frame in views.items():
+            counts.append((model, name, int((frame["variant"] == "original").sum())))
+            tables.append(
+                pairs_of({name: frame}, model=model, language=languages[name], perturbed=perturbed)
+            )
+    # one table per model, as the score stage writes it: clusters numbered over the model's views
+    from evalpipe.scoring.pairs import cluster_codes
+
+    pairs = pd.concat(tables, ignore_index=True)
+    for model in models:
+        mask = (pairs["model"] == model).to_numpy()
+        pairs.loc[mask, "cluster"] = cluster_codes(
+            pairs.loc[mask, "benchmark"].to_numpy(), pairs.loc[mask, "example_id"].to_numpy()
+        )
+    n_base = pd.DataFrame(counts, columns=["model", "view", "n_base"])
+    return build_impact(pairs, words, n_base=n_base, settings=settings)

@@ -638,21 +638,14 @@ def test_generate_says_why_few_shot_prompts_have_no_demonstrations(tmp_path) -> 
     import sys
 
     from tests.inference_servers import CannedServer
+    from tests.perturbed_sets import write_unperturbed
     from tests.test_inference_openai import _cfg
 
     repo = Path(__file__).resolve().parents[1]
     examples, fewshot = _files("jnli")  # valid only: train-v1.1.json is not in the fixture
-    rows = examples.assign(
-        variant="original",
-        word_rank=0,
-        seed=0,
-        perturbations=[[] for _ in range(len(examples))],
-        occurrences=0,
-        perturbed_occurrences=0,
-    )
     root = tmp_path / "proj"
     meta = dataset_metadata(examples)
-    atomic.write_parquet(root / "data" / "perturbed" / "jnli.parquet", rows)
+    write_unperturbed(root, "jnli", examples)
     atomic.write_parquet(
         root / "data" / "benchmarks" / "jnli.fewshot.parquet", to_arrow(fewshot), metadata=meta
     )

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -61,6 +62,19 @@ def test_two_draws_are_generated_scored_and_counted_once_per_example(tmp_path: P
     assert outputs[key].values.tolist() == perturbed[key].values.tolist()
     # every row generated once; a prompt two rows share (two draws, same text) is sent once
     assert len(sent) == outputs["prompt"].nunique() <= len(outputs)
+    # what perturb stated travels with the outputs, values and types unchanged
+    carried = ["draw", "language", "n_typos", "n_edited_chars", "op", "script", "fields"]
+    pd.testing.assert_frame_equal(outputs[carried], perturbed[carried])
+    out_dir = tmp_path / "data" / "outputs" / "canned"
+    edits = pq.read_table(out_dir / "imdb.parquet", columns=["perturbations"])
+    assert edits.equals(
+        pq.read_table(tmp_path / "data" / "perturbed" / "imdb.parquet", columns=["perturbations"])
+    )
+    typos = outputs.loc[outputs["word_rank"] != 0]
+    assert typos["op"].notna().all() and (typos["n_typos"] == typos["perturbed_occurrences"]).all()
+    assert (typos["n_edited_chars"] >= typos["n_typos"]).all()
+    summary = json.loads((tmp_path / "data" / "perturbed" / "imdb.summary.json").read_text())
+    assert json.loads((out_dir / "perturbation.json").read_text()) == {"imdb": summary}
 
     scored = pd.read_parquet(tmp_path / "data" / "scored" / "canned" / "imdb.parquet")
     assert (

@@ -11,10 +11,10 @@ from evalpipe.errors import InputError
 from evalpipe.inference.generate import OUTPUT_COLUMNS, outputs_frame, validate_perturbed
 from evalpipe.inference.types import Generation
 from evalpipe.scoring.intervals import paired_interval
-from evalpipe.scoring.pairing import pair_rows
-from evalpipe.scoring.robustness import word_table
+from evalpipe.scoring.robustness import originals_of, word_table
 from evalpipe.scoring.simulate import Design, Replication, simulate, word_rows
-from evalpipe.scoring.word_impact import ImpactSettings, build_impact
+from evalpipe.scoring.word_impact import ImpactSettings
+from tests.scoring_fixtures import impact_of, pairs_of
 
 K = 3
 # example -> perturbed correctness per draw (original always right); e3's third draw had no typo
@@ -49,22 +49,29 @@ def _perturbed(scored: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def test_outputs_carry_draw_only_with_several_draws():
+def test_outputs_always_carry_draw():
+    edit = [{"op": "replace", "original_char": "h", "new_char": "j"}]
     rows = pd.DataFrame({"benchmark": "mmlu", "example_id": ["1", "1", "1"],
                          "variant": ["original", "the", "the"], "word_rank": [0, 1, 1],
-                         "draw": pd.array([0, 0, 1], dtype="int32"), "fields": "{}"})  # fmt: skip
+                         "draw": pd.array([0, 0, 1], dtype="int32"), "fields": "{}",
+                         "language": "english", "n_typos": [0, 1, 1], "n_edited_chars": [0, 1, 1],
+                         "op": [None, "replace", "replace"], "script": [None, "latin", "latin"],
+                         "perturbations": [[], edit, edit]})  # fmt: skip
     gens = [Generation("x", "stop", 1, 1)] * 3
     out = outputs_frame(rows, ["a", "b", "b"], gens, model="m")
     assert out.columns.tolist()[:5] == ["benchmark", "example_id", "variant", "word_rank", "draw"]
     assert out["draw"].tolist() == [0, 0, 1] and str(out["draw"].dtype) == "int32"
     one = outputs_frame(rows.iloc[:2], ["a", "b"], gens[:2], model="m")
-    assert one.columns.tolist() == list(OUTPUT_COLUMNS)  # draws: 1 -> the columns of old
+    assert one.columns.tolist() == list(OUTPUT_COLUMNS)  # draws: 1 -> the same columns, draw 0
+    assert one["draw"].tolist() == [0, 0] and str(one["draw"].dtype) == "int32"
 
 
 def test_a_repeated_key_in_the_perturbed_rows_is_an_input_error():
     rows = pd.DataFrame({"benchmark": "mmlu", "example_id": ["1", "1", "1"],
                          "variant": ["original", "the", "the"], "word_rank": [0, 1, 1],
-                         "draw": [0, 1, 1], "fields": "{}"})  # fmt: skip
+                         "draw": [0, 1, 1], "fields": "{}", "language": "english",
+                         "n_typos": [0, 1, 1], "n_edited_chars": [0, 1, 1], "op": None,
+                         "script": None, "perturbations": [[], [], []]})  # fmt: skip
     with pytest.raises(InputError, match=r"p\.parquet, row 2: a second row for .*draw"):
         validate_perturbed(rows, source="p.parquet")
     validate_perturbed(rows.assign(draw=[0, 1, 2]), source="p.parquet")
@@ -72,7 +79,7 @@ def test_a_repeated_key_in_the_perturbed_rows_is_an_input_error():
 
 def test_k_draws_pair_with_their_original_and_cluster_on_the_example():
     scored = _scored()
-    pairs = pair_rows(scored)
+    pairs = pairs_of({"mmlu": scored})
     assert len(pairs) == sum(len(a) for a in DRAWS.values()) == 17
     assert pairs["correct_original"].all()
     for eid, answers in DRAWS.items():
@@ -83,9 +90,9 @@ def test_k_draws_pair_with_their_original_and_cluster_on_the_example():
     assert pairs["cluster"].nunique() == len(DRAWS)
 
     words = pd.DataFrame({"rank": [1], "word": ["the"], "source": ["wordfreq"]})
-    table, operations, _ = build_impact({"mmlu": scored}, {"mmlu": _perturbed(scored)},
-                                        {"english": words}, languages={"mmlu": "english"},
-                                        settings=ImpactSettings(small_n=5))  # fmt: skip
+    table, operations, _ = impact_of({"mmlu": scored}, {"mmlu": _perturbed(scored)},
+                                     {"english": words}, languages={"mmlu": "english"},
+                                     settings=ImpactSettings(level=0.95, small_n=5))  # fmt: skip
     row = table.loc[table["scope"] == "pooled"].iloc[0]
     assert row["n"] == len(DRAWS)  # examples, not the 17 pairs
     assert not row["small_n"]
@@ -99,7 +106,7 @@ def test_k_draws_pair_with_their_original_and_cluster_on_the_example():
     assert row["ci_high"] - row["ci_low"] > high - low
     assert operations.loc[operations["scope"] == "pooled", "n"].tolist() == [len(DRAWS)]
 
-    per_benchmark = word_table(scored, level=0.95)
+    per_benchmark = word_table(pairs, originals=originals_of(scored), level=0.95)
     assert per_benchmark["n"].tolist() == [len(DRAWS)]
     assert per_benchmark["n_c2i"].tolist() == [5]
     assert per_benchmark["ci_low"].iloc[0] == pytest.approx(row["ci_low"])
@@ -107,13 +114,13 @@ def test_k_draws_pair_with_their_original_and_cluster_on_the_example():
 
 def test_one_draw_counts_pairs_as_before():
     scored = _scored()
-    first = scored.loc[scored["draw"] == 0].drop(columns="draw")
+    first = scored.loc[scored["draw"] == 0]
     words = pd.DataFrame({"rank": [1], "word": ["the"]})
-    table, _, _ = build_impact({"mmlu": first}, {"mmlu": _perturbed(first.assign(draw=0))},
-                               {"english": words}, languages={"mmlu": "english"},
-                               settings=ImpactSettings(small_n=5))  # fmt: skip
+    table, _, _ = impact_of({"mmlu": first}, {"mmlu": _perturbed(first)},
+                            {"english": words}, languages={"mmlu": "english"},
+                            settings=ImpactSettings(level=0.95, small_n=5))  # fmt: skip
     row = table.loc[table["scope"] == "pooled"].iloc[0]
-    assert row["n"] == len(pair_rows(first)) == len(DRAWS)
+    assert row["n"] == len(pairs_of({"mmlu": first})) == len(DRAWS)
     assert row["design_effect"] == 1.0
 
 

@@ -1,5 +1,6 @@
-"""The impact stage on hand-made scored, perturbed and word-list files, and end to end under DVC:
-`dvc repro` of score + impact, then the forest plot definition renders the top-N words."""
+"""The impact stage on hand-made outputs and word-list files (no data/perturbed: impact reads the
+score stage's pairs tables), and end to end under DVC: `dvc repro` of score + impact, then the
+forest plot definition renders the top-N words."""
 
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ from stages.score import main as score_main
 from tests.scoring_fixtures import WORDS, make_outputs
 
 REPO = Path(__file__).resolve().parents[1]
-LANGUAGE = {"mmlu": "english", "gsm8k": "english", "jnli": "japanese", "jsquad": "japanese"}
 WORD_LISTS = {
     "english": pd.DataFrame({
         "rank": [1, 2, 3], "word": list(WORDS), "lemma": [None] * 3, "pos": [None] * 3,
@@ -31,23 +31,6 @@ WORD_LISTS = {
         "source": ["bccwj"] * 3,
     }),
 }  # fmt: skip
-OPS = ("replace", "insert", "delete")
-
-
-def _perturbed(outputs: pd.DataFrame, language: str) -> pd.DataFrame:
-    """The perturb stage's rows for these outputs: one operation per fired occurrence."""
-    records = []
-    for k, row in enumerate(outputs.itertuples()):
-        ops = [
-            {"op": OPS[(k + j) % 3], "original_char": "e", "new_char": "x"}
-            for j in range(int(row.perturbed_occurrences))
-        ]
-        records.append(ops)
-    return pd.DataFrame({
-        "benchmark": outputs["benchmark"], "example_id": outputs["example_id"],
-        "variant": outputs["variant"], "word_rank": outputs["word_rank"], "language": language,
-        "perturbations": records,
-    })  # fmt: skip
 
 
 def _setup(
@@ -57,19 +40,15 @@ def _setup(
     p_flip: float = 0.3,
     models: dict[str, float] | None = None,
 ) -> Path:
-    """Outputs of each model (slug -> its p_flip; default: the params' one model) and the
-    perturbed sets and word lists they share."""
+    """Outputs of each model (slug -> its p_flip; default: the params' one model) and the word
+    lists they share."""
     models = models or {"tiny-random": p_flip}
-    for folder in ("perturbed", "words"):
-        (root / "data" / folder).mkdir(parents=True, exist_ok=True)
+    (root / "data" / "words").mkdir(parents=True, exist_ok=True)
     for slug, flip in models.items():
         (root / "data" / "outputs" / slug).mkdir(parents=True, exist_ok=True)
         for k, name in enumerate(names):
             outputs = make_outputs(name, n_examples=24, seed=k, p_flip=flip).assign(model=slug)
             outputs.to_parquet(root / "data" / "outputs" / slug / f"{name}.parquet")
-            _perturbed(outputs, LANGUAGE[name]).to_parquet(
-                root / "data" / "perturbed" / f"{name}.parquet"
-            )
     for language, words in WORD_LISTS.items():
         words.to_parquet(root / "data" / "words" / f"{language}.parquet")
     params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
@@ -103,7 +82,7 @@ def test_stage_writes_the_three_tables_and_top_words_per_language(tmp_path):
     operations = pd.read_parquet(root / "data" / "impact" / "operations.parquet")
     scripts = pd.read_parquet(root / "data" / "impact" / "scripts.parquet")
     assert set(operations["op"]) <= {"replace", "insert", "delete", "mixed"}
-    assert set(scripts["script"]) == {"latin"}
+    assert set(scripts["script"]) == {"latin", "hiragana"}  # the rows' own, as perturb wrote them
     for table in (operations, scripts):
         # beside the marginal rows, the kind's effect adjusted for word, example and benchmark
         assert list(table.columns[-len(ADJUSTED_COLUMNS) :]) == ADJUSTED_COLUMNS
@@ -155,19 +134,19 @@ def test_stage_rerun_is_byte_identical(tmp_path):
     assert {p: p.read_bytes() for p in files} == before
 
 
-def test_missing_perturbed_file_and_bad_language_are_input_errors(tmp_path):
+def test_missing_pairs_file_and_bad_language_are_input_errors(tmp_path):
     root = _setup(tmp_path, names=("mmlu",))
     assert _invoke(score_main, root).exit_code == 0
-    path = root / "data" / "perturbed" / "mmlu.parquet"
+    path = root / "data" / "scored" / "tiny-random" / "pairs.parquet"
     frame = pd.read_parquet(path)
     frame.assign(language="klingon").to_parquet(path)
     result = _invoke(impact_main, root)
     assert result.exit_code == 2
-    assert "mmlu.parquet: column 'language'" in result.output and "klingon" in result.output
+    assert "pairs.parquet: column 'language'" in result.output and "klingon" in result.output
     path.unlink()
     result = _invoke(impact_main, root)
     assert result.exit_code == 2
-    assert "perturbed/mmlu.parquet: missing" in result.output
+    assert "tiny-random/pairs.parquet: missing" in result.output
     assert not (root / "data" / "impact" / "words.parquet").exists()
 
 
@@ -221,6 +200,8 @@ def test_loglikelihood_only_runs_pool_each_benchmark_once(tmp_path):
     assert (mmlu["accuracy_perturbed"] == 0).all() and (mmlu["accuracy_original"] == 1).all()
     rate = pd.read_csv(root / "plots" / "tiny-random" / "accuracy_by_rate.csv")
     scored = root / "data" / "scored" / "tiny-random"
-    assert sorted(p.stem for p in scored.glob("*.parquet")) == ["gsm8k", "mmlu.ll", "mmlu.ll_norm"]
+    assert sorted(p.stem for p in scored.glob("*.parquet")) == [
+        "gsm8k", "mmlu.ll", "mmlu.ll_norm", "pairs",
+    ]  # fmt: skip
     once = sum(len(pd.read_parquet(scored / f"{v}.parquet")) for v in ("gsm8k", "mmlu.ll"))
     assert rate["n"].sum() == once  # each benchmark's rows once, not once per method

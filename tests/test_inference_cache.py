@@ -7,15 +7,18 @@ import os
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
 from evalpipe.errors import InputError
 from evalpipe.inference.cache import CacheEntry, GenerationCache, cache_key
 from evalpipe.inference.engine import make_backend, make_engine
 from evalpipe.inference.generate import (
+    CARRIED_COLUMNS,
     OUTPUT_COLUMNS,
     answer_budget,
     outputs_frame,
+    outputs_table,
     sampling_settings,
     validate_perturbed,
 )
@@ -207,28 +210,73 @@ def test_budget_is_the_specs_unless_sampling_max_tokens_overrides_it() -> None:
 
 def test_perturbed_frame_without_fields_names_file_and_columns() -> None:
     df = pd.DataFrame({"benchmark": ["x"], "example_id": ["1"], "variant": ["original"]})
-    with pytest.raises(InputError, match=r"x.parquet: missing columns \['word_rank', 'fields'\]"):
+    with pytest.raises(
+        InputError,
+        match=r"x.parquet: missing columns \['word_rank', 'draw', 'language', .*'fields'\]",
+    ):
         validate_perturbed(df, source="x.parquet")
 
 
-def test_outputs_carry_keys_generation_and_gold_columns() -> None:
-    rows = pd.DataFrame(
+def _perturbed_set(tmp_path: Path) -> Path:
+    """A real perturbed set (perturb_frame) of two English examples, as the perturb stage
+    writes it; the second example has no target word, so its row has no edit."""
+    from evalpipe import atomic
+    from evalpipe.perturb import Probabilities, perturb_frame
+
+    bench = pd.DataFrame(
         {
-            "benchmark": ["b", "b"],
-            "example_id": ["1", "1"],
-            "variant": ["original", "the"],
-            "word_rank": [0, 1],
-            "fields": ["{}", "{}"],
-            "answer": ["A", "A"],
-            "task_type": ["mc", "mc"],
+            "benchmark": "b",
+            "example_id": ["1", "2"],
+            "subtask": None,
+            "language": "english",
+            "task_type": "mc",
+            "fields": ['{"q": "The cat and the dog"}', '{"q": "No word here"}'],
+            "perturbable": [["q"], ["q"]],
+            "choices": None,
+            "answer": ["A", "B"],
+            "answers": [["A"], ["B"]],
+            "labels": [["A", "B"], ["A", "B"]],
         }
     )
-    gens = [Generation("A", "stop", 5, 1, True), Generation("B", "length", 5, 2, False)]
-    out = outputs_frame(rows, ["p0", "p1"], gens, model="m@1")
+    words = pd.DataFrame({"rank": [1, 2], "word": ["the", "and"]})
+    table = perturb_frame(bench, words, probabilities=Probabilities(0.5, 0.5, 0), seed=3).table
+    path = tmp_path / "b.parquet"
+    atomic.write_parquet(path, table)
+    return path
+
+
+def test_outputs_carry_keys_generation_gold_and_what_perturb_stated(tmp_path: Path) -> None:
+    path = _perturbed_set(tmp_path)
+    rows = pd.read_parquet(path)  # as the stage reads it
+    assert len(rows) == 4  # two originals, "the" and "and" of the first example
+    gens = [Generation(str(i), "stop", 5, 1, i == 0) for i in range(len(rows))]
+    out = outputs_frame(rows, [f"p{i}" for i in range(len(rows))], gens, model="m@1")
     assert tuple(out.columns) == OUTPUT_COLUMNS
-    assert out["output"].tolist() == ["A", "B"] and out["from_cache"].tolist() == [True, False]
-    assert out["answer"].tolist() == ["A", "A"] and out["labels"].isna().all()
-    assert out["prompt_hash"].str.len().tolist() == [16, 16]
+    assert out["output"].tolist() == ["0", "1", "2", "3"] and out["from_cache"].tolist()[:2] == [
+        True,
+        False,
+    ]
+    assert out["answer"].tolist() == ["A", "A", "A", "B"] and out["subtask"].isna().all()
+    assert out["prompt_hash"].str.len().tolist() == [16] * 4
+    table = outputs_table(out, pq.read_schema(path))
+    perturbed = pq.read_table(path)
+    for name in ("draw", *CARRIED_COLUMNS):  # the perturbed set's values and types, unchanged
+        assert table.schema.field(name).type == perturbed.schema.field(name).type, name
+        assert table.column(name).to_pylist() == perturbed.column(name).to_pylist(), name
+    assert table.column("n_typos").to_pylist()[1] >= 2 and table.column("op").to_pylist()[0] is None
+    assert table.column("draw").to_pylist() == [0] * 4
+
+
+def test_outputs_of_a_set_without_any_edit_keep_the_edit_types(tmp_path: Path) -> None:
+    # no row with an edit: Arrow would otherwise type perturbations list<null>, op null
+    path = _perturbed_set(tmp_path)
+    rows = pd.read_parquet(path).iloc[[0, 3]]
+    gens = [Generation("x", "stop", 1, 1)] * 2
+    table = outputs_table(outputs_frame(rows, ["a", "b"], gens, model="m"), pq.read_schema(path))
+    perturbed = pq.read_schema(path)
+    assert table.schema.field("perturbations").type == perturbed.field("perturbations").type
+    assert str(table.schema.field("op").type) == "string"
+    assert table.schema.metadata is None
 
 
 def test_temporary_files_of_a_killed_writer_are_removed_at_the_end_of_a_run(

@@ -152,18 +152,11 @@ def _stage_project(root: Path, url: str) -> Path:
     """A working directory with perturbed sets built from the bundled imdb and gsm8k samples."""
     from evalpipe import atomic
     from evalpipe.benchmarks import get_spec, load_benchmark
+    from tests.perturbed_sets import write_unperturbed
 
     for name in ("imdb", "gsm8k"):
         examples, fewshot = load_benchmark(get_spec(name), source="sample", max_samples=10)
-        rows = examples.assign(
-            variant="original",
-            word_rank=0,
-            seed=0,
-            perturbations=[[] for _ in range(len(examples))],
-            occurrences=0,
-            perturbed_occurrences=0,
-        )
-        atomic.write_parquet(root / "data" / "perturbed" / f"{name}.parquet", rows)
+        write_unperturbed(root, name, examples)
         atomic.write_parquet(root / "data" / "benchmarks" / f"{name}.fewshot.parquet", fewshot)
     params = yaml.safe_load((REPO / "params.yaml").read_text())
     params["benchmarks"]["suites"] = {"imdb": "english", "gsm8k": "english"}

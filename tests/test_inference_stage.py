@@ -13,6 +13,7 @@ import yaml
 
 from evalpipe import atomic
 from evalpipe.benchmarks import get_spec, load_benchmark
+from tests.perturbed_sets import write_unperturbed
 
 pytestmark = [pytest.mark.vllm, pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -29,21 +30,12 @@ M = "tiny-random"  # the default params' model slug
 
 def _write_inputs(root, n: int = 2) -> int:
     """Original-only perturbed sets from the bundled samples (the perturb stage is tested
-    elsewhere; generate only needs its columns)."""
+    elsewhere; generate only needs its columns and summaries)."""
     total = 0
     for name in SUITES:
         examples, fewshot = load_benchmark(get_spec(name), source="sample", max_samples=n)
-        rows = examples.assign(
-            variant="original",
-            word_rank=0,
-            seed=0,
-            perturbations=[[] for _ in range(len(examples))],
-            occurrences=0,
-            perturbed_occurrences=0,
-        )
-        atomic.write_parquet(root / "data" / "perturbed" / f"{name}.parquet", rows)
+        total += write_unperturbed(root, name, examples)
         atomic.write_parquet(root / "data" / "benchmarks" / f"{name}.fewshot.parquet", fewshot)
-        total += len(rows)
     return total
 
 
@@ -64,6 +56,18 @@ def test_dvc_repro_generates_offline_and_a_rerun_never_starts_the_engine(project
     assert metrics["benchmarks"]["imdb"]["structured_output"] is True
     assert {"prompt_hash", "output", "answer", "labels", "from_cache"} <= set(imdb.columns)
     assert len(list((root / "data" / "cache" / "generations" / M).glob("seg-*.parquet"))) == 1
+    # every benchmark's outputs carry draw and what perturb stated; its summaries come along
+    for name in SUITES:
+        outputs = pd.read_parquet(root / "data" / "outputs" / M / f"{name}.parquet")
+        perturbed = pd.read_parquet(root / "data" / "perturbed" / f"{name}.parquet")
+        carried = ["draw", "language", "n_typos", "n_edited_chars", "op", "script", "fields"]
+        pd.testing.assert_frame_equal(outputs[carried], perturbed[carried])
+        assert str(outputs["draw"].dtype) == "int32" and (outputs["draw"] == 0).all()
+    summaries = json.loads((root / "data" / "outputs" / M / "perturbation.json").read_text())
+    assert summaries == {
+        name: json.loads((root / "data" / "perturbed" / f"{name}.summary.json").read_text())
+        for name in SUITES
+    }
 
     second = project.dvc("repro", "--single-item", f"generate@{M}")
     assert "didn't change" in second.stdout

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import multinomial
 
-from evalpipe.errors import InputError
 from evalpipe.scoring.intervals import (
     NEWCOMBE,
     TANGO,
@@ -19,8 +16,9 @@ from evalpipe.scoring.intervals import (
     paired_interval,
     tango_interval,
 )
-from evalpipe.scoring.pairing import pair_rows
-from evalpipe.scoring.word_impact import POOLED, ImpactSettings, build_impact
+from evalpipe.scoring.names import POOLED
+from evalpipe.scoring.word_impact import ImpactSettings
+from tests.scoring_fixtures import impact_of, pairs_of
 
 Z = 1.959963984540054
 
@@ -135,8 +133,8 @@ def test_a_stratum_with_one_pair_no_longer_collapses_the_pooled_interval():
         "big": _scored("big", [(f"b{i}", i % 2 == 0, i % 2 == 0) for i in range(35)]),
     }
     words = {"english": pd.DataFrame({"rank": [1], "word": ["the"], "source": ["wordfreq"]})}
-    table, _, _ = build_impact(scored, {}, words, languages={"tiny": "english",
-                               "big": "english"}, settings=ImpactSettings())  # fmt: skip
+    table, _, _ = impact_of(scored, {}, words, languages={"tiny": "english",
+                               "big": "english"}, settings=ImpactSettings(level=0.95, small_n=30))  # fmt: skip
     pooled = table.loc[table["scope"] == POOLED].iloc[0]
     assert pooled["delta"] == pytest.approx(-1 / 36)
     assert pooled["ci_low"] < pooled["delta"] < 0 < pooled["ci_high"]
@@ -156,7 +154,7 @@ def test_operation_rows_cluster_on_the_example():
             rows.append(("b", f"e{i}", f"w{w}", w + 1, not (i < 5)))
     scored = pd.DataFrame(rows, columns=["benchmark", "example_id", "variant", "word_rank",
                                          "correct"]).assign(model="m")  # fmt: skip
-    pairs = pair_rows(scored)
+    pairs = pairs_of({"b": scored})
     assert pairs["cluster"].nunique() == 10 and len(pairs) == 40
     _, _, deff = paired_interval(
         pairs["correct_original"], pairs["correct_perturbed"], clusters=pairs["cluster"]
@@ -170,19 +168,7 @@ def test_operation_rows_cluster_on_the_example():
     assert chigh - clow == pytest.approx(high - low, rel=0.1)
 
 
-def test_draws_of_one_example_share_its_cluster():
-    rows = [("b", "e1", "original", 0, 0, True), ("b", "e1", "the", 1, 0, False),
-            ("b", "e1", "the", 1, 1, True), ("b", "e2", "original", 0, 0, True),
-            ("b", "e2", "the", 1, 0, True), ("b", "e2", "the", 1, 1, True)]  # fmt: skip
-    scored = pd.DataFrame(rows, columns=["benchmark", "example_id", "variant", "word_rank", "draw",
-                                         "correct"])  # fmt: skip
-    pairs = pair_rows(scored)
-    assert pairs["draw"].tolist() == [0, 1, 0, 1]
-    assert pairs["cluster"].tolist() == [0, 0, 1, 1]
-    assert math.isclose(pairs["correct_perturbed"].mean() - pairs["correct_original"].mean(), -0.25)
-
-
-@pytest.mark.parametrize("module", ["intervals", "pairing", "robustness", "simulate"])
+@pytest.mark.parametrize("module", ["intervals", "pairs", "robustness", "simulate"])
 def test_docstring_examples_hold(module):
     import doctest
     import importlib
@@ -200,15 +186,3 @@ def test_one_table_and_many_tables_give_the_same_tango_limits():
     for k in range(n.size):
         one = tango_interval(c2i=int(c2i[k]), i2c=int(i2c[k]), n=int(n[k]), level=0.9)
         assert (float(one[0]), float(one[1])) == pytest.approx((low[k], high[k]), abs=1e-12)
-
-
-def test_pairing_carries_requested_columns_and_names_the_file_of_an_orphan():
-    rows = pd.DataFrame({"benchmark": "b", "example_id": ["e1", "e1", "e2"],
-                         "variant": ["original", "the", "the"], "word_rank": [0, 1, 1],
-                         "correct": [True, False, True], "prompt": ["x", "x y", "z"]})  # fmt: skip
-    with pytest.raises(InputError, match=r"data/scored/b\.parquet: example_id 'e2'.*no 'original'"):
-        pair_rows(rows, carry=("prompt",), source="data/scored/b.parquet")
-    pairs = pair_rows(rows.iloc[:2], carry=("prompt",))
-    assert pairs["prompt"].tolist() == ["x y"]
-    with pytest.raises(InputError, match="prompt"):
-        pair_rows(rows.drop(columns="prompt"), carry=("prompt",))

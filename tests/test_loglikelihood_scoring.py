@@ -26,8 +26,9 @@ from evalpipe.inference.loglikelihood import (
 )
 from evalpipe.inference.types import Loglikelihood
 from evalpipe.scoring.loglikelihood import cohen_kappa, method_agreement, score_loglikelihood
-from evalpipe.scoring.report import ClassificationSetup, build_reports
+from evalpipe.scoring.pairs import build_pairs
 from evalpipe.scoring.scorer import score_frame
+from evalpipe.scoring.summaries import ClassificationSetup, build_reports
 from tests.scoring_fixtures import make_outputs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -317,7 +318,8 @@ def test_scored_frame_has_score_frames_schema_and_build_reports_reads_it(tmp_pat
         assert (scored["finish_reason"] == "loglikelihood").all()
         reports_in[name] = scored
         classification[name] = ClassificationSetup(labels=list(spec.labels))
-    reports = build_reports(reports_in, classification=classification, level=0.95)  # fmt: skip
+    reports = build_reports(reports_in, build_pairs(reports_in, model="m"),
+                            classification=classification, level=0.95)  # fmt: skip
     for name, scored in reports_in.items():
         originals = scored.loc[scored["variant"] == "original"]
         robustness = reports.robustness[name]

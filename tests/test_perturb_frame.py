@@ -13,8 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalpipe import atomic
+from evalpipe.benchmarks import get_spec, load_benchmark
 from evalpipe.errors import InputError
 from evalpipe.perturb import Probabilities, Tokenizer, perturb_frame
+from evalpipe.perturb.scripts import char_class
+from evalpipe.words import word_list
 
 PROBS = Probabilities(0.2, 0.2, 0.2)
 ALWAYS = Probabilities(0.4, 0.3, 0.3)
@@ -77,6 +80,49 @@ def _apply(original: str, perturbations: list[dict], field: str) -> str:
     return "".join(out) + original[cursor:]
 
 
+# The coarse script of a class (docs/perturbation.md, "Output"); no class is "other".
+COARSE = {"hiragana": "hiragana", "katakana": "katakana", "halfwidth_katakana": "katakana",
+          "kanji": "kanji", "latin_lower": "latin", "latin_upper": "latin",
+          "fullwidth_lower": "latin", "fullwidth_upper": "latin", "digit": "digit",
+          "fullwidth_digit": "digit"}  # fmt: skip
+
+
+def _edited_chars(p: dict) -> int:
+    """What docs/perturbation.md says one edit changes, read off its record."""
+    if p["op"] == "insert":
+        return len(p["new_char"])
+    if p["op"] == "transpose":
+        return 2
+    if p["op"] == "conversion":
+        return len(p["original"])
+    return len(p["original_char"])  # replace, delete: a character or a kana unit
+
+
+def _script(p: dict) -> str:
+    ch = p["new_char"] if p["op"] == "insert" else p["original_char"]
+    return COARSE.get(char_class(ch[0]) or "", "other")
+
+
+def _kind(kinds: set[str]) -> str:
+    return kinds.pop() if len(kinds) == 1 else "mixed"
+
+
+def _check_typo_facts(row: dict) -> None:
+    edits = row["perturbations"]
+    if not edits:
+        assert (row["n_typos"], row["n_edited_chars"], row["op"], row["script"]) == (
+            0,
+            0,
+            None,
+            None,
+        )
+        return
+    assert row["n_typos"] == len(edits) == row["perturbed_occurrences"]
+    assert row["n_edited_chars"] == sum(_edited_chars(p) for p in edits)
+    assert row["op"] == _kind({p["op"] for p in edits})
+    assert row["script"] == _kind({_script(p) for p in edits})
+
+
 def _check_provenance(bench: pd.DataFrame, result) -> None:
     originals = {
         r["example_id"]: json.loads(r["fields"])
@@ -84,6 +130,7 @@ def _check_provenance(bench: pd.DataFrame, result) -> None:
         if r["variant"] == "original"
     }
     for row in _rows(result):
+        _check_typo_facts(row)
         if row["variant"] == "original":
             assert row["perturbations"] == [] and row["word_rank"] == 0
             continue
@@ -169,6 +216,10 @@ def test_carried_columns_and_schema_follow_the_contract():
         "perturbations",
         "occurrences",
         "perturbed_occurrences",
+        "n_typos",
+        "n_edited_chars",
+        "op",
+        "script",
         "subtask",
         "language",
         "task_type",
@@ -179,6 +230,9 @@ def test_carried_columns_and_schema_follow_the_contract():
         "labels",
     ]
     assert str(table.schema.field("seed").type) == "int64"
+    types = {name: str(table.schema.field(name).type) for name in ("n_typos", "n_edited_chars")}
+    assert types == {"n_typos": "int32", "n_edited_chars": "int32"}
+    assert str(table.schema.field("op").type) == str(table.schema.field("script").type) == "string"
     struct = table.schema.field("perturbations").type.value_type
     assert [f.name for f in struct] == [
         "field",
@@ -392,12 +446,12 @@ def test_japanese_offsets_index_the_stored_text_whatever_the_unicode(contexts, s
 
 
 def test_rows_flushed_to_arrow_in_chunks_equal_rows_built_at_once(monkeypatch):
-    import evalpipe.perturb.frame as frame_module
+    import evalpipe.perturb.columns as columns_module
 
     examples = [{"q": f"the cat {i} and the dog of a man"} for i in range(12)]
     bench = bench_frame("demo", "english", examples)
     whole = perturb_frame(bench, EN_WORDS, probabilities=ALWAYS, seed=8)
-    monkeypatch.setattr(frame_module, "FLUSH_ROWS", 3)
+    monkeypatch.setattr(columns_module, "FLUSH_ROWS", 3)
     chunked = perturb_frame(bench, EN_WORDS, probabilities=ALWAYS, seed=8)
     assert chunked.table.column("fields").num_chunks > 3
     assert chunked.table.to_pylist() == whole.table.to_pylist()
@@ -438,3 +492,44 @@ def test_summary_counts_and_names_target_words_that_never_occur():
     assert summary["target_words_found"] == 2
     assert summary["targets_not_found"] == 2
     assert summary["targets_not_found_top"] == ["of", "a"]  # by rank
+
+
+def test_each_row_states_its_typo_count_edited_characters_kind_and_script():
+    bench = bench_frame("demo", "english", [{"q": "The cat and the dog of the house, 1 of 2."}])
+    rows = _rows(perturb_frame(bench, EN_WORDS, probabilities=Probabilities(1, 0, 0), seed=3))
+    original, *words = rows
+    assert (original["n_typos"], original["n_edited_chars"], original["op"], original["script"]) == (
+        0, 0, None, None,
+    )  # fmt: skip
+    the = next(r for r in words if r["variant"] == "the")
+    assert (the["n_typos"], the["n_edited_chars"], the["op"], the["script"]) == (
+        3,
+        3,
+        "replace",
+        "latin",
+    )
+    deleted = _rows(perturb_frame(bench, EN_WORDS, probabilities=Probabilities(0, 0, 1), seed=3))
+    assert {(r["op"], r["script"]) for r in deleted[1:]} == {("delete", "latin")}
+    mixed = _rows(perturb_frame(bench, EN_WORDS, probabilities=ALWAYS, seed=5))
+    assert {r["op"] for r in mixed[1:]} >= {"mixed"}  # "the" x3 with two or three kinds
+    for row in (*rows, *deleted, *mixed):
+        _check_typo_facts(row)
+
+
+@pytest.mark.parametrize("draws", [1, 2])
+def test_typo_facts_follow_every_kind_and_script_on_a_japanese_sample(draws):
+    bench = load_benchmark(get_spec("jsquad"), source="sample")[0]
+    probs = Probabilities(0.15, 0.1, 0.15, 0.15, 0.15, model="keyboard")
+    words = word_list("japanese", "wordfreq", raw_dir="/nonexistent", top_n=200, min_length=1)
+    result = perturb_frame(
+        bench, words, probabilities=probs, seed=7, draws=draws, tokenizer=_tokenizer()
+    )
+    rows = _rows(result)
+    for row in rows:
+        _check_typo_facts(row)
+    single = {r["op"] for r in rows if r["n_typos"] == 1}
+    assert single == {"replace", "insert", "delete", "transpose", "conversion"}
+    assert {r["script"] for r in rows} >= {None, "hiragana", "kanji"}
+    assert "mixed" in {r["op"] for r in rows}
+    assert sum(r["n_typos"] for r in rows) == result.summary["perturbed_occurrences"]
+    assert {r["draw"] for r in rows} == set(range(draws))

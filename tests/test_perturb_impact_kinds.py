@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from evalpipe.scoring.word_impact import ImpactSettings, build_impact
+from evalpipe.scoring.word_impact import ImpactSettings
+from tests.scoring_fixtures import impact_of
 
 WORDS = pd.DataFrame({
     "rank": [1, 2], "word": ["以外", "かた"], "lemma": [None] * 2, "pos": [None] * 2,
@@ -32,12 +33,12 @@ def test_transpositions_and_conversions_get_their_own_operation_and_script_rows(
                            "perturbed_occurrences": 1})  # fmt: skip
             perturbed.append({"benchmark": "b", "example_id": str(i), "word_rank": rank,
                               "perturbations": [OPS[word]]})  # fmt: skip
-    _, operations, scripts = build_impact(
+    _, operations, scripts = impact_of(
         {"b": pd.DataFrame(scored)},
         {"b": pd.DataFrame(perturbed)},
         {"japanese": WORDS},
         languages={"b": "japanese"},
-        settings=ImpactSettings(small_n=0),
+        settings=ImpactSettings(level=0.95, small_n=0),
     )
     pooled = operations[operations["scope"] == "pooled"].set_index("op")
     assert set(pooled.index) == {"conversion", "transpose"}

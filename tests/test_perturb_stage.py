@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -44,6 +45,21 @@ def test_dvc_repro_perturbs_two_benchmarks_and_reruns_only_perturb_on_a_param_ch
                 assert list(row.choices) == list(src["choices"])
             for p in row.perturbations:
                 assert before[p["field"]][p["start"] : p["end"]] == p["original"]
+            # the typo facts perturb states once per row
+            assert row.n_typos == row.perturbed_occurrences == len(row.perturbations)
+            assert row.n_edited_chars >= row.n_typos
+            kinds = {p["op"] for p in row.perturbations}
+            expected = None if not kinds else kinds.pop() if len(kinds) == 1 else "mixed"
+            assert row.op == expected if expected else pd.isna(row.op)
+            assert pd.isna(row.script) == (row.word_rank == 0)
+        assert (
+            str(
+                pq.read_schema(root / "data" / "perturbed" / f"{name}.parquet")
+                .field("n_typos")
+                .type
+            )
+            == "int32"
+        )
     first = (root / "data" / "perturbed" / "gsm8k.parquet").read_bytes()
 
     # A forced re-run gives the same bytes.

@@ -303,16 +303,17 @@ def test_comparison_report_shows_both_sides_and_the_metrics_diff():
 
 def test_report_reads_the_impact_stage_tables_as_written():
     """The real impact tables (evalpipe.scoring.word_impact) feed the report unchanged."""
-    from evalpipe.scoring.word_impact import ImpactSettings, build_impact
+    from evalpipe.scoring.word_impact import ImpactSettings
     from tests.report_fixtures import study_frames
+    from tests.scoring_fixtures import impact_of
 
     scored, perturbed, words = study_frames()
-    tables = build_impact(
+    tables = impact_of(
         scored,
         perturbed,
         words,
         languages={"jnli": "japanese"},
-        settings=ImpactSettings(small_n=5),
+        settings=ImpactSettings(level=0.95, small_n=5),
     )
     data = ReportData(
         provenance={"models": [MODEL]},

@@ -16,7 +16,7 @@ from evalpipe.cli.compare import main as report_tool
 from evalpipe.paths import ProjectPaths
 from evalpipe.report.compare import diff_metrics
 from evalpipe.report.html import slug as html_slug
-from evalpipe.scoring.report import HEADLINE_KEYS
+from evalpipe.scoring.summaries import HEADLINE_KEYS
 from stages.report import main as report_stage
 from tests.conftest import project_env
 from tests.report_fixtures import (

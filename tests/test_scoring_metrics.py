@@ -8,23 +8,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rapidfuzz import fuzz
-from scipy.stats import binomtest, bootstrap
+from scipy.stats import binomtest
 from sklearn.metrics import accuracy_score as sk_accuracy
 from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 
 from evalpipe.errors import InputError
 from evalpipe.scoring.metrics import best_score, char_f1, classification_report
-from evalpipe.scoring.report import ClassificationSetup, build_reports, rounded
 from evalpipe.scoring.robustness import (
+    Originals,
     accuracy_by_rate,
     benchmark_summary,
-    bootstrap_delta_ci,
     mcnemar_exact,
+    originals_of,
     paired_stats,
     pdr,
     word_table,
 )
-from evalpipe.seeding import hashed_seed
+from evalpipe.scoring.summaries import ClassificationSetup, build_reports, rounded
+from tests.scoring_fixtures import pairs_of
 
 LABELS = ["entailment", "contradiction", "neutral"]
 
@@ -153,33 +154,6 @@ def test_paired_stats_on_random_pairs_match_direct_computation():
     assert s.pdr == pytest.approx(1 - p.mean() / o.mean())
 
 
-def test_bootstrap_ci_agrees_with_scipy_percentile_bootstrap():
-    rng = np.random.default_rng(3)
-    o = rng.random(400) < 0.7
-    p = np.where(rng.random(400) < 0.25, ~o, o)
-    low, high = bootstrap_delta_ci(o, p, samples=4000, level=0.95, seed=11)
-    ref = bootstrap(
-        (p.astype(float) - o.astype(float),),
-        np.mean,
-        n_resamples=4000,
-        confidence_level=0.95,
-        method="percentile",
-        random_state=5,
-    ).confidence_interval
-    assert low == pytest.approx(ref.low, abs=0.01)
-    assert high == pytest.approx(ref.high, abs=0.01)
-    assert low < p.mean() - o.mean() < high
-
-
-def test_bootstrap_is_deterministic_per_hashed_seed():
-    o, p = [True, False, True, True, False] * 10, [False, False, True, True, True] * 10
-    first = bootstrap_delta_ci(o, p, samples=300, level=0.9, seed=hashed_seed(42, "mmlu", "the"))
-    again = bootstrap_delta_ci(o, p, samples=300, level=0.9, seed=hashed_seed(42, "mmlu", "the"))
-    assert first == again
-    assert hashed_seed(42, "mmlu", "the") != hashed_seed(42, "mmlu", "of")
-    assert bootstrap_delta_ci([], [], samples=100, level=0.95, seed=1) == (None, None)
-
-
 # ----------------------------------------------------------------------------- per word / benchmark
 
 
@@ -193,6 +167,22 @@ def _scored(rows):
     return frame
 
 
+def _words(scored):
+    return word_table(pairs_of({"toy": scored}), originals=originals_of(scored), level=0.95)
+
+
+def _summary(scored):
+    return benchmark_summary(pairs_of({"toy": scored}), originals=originals_of(scored), level=0.95)
+
+
+def _rate(frame):
+    """accuracy_by_rate over one view per benchmark of a frame of several benchmarks."""
+    views = {str(name): rows for name, rows in frame.groupby("benchmark", sort=True)}
+    originals = sum((originals_of(rows.assign(parse_status="strict")) for rows in views.values()),
+                    Originals())  # fmt: skip
+    return accuracy_by_rate(pairs_of(views), originals=originals)
+
+
 def test_word_table_pairs_perturbed_rows_with_their_originals():
     scored = _scored([
         ("e1", "original", 0, True, 0), ("e2", "original", 0, True, 0),
@@ -200,7 +190,7 @@ def test_word_table_pairs_perturbed_rows_with_their_originals():
         ("e1", "the", 1, False, 2), ("e2", "the", 1, True, 1), ("e3", "the", 1, True, 1),
         ("e4", "of", 2, False, 1),
     ])  # fmt: skip
-    table = word_table(scored, level=0.95).set_index("word")
+    table = _words(scored).set_index("word")
     the = table.loc["the"]
     assert the["n"] == 3
     assert the["accuracy_original"] == pytest.approx(2 / 3)
@@ -222,7 +212,7 @@ def test_benchmark_summary_pools_pairs_and_counts_unparsed_rows():
         ("e1", "the", 1, False, 1), ("e2", "the", 1, False, 1), ("e1", "of", 2, True, 1),
     ])  # fmt: skip
     scored.loc[3, "parse_status"] = "unparsed"
-    summary = benchmark_summary(scored, level=0.95)
+    summary = _summary(scored)
     assert summary["n"] == 3
     assert summary["n_words"] == 2
     assert summary["n_examples"] == 2
@@ -233,7 +223,7 @@ def test_benchmark_summary_pools_pairs_and_counts_unparsed_rows():
 
 
 def test_benchmark_without_perturbed_rows_has_null_statistics():
-    summary = benchmark_summary(_scored([("e1", "original", 0, False, 0)]), level=0.95)
+    summary = _summary(_scored([("e1", "original", 0, False, 0)]))
     assert summary["n"] == 0
     assert summary["pdr"] is None and summary["delta"] is None
     assert summary["mcnemar_p"] == 1.0
@@ -241,14 +231,14 @@ def test_benchmark_without_perturbed_rows_has_null_statistics():
 
 def test_orphan_perturbed_row_is_an_input_error_naming_the_example():
     scored = _scored([("e1", "original", 0, True, 0), ("e9", "the", 1, False, 1)])
-    with pytest.raises(InputError, match="e9"):
-        word_table(scored, level=0.95, source="data/scored/toy.parquet")
+    with pytest.raises(InputError, match=r"data/scored/toy\.parquet, row 1: example_id 'e9'"):
+        _words(scored)
 
 
 def test_duplicate_original_rows_are_an_input_error():
     scored = _scored([("e1", "original", 0, True, 0), ("e1", "original", 0, False, 0)])
     with pytest.raises(InputError, match="more than one 'original'"):
-        benchmark_summary(scored, level=0.95)
+        _summary(scored)
 
 
 def test_accuracy_by_rate_bins_share_of_changed_characters():
@@ -260,7 +250,7 @@ def test_accuracy_by_rate_bins_share_of_changed_characters():
         "perturbed_occurrences": [0, 0, 1, 1, 3],
         "correct": [True, False, True, False, False],
     })  # fmt: skip
-    table = accuracy_by_rate(frame)
+    table = _rate(frame)
     assert table["bin"].tolist() == ["0", "(0.5, 1]", "(2, 4]"]
     assert table["perturbation_rate"].tolist() == pytest.approx([0.0, 1.0, 3.0])
     assert table["n"].tolist() == [2, 2, 1]
@@ -282,7 +272,7 @@ def test_typos_without_effect_give_a_flat_rate_curve_across_benchmarks():
                     "benchmark": name, "example_id": f"{name}{i}", "variant": variant,
                     "prompt": "x" * length, "perturbed_occurrences": fired, "correct": correct,
                 })  # fmt: skip
-    table = accuracy_by_rate(pd.DataFrame(rows))
+    table = _rate(pd.DataFrame(rows))
     assert table["bin"].tolist() == ["0", "(0, 0.25]", "(2, 4]"]
     assert table["delta"].tolist() == [0.0, 0.0, 0.0]
     assert (table["accuracy_perturbed"] - table["accuracy_original"]).abs().max() == 0.0
@@ -295,7 +285,7 @@ def test_word_table_adjusts_mcnemar_p_over_the_benchmark_words():
         rows.append((f"e{i}", "the", 1, i >= 12, 1))  # 12 c2i: p = 2 * 0.5**12
         rows.append((f"e{i}", "of", 2, i >= 4, 1))  # 4 c2i: p = 0.125
         rows.append((f"e{i}", "and", 3, i != 0, 1))  # 1 c2i: p = 1
-    table = word_table(_scored(rows), level=0.95).set_index("word")
+    table = _words(_scored(rows)).set_index("word")
     p_the = 2 * 0.5**12
     assert table.loc["the", "mcnemar_p"] == pytest.approx(p_the)
     assert table.loc["the", "p_holm"] == pytest.approx(3 * p_the)
@@ -316,6 +306,7 @@ def test_reports_are_rounded_and_json_safe():
     scored["prompt"] = "p" * 50
     reports = build_reports(
         {"toy": scored},
+        pairs_of({"toy": scored}),
         classification={"toy": ClassificationSetup(["A", "B"])},
         level=0.95,
     )
@@ -336,8 +327,9 @@ def test_reports_are_rounded_and_json_safe():
         "inference.loglikelihood",
         "scoring.loglikelihood",
         "scoring.metrics",
-        "scoring.report",
+        "scoring.pairs",
         "scoring.robustness",
+        "scoring.summaries",
         "scoring.scorer",
     ],
 )

@@ -12,7 +12,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from evalpipe.scoring.report import HEADLINE_KEYS
+from evalpipe.scoring.names import PAIR_COLUMNS
+from evalpipe.scoring.summaries import HEADLINE_KEYS
 from stages.score import main as score_main
 from tests.scoring_fixtures import make_outputs
 
@@ -92,6 +93,29 @@ def test_stage_scores_every_row_and_counts_every_unparsed_output(tmp_path):
     ).all()
     rate = pd.read_csv(root / "plots" / M / "accuracy_by_rate.csv")
     assert rate["n"].sum() == sum(len(make_outputs(n)) for n in NAMES)
+
+
+def test_stage_pairs_once_and_every_paired_figure_groups_the_pairs_table(tmp_path):
+    root = _setup(tmp_path, names=("mmlu", "jnli"))
+    summaries = {"mmlu": {"language": "english", "rows": 3}, "jnli": {"language": "japanese"}}
+    (root / "data" / "outputs" / M / "perturbation.json").write_text(json.dumps(summaries))
+    result = _run(root)
+    assert result.exit_code == 0, result.output
+    scored = root / "data" / "scored" / M
+    pairs = pd.read_parquet(scored / "pairs.parquet")
+    assert pairs.columns.tolist() == PAIR_COLUMNS
+    assert set(pairs["model"]) == {M} and set(pairs["view"]) == {"mmlu", "jnli"}
+    for name in ("mmlu", "jnli"):
+        rows = pd.read_parquet(scored / f"{name}.parquet")
+        mine = pairs.loc[pairs["view"] == name]
+        assert len(mine) == int((rows["variant"] != "original").sum())
+        details = json.loads((scored / "robustness_details.json").read_text())[name]
+        assert details["n"] == len(mine)
+        delta = mine["correct_perturbed"].mean() - mine["correct_original"].mean()
+        assert details["delta"] == pytest.approx(delta, abs=1e-4)
+    assert set(pairs.loc[pairs["view"] == "jnli", "language"]) == {"japanese"}
+    # generate's perturbation summaries pass on unchanged: nothing later reads data/perturbed
+    assert json.loads((scored / "perturbation.json").read_text()) == summaries
 
 
 def test_metrics_files_hold_headline_keys_and_details_hold_the_rest(tmp_path):

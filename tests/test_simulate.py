@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from evalpipe.scoring.intervals import TANGO
+from evalpipe.scoring.names import POOLED
 from evalpipe.scoring.simulate import (
     BOOTSTRAP,
     Design,
@@ -15,7 +16,8 @@ from evalpipe.scoring.simulate import (
     simulate,
     word_rows,
 )
-from evalpipe.scoring.word_impact import POOLED, ImpactSettings, build_impact
+from evalpipe.scoring.word_impact import ImpactSettings
+from tests.scoring_fixtures import impact_of
 
 SMALL = Design(benchmark_sizes=(300, 120, 30), benchmark_accuracy=(0.7, 0.45, 0.6), n_words=30,
                pairs_range=(5, 300), noise=0.5)  # fmt: skip
@@ -56,8 +58,8 @@ def test_simulator_rows_are_the_impact_stages_own_rows():
     words = {"english": pd.DataFrame({"rank": np.arange(1, design.n_words + 1),
                                       "word": [f"w{w}" for w in range(design.n_words)],
                                       "source": "wordfreq"})}  # fmt: skip
-    table, _, _ = build_impact(scored, {}, words, languages=dict.fromkeys(scored, "english"),
-                               settings=ImpactSettings())  # fmt: skip
+    table, _, _ = impact_of(scored, {}, words, languages=dict.fromkeys(scored, "english"),
+                            settings=ImpactSettings(level=0.95, small_n=30))  # fmt: skip
     pooled = table.loc[table["scope"] == POOLED]
     stage = pooled.set_index(pooled["rank"].to_numpy() - 1).sort_index()
     assert stage.index.tolist() == ours.index.tolist()

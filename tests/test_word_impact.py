@@ -12,14 +12,11 @@ from hypothesis import strategies as st
 
 from evalpipe.errors import InputError
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
-from evalpipe.scoring.robustness import word_table
-from evalpipe.scoring.word_impact import (
-    POOLED,
-    ImpactSettings,
-    build_impact,
-    cluster_bootstrap_ci,
-    top_words,
-)
+from evalpipe.scoring.names import POOLED
+from evalpipe.scoring.robustness import originals_of, word_table
+from evalpipe.scoring.simulate import cluster_bootstrap_ci
+from evalpipe.scoring.word_impact import ImpactSettings, build_impact, top_words
+from tests.scoring_fixtures import impact_of, pairs_of
 
 WORDS = {
     "english": pd.DataFrame({
@@ -64,7 +61,7 @@ def _build(benchmarks, *, small_n=0, languages=None):
     for name, examples in benchmarks.items():
         scored[name], perturbed[name] = _rows(name, examples)
     languages = languages or dict.fromkeys(benchmarks, "english")
-    return build_impact(
+    return impact_of(
         scored,
         perturbed,
         WORDS,
@@ -266,7 +263,9 @@ def test_per_benchmark_impact_matches_the_upstream_definition_in_robustness():
     scored, _ = _rows("gsm8k", examples)
     words, _, _ = _build({"gsm8k": examples})
     ours = words.loc[words["scope"] == "gsm8k"].set_index("variant")
-    upstream = word_table(scored, level=0.95).set_index("word")
+    upstream = word_table(
+        pairs_of({"gsm8k": scored}), originals=originals_of(scored), level=0.95
+    ).set_index("word")
     for word in upstream.index:
         assert ours.loc[word, "per_occurrence_impact"] == pytest.approx(
             upstream.loc[word, "per_occurrence_impact"]
@@ -416,12 +415,12 @@ def test_several_models_get_their_own_rows_and_pairs():
     a_scored, perturbed = _rows("gsm8k", _no_effect_examples("g", n=8), model="model-a")
     b_examples = [(f"g{i}", True, {"the": (False, 1, REPLACE)}) for i in range(8)]
     b_scored, _ = _rows("gsm8k", b_examples, model="model-b")
-    words, operations, _ = build_impact(
+    words, operations, _ = impact_of(
         {"gsm8k": pd.concat([a_scored, b_scored], ignore_index=True)},
         {"gsm8k": perturbed},
         WORDS,
         languages={"gsm8k": "english"},
-        settings=ImpactSettings(small_n=0),
+        settings=ImpactSettings(level=0.95, small_n=0),
     )
     pooled = words.loc[words["scope"] == POOLED].set_index("model")
     assert pooled.loc["model-a", "delta"] == 0.0 and pooled.loc["model-b", "delta"] == -1.0
@@ -431,27 +430,24 @@ def test_several_models_get_their_own_rows_and_pairs():
     assert top["label"].tolist() == ["model-a: the (#1, n=8)", "model-b: the (#1, n=8)"]
 
 
-def test_missing_model_column_and_orphans_are_input_errors():
+def test_missing_columns_orphans_and_missing_word_lists_are_input_errors():
     scored, _ = _rows("gsm8k", _no_effect_examples("g", n=4))
-    settings_ = ImpactSettings()
-    with pytest.raises(InputError, match=r"data/scored/gsm8k.parquet: missing column\(s\) model"):
-        build_impact(
-            {"gsm8k": scored.drop(columns="model")}, {}, WORDS,
-            languages={"gsm8k": "english"}, settings=settings_,
-        )  # fmt: skip
+    settings_ = ImpactSettings(level=0.95, small_n=30)
+    pairs = pairs_of({"gsm8k": scored})
+    n_base = pd.DataFrame({"model": ["m"], "view": ["gsm8k"], "n_base": [4]})
+    with pytest.raises(InputError, match=r"pairs: missing column\(s\) cluster"):
+        build_impact(pairs.drop(columns="cluster"), WORDS, n_base=n_base, settings=settings_)
     orphan = scored.loc[~((scored["example_id"] == "g1") & (scored["variant"] == "original"))]
-    with pytest.raises(InputError, match=r"'g1'.*no 'original' row"):
-        build_impact(
-            {"gsm8k": orphan}, {}, WORDS, languages={"gsm8k": "english"}, settings=settings_
-        )
+    with pytest.raises(InputError, match=r"data/scored/gsm8k.parquet.*'g1'.*no 'original' row"):
+        pairs_of({"gsm8k": orphan})
     with pytest.raises(InputError, match=r"data/words/japanese\.parquet"):
-        build_impact(
-            {"jnli": scored}, {}, {"english": WORDS["english"]},
+        impact_of(
+            {"jnli": scored.assign(benchmark="jnli")}, {}, {"english": WORDS["english"]},
             languages={"jnli": "japanese"}, settings=settings_,
         )  # fmt: skip
 
 
-@pytest.mark.parametrize("module", ["multiple_testing", "word_impact"])
+@pytest.mark.parametrize("module", ["multiple_testing", "pairs", "robustness", "simulate"])
 def test_docstring_examples_hold(module):
     import doctest
     import importlib

@@ -95,6 +95,11 @@ class ProjectPaths:
     def outputs(self, name: str, model: str) -> Path:
         return self.outputs_dir(model) / f"{name}.parquet"
 
+    def outputs_perturbation(self, model: str) -> Path:
+        """What perturb did to the sets generate@<model> read: ``{benchmark: the
+        perturbation_summary(benchmark) content}``, so nothing downstream reads data/perturbed."""
+        return self.outputs_dir(model) / "perturbation.json"
+
     def generation_summary(self, model: str) -> Path:
         """Run counts of generate@<model> (prompts, cache hits, truncation per benchmark)."""
         return self.outputs_dir(model) / "generation.json"
@@ -119,6 +124,16 @@ class ProjectPaths:
     def scored_details(self, kind: str, model: str) -> Path:
         """Every per-benchmark figure behind the headline metrics (a data file, not a metric)."""
         return self.scored_dir(model) / f"{kind}_details.json"
+
+    def pairs(self, model: str) -> Path:
+        """The model's pairs table (:mod:`evalpipe.scoring.pairs`): every arm's answer beside the
+        clean prompt's, one row per (view, example, variant, word_rank, draw, condition)."""
+        return self.scored_dir(model) / "pairs.parquet"
+
+    def scored_perturbation(self, model: str) -> Path:
+        """``{benchmark: perturbation summary}`` of the sets the model answered (the score stage's
+        copy of generate's), so nothing after scoring reads data/perturbed."""
+        return self.scored_dir(model) / "perturbation.json"
 
     def errors_preview(self, name: str, model: str) -> Path:
         return self.scored_dir(model) / "errors" / f"{name}.jsonl"

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 
 from evalpipe.errors import InputError
 from evalpipe.inference.types import Generation, GenerationRequest
 
-KEY_COLUMNS = ("benchmark", "example_id", "variant", "word_rank")
-REQUIRED_COLUMNS = (*KEY_COLUMNS, "fields")
+KEY_COLUMNS = ("benchmark", "example_id", "variant", "word_rank", "draw")
 GOLD_COLUMNS = (
     "subtask",
     "task_type",
@@ -22,6 +22,19 @@ GOLD_COLUMNS = (
     "occurrences",
     "perturbed_occurrences",
 )
+# What perturb stated about each row, carried as it is so that nothing after generate reads the
+# perturbed sets (docs/architecture.md, "Artifacts"): the language, the typo facts, the edits and
+# the perturbed field texts.
+CARRIED_COLUMNS = (
+    "language",
+    "n_typos",
+    "n_edited_chars",
+    "op",
+    "script",
+    "perturbations",
+    "fields",
+)
+REQUIRED_COLUMNS = (*KEY_COLUMNS, *CARRIED_COLUMNS)
 OUTPUT_COLUMNS = (
     *KEY_COLUMNS,
     "prompt_hash",
@@ -34,6 +47,7 @@ OUTPUT_COLUMNS = (
     "model_id",
     "from_cache",
     *GOLD_COLUMNS,
+    *CARRIED_COLUMNS,
 )
 
 
@@ -56,9 +70,10 @@ def validate_perturbed(df: pd.DataFrame, *, source: str) -> None:
     if missing:
         raise InputError(
             f"{source}: missing columns {missing}; expected the perturbed-set "
-            f"columns {list(REQUIRED_COLUMNS)} (docs/architecture.md)"
+            f"columns {list(REQUIRED_COLUMNS)} (docs/architecture.md; rerun `dvc repro "
+            "perturb` if the set predates them)"
         )
-    keys = ["benchmark", "example_id", "word_rank", *(["draw"] if "draw" in df.columns else [])]
+    keys = ["benchmark", "example_id", "word_rank", "draw"]
     duplicated = df.duplicated(keys).to_numpy()
     if duplicated.any():
         i = int(duplicated.argmax())
@@ -146,15 +161,6 @@ def truncated_share(generations: Sequence[Generation]) -> tuple[int, float]:
     return n, (n / len(generations) if generations else 0.0)
 
 
-def has_draws(rows: pd.DataFrame) -> bool:
-    """Whether ``rows`` hold more than one typo draw (a ``draw`` column with a value above 0).
-
-    >>> has_draws(pd.DataFrame({"draw": [0, 0]})), has_draws(pd.DataFrame({"draw": [0, 1]}))
-    (False, True)
-    """
-    return "draw" in rows.columns and bool(len(rows)) and int(rows["draw"].max()) > 0
-
-
 def generation_counts(
     keys: Sequence[str], generations: Sequence[Generation], *, seen: set[str]
 ) -> dict[str, int]:
@@ -228,18 +234,15 @@ def outputs_frame(
     Returns
     -------
     pandas.DataFrame
-        Columns ``OUTPUT_COLUMNS`` (gold columns absent from ``rows`` are null), with ``draw``
-        (int32) after ``word_rank`` when the rows hold several typo draws (``perturb.draws`` > 1).
+        Columns ``OUTPUT_COLUMNS``: ``draw`` (int32) always, 0 with one typo draw; gold columns
+        absent from ``rows`` are null; ``CARRIED_COLUMNS`` as ``rows`` hold them
+        (:func:`outputs_table` gives them their Parquet types back).
     """
     if not len(rows) == len(prompts) == len(generations):
         raise ValueError("rows, prompts and generations must have the same length")
     out = pd.DataFrame({c: rows[c].tolist() for c in KEY_COLUMNS})
     out["word_rank"] = out["word_rank"].astype("int64")
-    columns = list(OUTPUT_COLUMNS)
-    if has_draws(rows):
-        # Only then: with one draw the outputs keep the columns (and bytes) they always had.
-        out["draw"] = rows["draw"].astype("int32").to_numpy()
-        columns.insert(columns.index("word_rank") + 1, "draw")
+    out["draw"] = out["draw"].astype("int32")
     out["prompt_hash"] = [prompt_hash(p) for p in prompts]
     out["prompt"] = list(prompts)
     out["output"] = [g.output for g in generations]
@@ -251,4 +254,31 @@ def outputs_frame(
     out["from_cache"] = [bool(g.from_cache) for g in generations]
     for col in GOLD_COLUMNS:
         out[col] = rows[col].tolist() if col in rows.columns else [None] * len(rows)
-    return out[columns]
+    for col in CARRIED_COLUMNS:
+        out[col] = rows[col].tolist()
+    return out[list(OUTPUT_COLUMNS)]
+
+
+def outputs_table(frame: pd.DataFrame, perturbed: pa.Schema) -> pa.Table:
+    """The outputs frame as Arrow, each carried column typed as in the perturbed set.
+
+    pandas keeps ``perturbations`` as Python objects, from which Arrow would guess the types again
+    (int64 offsets, a null type for a field no record of the benchmark sets, no struct at all
+    when no row has an edit); the perturbed set's own types keep every benchmark's outputs on the
+    contract's schema.
+
+    Parameters
+    ----------
+    frame:
+        :func:`outputs_frame` (plus any further columns, e.g. the log-likelihood ones).
+    perturbed:
+        The schema of the perturbed set the rows came from (``pyarrow.parquet.read_schema``).
+    """
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    for name in ("draw", *CARRIED_COLUMNS):
+        kind = perturbed.field(name).type
+        at = table.schema.get_field_index(name)
+        table = table.set_column(
+            at, pa.field(name, kind), pa.array(frame[name].tolist(), kind, from_pandas=True)
+        )
+    return table.replace_schema_metadata(None)

@@ -97,3 +97,41 @@ def inventory_index(ch: str) -> tuple[str | None, int]:
     if _is_kanji(ord(ch)):
         return "kanji", -1
     return None, -1
+
+
+# The coarse script of an edit, as the typo tables group them: the classes above folded by
+# writing system (full-width and half-width forms join their kind), "other" for no class.
+SCRIPTS = ("hiragana", "katakana", "kanji", "latin", "digit", "other")
+SCRIPT_OF_CLASS: dict[str, str] = {
+    "hiragana": "hiragana",
+    "katakana": "katakana",
+    "halfwidth_katakana": "katakana",
+    "kanji": "kanji",
+    "latin_lower": "latin",
+    "latin_upper": "latin",
+    "fullwidth_lower": "latin",
+    "fullwidth_upper": "latin",
+    "digit": "digit",
+    "fullwidth_digit": "digit",
+}
+
+
+def edit_script(op: str, original_char: str | None, new_char: str | None) -> str:
+    """The script (one of ``SCRIPTS``) of the characters one edit acted on.
+
+    An insertion is drawn from the class of the character it stands next to, so the inserted
+    text names the script; every other edit acts on the original text (a replacement's or
+    deletion's character, a transposition's pair, a conversion's word): its first character
+    names it. No such character, or one without a class, is ``"other"``.
+
+    Examples
+    --------
+    >>> edit_script("insert", None, "ゃ"), edit_script("replace", "Q", "W")
+    ('hiragana', 'latin')
+    >>> edit_script("conversion", "東京", "東教"), edit_script("delete", "、", None)
+    ('kanji', 'other')
+    """
+    ch = new_char if op == "insert" else original_char
+    if not ch:
+        return "other"
+    return SCRIPT_OF_CLASS.get(char_class(ch[0]) or "", "other")

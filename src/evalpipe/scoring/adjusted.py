@@ -46,22 +46,19 @@ import numpy as np
 import pandas as pd
 
 from evalpipe.scoring.multiple_testing import holm
+from evalpipe.scoring.names import POOLED
 
-POOLED = "pooled"
 METHOD = "two-way fixed effects (word x original correctness, example), example-clustered"
 ADJUSTED_COLUMNS = [
     "adjusted_delta", "adjusted_ci_low", "adjusted_ci_high", "adjusted_p", "adjusted_p_holm",
     "adjusted_n",
 ]  # fmt: skip
-PAIR_COLUMNS = ("model", "language", "benchmark", "example_id", "variant", "word_rank",
-                "correct_original", "correct_perturbed")  # fmt: skip
+# What the estimator reads of the pairs table (evalpipe.scoring.pairs), besides the kind.
+_NEEDS = ("model", "language", "benchmark", "cluster", "variant", "word_rank", "correct_original",
+          "correct_perturbed")  # fmt: skip
 
 _TOLERANCE = 1e-10
 _MAX_SWEEPS = 10_000
-
-
-def _codes(values: np.ndarray) -> np.ndarray:
-    return np.unique(values.astype(str), return_inverse=True)[1].astype(np.int64)
 
 
 def absorb(values: np.ndarray, groups: Sequence[np.ndarray]) -> np.ndarray:
@@ -195,8 +192,9 @@ def adjusted_effects(pairs: pd.DataFrame, *, by: str, level: float = 0.95) -> pd
 
     Parameters
     ----------
-    pairs : paired rows (``evalpipe.scoring.word_impact.impact_pairs`` of all benchmarks:
-        :data:`PAIR_COLUMNS` and the ``by`` column); pairs whose ``by`` is null are left out.
+    pairs : rows of the pairs table (:mod:`evalpipe.scoring.pairs`: ``model, language,
+        benchmark, cluster, variant, word_rank, correct_original, correct_perturbed`` and the
+        ``by`` column; ``cluster`` is the example); pairs whose ``by`` is null are left out.
     by : the column holding the kind (``"op"`` or ``"script"``); its labels are taken as they
         come, so new operation types need no change here.
     level : confidence level.
@@ -210,7 +208,7 @@ def adjusted_effects(pairs: pd.DataFrame, *, by: str, level: float = 0.95) -> pd
     Examples
     --------
     >>> pairs = pd.DataFrame({"model": "m", "language": "english", "benchmark": "b",
-    ...     "example_id": ["1", "2", "1", "2"], "variant": ["w", "w", "v", "v"],
+    ...     "cluster": [0, 1, 0, 1], "variant": ["w", "w", "v", "v"],
     ...     "word_rank": [1, 1, 2, 2], "correct_original": True,
     ...     "correct_perturbed": [False, True, True, True],
     ...     "op": ["delete", "insert", "insert", "insert"]})
@@ -218,20 +216,20 @@ def adjusted_effects(pairs: pd.DataFrame, *, by: str, level: float = 0.95) -> pd
     [['pooled', 'delete', 2], ['pooled', 'insert', 2], ['b', 'delete', 2], ['b', 'insert', 2]]
     """
     keys = ["model", "language", "scope", by]
-    missing = [c for c in (*PAIR_COLUMNS, by) if c not in pairs.columns]
+    missing = [c for c in (*_NEEDS, by) if c not in pairs.columns]
     if missing:
         raise ValueError(f"pairs: missing columns {missing}")
     pairs = pairs.loc[pairs[by].notna()]
     if pairs.empty:
         return pd.DataFrame(columns=[*keys, *ADJUSTED_COLUMNS])
     benchmark = pairs["benchmark"].astype(str).to_numpy()
-    stratum = pairs["word_rank"].astype(str) + "\x1f" + pairs["variant"].astype(str)
-    stratum = stratum + "\x1f" + pairs["correct_original"].astype(bool).astype(str)
+    # One stratum per (benchmark, word, original correctness, typos that fired): kinds are
+    # compared at equal numbers of typos (a mixed pair has two or more).
+    stratum_keys = ["benchmark", "word_rank", "variant", "correct_original"]
     if "perturbed_occurrences" in pairs.columns:
-        # Kinds are compared at equal numbers of typos: a mixed pair has two or more.
-        stratum = stratum + "\x1f" + pairs["perturbed_occurrences"].astype(str)
-    strata = _codes(np.char.add(benchmark, "\x1f" + stratum.to_numpy().astype(str)))
-    examples = _codes(np.char.add(benchmark, "\x1f" + pairs["example_id"].astype(str).to_numpy()))
+        stratum_keys.append("perturbed_occurrences")
+    strata = pairs.groupby(stratum_keys, sort=True, dropna=False).ngroup().to_numpy(np.int64)
+    examples = pairs["cluster"].to_numpy()
     diff = (
         pairs["correct_perturbed"].astype(int).to_numpy()
         - pairs["correct_original"].astype(int).to_numpy()

@@ -129,7 +129,7 @@ def score_loglikelihood(
     -------
     DataFrame
         The same columns :func:`~evalpipe.scoring.scorer.score_frame` gives, so that
-        :func:`~evalpipe.scoring.report.build_reports` reads it unchanged: the input columns
+        :func:`~evalpipe.scoring.summaries.build_reports` reads it unchanged: the input columns
         plus ``gold`` (canonical), ``prediction`` (the chosen label in canonical form, None
         without log-probabilities), ``parse_status`` (``strict`` for a chosen label,
         ``unparsed`` for a row without usable log-probabilities: counted, never dropped),

@@ -1,8 +1,9 @@
 """Paired robustness statistics: original vs perturbed answers on the same examples.
 
 For a target word, the pairs are the examples in which at least one typo fired (the perturb stage
-writes a row only for those), each compared with the same example's original row
-(:func:`evalpipe.scoring.pairing.pair_rows`). Per benchmark all (word, example) pairs are pooled; an
+writes a row only for those), each compared with the same example's original row: the rows of the
+pairs table (:func:`evalpipe.scoring.pairs.build_pairs`). Every function here groups those rows;
+none pairs again. Per benchmark all (word, example) pairs are pooled; an
 example then appears once per word that hit it, and the pooled interval and McNemar p account for
 that through the design effect of the example clusters (:mod:`evalpipe.scoring.intervals`).
 
@@ -27,6 +28,7 @@ Definitions (REFERENCE.md §2):
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -35,11 +37,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalpipe.errors import InputError
 from evalpipe.scoring.intervals import DEFAULT_METHOD, method_label, paired_interval
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
-from evalpipe.scoring.pairing import pair_rows
-from evalpipe.scoring.scorer import ORIGINAL, check_columns
+from evalpipe.scoring.names import ORIGINAL
 
 RATE_BINS: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, float("inf"))
 
@@ -57,18 +57,24 @@ def pdr(accuracy_original: float | None, accuracy_perturbed: float | None) -> fl
     return 1.0 - accuracy_perturbed / accuracy_original
 
 
+@functools.lru_cache(maxsize=65536)
+def _mcnemar_exact(n_c2i: int, n_i2c: int) -> float:
+    discordant = n_c2i + n_i2c
+    if discordant == 0:
+        return 1.0
+    from scipy.stats import binomtest  # SciPy takes a second to import: only when needed
+
+    return float(binomtest(n_c2i, discordant, 0.5, alternative="two-sided").pvalue)
+
+
 def mcnemar_exact(n_c2i: int, n_i2c: int) -> float:
     """Exact two-sided McNemar p from the discordant counts; 1.0 when there are none.
 
     >>> round(mcnemar_exact(8, 1), 4)
     0.0391
     """
-    discordant = int(n_c2i) + int(n_i2c)
-    if discordant == 0:
-        return 1.0
-    from scipy.stats import binomtest  # SciPy takes a second to import: only when needed
-
-    return float(binomtest(int(n_c2i), discordant, 0.5, alternative="two-sided").pvalue)
+    # Remembered per count pair: thousands of words share small discordant counts.
+    return _mcnemar_exact(int(n_c2i), int(n_i2c))
 
 
 def clustered_mcnemar(n_c2i: int, n_i2c: int, deff: float) -> float:
@@ -84,50 +90,6 @@ def clustered_mcnemar(n_c2i: int, n_i2c: int, deff: float) -> float:
     if deff <= 1.0:
         return mcnemar_exact(n_c2i, n_i2c)
     return mcnemar_exact(round(n_c2i / deff), round(n_i2c / deff))
-
-
-def bootstrap_delta_ci(
-    original: Sequence[bool] | np.ndarray,
-    perturbed: Sequence[bool] | np.ndarray,
-    *,
-    samples: int,
-    level: float,
-    seed: int,
-) -> tuple[float | None, float | None]:
-    """Percentile bootstrap CI of ``mean(perturbed) - mean(original)`` over resampled pairs.
-
-    No longer used by the tables (it collapses to [0, 0] when no pair flipped); kept as the
-    "before" of ``perf/interval_coverage.py``.
-
-    Each pair's difference is -1, 0 or +1, so resampling n pairs is drawing multinomial counts of
-    the three values: exactly the pair bootstrap, in O(samples) memory instead of O(samples * n).
-
-    Parameters
-    ----------
-    original, perturbed : paired correctness.
-    samples : bootstrap resamples (``scoring.bootstrap_samples``).
-    level : confidence level, e.g. 0.95.
-    seed : RNG seed (use :func:`hashed_seed`).
-
-    Returns
-    -------
-    (low, high), or (None, None) for no pairs or ``samples`` = 0.
-    """
-    o = np.asarray(original, dtype=bool)
-    p = np.asarray(perturbed, dtype=bool)
-    n = o.size
-    if n == 0 or samples <= 0:
-        return None, None
-    if not 0 < level < 1:
-        raise InputError(f"scoring.confidence_level: expected a value in (0, 1), got {level}")
-    diff = p.astype(int) - o.astype(int)
-    counts = np.array([(diff == -1).sum(), (diff == 0).sum(), (diff == 1).sum()], dtype=float)
-    rng = np.random.default_rng(seed)
-    draws = rng.multinomial(n, counts / n, size=int(samples))
-    deltas = (draws[:, 2] - draws[:, 0]) / n
-    alpha = (1.0 - level) / 2.0
-    low, high = np.quantile(deltas, [alpha, 1.0 - alpha])
-    return float(low), float(high)
 
 
 @dataclass(frozen=True)
@@ -206,108 +168,137 @@ def paired_stats(
     )
 
 
-def _originals(scored: pd.DataFrame, *, source: str) -> pd.DataFrame:
-    originals = scored.loc[scored["variant"] == ORIGINAL]
-    duplicated = originals["example_id"].duplicated(keep=False)
-    if duplicated.any():
-        first = originals.loc[duplicated, "example_id"].iloc[0]
-        raise InputError(
-            f"{source}: example_id {first!r} has more than one 'original' row; expected one"
+@dataclass(frozen=True)
+class Originals:
+    """The clean-prompt rows of one view (or of several, added up): the denominator of the
+    upstream impact and the base accuracy, which the pairs alone do not give (an example no typo
+    hit has no pair)."""
+
+    n_examples: int = 0
+    n_correct: int = 0
+    n_unparsed: int = 0
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.n_correct / self.n_examples if self.n_examples else None
+
+    def __add__(self, other: Originals) -> Originals:
+        return Originals(
+            self.n_examples + other.n_examples,
+            self.n_correct + other.n_correct,
+            self.n_unparsed + other.n_unparsed,
         )
-    return originals
 
 
-def word_table(
-    scored: pd.DataFrame,
-    *,
-    level: float,
-    source: str = "scored",
-) -> pd.DataFrame:
-    """Robustness per target word of one benchmark (the per-word plot data).
+def originals_of(scored: pd.DataFrame) -> Originals:
+    """:class:`Originals` of one scored view (``variant, correct, parse_status``).
+
+    >>> originals_of(pd.DataFrame({"variant": ["original", "the", "original"],
+    ...     "correct": [True, False, False], "parse_status": ["strict", "strict", "unparsed"]}))
+    Originals(n_examples=2, n_correct=1, n_unparsed=1)
+    """
+    rows = scored.loc[scored["variant"] == ORIGINAL]
+    return Originals(
+        n_examples=len(rows),
+        n_correct=int(rows["correct"].astype(bool).sum()),
+        n_unparsed=int((rows["parse_status"] == "unparsed").sum()),
+    )
+
+
+WORD_TABLE_COLUMNS = [
+    "benchmark", "word", "word_rank", *PairedStats.__dataclass_fields__, "p_holm", "p_bh",
+    "accuracy_drop", "perturbed_occurrences", "accuracy_base", "accuracy_merged",
+    "per_occurrence_impact", "unparsed_rate",
+]  # fmt: skip
+
+
+def word_table(pairs: pd.DataFrame, *, originals: Originals, level: float) -> pd.DataFrame:
+    """Robustness per target word of one view (the per-word plot data).
 
     Parameters
     ----------
-    scored : one benchmark's scored frame.
+    pairs : the view's rows of the pairs table (:func:`evalpipe.scoring.pairs.build_pairs`).
+    originals : the view's clean-prompt rows (:func:`originals_of`).
     level : confidence level of the intervals.
-    source : file name for error messages.
 
     Returns
     -------
     DataFrame
-        One row per word: ``benchmark, word, word_rank``, the :class:`PairedStats` fields (``n``
-        counting examples, each once however many typo draws it has; the counts and rates count
-        pairs, one per draw),
-        ``p_holm, p_bh`` (McNemar p adjusted over the benchmark's words),
-        ``accuracy_drop`` (= -delta), ``perturbed_occurrences, accuracy_base, accuracy_merged,
-        per_occurrence_impact, unparsed_rate``; sorted by word rank.
+        :data:`WORD_TABLE_COLUMNS`, one row per word: ``benchmark, word, word_rank``, the
+        :class:`PairedStats` fields (``n`` counting examples, each once however many typo draws
+        it has; the counts and rates count pairs, one per draw), ``p_holm, p_bh`` (McNemar p
+        adjusted over the view's words), ``accuracy_drop`` (= -delta), ``perturbed_occurrences,
+        accuracy_base, accuracy_merged, per_occurrence_impact, unparsed_rate``; sorted by word
+        rank.
     """
-    pairs = pair_rows(scored, source=source)
-    benchmark = str(scored["benchmark"].iloc[0]) if len(scored) else ""
-    originals = _originals(scored, source=source)
-    base_correct = originals.set_index("example_id")["correct"].astype(bool)
-    acc_base = float(base_correct.mean()) if len(base_correct) else None
+    acc_base = originals.accuracy
     rows = []
-    for (rank, word), group in pairs.groupby(["word_rank", "variant"], sort=True):
-        stats = paired_stats(
-            group["correct_original"].to_numpy(),
-            group["correct_perturbed"].to_numpy(),
-            clusters=group["cluster"].to_numpy(),
-            level=level,
-        )
-        merged = base_correct.astype(float)
-        # With several typo draws of one example its merged answer is the mean over its draws,
-        # and the typos per draw are the mean over its draws: the impact of one draw's typos.
-        by_example = group.groupby("example_id", sort=False)
-        answers = by_example["correct_perturbed"].mean()
-        merged.loc[answers.index.to_numpy()] = answers.to_numpy()
-        acc_merged = float(merged.mean())
-        occurrences = int(group["perturbed_occurrences"].sum())
-        per_draw = float(by_example["perturbed_occurrences"].mean().sum())
-        impact = (acc_base - acc_merged) / per_draw if per_draw and acc_base is not None else None
-        rows.append(
-            {
-                "benchmark": benchmark,
-                "word": str(word),
-                "word_rank": int(rank),
-                **asdict(stats),
-                # examples, not pairs: K typo draws of one example are one observation of the word
-                "n": int(group["cluster"].nunique()),
-                "accuracy_drop": None if stats.delta is None else -stats.delta,
-                "perturbed_occurrences": occurrences,
-                "accuracy_base": acc_base,
-                "accuracy_merged": acc_merged,
-                "per_occurrence_impact": impact,
-                "unparsed_rate": float(group["unparsed_perturbed"].mean()),
-            }
-        )
-    columns = ["benchmark", "word", "word_rank", *PairedStats.__dataclass_fields__, "p_holm",
-               "p_bh", "accuracy_drop", "perturbed_occurrences", "accuracy_base",
-               "accuracy_merged", "per_occurrence_impact", "unparsed_rate"]  # fmt: skip
-    table = pd.DataFrame(rows, columns=[c for c in columns if c not in ("p_holm", "p_bh")])
-    # The family is the benchmark's words: hundreds of tests, some small by chance alone.
+    if len(pairs):
+        o = pairs["correct_original"].to_numpy(dtype=bool)
+        p = pairs["correct_perturbed"].to_numpy(dtype=bool)
+        clusters = pairs["cluster"].to_numpy()
+        fired = pairs["perturbed_occurrences"].to_numpy(dtype=np.int64)
+        unparsed = (pairs["parse_status_perturbed"] == "unparsed").to_numpy()
+        benchmark = str(pairs["benchmark"].iloc[0])
+        groups = pairs.groupby(["word_rank", "variant"], sort=True).indices
+        for rank, word in sorted(groups):
+            index = groups[(rank, word)]
+            stats = paired_stats(o[index], p[index], clusters=clusters[index], level=level)
+            # Per example the word hit: with several typo draws its merged answer is the mean
+            # over its draws, and the typos per draw are the mean over its draws (the impact of
+            # one draw's typos).
+            _, first, inverse, draws = np.unique(
+                clusters[index], return_index=True, return_inverse=True, return_counts=True
+            )
+            hit_original = float(o[index][first].sum())
+            hit_perturbed = float((np.bincount(inverse, weights=p[index]) / draws).sum())
+            per_draw = float((np.bincount(inverse, weights=fired[index]) / draws).sum())
+            acc_merged = (originals.n_correct - hit_original + hit_perturbed) / originals.n_examples
+            impact = (
+                (acc_base - acc_merged) / per_draw if per_draw and acc_base is not None else None
+            )
+            rows.append(
+                {
+                    "benchmark": benchmark,
+                    "word": str(word),
+                    "word_rank": int(rank),
+                    **vars(stats),
+                    # examples, not pairs: K typo draws of one example are one observation
+                    "n": int(draws.size),
+                    "accuracy_drop": None if stats.delta is None else -stats.delta,
+                    "perturbed_occurrences": int(fired[index].sum()),
+                    "accuracy_base": acc_base,
+                    "accuracy_merged": float(acc_merged),
+                    "per_occurrence_impact": impact,
+                    "unparsed_rate": float(unparsed[index].mean()),
+                }
+            )
+    columns = [c for c in WORD_TABLE_COLUMNS if c not in ("p_holm", "p_bh")]
+    table = pd.DataFrame(rows, columns=columns)
+    # The family is the view's words: hundreds of tests, some small by chance alone.
     table["p_holm"] = holm(table["mcnemar_p"].to_numpy(dtype=float))
     table["p_bh"] = benjamini_hochberg(table["mcnemar_p"].to_numpy(dtype=float))
-    return table[columns]
+    return table[WORD_TABLE_COLUMNS]
 
 
 def benchmark_summary(
-    scored: pd.DataFrame,
+    pairs: pd.DataFrame,
     *,
+    originals: Originals,
     level: float,
     words: pd.DataFrame | None = None,
-    source: str = "scored",
 ) -> dict[str, Any]:
-    """Robustness of one benchmark over all its (word, example) pairs, for the score stage's robustness details.
+    """Robustness of one view over all its (word, example) pairs, for the robustness details.
 
     The interval clusters the pairs on the example (one example is paired once per word that hit
     it), see :mod:`evalpipe.scoring.intervals`.
 
     Parameters
     ----------
-    scored : one benchmark's scored frame.
+    pairs : the view's rows of the pairs table.
+    originals : the view's clean-prompt rows (:func:`originals_of`).
     level : confidence level of the interval.
     words : its :func:`word_table` (computed when None), for the mean per-occurrence impact.
-    source : file name for error messages.
 
     Returns
     -------
@@ -317,47 +308,40 @@ def benchmark_summary(
         ``mean_score_perturbed`` (char_f1 or 1/0 on the pairs), ``per_occurrence_impact``
         (mean over words), ``unparsed`` (count over all rows) and ``unparsed_rate``.
     """
-    pairs = pair_rows(scored, source=source)
     stats = paired_stats(
-        pairs["correct_original"].to_numpy(),
-        pairs["correct_perturbed"].to_numpy(),
+        pairs["correct_original"].to_numpy(dtype=bool),
+        pairs["correct_perturbed"].to_numpy(dtype=bool),
         clusters=pairs["cluster"].to_numpy(),
         level=level,
     )
-    originals = _originals(scored, source=source)
     if words is None:
-        words = word_table(scored, level=level, source=source)
+        words = word_table(pairs, originals=originals, level=level)
     impacts = words["per_occurrence_impact"].dropna() if len(words) else pd.Series(dtype=float)
-    score_by_example = originals.set_index("example_id")["score"] if "score" in scored else None
-    pert_scores = scored.loc[scored["variant"] != ORIGINAL, "score"] if "score" in scored else None
-    unparsed = int((scored["parse_status"] == "unparsed").sum())
-    summary = {
-        "n_examples": len(originals),
+    unparsed = originals.n_unparsed + int((pairs["parse_status_perturbed"] == "unparsed").sum())
+    rows = originals.n_examples + len(pairs)  # every row that is not an original is a pair
+    return {
+        "n_examples": originals.n_examples,
         "n_words": int(pairs["variant"].nunique()),
         **asdict(stats),
-        "accuracy_base": float(originals["correct"].astype(bool).mean())
-        if len(originals)
-        else None,
-        "mean_score_original": (
-            float(score_by_example.loc[pairs["example_id"]].mean())
-            if score_by_example is not None and len(pairs)
-            else None
-        ),
-        "mean_score_perturbed": (
-            float(pert_scores.mean()) if pert_scores is not None and len(pert_scores) else None
-        ),
+        "accuracy_base": originals.accuracy,
+        "mean_score_original": float(pairs["score_original"].mean()) if len(pairs) else None,
+        "mean_score_perturbed": float(pairs["score_perturbed"].mean()) if len(pairs) else None,
         "per_occurrence_impact": float(impacts.mean()) if len(impacts) else None,
         "unparsed": unparsed,
-        "unparsed_rate": unparsed / len(scored) if len(scored) else None,
+        "unparsed_rate": unparsed / rows if rows else None,
     }
-    return summary
 
 
-def accuracy_by_rate(scored: pd.DataFrame, *, bins: Sequence[float] = RATE_BINS) -> pd.DataFrame:
+RATE_COLUMNS = ["perturbation_rate", "bin", "n", "accuracy_original", "accuracy_perturbed", "delta"]
+
+
+def accuracy_by_rate(
+    pairs: pd.DataFrame, *, originals: Originals, bins: Sequence[float] = RATE_BINS
+) -> pd.DataFrame:
     """Paired accuracy change by perturbation rate: the share of prompt characters changed by typos.
 
-    Each fired operation changes one character, so a perturbed row's rate is ``100 *
-    perturbed_occurrences / len(prompt)`` (percent). Every perturbed row is compared with its own
+    Each fired operation changes one character, so a pair's rate is ``100 *
+    perturbed_occurrences / prompt_chars`` (percent). Every arm row is compared with its own
     example's original row, and a bin reports the mean paired difference. Pooling unpaired rows
     instead confounds rate with benchmark: typo rate tracks prompt length, which differs by
     benchmark, so two benchmarks where typos change nothing gave a curve falling from 0.88 to 0.30.
@@ -366,8 +350,9 @@ def accuracy_by_rate(scored: pd.DataFrame, *, bins: Sequence[float] = RATE_BINS)
 
     Parameters
     ----------
-    scored : scored rows of one or more benchmarks (``benchmark, example_id, variant, prompt,
-        perturbed_occurrences, correct``).
+    pairs : pairs of one view per benchmark (:func:`evalpipe.scoring.views.primary_views`:
+        otherwise an example counts once per scoring method).
+    originals : the clean-prompt rows of the same views, added up (the anchor row).
     bins : bin edges in percent (right-closed).
 
     Returns
@@ -377,39 +362,26 @@ def accuracy_by_rate(scored: pd.DataFrame, *, bins: Sequence[float] = RATE_BINS)
         (its label), ``n`` (pairs), ``accuracy_original`` and ``accuracy_perturbed`` (on those
         pairs), ``delta`` (their difference, the plotted value). A first row ``bin`` "0" anchors
         the curve: all original rows, delta 0.
-
-    Raises
-    ------
-    InputError
-        A perturbed row without its original or an example with two
-        (:func:`evalpipe.scoring.pairing.pair_rows`, which makes the pairs).
     """
-    columns = ["perturbation_rate", "bin", "n", "accuracy_original", "accuracy_perturbed", "delta"]
-    check_columns(
-        scored,
-        ("benchmark", "example_id", "variant", "prompt", "perturbed_occurrences", "correct"),
-        source="scored",
+    ordered = pairs.sort_values(
+        ["word_rank", "variant", "benchmark", "example_id", "draw"], kind="stable"
     )
-    joined = pair_rows(scored, carry=("prompt",), source="scored")
-    lengths = joined["prompt"].fillna("").astype(str).str.len().clip(lower=1)
-    pairs = pd.DataFrame(
+    chars = ordered["prompt_chars"].to_numpy(dtype=float).clip(min=1)
+    frame = pd.DataFrame(
         {
-            "rate": (100.0 * joined["perturbed_occurrences"].astype(float) / lengths).to_numpy(),
-            "perturbed": joined["correct_perturbed"].to_numpy(),
-            "original": joined["correct_original"].to_numpy(),
+            "rate": 100.0 * ordered["perturbed_occurrences"].to_numpy(dtype=float) / chars,
+            "perturbed": ordered["correct_perturbed"].to_numpy(dtype=bool),
+            "original": ordered["correct_original"].to_numpy(dtype=bool),
         }
-    )
-    originals = scored.loc[scored["variant"] == ORIGINAL, ["correct"]].rename(
-        columns={"correct": "original"}
     )
     edges = list(bins)
     labels = []
     for lo, hi in itertools.pairwise(edges):
         labels.append(f"({lo:g}, {hi:g}]" if np.isfinite(hi) else f">{lo:g}")
-    pairs = pairs.loc[pairs["rate"] > 0]
-    pairs["bin"] = pd.cut(pairs["rate"], edges, labels=labels, right=True).astype(str)
+    frame = frame.loc[frame["rate"] > 0]
+    frame["bin"] = pd.cut(frame["rate"], edges, labels=labels, right=True).astype(str)
     table = (
-        pairs.groupby("bin", sort=False)
+        frame.groupby("bin", sort=False)
         .agg(
             perturbation_rate=("rate", "mean"),
             n=("rate", "size"),
@@ -419,13 +391,13 @@ def accuracy_by_rate(scored: pd.DataFrame, *, bins: Sequence[float] = RATE_BINS)
         .reset_index()
     )
     table["delta"] = table["accuracy_perturbed"] - table["accuracy_original"]
-    base = float(originals["original"].astype(bool).mean()) if len(originals) else np.nan
+    base = originals.accuracy if originals.n_examples else np.nan
     anchor = pd.DataFrame(
-        [{"perturbation_rate": 0.0, "bin": "0", "n": len(originals), "accuracy_original": base,
-          "accuracy_perturbed": base, "delta": 0.0}]
+        [{"perturbation_rate": 0.0, "bin": "0", "n": originals.n_examples,
+          "accuracy_original": base, "accuracy_perturbed": base, "delta": 0.0}]
     )  # fmt: skip
     order = {label: i for i, label in enumerate(labels)}
     table["_order"] = table["bin"].map(order)
     table = table.sort_values("_order", kind="stable").drop(columns="_order")
-    table = pd.concat([anchor, table], ignore_index=True) if len(originals) else table
-    return table[columns].reset_index(drop=True)
+    table = pd.concat([anchor, table], ignore_index=True) if originals.n_examples else table
+    return table[RATE_COLUMNS].reset_index(drop=True)

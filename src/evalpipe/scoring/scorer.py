@@ -15,9 +15,9 @@ from evalpipe.answers.parsers import normalise_gold, parse_answer
 from evalpipe.answers.types import METRICS
 from evalpipe.errors import InputError
 from evalpipe.scoring.metrics import best_score, exact_match
+from evalpipe.scoring.names import ORIGINAL
 
 REQUIRED_COLUMNS = ("benchmark", "example_id", "variant", "output", "answer")
-ORIGINAL = "original"
 
 
 def accepted_golds(row_answer: Any, row_answers: Any) -> list[str]:

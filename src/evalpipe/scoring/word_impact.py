@@ -1,8 +1,8 @@
 """Per-word, per-operation and per-script impact of typos: the study's answer table.
 
-Input: scored rows (``data/scored/*.parquet``), the perturbation records of the same rows
-(``data/perturbed/*.parquet``: ``perturbations`` gives each operation's ``op`` and characters) and
-the word lists (``data/words/{language}.parquet``). Output: one row per (model, language, source,
+Input: the pairs tables (``data/scored/<model>/pairs.parquet``, :mod:`evalpipe.scoring.pairs`:
+each pair's answers, example cluster, language and typo kinds), the number of examples per
+benchmark (the robustness details) and the word lists (``data/words/{language}.parquet``). Output: one row per (model, language, source,
 scope, word), where ``scope`` is ``"pooled"`` (all of the language's benchmarks) or a benchmark
 name; the same per operation type and per script class. Definitions (docs/scoring.md):
 
@@ -46,10 +46,9 @@ Upstream impact
     n_base is the number of examples of all the language's benchmarks.
 
 Operation and script attribution
-    A pair is attributed to an operation type (replace / insert / delete / transpose / conversion)
-    when every operation that fired in it is of that type, and to ``mixed`` otherwise; likewise for
-    script classes (the class of the (first) character replaced, deleted, swapped or converted, or
-    of the character inserted: hiragana, katakana, kanji,
+    A pair's ``op`` and ``script`` are the perturb stage's (carried by the pairs): the operation
+    type (replace / insert / delete / transpose / conversion) when every operation that fired in it
+    is of that type, ``mixed`` otherwise; likewise for script classes (hiragana, katakana, kanji,
     latin, digit, other). Each pair thus lands in exactly one row, so the rows partition the pairs,
     deltas are not contaminated by co-occurring kinds of typo, and nothing is dropped.
 
@@ -69,32 +68,20 @@ import numpy as np
 import pandas as pd
 
 from evalpipe.errors import InputError
-from evalpipe.perturb.scripts import char_class
 from evalpipe.scoring.adjusted import with_adjusted
 from evalpipe.scoring.intervals import DEFAULT_METHOD, method_label, paired_interval
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
-from evalpipe.scoring.pairing import MIXED as MIXED
-from evalpipe.scoring.pairing import attribution, pair_rows
+from evalpipe.scoring.names import POOLED, TYPO
 from evalpipe.scoring.robustness import clustered_mcnemar, pdr
-from evalpipe.scoring.scorer import ORIGINAL, check_columns
+from evalpipe.scoring.scorer import check_columns
+from evalpipe.scoring.views import parse_view, primary_views
 
-POOLED = "pooled"
-OPERATIONS = ("replace", "insert", "delete", "transpose", "conversion")  # perturb.ops.OPS
-SCRIPTS = ("hiragana", "katakana", "kanji", "latin", "digit", "other")
-# evalpipe.perturb.scripts classes -> the coarse classes of the tables.
-SCRIPT_OF_CLASS = {
-    "hiragana": "hiragana",
-    "katakana": "katakana",
-    "halfwidth_katakana": "katakana",
-    "kanji": "kanji",
-    "latin_lower": "latin",
-    "latin_upper": "latin",
-    "fullwidth_lower": "latin",
-    "fullwidth_upper": "latin",
-    "digit": "digit",
-    "fullwidth_digit": "digit",
-}
-SCORED_COLUMNS = ("benchmark", "example_id", "variant", "word_rank", "correct", "model")
+# What the impact tables read of a pairs table.
+IMPACT_PAIR_COLUMNS = [
+    "model", "view", "benchmark", "language", "example_id", "cluster", "variant", "word_rank",
+    "draw", "condition", "op", "script", "occurrences", "perturbed_occurrences",
+    "correct_original", "correct_perturbed", "parse_status_perturbed",
+]  # fmt: skip
 STAT_COLUMNS = [
     "n", "n_benchmarks", "accuracy_original", "accuracy_perturbed", "delta", "ci_low", "ci_high",
     "ci_method", "design_effect", "pdr", "flip_c2i", "flip_i2c", "n_c2i", "n_i2c", "mcnemar_p",
@@ -102,7 +89,7 @@ STAT_COLUMNS = [
     "occurrences", "perturbed_occurrences", "per_occurrence_impact", "unparsed_rate", "small_n",
     "impact_rank",
 ]  # fmt: skip
-WORD_COLUMNS = [
+IMPACT_WORD_COLUMNS = [
     "model", "language", "source", "scope", "word", "variant", "lemma", "pos", "rank",
     "frequency_score", *STAT_COLUMNS,
 ]  # fmt: skip
@@ -112,178 +99,56 @@ SCRIPT_COLUMNS = ["model", "language", "source", "scope", "script", "n_words",
                   *STAT_COLUMNS]  # fmt: skip
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ImpactSettings:
-    """Interval and reporting settings (params ``scoring.confidence_level`` and the ``impact``
-    section)."""
+    """Interval and reporting settings: ``level`` is params ``scoring.confidence_level``,
+    ``small_n`` params ``impact.small_n`` (required: their defaults live in the params schema)."""
 
-    level: float = 0.95
-    small_n: int = 30
+    level: float
+    small_n: int
     method: str = DEFAULT_METHOD
-
-
-# ----------------------------------------------------------------------------- bootstrap
-
-
-def _codes(values: Sequence[Any] | np.ndarray) -> np.ndarray:
-    array = np.asarray(values)
-    if array.dtype.kind in "iu":
-        return array.astype(np.int64)
-    return np.unique(array.astype(str), return_inverse=True)[1].astype(np.int64)
-
-
-def cluster_bootstrap_ci(
-    diff: Sequence[float] | np.ndarray,
-    *,
-    clusters: Sequence[Any] | np.ndarray | None = None,
-    strata: Sequence[Any] | np.ndarray | None = None,
-    samples: int,
-    level: float,
-    seed: int,
-) -> tuple[float | None, float | None]:
-    """Percentile bootstrap CI of ``mean(diff)`` resampling whole clusters within strata.
-
-    No longer used by the tables: with no discordant pair it gives [0, 0], and a stratum of one
-    pair resamples into a single value. Kept as the "before" of ``perf/interval_coverage.py``
-    and :mod:`evalpipe.scoring.simulate`.
-
-    Each bootstrap sample draws, within every stratum, as many clusters as it has, with
-    replacement, and takes the row mean of the drawn clusters' rows. Clusters with the same (sum,
-    size) are interchangeable, so a draw is a multinomial over those types: exact, and cheap even
-    for thousands of examples.
-
-    Parameters
-    ----------
-    diff : one value per row (``correct_perturbed - correct_original``: -1, 0 or 1).
-    clusters : cluster key per row (the example); None makes every row its own cluster (the naive
-        bootstrap).
-    strata : stratum per row (the benchmark); None for one stratum.
-    samples : bootstrap resamples; 0 gives (None, None).
-    level : confidence level in (0, 1).
-    seed : RNG seed (hash the full key with :func:`~evalpipe.seeding.hashed_seed`).
-
-    Returns
-    -------
-    (low, high), or (None, None) for no rows or no resamples.
-
-    Examples
-    --------
-    >>> cluster_bootstrap_ci([0, 0, 0], samples=100, level=0.9, seed=1)
-    (0.0, 0.0)
-    """
-    d = np.asarray(diff, dtype=float)
-    n = d.size
-    if n == 0 or samples <= 0:
-        return None, None
-    if not 0 < level < 1:
-        raise InputError(f"scoring.confidence_level: expected a value in (0, 1), got {level}")
-    # Sorted codes (np.unique), so the result does not depend on the order of the rows.
-    cluster = np.arange(n) if clusters is None else _codes(clusters)
-    stratum = np.zeros(n, dtype=np.int64) if strata is None else _codes(strata)
-    width = int(cluster.max()) + 1
-    keys, inverse = np.unique(stratum * width + cluster, return_inverse=True)
-    totals = np.bincount(inverse, weights=d)
-    lengths = np.bincount(inverse).astype(float)
-    types, counts = np.unique(
-        np.column_stack([keys // width, totals, lengths]), axis=0, return_counts=True
-    )
-    rng = np.random.default_rng(seed)
-    sums = np.zeros(int(samples))
-    sizes = np.zeros(int(samples))
-    for code in np.unique(types[:, 0]):
-        mask = types[:, 0] == code
-        weights = counts[mask].astype(float)
-        draws = rng.multinomial(int(weights.sum()), weights / weights.sum(), size=int(samples))
-        sums += draws @ types[mask, 1]
-        sizes += draws @ types[mask, 2]
-    deltas = sums / sizes
-    alpha = (1.0 - level) / 2.0
-    low, high = np.quantile(deltas, [alpha, 1.0 - alpha])
-    return float(low) + 0.0, float(high) + 0.0
-
-
-# ----------------------------------------------------------------------------- pairs
-
-
-def _script_of_operation(op: Mapping[str, Any]) -> str:
-    # An insertion is drawn from the class of the character it stands next to, so the inserted
-    # character names the script; a replacement or deletion acts on the original character.
-    ch = op.get("new_char") if op.get("op") == "insert" else op.get("original_char")
-    if not ch:
-        return "other"
-    return SCRIPT_OF_CLASS.get(char_class(str(ch)[0]) or "", "other")
-
-
-def impact_pairs(
-    scored: pd.DataFrame,
-    *,
-    language: str,
-    perturbations: pd.DataFrame | None = None,
-    source: str = "scored",
-) -> pd.DataFrame:
-    """One benchmark's pairs (:func:`evalpipe.scoring.pairing.pair_rows`) with their typo kinds.
-
-    Parameters
-    ----------
-    scored : one benchmark's scored rows (``benchmark, example_id, variant, word_rank, correct,
-        model``; optional ``draw, occurrences, perturbed_occurrences, parse_status``).
-    language : the benchmark's language (the word list its target words come from).
-    perturbations : the benchmark's perturbed rows (``benchmark, example_id, word_rank,
-        perturbations``; optional ``draw``), for the operation and script attribution; None
-        leaves both null.
-    source : file name for error messages.
-
-    Returns
-    -------
-    DataFrame
-        :data:`evalpipe.scoring.pairing.PAIR_COLUMNS`.
-
-    Raises
-    ------
-    InputError
-        A missing column, a perturbed row without its original, or two originals for one example.
-    """
-    check_columns(scored, SCORED_COLUMNS, source=source)
-    kinds = (
-        attribution(perturbations, script_of=_script_of_operation, source=source)
-        if perturbations is not None
-        else None
-    )
-    return pair_rows(scored, language=language, kinds=kinds, source=source)
-
-
-def base_counts(scored: pd.DataFrame, *, language: str, source: str = "scored") -> pd.DataFrame:
-    """Number of original rows per (model, benchmark): the n_base of the upstream impact.
-
-    Parameters
-    ----------
-    scored : scored rows of one benchmark.
-    language : its language.
-    source : file name for error messages.
-
-    Returns
-    -------
-    DataFrame with ``model, language, benchmark, n_base``.
-    """
-    check_columns(scored, ("model", "benchmark", "variant"), source=source)
-    originals = scored.loc[scored["variant"] == ORIGINAL]
-    counts = (
-        originals.groupby(["model", "benchmark"], sort=True).size().rename("n_base").reset_index()
-    )
-    counts.insert(1, "language", language)
-    return counts
 
 
 # ----------------------------------------------------------------------------- statistics
 
 
-def paired_effect(group: pd.DataFrame, *, n_base: int, settings: ImpactSettings) -> dict[str, Any]:
+@dataclass(frozen=True)
+class PairArrays:
+    """The columns of a pairs table the statistics read, as arrays (one pass of pandas for all
+    groups: a row of an impact table is then a selection of positions)."""
+
+    original: np.ndarray  # bool
+    perturbed: np.ndarray  # bool
+    cluster: np.ndarray  # int64 example code
+    word_rank: np.ndarray  # int64
+    benchmark: np.ndarray  # int64 code
+    occurrences: np.ndarray  # int64
+    fired: np.ndarray  # int64: perturbed_occurrences
+    unparsed: np.ndarray  # bool: the perturbed answer's parse status
+
+    @classmethod
+    def of(cls, pairs: pd.DataFrame) -> PairArrays:
+        return cls(
+            original=pairs["correct_original"].to_numpy(dtype=bool),
+            perturbed=pairs["correct_perturbed"].to_numpy(dtype=bool),
+            cluster=pairs["cluster"].to_numpy(dtype=np.int64),
+            word_rank=pairs["word_rank"].to_numpy(dtype=np.int64),
+            benchmark=pd.factorize(pairs["benchmark"])[0].astype(np.int64),
+            occurrences=pairs["occurrences"].to_numpy(dtype=np.int64),
+            fired=pairs["perturbed_occurrences"].to_numpy(dtype=np.int64),
+            unparsed=(pairs["parse_status_perturbed"] == "unparsed").to_numpy(dtype=bool),
+        )
+
+
+def paired_effect(
+    arrays: PairArrays, index: np.ndarray, *, n_base: int, settings: ImpactSettings
+) -> dict[str, Any]:
     """The statistics of one row of an impact table from its pairs.
 
     Parameters
     ----------
-    group : pairs (:func:`impact_pairs` columns plus integer ``_cluster`` (example) and
-        ``_stratum`` (benchmark) codes), possibly of several benchmarks.
+    arrays : the pairs' columns (:meth:`PairArrays.of`).
+    index : positions of the row's pairs (in table order), possibly of several benchmarks.
     n_base : original rows in the scope (for the per-occurrence impact).
     settings : confidence level, interval method and the small-n threshold.
 
@@ -291,24 +156,26 @@ def paired_effect(group: pd.DataFrame, *, n_base: int, settings: ImpactSettings)
     -------
     dict with the :data:`STAT_COLUMNS` except ``p_holm, p_bh, impact_rank``.
     """
-    o = group["correct_original"].to_numpy(dtype=bool)
-    p = group["correct_perturbed"].to_numpy(dtype=bool)
+    o = arrays.original[index]
+    p = arrays.perturbed[index]
     n = int(o.size)
     # The typo draws of one (example, word) are one observation: n counts those, the flip counts
     # count pairs (one per draw). With one draw the two are the same.
-    units = len(group[["_cluster", "word_rank"]].drop_duplicates()) if n else 0
+    clusters = arrays.cluster[index]
+    ranks = arrays.word_rank[index]
+    units = int(np.unique(clusters * (int(ranks.max()) + 1) + ranks).size) if n else 0
     n_c2i = int((o & ~p).sum())
     n_i2c = int((~o & p).sum())
     acc_o = float(o.mean()) if n else None
     acc_p = float(p.mean()) if n else None
     low, high, deff = paired_interval(
-        o, p, clusters=group["_cluster"].to_numpy(), level=settings.level, method=settings.method
+        o, p, clusters=clusters, level=settings.level, method=settings.method
     )
-    occurrences = int(group["occurrences"].sum())
-    fired = int(group["perturbed_occurrences"].sum())
+    occurrences = int(arrays.occurrences[index].sum())
+    fired = int(arrays.fired[index].sum())
     return {
         "n": units,
-        "n_benchmarks": int(group["benchmark"].nunique()),
+        "n_benchmarks": int(np.unique(arrays.benchmark[index]).size),
         "accuracy_original": acc_o,
         "accuracy_perturbed": acc_p,
         "delta": None if n == 0 else acc_p - acc_o,
@@ -325,7 +192,7 @@ def paired_effect(group: pd.DataFrame, *, n_base: int, settings: ImpactSettings)
         "occurrences": occurrences,
         "perturbed_occurrences": fired,
         "per_occurrence_impact": ((n_c2i - n_i2c) / n_base / fired if fired and n_base else None),
-        "unparsed_rate": float(group["unparsed_perturbed"].mean()) if n else None,
+        "unparsed_rate": float(arrays.unparsed[index].mean()) if n else None,
         "small_n": units < settings.small_n,
     }
 
@@ -370,35 +237,33 @@ def _grouped_table(
 ) -> list[dict[str, Any]]:
     """Stats per (model, language, scope, *by) for the pooled scope and each benchmark."""
     rows: list[dict[str, Any]] = []
+    pairs = pairs.loc[pairs[list(by)].notna().all(axis=1).to_numpy()].reset_index(drop=True)
     if pairs.empty:
         return rows
-    # Integer cluster (example) and stratum (benchmark) codes, computed once for all groups.
-    pairs = pairs.assign(
-        _cluster=_codes((pairs["benchmark"] + "\x1f" + pairs["example_id"].astype(str)).to_numpy()),
-        _stratum=_codes(pairs["benchmark"].to_numpy()),
-    )
-    for (model, language), lang_pairs in pairs.groupby(["model", "language"], sort=True):
-        scopes = [(POOLED, lang_pairs)] + [
-            (str(name), bench_pairs)
-            for name, bench_pairs in lang_pairs.groupby("benchmark", sort=True)
-        ]
-        for scope, scope_pairs in scopes:
+    arrays = PairArrays.of(pairs)
+    # Positions of every group, in table order, from one pass each: pooled and per benchmark.
+    keys = ["model", "language"]
+    pooled = pairs.groupby([*keys, *by], sort=True).indices
+    per_benchmark = pairs.groupby([*keys, "benchmark", *by], sort=True).indices
+    scopes: dict[tuple[str, str], dict[str, list[tuple[tuple, np.ndarray]]]] = {}
+    for key in sorted(pooled):
+        scopes.setdefault(key[:2], {}).setdefault(POOLED, []).append((key[2:], pooled[key]))
+    for key in sorted(per_benchmark):
+        scopes[key[:2]].setdefault(str(key[2]), []).append((key[3:], per_benchmark[key]))
+    for (model, language), groups in scopes.items():
+        # pooled first, then the benchmarks alphabetically
+        for scope in [POOLED, *sorted(s for s in groups if s != POOLED)]:
             n_base = _n_base(bases, str(model), str(language), scope)
-            for keys, group in scope_pairs.groupby(list(by), sort=True, dropna=True):
-                keys = keys if isinstance(keys, tuple) else (keys,)
-                stats = paired_effect(
-                    group,
-                    n_base=n_base,
-                    settings=settings,
-                )
+            for values, index in groups[scope]:
+                stats = paired_effect(arrays, index, n_base=n_base, settings=settings)
                 rows.append(
                     {
                         "model": str(model),
                         "language": str(language),
                         "source": sources.get(str(language)),
                         "scope": scope,
-                        **dict(zip(by, keys, strict=True)),
-                        "n_words": int(group["word_rank"].nunique()),
+                        **dict(zip(by, values, strict=True)),
+                        "n_words": int(np.unique(arrays.word_rank[index]).size),
                         **stats,
                     }
                 )
@@ -416,22 +281,22 @@ def word_impact(
 
     Parameters
     ----------
-    pairs : :func:`impact_pairs` of all benchmarks (concatenated).
+    pairs : the pairs the tables are made of (:func:`select_pairs`).
     words : language -> its word list (``rank, word, lemma, pos, score, source``).
-    bases : :func:`base_counts` of all benchmarks.
+    bases : examples per (model, language, benchmark) (:func:`select_pairs`).
     settings : confidence level, interval method and the small-n threshold.
 
     Returns
     -------
     DataFrame
-        :data:`WORD_COLUMNS`: one row per (model, language, source, scope, word variant); scope
+        :data:`IMPACT_WORD_COLUMNS`: one row per (model, language, source, scope, word variant); scope
         ``"pooled"`` or a benchmark; sorted by impact (module docstring).
     """
     sources = {lang: _source_of(frame, lang) for lang, frame in words.items()}
     rows = _grouped_table(pairs, bases, sources, ("word_rank", "variant"), settings)
     table = pd.DataFrame(rows)
     if table.empty:
-        return pd.DataFrame(columns=WORD_COLUMNS)
+        return pd.DataFrame(columns=IMPACT_WORD_COLUMNS)
     meta = []
     for language, frame in words.items():
         check_columns(frame, ("rank", "word"), source=f"data/words/{language}.parquet")
@@ -456,7 +321,7 @@ def word_impact(
     table = table.rename(columns={"word_rank": "rank"})
     table = table.drop(columns="n_words")
     table = _adjust_and_sort(table, ("rank", "variant"))
-    return table[WORD_COLUMNS]
+    return table[IMPACT_WORD_COLUMNS]
 
 
 def _source_of(words: pd.DataFrame, language: str) -> str | None:
@@ -483,10 +348,10 @@ def category_impact(
 
     Parameters
     ----------
-    pairs : :func:`impact_pairs` of all benchmarks (with the perturbation records joined).
-    by : ``"op"`` (the column name of the perturbation records) or ``"script"``.
+    pairs : the pairs the tables are made of (:func:`select_pairs`).
+    by : ``"op"`` (named like the perturbation records' field) or ``"script"``.
     sources : language -> word-list source (for the ``source`` column).
-    bases : :func:`base_counts` of all benchmarks.
+    bases : examples per (model, language, benchmark) (:func:`select_pairs`).
     settings : confidence level, interval method and the small-n threshold.
 
     Returns
@@ -506,23 +371,78 @@ def category_impact(
     return table[columns]
 
 
-def build_impact(
-    scored: Mapping[str, pd.DataFrame],
-    perturbed: Mapping[str, pd.DataFrame],
-    words: Mapping[str, pd.DataFrame],
-    *,
-    languages: Mapping[str, str],
-    settings: ImpactSettings,
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """The three impact tables from all benchmarks.
+def select_pairs(
+    pairs: pd.DataFrame, n_base: pd.DataFrame, *, source: str = "pairs"
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The pairs and example counts the impact tables are made of.
+
+    One view per (model, benchmark) (:func:`evalpipe.scoring.views.primary_views`: the
+    generated answers, else the log-likelihood ones), so an example counts once; the typo arm
+    only; in the order (benchmark, model, word, example, draw) the tables' sums run in.
 
     Parameters
     ----------
-    scored : benchmark -> scored rows.
-    perturbed : benchmark -> perturbed rows (``perturbations``); a benchmark missing here gets no
-        operation or script attribution.
+    pairs : pairs tables of one or more models (:data:`IMPACT_PAIR_COLUMNS`).
+    n_base : ``model, view, n_base``: the examples of every scored view (the robustness
+        details' ``n_examples``), also those without a pair.
+    source : name of the pairs for error messages.
+
+    Returns
+    -------
+    (pairs, bases)
+        The chosen pairs; ``model, language, benchmark, n_base`` of the chosen views (the
+        language from the pairs: a view without any pair has none and adds nothing).
+
+    Raises
+    ------
+    InputError
+        A missing column, or a benchmark whose pairs name several languages.
+    """
+    check_columns(pairs, IMPACT_PAIR_COLUMNS, source=source)
+    chosen = {
+        (str(model), view)
+        for model, views in n_base.groupby("model", sort=True)["view"]
+        for view in primary_views(views.astype(str)).values()
+    }
+    keep = pd.MultiIndex.from_arrays([pairs["model"], pairs["view"]]).isin(sorted(chosen))
+    picked = pairs.loc[keep & (pairs["condition"] == TYPO).to_numpy()]
+    picked = picked.sort_values(
+        ["benchmark", "model", "word_rank", "variant", "example_id", "draw"],
+        kind="stable",
+        ignore_index=True,
+    )
+    languages = picked.groupby(["model", "benchmark"], sort=True)["language"].unique()
+    for (model, benchmark), values in languages.items():
+        if len(values) != 1 or pd.isna(values[0]):
+            raise InputError(
+                f"{source}: column 'language': expected one language for benchmark "
+                f"{benchmark!r} (model {model!r}), got {sorted(map(str, values))}"
+            )
+    language = {key: values[0] for key, values in languages.items()}
+    rows = []
+    for model, view, count in n_base[["model", "view", "n_base"]].itertuples(index=False):
+        benchmark = parse_view(str(view))[0]
+        if (str(model), str(view)) in chosen and (str(model), benchmark) in language:
+            rows.append((str(model), language[(str(model), benchmark)], benchmark, int(count)))
+    bases = pd.DataFrame(rows, columns=["model", "language", "benchmark", "n_base"])
+    return picked, bases.sort_values(["model", "benchmark"], ignore_index=True)
+
+
+def build_impact(
+    pairs: pd.DataFrame,
+    words: Mapping[str, pd.DataFrame],
+    *,
+    n_base: pd.DataFrame,
+    settings: ImpactSettings,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The three impact tables from the pairs tables of every model.
+
+    Parameters
+    ----------
+    pairs : pairs tables of one or more models (concatenated;
+        :func:`evalpipe.scoring.pairs.build_pairs`, :data:`IMPACT_PAIR_COLUMNS` at least).
     words : language -> word list.
-    languages : benchmark -> language.
+    n_base : ``model, view, n_base``: examples per scored view (:func:`select_pairs`).
     settings : confidence level, interval method and the small-n threshold.
 
     Returns
@@ -530,28 +450,14 @@ def build_impact(
     (words, operations, scripts) DataFrames (:func:`word_impact`, :func:`category_impact`; the
     operation and script tables end with the adjusted columns of
     :func:`evalpipe.scoring.adjusted.with_adjusted`).
+
+    Raises
+    ------
+    InputError
+        A missing column, several languages for one benchmark, or a language without word list.
     """
-    all_pairs, all_bases = [], []
-    for name in sorted(scored):
-        source = f"data/scored/{name}.parquet"
-        if name not in languages:
-            raise InputError(f"{source}: no language known for benchmark {name!r}")
-        all_pairs.append(
-            impact_pairs(
-                scored[name],
-                language=languages[name],
-                perturbations=perturbed.get(name),
-                source=source,
-            )
-        )
-        all_bases.append(base_counts(scored[name], language=languages[name], source=source))
-    pairs = pd.concat(all_pairs, ignore_index=True) if all_pairs else pd.DataFrame()
-    bases = (
-        pd.concat(all_bases, ignore_index=True)
-        if all_bases
-        else pd.DataFrame(columns=["model", "language", "benchmark", "n_base"])
-    )
-    for language in sorted(set(languages[n] for n in scored)):
+    pairs, bases = select_pairs(pairs, n_base)
+    for language in sorted(set(bases["language"])):
         if language not in words:
             raise InputError(f"data/words/{language}.parquet: word list missing for {language}")
     sources = {lang: _source_of(frame, lang) for lang, frame in words.items()}

@@ -1,4 +1,7 @@
-"""Assemble the score stage's metrics and plot tables from scored frames (pure; no file I/O)."""
+"""The score stage's summaries: metrics, details and plot tables from the scored views and the
+pairs table (pure; no file I/O). Every paired figure is a grouping of the pairs table
+(:mod:`evalpipe.scoring.pairs`); the clean-prompt figures (base accuracy, strict accuracy,
+classification, truncation) come from the views' original rows."""
 
 from __future__ import annotations
 
@@ -10,8 +13,15 @@ from typing import Any
 import pandas as pd
 
 from evalpipe.scoring.metrics import classification_report
-from evalpipe.scoring.robustness import accuracy_by_rate, benchmark_summary, word_table
-from evalpipe.scoring.scorer import ORIGINAL
+from evalpipe.scoring.names import ORIGINAL
+from evalpipe.scoring.robustness import (
+    RATE_COLUMNS,
+    Originals,
+    accuracy_by_rate,
+    benchmark_summary,
+    originals_of,
+    word_table,
+)
 from evalpipe.scoring.views import primary_views
 
 DECIMALS = 4
@@ -32,13 +42,12 @@ HEADLINE_KEYS = {
 # measure the budget as much as the model.
 TRUNCATION_WARN_RATE = 0.05
 
-WORD_COLUMNS = [
+WORD_PLOT_COLUMNS = [
     "label", "benchmark", "word", "word_rank", "n", "accuracy_original", "accuracy_perturbed",
     "accuracy_drop", "delta", "pdr", "flip_c2i", "flip_i2c", "mcnemar_p", "p_holm", "p_bh",
     "ci_low", "ci_high", "ci_method", "design_effect",
     "perturbed_occurrences", "per_occurrence_impact", "unparsed_rate",
 ]  # fmt: skip
-RATE_COLUMNS = ["perturbation_rate", "bin", "n", "accuracy_original", "accuracy_perturbed", "delta"]
 
 
 @dataclass(frozen=True)
@@ -160,90 +169,94 @@ def _round_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 def build_reports(
     scored: Mapping[str, pd.DataFrame],
+    pairs: pd.DataFrame,
     *,
     classification: Mapping[str, ClassificationSetup],
     level: float,
-    source_dir: str = "data/scored",
 ) -> Reports:
-    """Metrics and plot tables for all benchmarks.
+    """Metrics and plot tables for all views of one model.
 
     Parameters
     ----------
-    scored : benchmark name -> scored frame (:func:`~evalpipe.scoring.scorer.score_frame`).
-    classification : the benchmarks with a label space, and how to report them.
+    scored : view name -> scored frame (:func:`~evalpipe.scoring.scorer.score_frame`).
+    pairs : the model's pairs table (:func:`~evalpipe.scoring.pairs.build_pairs` of ``scored``).
+    classification : the views with a label space, and how to report them.
     level : confidence level of the intervals (``scoring.confidence_level``).
-    source_dir : where the scored frames are written, for error messages.
 
     Returns
     -------
     Reports
-        ``robustness`` / ``classification``: per benchmark, rounded to 4 decimals, every figure
+        ``robustness`` / ``classification``: per view, rounded to 4 decimals, every figure
         (:func:`~evalpipe.scoring.robustness.benchmark_summary` plus :func:`answer_summary`;
         :func:`~evalpipe.scoring.metrics.classification_report` plus ``unparsed``);
-        ``headline``: per benchmark, :data:`HEADLINE_KEYS` (short names) from ``robustness``;
-        ``word_accuracy_drop``: one row per (benchmark, word) with a ``label`` "benchmark: word";
-        ``confusion``: one row per original row of a classification benchmark (``benchmark,
-        example_id, actual, predicted``, labels prefixed with the benchmark so that label spaces
-        do not mix); ``accuracy_by_rate``: paired accuracy change by typo rate over all benchmarks.
+        ``headline``: per view, :data:`HEADLINE_KEYS` (short names) from ``robustness``;
+        ``word_accuracy_drop``: one row per (view, word) with a ``label`` "view: word";
+        ``confusion``: one row per original row of a classification view (``benchmark,
+        example_id, actual, predicted``, labels prefixed with the view so that label spaces
+        do not mix); ``accuracy_by_rate``: paired accuracy change by typo rate over one view per
+        benchmark.
     """
     robustness: dict[str, Any] = {}
     class_metrics: dict[str, Any] = {}
-    words, confusion, frames = [], [], []
+    words, confusion = [], []
+    by_view = pairs.groupby("view", sort=False).indices
+    empty = pairs.iloc[:0]
+    originals: dict[str, Originals] = {}
+    view_pairs: dict[str, pd.DataFrame] = {}
     for name in sorted(scored):
         frame = scored[name]
-        source = f"{source_dir}/{name}.parquet"
-        table = word_table(frame, level=level, source=source)
-        summary = benchmark_summary(frame, level=level, words=table, source=source)
+        view_pairs[name] = pairs.iloc[by_view[name]] if name in by_view else empty
+        originals[name] = originals_of(frame)
+        table = word_table(view_pairs[name], originals=originals[name], level=level)
+        summary = benchmark_summary(
+            view_pairs[name], originals=originals[name], level=level, words=table
+        )
         robustness[name] = rounded({**summary, **answer_summary(frame)})
         if len(table):
             words.append(table.assign(label=name + ": " + table["word"]))
-        frames.append((name, frame))
         setup = classification.get(name)
         if setup is None:
             continue
-        originals = frame.loc[frame["variant"] == ORIGINAL]
+        rows = frame.loc[frame["variant"] == ORIGINAL]
         report = classification_report(
-            originals["gold"].tolist(),
-            originals["prediction"].tolist(),
+            rows["gold"].tolist(),
+            rows["prediction"].tolist(),
             labels=list(setup.labels),
             explicit_invalid=setup.explicit_invalid,
         )
-        report["unparsed"] = int((originals["parse_status"] == "unparsed").sum())
+        report["unparsed"] = int((rows["parse_status"] == "unparsed").sum())
         class_metrics[name] = rounded(report)
         labels = {str(label) for label in setup.labels}
-        predicted = [p if p in labels else "invalid" for p in originals["prediction"]]
+        predicted = [p if p in labels else "invalid" for p in rows["prediction"]]
         confusion.append(
             pd.DataFrame(
                 {
                     "benchmark": name,
-                    "example_id": originals["example_id"].astype(str).to_numpy(),
-                    "actual": [f"{name}: {g}" for g in originals["gold"]],
+                    "example_id": rows["example_id"].astype(str).to_numpy(),
+                    "actual": [f"{name}: {g}" for g in rows["gold"]],
                     "predicted": [f"{name}: {p}" for p in predicted],
                 }
             )
         )
     word_frame = (
-        pd.concat(words, ignore_index=True)[WORD_COLUMNS]
+        pd.concat(words, ignore_index=True)[WORD_PLOT_COLUMNS]
         if words
-        else pd.DataFrame(columns=WORD_COLUMNS)
+        else pd.DataFrame(columns=WORD_PLOT_COLUMNS)
     )
     confusion_frame = (
         pd.concat(confusion, ignore_index=True)
         if confusion
         else pd.DataFrame(columns=["benchmark", "example_id", "actual", "predicted"])
     )
-    rate_columns = ["benchmark", "example_id", "variant", "prompt", "perturbed_occurrences",
-                    "correct"]  # fmt: skip
     # One view per benchmark, or a benchmark's examples would count once per scoring method.
-    primary = set(primary_views(name for name, _ in frames).values())
-    rate_input = [
-        f[rate_columns]
-        for name, f in frames
-        if name in primary and set(rate_columns) <= set(f.columns)
-    ]
+    primary = sorted(primary_views(scored).values())
+    primary_originals = sum((originals[v] for v in primary), Originals())
     rate = (
-        accuracy_by_rate(pd.concat(rate_input, ignore_index=True))
-        if rate_input
+        accuracy_by_rate(
+            pd.concat([view_pairs[v] for v in primary], ignore_index=True),
+            originals=primary_originals,
+        )
+        if primary
         else pd.DataFrame(columns=RATE_COLUMNS)
     )
     return Reports(

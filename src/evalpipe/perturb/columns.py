@@ -1,0 +1,216 @@
+"""The columns of a perturbed set (docs/architecture.md, "Artifacts"), built one row at a time.
+
+``perturb_frame`` hands :class:`PerturbedColumns` one :class:`PerturbedRow` per output row, its
+edits included; the builder turns them into Arrow columns every ``FLUSH_ROWS`` rows (so the
+Python strings are freed as it goes, which keeps the working set flat as a benchmark grows),
+states each row's typo facts (:mod:`evalpipe.perturb.attribution`) and finally joins the columns
+carried over from the benchmark rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import pandas as pd
+import pyarrow as pa
+
+from evalpipe.perturb.attribution import NO_TYPOS, TypoFacts, typo_facts
+from evalpipe.perturb.ops import Operation
+
+CARRIED_COLUMNS = (
+    "subtask",
+    "language",
+    "task_type",
+    "perturbable",
+    "choices",
+    "answer",
+    "answers",
+    "labels",
+)
+OPTIONAL_CARRIED = ("target", "protected")  # benchmark extras, carried when present
+# Fixed types, so that every benchmark's file has the same schema (an all-null column would
+# otherwise be typed null).
+_TEXTS = pa.list_(pa.string())
+CARRIED_TYPES = {
+    "subtask": pa.string(),
+    "language": pa.string(),
+    "task_type": pa.string(),
+    "perturbable": _TEXTS,
+    "choices": _TEXTS,
+    "answer": pa.string(),
+    "answers": _TEXTS,
+    "labels": _TEXTS,
+    "target": pa.string(),
+    "protected": _TEXTS,
+}
+PERTURBATION_TYPE = pa.struct(
+    [
+        ("field", pa.string()),
+        ("occurrence", pa.int32()),
+        ("start", pa.int32()),
+        ("end", pa.int32()),
+        ("original", pa.string()),
+        ("perturbed", pa.string()),
+        ("op", pa.string()),
+        ("position", pa.int32()),
+        ("original_char", pa.string()),
+        ("new_char", pa.string()),
+        ("rule", pa.string()),
+        ("keys", pa.string()),
+        ("reading", pa.string()),
+    ]
+)
+# What perturb states once per row about its edits (docs/perturbation.md, "Output").
+TYPO_TYPES = {
+    "n_typos": pa.int32(),
+    "n_edited_chars": pa.int32(),
+    "op": pa.string(),
+    "script": pa.string(),
+}
+FLUSH_ROWS = 16_384
+
+
+class Edit(NamedTuple):
+    """One operation on one occurrence of the row's target word."""
+
+    field: str
+    occurrence: int  # the word's occurrences in the field, counted from 0
+    start: int  # code-point offsets of the occurrence in the field's text
+    end: int
+    original: str  # the occurrence's text, ``text[start:end]``
+    operation: Operation
+
+
+class PerturbedRow(NamedTuple):
+    """One output row: the benchmark row it comes from and what was done to it."""
+
+    source: int  # position of the benchmark row (its carried columns)
+    variant: str  # "original" or the target word's row label
+    word_rank: int  # 0 for the original row
+    draw: int
+    seed: int
+    fields: str  # the JSON object of every field after the edits
+    occurrences: int  # unprotected occurrences of the word in the perturbable fields
+    edits: Sequence[Edit]  # empty for the original row
+
+
+def _by_name(record: type, records: Sequence[tuple]) -> dict[str, Sequence]:
+    """The records' columns by field name (``zip(*records)``: one pass in C)."""
+    columns = zip(*records, strict=True) if records else [()] * len(record._fields)
+    return dict(zip(record._fields, columns, strict=True))
+
+
+class PerturbedColumns:
+    """Collects :class:`PerturbedRow` records and builds the perturbed table from them.
+
+    Examples
+    --------
+    >>> cols = PerturbedColumns()
+    >>> cols.add(PerturbedRow(0, "original", 0, 0, 7, '{"q": "the"}', 0, ()))
+    >>> op = Operation("delete", 0, "t", None, "he")
+    >>> cols.add(PerturbedRow(0, "the", 1, 0, 9, '{"q": "he"}', 1, [Edit("q", 0, 0, 3, "the", op)]))
+    >>> bench = pd.DataFrame({"benchmark": ["b"], "example_id": ["1"], "subtask": [None],
+    ...     "language": ["english"], "task_type": ["mc"], "perturbable": [["q"]],
+    ...     "choices": [None], "answer": ["A"], "answers": [["A"]], "labels": [None]})
+    >>> table = cols.table(bench)
+    >>> table.column("n_edited_chars").to_pylist(), table.column("op").to_pylist()
+    ([0, 1], [None, 'delete'])
+    """
+
+    def __init__(self) -> None:
+        self._pending: list[PerturbedRow] = []
+        self._rows: dict[str, list] = {
+            name: []
+            for name in (
+                "source",
+                "variant",
+                "word_rank",
+                "draw",
+                "seed",
+                "occurrences",
+                "perturbed_occurrences",
+                *TYPO_TYPES,
+            )
+        }
+        self._fields: list[pa.Array] = []
+        self._perturbations: list[pa.Array] = []
+
+    def add(self, row: PerturbedRow) -> None:
+        self._pending.append(row)
+
+    @property
+    def pending(self) -> int:
+        """Rows added since the last :meth:`flush`."""
+        return len(self._pending)
+
+    def flush(self) -> None:
+        """Turn the pending rows into Arrow chunks and drop their Python objects."""
+        rows = self._pending
+        row = _by_name(PerturbedRow, rows)
+        edits = [e for r in rows for e in r.edits]
+        edit = _by_name(Edit, edits)
+        op = _by_name(Operation, edit["operation"])
+        out = self._rows
+        for name in ("source", "variant", "word_rank", "draw", "seed", "occurrences"):
+            out[name].extend(row[name])
+        counts = [len(e) for e in row["edits"]]
+        out["perturbed_occurrences"].extend(counts)
+        facts = _by_name(
+            TypoFacts,
+            [typo_facts([e.operation for e in r]) if r else NO_TYPOS for r in row["edits"]],
+        )
+        for name in TYPO_TYPES:
+            out[name].extend(facts[name])
+        self._fields.append(pa.array(row["fields"], pa.string()))
+        offsets = [0]
+        for n in counts:
+            offsets.append(offsets[-1] + n)
+        values = {**edit, **op}
+        structs = pa.StructArray.from_arrays(
+            [pa.array(values[f.name], f.type) for f in PERTURBATION_TYPE],
+            fields=list(PERTURBATION_TYPE),
+        )
+        self._perturbations.append(pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), structs))
+        self._pending = []
+
+    def table(self, benchmark: pd.DataFrame) -> pa.Table:
+        """The perturbed table: every row added, in order, with the columns of its benchmark row.
+
+        Parameters
+        ----------
+        benchmark : the benchmark rows the records' ``source`` positions index (``benchmark,
+            example_id`` and ``CARRIED_COLUMNS``; ``OPTIONAL_CARRIED`` when present).
+
+        Returns
+        -------
+        pyarrow.Table with ``benchmark, example_id, variant, word_rank, draw, seed, fields,
+        perturbations, occurrences, perturbed_occurrences, n_typos, n_edited_chars, op,
+        script`` and the carried columns, without schema metadata.
+        """
+        self.flush()
+        rows = self._rows
+        take = pa.array(rows["source"], pa.int64())
+        extra = [c for c in OPTIONAL_CARRIED if c in benchmark.columns]
+        carried = pa.Table.from_pandas(
+            benchmark[["benchmark", "example_id", *CARRIED_COLUMNS, *extra]].reset_index(drop=True),
+            preserve_index=False,
+        ).take(take)
+        ids = benchmark["example_id"].astype(str).tolist()
+        columns: dict[str, pa.Array | pa.ChunkedArray] = {
+            "benchmark": carried.column("benchmark").cast(pa.string()),
+            "example_id": pa.array([ids[i] for i in rows["source"]], pa.string()),
+            "variant": pa.array(rows["variant"], pa.string()),
+            "word_rank": pa.array(rows["word_rank"], pa.int64()),
+            "draw": pa.array(rows["draw"], pa.int32()),
+            "seed": pa.array(rows["seed"], pa.int64()),
+            "fields": pa.chunked_array(self._fields, pa.string()),
+            "perturbations": pa.chunked_array(self._perturbations, pa.list_(PERTURBATION_TYPE)),
+            "occurrences": pa.array(rows["occurrences"], pa.int64()),
+            "perturbed_occurrences": pa.array(rows["perturbed_occurrences"], pa.int64()),
+        }
+        for name, kind in TYPO_TYPES.items():
+            columns[name] = pa.array(rows[name], kind)
+        for name in (*CARRIED_COLUMNS, *extra):
+            columns[name] = carried.column(name).cast(CARRIED_TYPES[name])
+        return pa.table(columns).replace_schema_metadata(None)

@@ -1,0 +1,109 @@
+"""The counts of one benchmark's perturbation: ``data/perturbed/{name}.summary.json``
+(docs/perturbation.md, "Output")."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalpipe.perturb.ops import OPS, Operation, Probabilities, Skipped
+from evalpipe.perturb.scripts import char_class
+from evalpipe.perturb.targets import Target
+
+NOT_FOUND_SHOWN = 20  # target words named in targets_not_found_top
+
+
+@dataclass
+class SummaryCounter:
+    """Running counts while a benchmark is perturbed; :meth:`summary` states them.
+
+    ``keyboard``: the typo model is ``keyboard`` (its replacements and insertions made by the
+    uniform rule are counted per script class in ``keyboard_fallback``).
+    """
+
+    keyboard: bool
+    found_targets: set[int] = field(default_factory=set)
+    occurrences: int = 0
+    perturbed_occurrences: int = 0
+    protected_occurrences: int = 0
+    # the kind each typo draw picked, before a replacement / insertion with no eligible place
+    # became a deletion and before skipped transpositions / conversions
+    drawn: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OPS, 0))
+    operations: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OPS, 0))
+    rules: dict[str, dict[str, int]] = field(default_factory=lambda: {op: {} for op in OPS})
+    fallback: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, dict[str, int]] = field(
+        default_factory=lambda: {"transpose": {}, "conversion": {}}
+    )
+
+    def count_skipped(self, skipped: Skipped) -> None:
+        """A drawn transposition or conversion that had nothing to make."""
+        reasons = self.skipped[skipped.op]
+        reasons[skipped.reason] = reasons.get(skipped.reason, 0) + 1
+
+    def count_operations(self, operations: Sequence[Operation]) -> None:
+        """The operations of one written row."""
+        self.perturbed_occurrences += len(operations)
+        for op in operations:
+            self.operations[op.op] += 1
+            rules = self.rules[op.op]
+            rules[op.rule] = rules.get(op.rule, 0) + 1
+            if self.keyboard and op.rule == "uniform":
+                cls = char_class((op.new_char if op.op == "insert" else op.original_char)[0])
+                self.fallback[cls] = self.fallback.get(cls, 0) + 1
+
+    def summary(
+        self,
+        *,
+        benchmark: str,
+        language: str,
+        examples: int,
+        targets: Sequence[Target],
+        draws: int,
+        rows: int,
+        probabilities: Probabilities,
+        seed: int,
+    ) -> dict[str, Any]:
+        """The summary dict (key order as written to the JSON file, which sorts them anyway)."""
+        found = self.found_targets
+        return {
+            "benchmark": benchmark,
+            "language": language,
+            "examples": examples,
+            "target_words": len(targets),
+            "target_words_found": len(found),
+            # target words with no (unprotected) occurrence here: the count, and the
+            # best-ranked few by name (the full list would repeat most of the word list on a
+            # small benchmark)
+            "targets_not_found": len(targets) - len(found),
+            "targets_not_found_top": [
+                t.variant
+                for t in sorted(
+                    (t for i, t in enumerate(targets) if i not in found),
+                    key=lambda t: (t.rank, t.variant),
+                )[:NOT_FOUND_SHOWN]
+            ],
+            "occurrences": self.occurrences,
+            "perturbed_occurrences": self.perturbed_occurrences,
+            # over every draw: each occurrence is drawn `draws` times
+            "perturbed_fraction": (
+                round(self.perturbed_occurrences / (self.occurrences * draws), 6)
+                if self.occurrences
+                else 0.0
+            ),
+            "draws": draws,
+            "rows": rows,
+            "perturbed_rows": rows - examples,
+            "protected_occurrences": self.protected_occurrences,
+            "operations": self.operations,
+            "drawn": self.drawn,
+            # how each kind's new text was chosen (ops.RULES): uniform, qwerty, romaji, ...
+            "operations_by_rule": {op: dict(sorted(r.items())) for op, r in self.rules.items()},
+            # model keyboard: replacements / insertions made by today's rule, by script class
+            "keyboard_fallback": dict(sorted(self.fallback.items())),
+            # drawn transpositions / conversions with nothing to make (left unchanged), by reason
+            "skipped": {op: dict(sorted(r.items())) for op, r in self.skipped.items()},
+            **probabilities.as_dict(),
+            "seed": seed,
+        }
