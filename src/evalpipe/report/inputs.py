@@ -32,9 +32,6 @@ SHOWN_PARAMS = (
 # One headline file per annotation axis (n, kappa, alpha), read for the comparison's diff only:
 # the tables use the full figures of data/annotations/quality_reports/agreement.json.
 AGREEMENT_METRICS = "agreement"
-# Per model under data/scored/<model>/ (the score stage): the pairs table and the perturb summaries.
-PAIRS = "pairs.parquet"
-PERTURBATION = "perturbation.json"
 # What the report reads of the pairs table: the keys, the language and both answers' correctness.
 PAIR_COLUMNS = [
     "view", "method", "benchmark", "language", "example_id", "variant", "word_rank", "draw",
@@ -153,7 +150,7 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
         found = [
             p
             for p in ls(scored_dir, "*.parquet")
-            if Path(p).name != PAIRS and parse_view(Path(p).stem)[1] == "generate"
+            if Path(p).name != rel.pairs(slug).name and parse_view(Path(p).stem)[1] == "generate"
         ]
         if not found:
             data.missing[f"{scored_dir}/*.parquet"] = f"written by `dvc repro score@{slug}`"
@@ -172,7 +169,7 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
     pairs = []
     for slug in slugs:
         # The typo model and counts of every benchmark the model answered (score's copy).
-        path = str(rel.scored_dir(slug) / PERTURBATION)
+        path = str(rel.scored_perturbation(slug))
         if (raw := get(path, f"written by `dvc repro score@{slug}`")) is not None:
             summaries = _parse_json(path, raw)
             if not isinstance(summaries, dict):
@@ -181,7 +178,7 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
                 if not isinstance(summary, dict):
                     raise InputError(f"{path}: {name}: expected a JSON object (its summary)")
                 data.perturb_summaries.setdefault(str(name), summary)
-        path = str(rel.scored_dir(slug) / PAIRS)
+        path = str(rel.pairs(slug))
         if (raw := get(path, f"written by `dvc repro score@{slug}`")) is not None:
             pairs.append(_parse_parquet(path, raw, columns=PAIR_COLUMNS).assign(model=slug))
     if pairs:
