@@ -18,7 +18,7 @@ from evalpipe import atomic
 from evalpipe.languages import LANGUAGES
 from evalpipe.params import load_params
 from evalpipe.paths import ProjectPaths
-from evalpipe.report.build import build_figures, build_report
+from evalpipe.report.assemble import build_figures, build_report
 from evalpipe.report.inputs import load_report_data, report_options, workspace_reader
 from evalpipe.report.revisions import WORKSPACE, commit_label
 from stages._common import fail_cleanly, html_out_option, params_option, root_option

@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 
 import pandas as pd
 
-from evalpipe.report.build import ReportData
+from evalpipe.report import ReportData
 
 MODEL = "tiny-random@ae468db6d094"
 
@@ -134,9 +134,11 @@ def scored_frame() -> pd.DataFrame:
         "original_char": "本",
         "new_char": "木",
     }
-    # As the generate stage writes them: no language column (params.yaml benchmarks.suites has it).
+    # As the generate stage writes them: the language and the typo draw ride along.
     base = {
         "benchmark": "jnli",
+        "language": "japanese",
+        "draw": 0,
         "task_type": "nli",
         "model": MODEL,
         "model_id": MODEL,
@@ -198,6 +200,60 @@ def scored_frame() -> pd.DataFrame:
         ),
     ]
     return pd.DataFrame(rows)
+
+
+PAIR_KEYS = ["model", "view", "method", "benchmark", "language", "example_id", "variant",
+             "word_rank", "draw", "condition", "correct_original", "correct_perturbed"]  # fmt: skip
+
+
+def pairs_frame(scored: pd.DataFrame) -> pd.DataFrame:
+    """The report's columns of ``data/scored/<model>/pairs.parquet`` for a generated-answer view:
+    each perturbed row beside its example's original row, per model (the ``model`` column)."""
+    rows = []
+    for (model, bench), group in scored.groupby(["model", "benchmark"], sort=False):
+        is_original = group["variant"] == "original"
+        originals = group[is_original].drop_duplicates("example_id").set_index("example_id")
+        for _, row in group[~is_original].iterrows():
+            if row["example_id"] not in originals.index:
+                continue
+            rows.append(
+                {
+                    "model": model,
+                    "view": bench,
+                    "method": "generate",
+                    "benchmark": bench,
+                    "language": row.get("language"),
+                    "example_id": row["example_id"],
+                    "variant": row["variant"],
+                    "word_rank": int(row["word_rank"]),
+                    "draw": int(row.get("draw", 0)),
+                    "condition": "typo",
+                    "correct_original": bool(originals.loc[row["example_id"], "correct"]),
+                    "correct_perturbed": bool(row["correct"]),
+                }
+            )
+    return pd.DataFrame(rows, columns=PAIR_KEYS)
+
+
+def scored_view(perturbed: pd.DataFrame, *, model: str) -> pd.DataFrame:
+    """A perturbed set as the model's scored view: every original answer right, every typo'd
+    one wrong (so every perturbed row is a wrong-answer example)."""
+    original = perturbed["variant"] == "original"
+    return perturbed.assign(
+        model=model, correct=original, score=original.astype(float), output="x", prediction="x",
+        parse_status="strict", finish_reason="stop", gold="A",
+    )  # fmt: skip
+
+
+def write_typo_sets(paths, sets: dict, model: str) -> None:
+    """Perturb output (``{benchmark: (frame, summary)}``) as the score stage passes it on: each
+    frame as the model's scored view, the summaries in its ``perturbation.json``."""
+    from evalpipe import atomic
+
+    for name, (frame, _) in sets.items():
+        atomic.write_parquet(paths.scored(name, model), frame)
+    summaries = {name: summary for name, (_, summary) in sets.items()}
+    atomic.write_json(paths.scored_dir(model) / "perturbation.json", summaries)
 
 
 def robustness() -> dict:
@@ -331,6 +387,7 @@ def full_data() -> ReportData:
             "script", [("japanese", "kanji", -0.12), ("japanese", "hiragana", -0.01)]
         ),
         scored={"jnli": scored_frame()},
+        pairs=pairs_frame(scored_frame()),
         languages={"jnli": "japanese", "gsm8k": "english"},
     )
 

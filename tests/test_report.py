@@ -13,22 +13,18 @@ from scipy.stats import binomtest
 
 from evalpipe.report import ReportData, ReportOptions, build_figures, build_report
 from evalpipe.report import html as h
-from evalpipe.report.build import (
-    by_model,
-    headline_rows,
-    highlight_edits,
-    most_harmful,
-    parse_status_rows,
-    pick_examples,
-    wilson_interval,
-)
+from evalpipe.report.accuracy import headline_rows, parse_status_rows
+from evalpipe.report.answer import most_harmful
 from evalpipe.report.compare import build_comparison, diff_metrics, flatten_metrics, word_changes
+from evalpipe.report.data import by_model
+from evalpipe.report.examples import highlight_edits, pick_examples
 from evalpipe.report.svg import ForestRow, forest_plot, nice_ticks
 from tests.report_fixtures import (
     MODEL,
     full_data,
     header_titles,
     html_table,
+    pairs_frame,
     robustness,
     scored_frame,
     section_body,
@@ -78,11 +74,12 @@ def test_table_escapes_cells_and_gives_numbers_a_sort_value():
 
 
 @pytest.mark.parametrize(("k", "n"), [(0, 10), (8, 10), (10, 10), (27, 40), (1, 1)])
-def test_wilson_interval_matches_scipy(k, n):
+def test_accuracy_intervals_are_scipys_wilson_intervals(k, n):
+    data = ReportData(robustness={"m": {"b": {"n": n, "accuracy_original": k / n}}})
+    (row,) = headline_rows(data)
     ref = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
-    low, high = wilson_interval(k, n)
-    assert low == pytest.approx(ref.low, abs=1e-12)
-    assert high == pytest.approx(ref.high, abs=1e-12)
+    assert row["accuracy_original_low"] == pytest.approx(ref.low, abs=1e-12)
+    assert row["accuracy_original_high"] == pytest.approx(ref.high, abs=1e-12)
 
 
 def test_headline_adds_accuracy_intervals_and_keeps_absent_keys_absent():
@@ -117,11 +114,14 @@ def test_parse_status_counts_per_prompt_kind_and_truncation():
 
 
 def test_examples_prefer_answers_that_flipped_from_right_to_wrong():
-    frame = scored_frame()
+    frame = scored_frame().assign(model=MODEL)
     extra = frame.iloc[[1]].assign(example_id="e2", variant="猫", word_rank=9)
-    pairs = pick_examples(pd.concat([frame, extra], ignore_index=True), limit=2)
-    assert [p["example_id"] for _, p in pairs] == ["e1", "e2"]  # e1 flipped, e2 was wrong before
-    assert bool(pairs[0][0]["correct"]) is True
+    scored = pd.concat([frame, extra], ignore_index=True)
+    shown = pick_examples(pairs_frame(scored).iloc[::-1], scored, limit=2)
+    assert [p["example_id"] for _, p in shown] == ["e1", "e2"]  # e1 flipped, e2 was wrong before
+    assert bool(shown[0][0]["correct"]) is True
+    assert [p["variant"] for _, p in shown] == ["日本", "猫"]  # the texts of the pair's own row
+    assert pick_examples(pairs_frame(scored), scored, limit=0) == []
 
 
 # --- edit highlighting -----------------------------------------------------------------------
@@ -347,16 +347,14 @@ def test_report_reads_the_impact_stage_tables_as_written():
     assert "日本" in figures["words_japanese.svg"]
 
 
-def test_examples_take_the_edits_from_the_perturbed_set_when_scored_rows_lack_them():
-    scored = scored_frame()
-    perturbed = scored[["benchmark", "example_id", "word_rank", "fields", "perturbations"]]
+def test_examples_show_the_pairs_with_the_texts_of_their_scored_rows():
     data = full_data()
-    data.scored = {"jnli": scored.drop(columns=["fields", "perturbations"])}
-    assert '<del class="edit"' not in build_report(data)
-    data.perturbed = {"jnli": perturbed}
     page = build_report(data)
     assert ">日本</del>の首都は東京です。" in page and ">日木</ins>の首都は東京です。" in page
     assert ">nan<" not in page  # an unparsed prediction shows as n/a
+    data.pairs = None  # the pairs choose the examples: without them the section says so
+    body = section_body(build_report(data), "examples")
+    assert "pairs.parquet is missing" in body and '<del class="edit"' not in body
 
 
 def test_a_language_without_word_rows_is_named():
@@ -378,7 +376,7 @@ def test_control_characters_in_model_output_become_visible_symbols():
 
 
 def test_models_section_puts_models_side_by_side_with_method_agreement():
-    from evalpipe.report.build import ReportData, models_section
+    from evalpipe.report.accuracy import models_section
 
     stats = {"n": 10, "accuracy_original": 0.6, "accuracy_perturbed": 0.5, "delta": -0.1,
              "ci_low": -0.2, "ci_high": 0.0, "unparsed_rate": 0.1}  # fmt: skip
@@ -490,16 +488,15 @@ def test_without_any_input_the_answer_says_what_to_run():
 # --- the language column ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("where", ["data", "params"])
-def test_the_language_column_shows_each_benchmarks_suite_language(where):
-    data = full_data()
-    suites = {"jnli": "japanese", "gsm8k": "english"}
-    assert "language" not in data.scored["jnli"].columns  # as the generate stage writes it
-    data.languages = suites if where == "data" else {}
-    if where == "params":
-        data.provenance["params"]["benchmarks"] = {"suites": suites}
+def test_the_language_column_comes_from_the_data_never_from_params():
+    data = full_data()  # languages as the pairs record them
     _, rows, _ = html_table(build_report(data), "headline-table")
-    assert {r["benchmark"]: r["language"] for r in rows} == suites
+    assert {r["benchmark"]: r["language"] for r in rows} == {"jnli": "japanese", "gsm8k": "english"}
+    # without the pairs' languages: the scored rows' column; params.yaml suites are not read
+    data.languages = {}
+    data.provenance["params"]["benchmarks"] = {"suites": {"jnli": "english", "gsm8k": "english"}}
+    _, rows, _ = html_table(build_report(data), "headline-table")
+    assert {r["benchmark"]: r["language"] for r in rows} == {"jnli": "japanese", "gsm8k": "n/a"}
 
 
 # --- one sign convention ---------------------------------------------------------------------

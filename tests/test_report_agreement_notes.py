@@ -13,7 +13,8 @@ from evalpipe.annotation.quality_run import QualitySettings, run_quality
 from evalpipe.annotation.schema import read_annotations, read_tasks, sample_tasks_path
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
-from evalpipe.report.build import SAMPLE_BATCHES_NOTE, ReportData, build_figures, build_report
+from evalpipe.report import ReportData, build_figures, build_report
+from evalpipe.report.annotation import SAMPLE_BATCHES_NOTE
 from evalpipe.report.compare import build_comparison
 from tests.report_fixtures import section_body
 from tests.test_report_stage import lay_out, run

@@ -121,13 +121,11 @@ def test_report_opens_offline_with_plots_sortable_tables_and_japanese(browser, t
 def test_the_typo_examples_mark_the_changed_characters_offline(browser, tmp_path):
     """The typo section on real perturb output: every kind's table is drawn, the changed
     characters carry the visible mark, and the Japanese examples use a CJK font."""
-    from evalpipe import atomic
-    from tests.report_fixtures import typo_sets
+    from tests.report_fixtures import typo_sets, write_typo_sets
+    from tests.test_report_stage import M
 
     paths = lay_out(tmp_path)
-    for name, (frame, summary) in typo_sets("keyboard").items():
-        atomic.write_parquet(paths.perturbed(name), frame)
-        atomic.write_json(paths.perturbation_summary(name), summary)
+    write_typo_sets(paths, typo_sets("keyboard"), M)
     result = CliRunner().invoke(
         main, ["build", "--root", str(tmp_path), "--params", str(tmp_path / "params.yaml")]
     )

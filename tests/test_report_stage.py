@@ -23,6 +23,7 @@ from tests.report_fixtures import (
     classification,
     html_table,
     kappa_report,
+    pairs_frame,
     robustness,
     scored_frame,
     section_body,
@@ -46,9 +47,6 @@ def write_robustness(paths: ProjectPaths, figures: dict) -> None:
         atomic.write_json(paths.headline_metrics(bench, M), headline)
 
 
-PERTURBED_KEYS = ["benchmark", "example_id", "word_rank", "fields", "perturbations"]
-
-
 def lay_out(root: Path, *, words: bool = True, params: bool = True) -> ProjectPaths:
     """The report's inputs as the pipeline lays them out (plus a params.yaml unless told not)."""
     paths = ProjectPaths(root)
@@ -62,10 +60,10 @@ def lay_out(root: Path, *, words: bool = True, params: bool = True) -> ProjectPa
         atomic.write_json(paths.metrics / "agreement" / f"{axis}.json", headline)
     atomic.write_json(paths.quality_reports / "kappa_report.json", kappa_report())
     atomic.write_jsonl(paths.rejected, [{"id": "sample_008", "reasons": ["span 2 > 1"]}])
-    # As the pipeline writes them: the edits and field texts live in the perturbed set only.
+    # As the score stage writes them: the view (with the edits and field texts) and its pairs.
     scored = scored_frame()
-    atomic.write_parquet(paths.perturbed("jnli"), scored[PERTURBED_KEYS])
-    atomic.write_parquet(paths.scored("jnli", M), scored.drop(columns=["fields", "perturbations"]))
+    atomic.write_parquet(paths.scored("jnli", M), scored)
+    atomic.write_parquet(paths.scored_dir(M) / "pairs.parquet", pairs_frame(scored.assign(model=M)))
     if words:
         # as the impact stage writes it: the slug names the model
         atomic.write_parquet(paths.impact("words"), words_frame().assign(model=M))
@@ -84,7 +82,7 @@ def test_build_writes_the_report_and_figures_byte_identically(tmp_path):
     params = str(tmp_path / "params.yaml")
     code, out = run("build", "--root", str(tmp_path), "--params", params)
     assert code == 0, out
-    assert "1 benchmarks, 8 word rows, 2 missing inputs" in out  # operations, scripts
+    assert "1 benchmarks, 8 word rows, 3 missing inputs" in out  # operations, scripts, typo counts
     page = paths.report_html.read_text(encoding="utf-8")
     first = paths.report_html.read_bytes()
     assert "tiny-random@ae468db6d094" in page and "zero_shot" in page
@@ -102,12 +100,9 @@ def test_build_writes_the_report_and_figures_byte_identically(tmp_path):
     assert (
         bench[0]["benchmark"] == "jnli" and bench[0]["unparsed: original / perturbed"] == "50% / 0%"
     )
-    # the language comes from params.yaml benchmarks.suites (the scored files carry none)
+    # the language comes from the pairs, not from params.yaml benchmarks.suites (gsm8k has none)
     _, headline, _ = html_table(page, "headline-table")
-    assert {r["benchmark"]: r["language"] for r in headline} == {
-        "gsm8k": "english",
-        "jnli": "japanese",
-    }
+    assert {r["benchmark"]: r["language"] for r in headline} == {"gsm8k": "n/a", "jnli": "japanese"}
     figures = sorted(p.name for p in paths.report_figures.iterdir())
     assert figures == ["accuracy.svg", "agreement.svg", "words_english.svg", "words_japanese.svg"]
     svgs = {p.name: p.read_bytes() for p in paths.report_figures.iterdir()}

@@ -13,10 +13,19 @@ import pytest
 
 from evalpipe import atomic
 from evalpipe.paths import ProjectPaths
-from evalpipe.report.build import ReportData, ReportOptions, build_report
+from evalpipe.report import ReportData, ReportOptions, build_report
 from evalpipe.report.compare import build_comparison, typo_model_rows
 from evalpipe.report.typos import OPS, changed_spans, pick_typo_examples, typos_section
-from tests.report_fixtures import html_table, keyed_frame, section_body, section_ids, typo_sets
+from tests.report_fixtures import (
+    html_table,
+    keyed_frame,
+    pairs_frame,
+    scored_view,
+    section_body,
+    section_ids,
+    typo_sets,
+    write_typo_sets,
+)
 from tests.test_report_stage import M, _sh, lay_out, run
 
 MARKED = re.compile(
@@ -87,16 +96,10 @@ def test_examples_are_chosen_the_same_way_whatever_the_row_order():
     assert {e["benchmark"] for e in first["replace"]} == {"jsquad", "mmlu"}
 
 
-def _write_typo_sets(paths, sets) -> None:
-    for name, (frame, summary) in sets.items():
-        atomic.write_parquet(paths.perturbed(name), frame)
-        atomic.write_json(paths.perturbation_summary(name), summary)
-
-
 def test_the_report_shows_the_typo_model_counts_and_highlighted_examples(tmp_path):
     paths = lay_out(tmp_path)
     sets = keyboard_sets()
-    _write_typo_sets(paths, sets)
+    write_typo_sets(paths, sets, M)
     code, out = run("build", "--root", str(tmp_path), "--params", str(tmp_path / "params.yaml"))
     assert code == 0, out
     page = paths.report_html.read_text(encoding="utf-8")
@@ -155,23 +158,23 @@ def test_the_report_shows_the_typo_model_counts_and_highlighted_examples(tmp_pat
 
 def test_without_summaries_or_typo_records_the_section_says_what_is_missing(tmp_path):
     section = typos_section(summaries={}, perturbed={})
-    assert "data/perturbed/*.summary.json are missing" in section
+    assert "data/scored/&lt;model&gt;/perturbation.json is missing" in section
     assert "no examples" in section
     paths = lay_out(tmp_path)
     code, out = run("build", "--root", str(tmp_path), "--params", str(tmp_path / "params.yaml"))
     assert code == 0, out
     body = section_body(paths.report_html.read_text(encoding="utf-8"), "typos")
-    assert "summary.json are missing" in body
+    assert "perturbation.json is missing" in body
     _, rows, _ = html_table(body, "typo-examples-replace")  # the stage fixture's jnli edit
     assert [(r["original"], r["perturbed"]) for r in rows] == [("日本", "日木")]
 
 
 def test_a_summary_that_is_not_an_object_stops_the_stage_naming_the_file(tmp_path):
     paths = lay_out(tmp_path)
-    paths.perturbation_summary("mmlu").write_text("[1, 2]", encoding="utf-8")
+    (paths.scored_dir(M) / "perturbation.json").write_text('{"mmlu": [1, 2]}', encoding="utf-8")
     code, out = run("build", "--root", str(tmp_path), "--params", str(tmp_path / "params.yaml"))
     assert code == 2
-    assert "data/perturbed/mmlu.summary.json: expected a JSON object" in out
+    assert "data/scored/tiny-random/perturbation.json: mmlu: expected a JSON object" in out
 
 
 # --- the revision comparison: a uniform vs keyboard sweep ------------------------------------
@@ -195,7 +198,7 @@ def sweep(tmp_path):
     paths = lay_out(root)
     params = (root / "params.yaml").read_text(encoding="utf-8")
     (root / "params.yaml").write_text(params + SWEEP % "uniform", encoding="utf-8")
-    _write_typo_sets(paths, uniform_sweep_sets())
+    write_typo_sets(paths, uniform_sweep_sets(), M)
     atomic.write_parquet(paths.impact("operations"), _operations({"replace": -0.1, "delete": -0.2}))
     (root / "dvc.yaml").write_text(f"metrics:\n  - metrics/{M}\n", encoding="utf-8")
     for args in (
@@ -208,7 +211,7 @@ def sweep(tmp_path):
     ):
         _sh(root, *args)
     (root / "params.yaml").write_text(params + SWEEP % "keyboard", encoding="utf-8")
-    _write_typo_sets(paths, keyboard_sets())
+    write_typo_sets(paths, keyboard_sets(), M)
     atomic.write_parquet(
         paths.impact("operations"),
         _operations({"replace": -0.3, "delete": -0.2, "transpose": -0.4}),
@@ -269,18 +272,16 @@ def test_the_typo_settings_of_a_revision_without_them_say_not_set():
     assert rows["perturb.replace_prob"]["changed"] == ""
     page = build_comparison(a, b, label_a="old", label_b="new", metrics_diff={}, diff_source="test")
     assert "typo model: n/a vs keyboard" in page
-    assert "data/perturbed/*.summary.json are missing in both old and new" in page
+    assert "data/scored/&lt;model&gt;/perturbation.json is missing in both old and new" in page
 
 
 def test_the_wrong_answer_examples_name_each_edits_key_path_or_reading():
     frame, _ = keyboard_sets()["jsquad"]
     original = frame["variant"] == "original"
-    scored = frame.assign(
-        model=M, correct=original, output="x", prediction="x", parse_status="strict",
-        finish_reason="stop", gold="A",
-    )  # fmt: skip  # every typo'd answer wrong: every perturbed row is an example
+    scored = scored_view(frame, model=M)  # every typo'd answer wrong: each is an example
     page = build_report(
-        ReportData(scored={"jsquad": scored}), ReportOptions(examples_per_benchmark=1000)
+        ReportData(scored={"jsquad": scored}, pairs=pairs_frame(scored)),
+        ReportOptions(examples_per_benchmark=1000),
     )
     body = html.unescape(section_body(page, "examples"))
     shown = 0

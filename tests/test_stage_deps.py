@@ -112,7 +112,7 @@ def test_a_cycle_and_a_private_import_are_reported(tmp_path) -> None:
         ("evalpipe.answers.types", "evalpipe.benchmarks.spec", True),
         ("evalpipe.scoring.scorer", "evalpipe.answers.parsers", False),
         ("evalpipe.errors", "evalpipe.paths", False),
-        ("stages.score", "evalpipe.report.build", False),
+        ("stages.score", "evalpipe.report.assemble", False),
     ],
 )
 def test_layer_order(importer: str, target: str, upward: bool) -> None:

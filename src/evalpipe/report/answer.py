@@ -137,10 +137,10 @@ def benchmark_rows(
     Parameters
     ----------
     headline:
-        Rows of :func:`evalpipe.report.build.headline_rows` (``model, benchmark, language, n,
+        Rows of :func:`evalpipe.report.accuracy.headline_rows` (``model, benchmark, language, n,
         accuracy_original, accuracy_perturbed, delta, delta_ci, ...``).
     parse:
-        Rows of :func:`evalpipe.report.build.parse_status_rows` (``model, benchmark, prompts,
+        Rows of :func:`evalpipe.report.accuracy.parse_status_rows` (``model, benchmark, prompts,
         n, unparsed_share, truncated``): the generated answers of each benchmark.
 
     Returns
@@ -306,9 +306,9 @@ def answer_section(
     words:
         ``data/impact/words.parquet`` (None when absent).
     headline:
-        Headline rows with their ``language`` (:func:`evalpipe.report.build.headline_rows`).
+        Headline rows with their ``language`` (:func:`evalpipe.report.accuracy.headline_rows`).
     parse:
-        Parse-status rows (:func:`evalpipe.report.build.parse_status_rows`).
+        Parse-status rows (:func:`evalpipe.report.accuracy.parse_status_rows`).
     top:
         Words per (language, model, word list).
 

@@ -10,14 +10,10 @@ from typing import Any
 import pandas as pd
 
 from evalpipe.report import html as h
-from evalpipe.report.build import (
-    AXIS_ORDER,
-    ReportData,
-    ReportOptions,
-    data_notes,
-    headline_rows,
-    provenance_section,
-)
+from evalpipe.report.accuracy import headline_rows
+from evalpipe.report.annotation import AXIS_ORDER, data_notes
+from evalpipe.report.data import ReportData, ReportOptions
+from evalpipe.report.provenance import provenance_section
 from evalpipe.report.typos import MODEL_SETTINGS, summary_columns, summary_rows
 
 MetricsDiff = dict[str, dict[str, dict[str, Any]]]
@@ -283,7 +279,9 @@ def typos_comparison(a: ReportData, b: ReportData, *, label_a: str, label_b: str
         )
     else:
         parts.append(
-            h.missing(f"data/perturbed/*.summary.json are missing in both {label_a} and {label_b}.")
+            h.missing(
+                f"data/scored/<model>/perturbation.json is missing in both {label_a} and {label_b}."
+            )
         )
     if a.operations is not None or b.operations is not None:
         kinds = kind_changes(a.operations, b.operations)

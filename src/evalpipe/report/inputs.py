@@ -11,16 +11,17 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow.parquet as pq
 import yaml
 
 from evalpipe.errors import InputError
 from evalpipe.paths import ProjectPaths
-from evalpipe.report.build import ReportData, ReportOptions
+from evalpipe.report.data import ReportData, ReportOptions
 from evalpipe.scoring.views import parse_view
 
 # Sections of params.yaml shown under "What produced this report".
@@ -31,6 +32,13 @@ SHOWN_PARAMS = (
 # One headline file per annotation axis (n, kappa, alpha), read for the comparison's diff only:
 # the tables use the full figures of data/annotations/quality_reports/agreement.json.
 AGREEMENT_METRICS = "agreement"
+# What the report reads of the pairs table: the keys, the language and both answers' correctness.
+PAIR_COLUMNS = [
+    "view", "method", "benchmark", "language", "example_id", "variant", "word_rank", "draw",
+    "condition", "correct_original", "correct_perturbed",
+]  # fmt: skip
+# What the typo section reads of the scored rows.
+EDIT_COLUMNS = ["benchmark", "example_id", "word_rank", "draw", "language", "perturbations"]
 
 Reader = Callable[[str], bytes | None]
 Lister = Callable[[str, str], list[str]]
@@ -61,9 +69,13 @@ def _parse_json(rel: str, raw: bytes) -> Any:
         raise InputError(f"{rel}: not valid UTF-8 JSON: {exc}") from exc
 
 
-def _parse_parquet(rel: str, raw: bytes) -> pd.DataFrame:
+def _parse_parquet(rel: str, raw: bytes, *, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """The file's rows; with ``columns``, only those of them the file has."""
     try:
-        return pd.read_parquet(io.BytesIO(raw))
+        if columns is None:
+            return pd.read_parquet(io.BytesIO(raw))
+        names = set(pq.read_schema(io.BytesIO(raw)).names)
+        return pd.read_parquet(io.BytesIO(raw), columns=[c for c in columns if c in names])
     except Exception as exc:  # pyarrow raises several types for a damaged file
         raise InputError(f"{rel}: cannot read Parquet: {exc}") from exc
 
@@ -129,13 +141,16 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
         data.rejected = _parse_jsonl(rejected, raw)
     for kind in ("words", "operations", "scripts"):
         path = str(rel.impact(kind))
-        if (raw := get(path, "the per-word impact tables (issue 14)")) is not None:
+        if (raw := get(path, "written by `dvc repro impact`")) is not None:
             setattr(data, kind, _parse_parquet(path, raw))
     frames: dict[str, list[pd.DataFrame]] = {}
     for slug in slugs:
         scored_dir = str(rel.scored_dir(slug))
+        # the generated-answer views (the pairs table beside them is not a view)
         found = [
-            p for p in ls(scored_dir, "*.parquet") if parse_view(Path(p).stem)[1] == "generate"
+            p
+            for p in ls(scored_dir, "*.parquet")
+            if Path(p).name != rel.pairs(slug).name and parse_view(Path(p).stem)[1] == "generate"
         ]
         if not found:
             data.missing[f"{scored_dir}/*.parquet"] = f"written by `dvc repro score@{slug}`"
@@ -146,31 +161,39 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
                 frame = _parse_parquet(path, raw).assign(model=slug)
                 frames.setdefault(Path(path).stem, []).append(frame)
     data.scored = {name: pd.concat(parts, ignore_index=True) for name, parts in frames.items()}
-    # The typo model and counts of every perturbed benchmark (scored or not yet).
-    suffix = ".summary.json"
-    for path in ls(str(rel.perturbed("x").parent), f"*{suffix}"):
-        if (raw := get(path, "")) is not None:
-            summary = _parse_json(path, raw)
-            if not isinstance(summary, dict):
-                raise InputError(f"{path}: expected a JSON object (the perturb summary)")
-            data.perturb_summaries[Path(path).name[: -len(suffix)]] = summary
-    for name in sorted(set(data.scored) | set(data.perturb_summaries)):
-        path = str(rel.perturbed(name))
-        # Only what the examples need: the perturbed set also holds every other column.
-        raw = get(path, "the typo edits shown in the examples (`dvc repro perturb`)")
-        if raw is not None:
-            frame = _parse_parquet(path, raw)
-            keep = ["benchmark", "example_id", "word_rank", "draw", "language", "fields",
-                    "perturbations"]  # fmt: skip
-            data.perturbed[name] = frame[[c for c in keep if c in frame.columns]]
+    # The typo records of each benchmark, from one model's scored rows (every model answered the
+    # same perturbed prompts): the typo section's examples.
+    for name, frame in sorted(data.scored.items()):
+        first = frame[frame["model"] == frame["model"].iloc[0]] if len(frame) else frame
+        data.edits[name] = first[[c for c in EDIT_COLUMNS if c in first.columns]]
+    pairs = []
+    for slug in slugs:
+        # The typo model and counts of every benchmark the model answered (score's copy).
+        path = str(rel.scored_perturbation(slug))
+        if (raw := get(path, f"written by `dvc repro score@{slug}`")) is not None:
+            summaries = _parse_json(path, raw)
+            if not isinstance(summaries, dict):
+                raise InputError(f"{path}: expected a JSON object {{benchmark: summary}}")
+            for name, summary in sorted(summaries.items()):
+                if not isinstance(summary, dict):
+                    raise InputError(f"{path}: {name}: expected a JSON object (its summary)")
+                data.perturb_summaries.setdefault(str(name), summary)
+        path = str(rel.pairs(slug))
+        if (raw := get(path, f"written by `dvc repro score@{slug}`")) is not None:
+            pairs.append(_parse_parquet(path, raw, columns=PAIR_COLUMNS).assign(model=slug))
+    if pairs:
+        data.pairs = pd.concat(pairs, ignore_index=True)
+        # Each benchmark's language, as the data records it.
+        known = data.pairs.reindex(columns=["benchmark", "language"]).dropna()
+        known = known.drop_duplicates("benchmark")
+        data.languages = dict(
+            zip(known["benchmark"].astype(str), known["language"].astype(str), strict=True)
+        )
     ids: dict[str, set[str]] = {}
     for frame in data.scored.values():
         if "model_id" in frame.columns:
             for slug, group in frame.groupby("model", sort=True):
                 ids.setdefault(str(slug), set()).update(map(str, group["model_id"].dropna()))
-    suites = (params.get("benchmarks") or {}).get("suites") or {}
-    # the accuracy tables' language column and the first screen's grouping
-    data.languages = {str(k): str(v) for k, v in suites.items() if isinstance(v, str)}
     data.provenance = {
         "models": slugs,
         "model_ids": {slug: ", ".join(sorted(v)) for slug, v in sorted(ids.items())},

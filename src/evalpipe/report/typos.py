@@ -127,7 +127,8 @@ def pick_typo_examples(
     Parameters
     ----------
     perturbed:
-        ``{benchmark: data/perturbed/<benchmark>.parquet}`` with ``perturbations`` (and
+        ``{benchmark: scored rows}`` (one model's rows of data/scored/<model>/<benchmark>.parquet,
+        which carry the perturb stage's records) with ``perturbations`` (and
         ``example_id``, ``word_rank``, optionally ``draw`` and ``language``).
     per_kind:
         Examples per kind at most.
@@ -298,7 +299,8 @@ def typos_section(
     Parameters
     ----------
     summaries:
-        ``{benchmark: data/perturbed/<benchmark>.summary.json}`` (may be empty: said so).
+        ``{benchmark: perturb summary}`` (data/scored/<model>/perturbation.json, the score
+        stage's copy of data/perturbed/<benchmark>.summary.json; may be empty: said so).
     perturbed:
         ``{benchmark: perturbed set}`` with the ``perturbations`` records.
     per_kind:
@@ -325,13 +327,17 @@ def typos_section(
     else:
         parts.append(
             h.missing(
-                "data/perturbed/*.summary.json are missing: no typo counts (`dvc repro perturb`)."
+                "data/scored/<model>/perturbation.json is missing: no typo counts "
+                "(`dvc repro score`)."
             )
         )
     examples = pick_typo_examples(perturbed, per_kind=per_kind)
     if not examples:
         parts.append(
-            h.missing("No perturbed set with typo records (data/perturbed/*.parquet): no examples.")
+            h.missing(
+                "No scored rows with typo records (data/scored/<model>/<benchmark>.parquet): "
+                "no examples."
+            )
         )
         return "".join(parts)
     parts.append(
@@ -352,7 +358,7 @@ def typos_section(
     if absent:
         parts.append(
             h.missing(
-                f"Counted in the summaries but not in the perturbed sets read: {', '.join(absent)}."
+                f"Counted in the summaries but not in the scored rows read: {', '.join(absent)}."
             )
         )
     return "".join(parts)

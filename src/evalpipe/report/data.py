@@ -1,0 +1,136 @@
+"""The report's data model: what it shows (:class:`ReportData`), how (:class:`ReportOptions`),
+and the lookups every section shares (metrics by model, the model label, benchmark languages).
+
+Every section degrades on its own: when an input is absent the section says which file is
+missing and which stage writes it, and the rest of the report is still built. Every table carries
+a ``model`` column so that reports of several models read the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from evalpipe.params_schema import default_of
+
+ORIGINAL = "original"
+
+
+@dataclass
+class ReportData:
+    """Everything the report shows; any part may be None (absent input).
+
+    Attributes
+    ----------
+    provenance:
+        ``models`` (the slugs of params.yaml ``models``), ``model_ids`` (slug -> identity of
+        its scored outputs), ``params`` (the relevant params.yaml sections),
+        ``inputs`` (``{path: content hash}``), optionally ``commit`` and ``label``.
+    robustness, classification:
+        ``data/scored/<model>/{robustness,classification}_details.json`` nested by model
+        ``{model: {view: {...}}}`` (a view is a benchmark, or ``<benchmark>.ll`` /
+        ``.ll_norm`` for log-likelihood scoring), or flat ``{benchmark: {...}}``.
+    agreement:
+        ``data/annotations/quality_reports/agreement.json``: the full agreement summary (per axis
+        ``kappa, alpha, ac2, n, judge_kappa, markers_kappa``, counts, gate, data notes).
+    kappa_report:
+        ``data/annotations/quality_reports/kappa_report.json``.
+    rejected:
+        Records of ``data/annotations/rejected/low_agreement.jsonl``.
+    words, operations, scripts:
+        ``data/impact/{words,operations,scripts}.parquet``.
+    scored:
+        ``{benchmark: data/scored/<model>/<benchmark>.parquet}`` (the generated-answer views of
+        every model, ``model`` = slug): the texts, outputs and parses the examples show.
+    pairs:
+        ``data/scored/<model>/pairs.parquet`` of every model (``model, view, method, benchmark,
+        language, example_id, variant, word_rank, draw, condition, correct_original,
+        correct_perturbed``): which examples the examples section shows.
+    edits:
+        ``{benchmark: one model's scored rows}`` (``benchmark, example_id, word_rank, draw,
+        language, perturbations``): the typo records of the typo section's examples.
+    perturb_summaries:
+        ``{benchmark: summary}`` from ``data/scored/<model>/perturbation.json`` (the perturb
+        stage's summaries, as the score stage copies them): the typo model, its probabilities
+        and the typos made per kind.
+    languages:
+        ``{benchmark: language}`` (the pairs' ``language`` column): the language column of the
+        accuracy tables and the first screen's grouping.
+    missing:
+        ``{input name: message}`` for inputs the stage could not find.
+    metrics:
+        ``{metrics file path: parsed JSON}`` as committed (for the comparison's diff); the
+        tables use ``robustness`` / ``classification``, which the stage fills from the full
+        details files under data/scored/ when they exist.
+    """
+
+    provenance: dict[str, Any] = field(default_factory=dict)
+    robustness: dict[str, Any] | None = None
+    classification: dict[str, Any] | None = None
+    agreement: dict[str, Any] | None = None
+    kappa_report: dict[str, Any] | None = None
+    rejected: list[dict[str, Any]] | None = None
+    words: pd.DataFrame | None = None
+    operations: pd.DataFrame | None = None
+    scripts: pd.DataFrame | None = None
+    scored: dict[str, pd.DataFrame] = field(default_factory=dict)
+    pairs: pd.DataFrame | None = None
+    edits: dict[str, pd.DataFrame] = field(default_factory=dict)
+    perturb_summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    languages: dict[str, str] = field(default_factory=dict)
+    missing: dict[str, str] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """The ``report`` section of params.yaml."""
+
+    top_words: int = field(default_factory=lambda: default_of("report.top_words"))
+    examples_per_benchmark: int = field(
+        default_factory=lambda: default_of("report.examples_per_benchmark")
+    )
+    title: str = "evalpipe report"
+
+
+def by_model(metrics: Mapping[str, Any] | None, default_model: str) -> dict[str, dict[str, Any]]:
+    """``{model: {benchmark: stats}}`` from a flat ``{benchmark: stats}`` or nested metrics file.
+
+    A flat file (one model per run, today's layout) is attributed to ``default_model``.
+    """
+    if not metrics:
+        return {}
+    entries = {k: v for k, v in metrics.items() if isinstance(v, Mapping)}
+    # Nested by model: every entry maps benchmarks to stats mappings; a flat file's stats hold
+    # numbers.
+    nested = bool(entries) and all(
+        v and all(isinstance(x, Mapping) for x in v.values()) for v in entries.values()
+    )
+    if not nested:
+        return {default_model: dict(entries)}
+    return {m: {b: s for b, s in v.items() if isinstance(s, Mapping)} for m, v in entries.items()}
+
+
+def default_model(data: ReportData) -> str:
+    """The model label to attribute flat metrics to: the scored outputs' ``model``, else params."""
+    models = data.provenance.get("models") or []
+    if len(models) == 1:
+        return str(models[0])
+    if models:
+        return " + ".join(str(m) for m in models)
+    return "model"
+
+
+def benchmark_languages(data: ReportData) -> dict[str, str]:
+    """``{benchmark: language}`` as the data records it: ``data.languages`` (the pairs'
+    ``language`` column), else a ``language`` column of the scored rows or typo records."""
+    out: dict[str, str] = {}
+    for frames in (data.scored, data.edits):
+        for name, frame in frames.items():
+            if "language" in frame.columns and frame["language"].notna().any():
+                out.setdefault(name, str(frame["language"].dropna().iloc[0]))
+    out.update(data.languages)
+    return out
