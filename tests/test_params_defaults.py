@@ -161,9 +161,6 @@ def _repeated_defaults(path: Path, defaults: dict[str, list], *, root: Path = RE
 # Hits in files other branches own while issue 28 lands. Each line names the place as the guard
 # prints it (no line numbers, so edits elsewhere in the file do not move them).
 ALLOWED = {
-    # fixed on branch report; the lead removes these lines at merge
-    "src/evalpipe/report/build.py: top_words=20",
-    "src/evalpipe/report/build.py: examples_per_benchmark=3",
     # the simulator's study settings: a simulated design, not the pipeline's params keys that
     # happen to share the names
     "src/evalpipe/scoring/simulate.py: draws=1",
