@@ -124,7 +124,7 @@ def run_score(folder: Path) -> str:
     pairs = build_pairs(scored, model="synthetic")
     paired = time.perf_counter() - t
     t = time.perf_counter()
-    reports = build_reports(scored, pairs, classification={}, level=0.95)
+    reports = build_reports(scored, pairs, classification={}, level=0.95, margin=0.02)
     grouped = time.perf_counter() - t
     t = time.perf_counter()
     atomic.write_parquet(folder / "pairs.parquet", pairs)

@@ -77,6 +77,7 @@ def main() -> None:
         build_pairs({"mmlu": scored}, model="m"),
         classification={},
         level=0.95,
+        margin=0.02,
     )
     report_s = time.perf_counter() - start
     print(f"score_frame  {len(frame)} rows in {score_s:.2f} s ({len(frame) / score_s:.0f} rows/s)")

@@ -17,10 +17,13 @@ from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.comparison import model_comparison
 from evalpipe.scoring.names import POOLED
+from evalpipe.scoring.summaries import rounded_frame
+from evalpipe.scoring.transitions import DOSE_PAIR_COLUMNS, dose_response
 from evalpipe.scoring.word_impact import (
     IMPACT_PAIR_COLUMNS,
     ImpactSettings,
     build_impact,
+    select_pairs,
     top_words,
 )
 from stages._common import fail_cleanly, params_option, root_option
@@ -75,7 +78,7 @@ def main(params_path: str, root: str) -> None:
     details: dict[str, dict] = {}
     for slug in slugs:
         path = paths.pairs(slug)
-        pairs = read_parquet(path, IMPACT_PAIR_COLUMNS)
+        pairs = read_parquet(path, [*IMPACT_PAIR_COLUMNS, *DOSE_PAIR_COLUMNS])
         check_languages(pairs, path=path)
         # the slug names the model in every table, whatever the file holds
         tables.append(pairs.assign(model=slug))
@@ -90,6 +93,15 @@ def main(params_path: str, root: str) -> None:
     atomic.write_parquet(paths.impact("words"), word_table)
     atomic.write_parquet(paths.impact("operations"), operations)
     atomic.write_parquet(paths.impact("scripts"), scripts)
+    # accuracy by number of edited words, paired per dose (one view per benchmark, the typo arm)
+    chosen, _ = select_pairs(pairs, n_base)
+    dose = rounded_frame(dose_response(chosen, level=settings.level))
+    atomic.write_parquet(paths.impact("dose"), dose)
+    pooled_dose = dose.loc[dose["scope"] == POOLED].drop(columns=["scope", "benchmark"])
+    atomic.write_csv(
+        paths.dose_response_plot,
+        pooled_dose.assign(label=pooled_dose["model"] + " (" + pooled_dose["language"] + ")"),
+    )
     # One CSV per known language, empty when none of its benchmarks ran: dvc.yaml declares each.
     for language in LANGUAGES:
         top = top_words(word_table, language=language, top_n=top_n)

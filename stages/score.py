@@ -119,7 +119,13 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
     scored_dir = paths.scored_dir(slug)
     # Paired once: every paired figure below (and the impact stage's, the report's) groups this.
     pairs = build_pairs(scored, model=slug, source_dir=str(scored_dir))
-    reports = build_reports(scored, pairs, classification=classification, level=level)
+    reports = build_reports(
+        scored,
+        pairs,
+        classification=classification,
+        level=level,
+        margin=section(params, "scoring", "margin"),
+    )
     # Written only once every benchmark has scored: a bad file leaves no partial results behind.
     for name, frame in scored.items():
         atomic.write_parquet(paths.scored(name, slug), frame)

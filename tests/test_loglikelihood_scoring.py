@@ -319,7 +319,7 @@ def test_scored_frame_has_score_frames_schema_and_build_reports_reads_it(tmp_pat
         reports_in[name] = scored
         classification[name] = ClassificationSetup(labels=list(spec.labels))
     reports = build_reports(reports_in, build_pairs(reports_in, model="m"),
-                            classification=classification, level=0.95)  # fmt: skip
+                            classification=classification, level=0.95, margin=0.02)  # fmt: skip
     for name, scored in reports_in.items():
         originals = scored.loc[scored["variant"] == "original"]
         robustness = reports.robustness[name]

@@ -155,8 +155,13 @@ class ProjectPaths:
         return self.plots / "models.csv"
 
     def impact(self, table: str) -> Path:
-        """``words``, ``operations`` or ``scripts``: the impact stage's tables."""
+        """``words``, ``operations``, ``scripts`` or ``dose``: the impact stage's tables."""
         return self.data / "impact" / f"{table}.parquet"
+
+    @property
+    def dose_response_plot(self) -> Path:
+        """The pooled accuracy change by number of edited words (impact stage)."""
+        return self.plots / "dose_response.csv"
 
     def top_words_plot(self, language: str) -> Path:
         return self.plots / f"top_words_{language}.csv"

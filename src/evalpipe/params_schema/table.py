@@ -277,6 +277,15 @@ SCHEMA = Section(
                     choices=("generate", "loglikelihood", "both"),
                     default="generate",
                 ),
+                # the non-inferiority gate of every view (docs/scoring.md "What the field
+                # reports"): pass when the one-sided lower bound of the change is above -margin
+                "margin": number(
+                    "largest acceptable accuracy loss under typos (0.02 = 2 points); null: no gate",
+                    minimum=0.0,
+                    maximum=1.0,
+                    nullable=True,
+                    default=0.02,
+                ),
             }
         ),
         "impact": Section(

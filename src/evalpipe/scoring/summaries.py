@@ -22,7 +22,21 @@ from evalpipe.scoring.robustness import (
     originals_of,
     word_table,
 )
+from evalpipe.scoring.transitions import noninferiority, transition_counts
 from evalpipe.scoring.views import primary_views
+
+
+def field_figures(pairs: pd.DataFrame, *, margin: float | None, level: float) -> dict[str, Any]:
+    """The transitions, the answer-change rate and the gate of one view's pairs
+    (:mod:`evalpipe.scoring.transitions`), under the names the details and metrics use."""
+    gate = noninferiority(pairs, margin=margin, level=level)
+    return {
+        **{k: v for k, v in transition_counts(pairs).items() if k != "n"},
+        "gate": gate["verdict"],
+        "gate_margin": gate["margin"],
+        "gate_lower_bound": gate["lower_bound"],
+    }
+
 
 DECIMALS = 4
 # metrics/<model>/<view>.json keep only what a reader compares across commits, under short keys
@@ -37,6 +51,11 @@ HEADLINE_KEYS = {
     "pdr": "pdr",
     "unparsed": "unparsed_rate",
     "truncated": "truncated_rate",
+    # the field's figures (evalpipe.scoring.transitions): transitions, answer changes, the gate
+    "right_wrong": "right_wrong",
+    "wrong_right": "wrong_right",
+    "answer_change": "answer_change",
+    "gate": "gate",
 }
 # Above this share of outputs cut at the generation budget, the stage warns: the scores then
 # measure the budget as much as the model.
@@ -159,7 +178,8 @@ def truncation_warnings(
     return lines
 
 
-def _round_frame(frame: pd.DataFrame) -> pd.DataFrame:
+def rounded_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """Float columns rounded to :data:`DECIMALS` (what the plot tables and metrics print)."""
     out = frame.copy()
     for column in out.columns:
         if pd.api.types.is_float_dtype(out[column]):
@@ -173,6 +193,7 @@ def build_reports(
     *,
     classification: Mapping[str, ClassificationSetup],
     level: float,
+    margin: float | None,
 ) -> Reports:
     """Metrics and plot tables for all views of one model.
 
@@ -182,6 +203,7 @@ def build_reports(
     pairs : the model's pairs table (:func:`~evalpipe.scoring.pairs.build_pairs` of ``scored``).
     classification : the views with a label space, and how to report them.
     level : confidence level of the intervals (``scoring.confidence_level``).
+    margin : the non-inferiority margin of every view's gate (``scoring.margin``; None: none).
 
     Returns
     -------
@@ -211,7 +233,8 @@ def build_reports(
         summary = benchmark_summary(
             view_pairs[name], originals=originals[name], level=level, words=table
         )
-        robustness[name] = rounded({**summary, **answer_summary(frame)})
+        figures = field_figures(view_pairs[name], margin=margin, level=level)
+        robustness[name] = rounded({**summary, **answer_summary(frame), **figures})
         if len(table):
             words.append(table.assign(label=name + ": " + table["word"]))
         setup = classification.get(name)
@@ -266,7 +289,7 @@ def build_reports(
             name: {short: summary.get(key) for short, key in HEADLINE_KEYS.items()}
             for name, summary in robustness.items()
         },
-        word_accuracy_drop=_round_frame(word_frame),
+        word_accuracy_drop=rounded_frame(word_frame),
         confusion=confusion_frame,
-        accuracy_by_rate=_round_frame(rate),
+        accuracy_by_rate=rounded_frame(rate),
     )

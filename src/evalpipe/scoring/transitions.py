@@ -18,6 +18,8 @@ import pandas as pd
 
 from evalpipe.scoring.intervals import paired_interval
 
+# What dose_response reads of the pairs table besides the impact tables' columns.
+DOSE_PAIR_COLUMNS = ["n_typos", "prediction_original", "prediction_perturbed"]
 TRANSITIONS = ("right_right", "right_wrong", "wrong_right", "wrong_wrong")
 PASS, FAIL = "pass", "fail"
 DOSE_COLUMNS = [
