@@ -47,8 +47,15 @@ def write_batch(path: Path, records: list[Annotation], extra_lines: tuple[str, .
     return path
 
 
+# The bundled tasks the sample batches rate: a checkout where `dvc repro` has written
+# data/annotation_tasks/tasks.jsonl (other tasks) must give the same verdicts.
+SAMPLE_TASKS = REPO / "src" / "evalpipe" / "annotation" / "samples" / "tasks.jsonl"
+
+
 def run_check(*args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
+    if "--tasks" not in args:
+        args = (*args, "--tasks", str(SAMPLE_TASKS))
     return subprocess.run(
         [sys.executable, "-m", "evalpipe.cli", "quality", "check", *args],
         cwd=REPO,
