@@ -19,7 +19,6 @@ import pandas as pd
 import pytest
 import yaml
 
-from evalpipe import atomic
 from evalpipe.benchmarks import build_prompts, get_spec, load_benchmark
 from evalpipe.inference.engine import make_engine
 from evalpipe.inference.loglikelihood import loglikelihood_requests
@@ -27,6 +26,7 @@ from evalpipe.inference.tiny import build_tiny_random, default_model_cache
 from evalpipe.inference.types import GenerationRequest
 from evalpipe.inference.vllm_engine import VLLMBackend
 from tests.inference_servers import free_port
+from tests.perturbed_sets import write_unperturbed
 
 # the server's start is most of it: about 100 s on a quiet machine, over 10 minutes under load
 pytestmark = [pytest.mark.server, pytest.mark.vllm, pytest.mark.slow, pytest.mark.timeout(3600)]
@@ -132,18 +132,11 @@ def test_openai_backend_generates_through_a_real_vllm_server(
 
 
 def _perturbed_sets(root: Path, names: list[str], n: int) -> None:
-    """Original rows of the bundled samples as perturbed sets (the prompts are what matters)."""
+    """Original rows of the bundled samples as perturbed sets (the prompts are what matters),
+    written as perturb@ writes them (every column of the contract and the summary)."""
     for name in names:
         examples, _ = load_benchmark(get_spec(name), source="sample", max_samples=n)
-        rows = examples.assign(
-            variant="original",
-            word_rank=0,
-            seed=0,
-            perturbations=[[] for _ in range(len(examples))],
-            occurrences=0,
-            perturbed_occurrences=0,
-        )
-        atomic.write_parquet(root / "data" / "perturbed" / f"{name}.parquet", rows)
+        write_unperturbed(root, name, examples)
 
 
 def test_scoring_method_both_runs_every_benchmark_against_a_real_server(

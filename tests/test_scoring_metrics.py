@@ -320,10 +320,9 @@ def test_reports_are_rounded_and_json_safe():
     )
     assert reports.robustness["toy"]["delta"] == -1.0
     # one right answer turned wrong: the transitions, the changed answer, a failed gate
-    headline = reports.headline["toy"]
-    assert (headline["right_wrong"], headline["wrong_right"]) == (1, 0)
+    headline, details = reports.headline["toy"], reports.robustness["toy"]
+    assert (details["right_wrong"], details["wrong_right"], details["right_right"]) == (1, 0, 0)
     assert headline["answer_change"] == 1.0 and headline["gate"] == "fail"
-    assert reports.robustness["toy"]["right_right"] == 0
     assert reports.classification["toy"]["accuracy"] == 1.0
     assert reports.confusion[["actual", "predicted"]].values.tolist() == [["toy: A", "toy: A"]]
     assert reports.word_accuracy_drop["label"].tolist() == ["toy: the"]

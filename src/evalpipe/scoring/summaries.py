@@ -51,9 +51,8 @@ HEADLINE_KEYS = {
     "pdr": "pdr",
     "unparsed": "unparsed_rate",
     "truncated": "truncated_rate",
-    # the field's figures (evalpipe.scoring.transitions): transitions, answer changes, the gate
-    "right_wrong": "right_wrong",
-    "wrong_right": "wrong_right",
+    # the field's figures (evalpipe.scoring.transitions): answer changes and the gate; the
+    # four-way transitions are in the details (every column widens `dvc metrics show`)
     "answer_change": "answer_change",
     "gate": "gate",
 }
