@@ -12,6 +12,7 @@ from evalpipe.errors import InputError
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.perturb import perturb_frame, validate_probabilities
+from evalpipe.perturb.count import perturb_count_frame, validate_counts, validate_design
 from evalpipe.perturb.eligibility import from_params as eligibility_from_params
 from stages._common import fail_cleanly, params_option
 from stages._common import read_parquet as _read_parquet
@@ -44,22 +45,44 @@ def main(name: str, params_path: str) -> None:
     if bench.empty or "language" not in bench.columns:
         raise InputError(f"{bench_path}: expected benchmark rows with a 'language' column")
     language = str(bench["language"].iloc[0])
-    words_path = paths.words(language)
-    words = _read_parquet(words_path, f"run `dvc repro words@{language}`")
-    result = perturb_frame(
-        bench,
-        words,
-        probabilities=probs,
-        seed=seed,
-        source=str(bench_path),
-        words_source=str(words_path),
-        draws=draws,
-        progress=True,
-        eligibility=eligibility_from_params(cfg, source=params_path),
-    )
+    design = validate_design(cfg["design"], source=params_path)
+    rules = eligibility_from_params(cfg, source=params_path)
+    if design == "count":
+        result = perturb_count_frame(
+            bench,
+            probabilities=probs,
+            seed=seed,
+            counts=validate_counts(cfg["counts"], source=params_path),
+            draws=draws,
+            eligibility=rules,
+            source=str(bench_path),
+            progress=True,
+        )
+    else:
+        words_path = paths.words(language)
+        words = _read_parquet(words_path, f"run `dvc repro words@{language}`")
+        result = perturb_frame(
+            bench,
+            words,
+            probabilities=probs,
+            seed=seed,
+            source=str(bench_path),
+            words_source=str(words_path),
+            draws=draws,
+            progress=True,
+            eligibility=rules,
+        )
     atomic.write_parquet(paths.perturbed(name), result.table)
     atomic.write_json(summary_path(paths, name), result.summary)
     s = result.summary
+    if design == "count":
+        click.echo(
+            f"perturb@{name} (count, {s['model']}): {s['examples']} examples, "
+            f"{s['eligible_words']} eligible words, rows by k {s['rows_by_k']}, shortfall "
+            f"{s['shortfall']}, targeting {s['targeting']['inside_target']}/"
+            f"{s['targeting']['edits']} -> {paths.perturbed(name)}"
+        )
+        return
     click.echo(
         f"perturb@{name} ({s['model']}): {s['examples']} examples, {s['target_words_found']}/{s['target_words']} "
         f"target words found, {s['perturbed_occurrences']}/{s['occurrences']} occurrences "

@@ -199,6 +199,17 @@ SCHEMA = Section(
         ),
         "perturb": Section(
             {
+                # checked by evalpipe.perturb.count.validate_design / validate_counts
+                "design": text(
+                    "words: every occurrence of one target word; count: exactly k words",
+                    choices=("words", "count"),
+                    default="words",
+                ),
+                "counts": list_of(
+                    integer("edited words per example", minimum=1),
+                    "design count: the doses k",
+                    default=[1, 2, 4, 8],
+                ),
                 "model": text(
                     "how replaced / inserted characters are chosen",
                     choices=("uniform", "keyboard", "natural"),

@@ -351,7 +351,7 @@ def from_params(cfg: Mapping[str, Any], *, source: str = "params.yaml") -> Eligi
     3
     """
     # keys a partial mapping (tests, library callers) leaves out take the schema's defaults
-    design = cfg.get("design", "words")
+    design = cfg.get("design", default_of("perturb.design"))
     model = cfg.get("model", default_of("perturb.model"))
     exclude = cfg.get("exclude", default_of("perturb.exclude"))
     if exclude == "auto" or exclude is None:
