@@ -2,11 +2,14 @@
 server (stdlib ``http.server``, run as its own process) that can answer 500s or 429s for a while,
 answer slowly, die after N answers, publish a context length and refuse longer prompts (HTTP 400),
 refuse a request outright, tokenize (``/tokenize``: one id per UTF-8 byte) and echo token-id
-prompts with log-probabilities. Run ``python tests/inference_servers.py --help``."""
+prompts with log-probabilities; or act as a planted model that knows every clean prompt's answer
+and fails once a prompt carries enough typos (``oracle``, ``oracle_answer``). Run
+``python tests/inference_servers.py --help``."""
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import hashlib
 import json
 import os
@@ -69,6 +72,37 @@ def _echo_completion(body: dict) -> dict:
     }
 
 
+ORACLE_THRESHOLDS = (1, 2, 3, 5, 9)  # typos a planted example tolerates: fewer than this many
+
+
+def oracle_tolerance(clean: str) -> int:
+    """How many typo'd words the planted model reads through on this clean prompt (it fails at
+    this many or more): one of ``ORACLE_THRESHOLDS``, hashed from the prompt."""
+    digest = hashlib.sha256(clean.encode("utf-8")).digest()
+    return ORACLE_THRESHOLDS[digest[0] % len(ORACLE_THRESHOLDS)]
+
+
+def oracle_answer(prompt: str, oracle: list[list[str]]) -> str:
+    """The planted model: ``oracle`` lists ``[clean prompt, right answer, wrong answer]``. A
+    clean prompt gets its right answer; another prompt is matched to its nearest clean prompt
+    (difflib) and gets the wrong answer when it differs from it in at least
+    ``oracle_tolerance(clean)`` places (each typo'd word is one place), else the right one. So
+    accuracy falls as the number of typo'd words grows, the same way for nested edits."""
+    for clean, right, _wrong in oracle:
+        if prompt == clean:
+            return right
+    best, changed = None, 0
+    for entry in oracle:
+        matcher = difflib.SequenceMatcher(None, entry[0], prompt, autojunk=False)
+        if best is None or matcher.ratio() > best[0]:
+            ops = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+            best, changed = (matcher.ratio(), entry), len(ops)
+    if best is None:
+        return canned_answer(prompt)
+    clean, right, wrong = best[1]
+    return wrong if changed >= oracle_tolerance(clean) else right
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -87,6 +121,7 @@ class CannedServer:
         die_after: int = 0,
         delay: float = 0.0,
         max_model_len: int = 0,
+        oracle: Path | None = None,
     ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
@@ -109,6 +144,7 @@ class CannedServer:
                 str(delay),
                 "--max-model-len",
                 str(max_model_len),
+                *(["--oracle", str(oracle)] if oracle else []),
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -143,6 +179,7 @@ class CannedServer:
 def _serve(args: argparse.Namespace) -> None:
     lock = threading.Lock()
     counts = {"seen": 0, "answered": 0}
+    oracle = json.loads(Path(args.oracle).read_text("utf-8")) if args.oracle else None
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *a: object) -> None:
@@ -195,9 +232,12 @@ def _serve(args: argparse.Namespace) -> None:
                 )
                 self._send(400, {"error": {"message": message, "type": "BadRequestError"}})
                 return
-            content = (
-                json.dumps(CANNED_JSON) if "response_format" in body else canned_answer(prompt)
-            )
+            if oracle is not None:
+                content = oracle_answer(prompt, oracle)
+            else:
+                content = (
+                    json.dumps(CANNED_JSON) if "response_format" in body else canned_answer(prompt)
+                )
             record = {"body": body, "authorization": self.headers.get("Authorization")}
             with lock:
                 if args.die_after and counts["answered"] >= args.die_after:
@@ -237,4 +277,7 @@ if __name__ == "__main__":
     parser.add_argument("--die-after", type=int, default=0)
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--max-model-len", type=int, default=0)
+    parser.add_argument(
+        "--oracle", help="JSON [[clean prompt, right, wrong], ...]: a planted model"
+    )
     _serve(parser.parse_args())

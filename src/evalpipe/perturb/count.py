@@ -53,7 +53,8 @@ _EDIT_TAG = b"count-edit"  # appended to a word's key: its operation
 
 
 def variant_of(k: int) -> str:
-    """The ``variant`` label of the rows with k edited words.
+    """The ``variant`` label of the rows with k edited words (``evalpipe.scoring.names``
+    recognises the ``"k="`` prefix: ``is_count_variant``).
 
     >>> variant_of(2)
     'k=2'
@@ -331,6 +332,8 @@ def perturb_count_frame(
                     Edit(w.field, w.position, w.start, w.end, fields[w.field][w.start : w.end], op)
                 )
             counter.count_operations([e.operation for e in chosen])
+            for e in chosen:  # the kind drawn (before a redraw to one that could apply)
+                counter.drawn[e.operation.drawn or e.operation.op] += 1
             for k in counts:
                 if len(chosen) < k:
                     shortfall[k] += 1

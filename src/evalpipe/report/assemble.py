@@ -18,6 +18,7 @@ from evalpipe.report.accuracy import (
 from evalpipe.report.annotation import agreement_figure, annotation_section, data_notes
 from evalpipe.report.answer import answer_section, most_harmful
 from evalpipe.report.data import ReportData, ReportOptions
+from evalpipe.report.dose import report_sections
 from evalpipe.report.examples import examples_section
 from evalpipe.report.impact import impact_forest, kinds_section, words_section
 from evalpipe.report.provenance import provenance_section
@@ -56,6 +57,7 @@ def build_report(data: ReportData, options: ReportOptions | None = None) -> str:
         ("answer", "The answer: which typos cost most accuracy", answer),
         ("headline", "Accuracy per benchmark", headline_section(data)),
         ("models", "Models compared", models_section(data)),
+        *report_sections(data),  # dose-response and transitions, when they have data
         (
             "words",
             "Which words hurt most: every row",

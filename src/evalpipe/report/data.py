@@ -42,6 +42,9 @@ class ReportData:
         Records of ``data/annotations/rejected/low_agreement.jsonl``.
     words, operations, scripts:
         ``data/impact/{words,operations,scripts}.parquet``.
+    dose:
+        ``data/impact/dose.parquet``, read only when a perturb summary is of the count design
+        (the dose-response section).
     scored:
         ``{benchmark: data/scored/<model>/<benchmark>.parquet}`` (the generated-answer views of
         every model, ``model`` = slug): the texts, outputs and parses the examples show.
@@ -76,6 +79,7 @@ class ReportData:
     words: pd.DataFrame | None = None
     operations: pd.DataFrame | None = None
     scripts: pd.DataFrame | None = None
+    dose: pd.DataFrame | None = None
     scored: dict[str, pd.DataFrame] = field(default_factory=dict)
     pairs: pd.DataFrame | None = None
     edits: dict[str, pd.DataFrame] = field(default_factory=dict)

@@ -181,6 +181,10 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
         path = str(rel.pairs(slug))
         if (raw := get(path, f"written by `dvc repro score@{slug}`")) is not None:
             pairs.append(_parse_parquet(path, raw, columns=PAIR_COLUMNS).assign(model=slug))
+    if any(s.get("design") == "count" for s in data.perturb_summaries.values()):
+        path = str(rel.impact("dose"))  # the dose-response section's table (count design only)
+        if (raw := get(path, "written by `dvc repro impact`")) is not None:
+            data.dose = _parse_parquet(path, raw)
     if pairs:
         data.pairs = pd.concat(pairs, ignore_index=True)
         # Each benchmark's language, as the data records it.

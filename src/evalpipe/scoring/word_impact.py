@@ -81,7 +81,7 @@ from evalpipe.scoring.intervals import (
     paired_score,
 )
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
-from evalpipe.scoring.names import POOLED, TYPO
+from evalpipe.scoring.names import POOLED, TYPO, is_count_variant
 from evalpipe.scoring.robustness import clustered_mcnemar, pdr
 from evalpipe.scoring.scorer import check_columns
 from evalpipe.scoring.views import parse_view, primary_views
@@ -474,6 +474,9 @@ def build_impact(
         A missing column, several languages for one benchmark, or a language without word list.
     """
     pairs, bases = select_pairs(pairs, n_base)
+    # Count-design rows (exactly k words edited, no target word) belong to the dose table only:
+    # with them alone the three tables are empty, with their columns.
+    pairs = pairs.loc[~is_count_variant(pairs["variant"])].reset_index(drop=True)
     for language in sorted(set(bases["language"])):
         if language not in words:
             raise InputError(f"data/words/{language}.parquet: word list missing for {language}")
