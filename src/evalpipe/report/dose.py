@@ -208,7 +208,7 @@ def transitions_section(robustness: Mapping[str, Any] | None, model: str) -> str
     for key in TRANSITION_KEYS:
         columns += [
             h.num(key, TRANSITION_LABELS[key], 0),
-            h.num(f"{key}_rate", "share", 3),
+            h.num(f"{key}_rate", f"{TRANSITION_LABELS[key]} share", 3),
         ]
     columns += [h.num("answer_change", "answer changed"), h.text("gate", "gate")]
     return (
