@@ -240,3 +240,45 @@ def test_bad_design_or_counts_are_named():
 
 def test_number_word_list_covers_what_the_traps_use():
     assert {"twenty", "hundred"} <= ENGLISH_NUMBER_WORDS
+
+
+def _perturb_stage(root, params: dict) -> tuple[bytes, bytes]:
+    import os
+    import subprocess
+    import sys
+
+    import yaml
+
+    from evalpipe import atomic
+    from evalpipe.words import word_list
+    from tests.conftest import REPO
+
+    bench, _ = load_benchmark(get_spec("mmlu"), source="sample", max_samples=20)
+    atomic.write_parquet(root / "data" / "benchmarks" / "mmlu.parquet", bench)
+    words = word_list("english", "wordfreq", raw_dir=root / "none", top_n=10, min_length=2)
+    atomic.write_parquet(root / "data" / "words" / "english.parquet", words)
+    (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), str(REPO / "src")]))
+    proc = subprocess.run([sys.executable, "-m", "stages.perturb", "--name", "mmlu"], cwd=root,
+                          env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = root / "data" / "perturbed"
+    return (out / "mmlu.parquet").read_bytes(), (out / "mmlu.summary.json").read_bytes()
+
+
+def test_design_words_is_the_default_and_writes_what_a_params_file_without_design_writes(tmp_path):
+    import yaml
+
+    from tests.conftest import REPO
+
+    params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+    params["benchmarks"]["suites"] = {"mmlu": "english"}
+    assert params["perturb"]["design"] == "words"
+    explicit = _perturb_stage(tmp_path / "explicit", params)
+    del params["perturb"]["design"], params["perturb"]["counts"]
+    assert _perturb_stage(tmp_path / "absent", params) == explicit
+    summary = json.loads(explicit[1])
+    assert "design" not in summary and "shortfall" not in summary  # the words design's keys only
+    params["perturb"]["design"] = "count"
+    table, counted = _perturb_stage(tmp_path / "count", params)
+    assert json.loads(counted)["design"] == "count" and table != explicit[0]
