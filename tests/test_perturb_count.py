@@ -11,6 +11,7 @@ import re
 import pandas as pd
 import pytest
 
+from evalpipe.arms import count_variant, is_count_variant
 from evalpipe.benchmarks import get_spec, load_benchmark
 from evalpipe.errors import InputError
 from evalpipe.perturb.columns import Edit
@@ -19,11 +20,9 @@ from evalpipe.perturb.count import (
     perturb_count_frame,
     validate_counts,
     validate_design,
-    variant_of,
 )
 from evalpipe.perturb.eligibility import ENGLISH_NUMBER_WORDS, from_params, is_number_word
 from evalpipe.perturb.ops import Operation, validate_probabilities
-from evalpipe.scoring.names import is_count_variant
 
 COUNT_RULES = from_params({"design": "count"})
 PROBS = validate_probabilities({"replace_prob": 0.2, "insert_prob": 0.2, "delete_prob": 0.2})
@@ -165,7 +164,7 @@ def test_rows_are_keyed_by_k_and_carry_n_typos_k():
     assert not table.duplicated(["example_id", "variant", "word_rank", "draw"]).any()
     original = table.loc[table["variant"] == "original"]
     assert (original["n_typos"] == 0).all() and (original["word_rank"] == 0).all()
-    assert is_count_variant(variant_of(2)) and not is_count_variant("the")
+    assert is_count_variant(count_variant(2)) and not is_count_variant("the")
 
 
 def test_an_example_short_of_k_eligible_words_gets_no_row_and_is_counted():

@@ -14,7 +14,7 @@ so on up the doses. An example with fewer than k editable words gets no k row (`
 the summary), never a padded one. Every row's edits are checked against the words they were
 meant for (``targeting`` in the summary).
 
-Rows are keyed ``variant = "k=<k>"`` and ``word_rank = k`` (0 and ``"original"`` for the clean
+Rows are keyed ``variant = "k=<k>"`` (``evalpipe.arms.count_variant``) and ``word_rank = k`` (0 and ``"original"`` for the clean
 row), so (example_id, variant, word_rank, draw) stays unique and ``n_typos = k``.
 """
 
@@ -29,6 +29,7 @@ from typing import Any
 import pandas as pd
 from tqdm import tqdm
 
+from evalpipe.arms import count_variant
 from evalpipe.errors import InputError
 from evalpipe.params_schema import default_of
 from evalpipe.perturb import human, ime
@@ -50,16 +51,6 @@ DESIGNS = ("words", "count")
 MAX_ATTEMPTS = 8  # redraws of a word whose drawn operation had nothing to make
 _ORDER_TAG = b"count-order"  # appended to a word's key: its place in the permutation
 _EDIT_TAG = b"count-edit"  # appended to a word's key: its operation
-
-
-def variant_of(k: int) -> str:
-    """The ``variant`` label of the rows with k edited words (``evalpipe.scoring.names``
-    recognises the ``"k="`` prefix: ``is_count_variant``).
-
-    >>> variant_of(2)
-    'k=2'
-    """
-    return f"k={k}"
 
 
 def validate_counts(counts: Any, *, source: str = "params.yaml") -> tuple[int, ...]:
@@ -346,7 +337,7 @@ def perturb_count_frame(
                     inside += edits_on_target(fields[name], changed[name], mine)
                 edits_total += k
                 made[k] += 1
-                variant = variant_of(k)
+                variant = count_variant(k)
                 row_key = _draw_parts(key_hasher(seed, names[r], ids[r], variant), d)
                 in_order = sorted(edits, key=lambda e: (perturbable.index(e.field), e.start))
                 rows.add(

@@ -6,15 +6,8 @@ impact table takes these from here, so a label means the same thing in every fil
 
 from __future__ import annotations
 
-from typing import Any
+from evalpipe.arms import ORIGINAL, TYPO  # noqa: F401  (the row labels, declared in evalpipe.arms)
 
-# ``variant`` of a benchmark example's clean prompt (the row every arm is compared with).
-ORIGINAL = "original"
-# ``condition`` of the plain typo'd prompt: the one arm today (later arms: "k=2", "natural", ...).
-TYPO = "typo"
-# ``variant`` prefix of the count design's rows: "k=2" is the row with exactly 2 edited words
-# (evalpipe.perturb.count.variant_of writes them; their ``word_rank`` is k, not a word's rank).
-COUNT_PREFIX = "k="
 # ``op`` / ``script`` of a row whose edits are of several kinds.
 MIXED = "mixed"
 # ``scope`` of an impact row made of all of a language's benchmarks.
@@ -31,15 +24,3 @@ PAIR_COLUMNS = [
     "prediction_original", "prediction_perturbed", "parse_status_original",
     "parse_status_perturbed", "finish_reason_original", "finish_reason_perturbed",
 ]  # fmt: skip
-
-
-def is_count_variant(variant: Any) -> Any:
-    """True where a ``variant`` (a string or a pandas Series) names a count-design row (``"k=2"``),
-    whose pairs belong to the dose table, not to a target word's.
-
-    >>> is_count_variant("k=2"), is_count_variant("the")
-    (True, False)
-    """
-    if isinstance(variant, str):
-        return variant.startswith(COUNT_PREFIX)
-    return variant.astype(str).str.startswith(COUNT_PREFIX).to_numpy()

@@ -72,6 +72,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalpipe.arms import is_count_variant
 from evalpipe.errors import InputError
 from evalpipe.scoring.adjusted import with_adjusted
 from evalpipe.scoring.intervals import (
@@ -81,7 +82,7 @@ from evalpipe.scoring.intervals import (
     paired_score,
 )
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
-from evalpipe.scoring.names import POOLED, TYPO, is_count_variant
+from evalpipe.scoring.names import POOLED, TYPO
 from evalpipe.scoring.robustness import clustered_mcnemar, pdr
 from evalpipe.scoring.scorer import check_columns
 from evalpipe.scoring.views import parse_view, primary_views
