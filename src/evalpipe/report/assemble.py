@@ -20,6 +20,7 @@ from evalpipe.report.answer import answer_section, most_harmful
 from evalpipe.report.data import ReportData, ReportOptions
 from evalpipe.report.examples import examples_section
 from evalpipe.report.impact import impact_forest, kinds_section, words_section
+from evalpipe.report.ladder import ladder_sections
 from evalpipe.report.provenance import provenance_section
 from evalpipe.report.svg import empty_figure
 from evalpipe.report.typos import typos_section
@@ -56,6 +57,7 @@ def build_report(data: ReportData, options: ReportOptions | None = None) -> str:
         ("answer", "The answer: which typos cost most accuracy", answer),
         ("headline", "Accuracy per benchmark", headline_section(data)),
         ("models", "Models compared", models_section(data)),
+        *ladder_sections(data),  # only with a ladder / scoring.perplexity
         (
             "words",
             "Which words hurt most: every row",
