@@ -57,7 +57,7 @@ def perplexity_pairs(
         generated answers, else the log-likelihood view: the scores are the prompt's, the same
         in every view of a benchmark).
     """
-    chosen = set(primary_views(pd.Series(sorted(views), dtype=object)).values())
+    chosen = set(primary_views(views).values())
     picked = pairs.loc[pairs["view"].isin(chosen) & (pairs["condition"] == TYPO)]
     parts = []
     for view, group in picked.groupby("view", sort=True):
