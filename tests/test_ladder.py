@@ -135,7 +135,11 @@ def test_no_ladder_without_two_models_or_labels() -> None:
 def test_the_report_shows_the_ladder_and_names_the_variant_that_loses_most() -> None:
     table = ladder_table(_pairs(), LABELS, models=MODELS, level=0.95)
     html = ladder_section(ReportData(ladder=table))
-    assert html is not None and "gptq" in html and "Loses most under typos" in html
+    assert html is not None and "Loses most under typos" in html
+    assert "<b>gptq</b>" in html and "no variant" not in html
+    # a variant that did better than its reference is not said to lose
+    better = table.assign(delta_vs_reference=table["delta_vs_reference"].abs())
+    assert "no variant of qwen2.5 loses more" in ladder_section(ReportData(ladder=better))
     assert ladder_section(ReportData()) is None
     one = table.loc[table["model"] == "base"]
     assert ladder_section(ReportData(ladder=one)) is None

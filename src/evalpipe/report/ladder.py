@@ -57,11 +57,17 @@ def ladder_section(data: ReportData) -> str | None:
     worst = []
     for rec in rows:
         if rec["scope"] == POOLED and rec.get("loss_rank") == 1:
-            worst.append(
-                f"{h.esc(rec['language'])}: <b>{h.esc(rec['model'])}</b> "
-                f"({h.fmt_signed(rec['delta_vs_reference'])} vs {h.esc(rec['reference'])}, "
-                f"95% CI {h.esc(rec['diff_ci'])})"
+            figures = (
+                f"{h.fmt_signed(rec['delta_vs_reference'])} vs {h.esc(rec['reference'])}, "
+                f"95% CI {h.esc(rec['diff_ci'])}"
             )
+            if rec["delta_vs_reference"] < 0:
+                worst.append(f"{h.esc(rec['language'])}: <b>{h.esc(rec['model'])}</b> ({figures})")
+            else:  # rank 1 of variants that all did at least as well as their reference
+                worst.append(
+                    f"{h.esc(rec['language'])}: no variant of {h.esc(rec['family'])} loses more "
+                    f"than its reference (closest: {h.esc(rec['model'])}, {figures})"
+                )
     note = (
         "<p class=\"note\">Each model's typo pairs: accuracy on the clean and the typo'd prompt "
         "and the paired change (Tango's score interval, clustered on the example). Within a "
