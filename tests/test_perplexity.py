@@ -146,6 +146,7 @@ def _scored_view() -> pd.DataFrame:
             "variant": ["original", "the", "original", "the"],
             "word_rank": [0, 1, 0, 1],
             "draw": 0,
+            "condition": "typo",  # the arm (main's pairs read it)
             "subtask": None,
             "language": "english",
             "n_typos": [0, 1, 0, 1],
