@@ -31,6 +31,11 @@ from evalpipe.inference.generate import (
     validate_perturbed,
 )
 from evalpipe.inference.loglikelihood import loglikelihood_columns, loglikelihood_requests
+from evalpipe.inference.perplexity import (
+    perplexity_columns,
+    perplexity_requests,
+    perturbable_spans,
+)
 from evalpipe.inference.tiny import TINY_RANDOM_NOTE, default_model_cache
 from evalpipe.inference.types import Generation
 from evalpipe.model_list import locate_settings, model_configs, model_labels
@@ -109,6 +114,7 @@ def run_model(
     )
     names = names or tuple(declared)
     method = str(params["scoring"]["method"])
+    perplexity = bool(params["scoring"]["perplexity"])
 
     # Build every prompt first so the engine gets all benchmarks' misses in one batch.
     plans = []
@@ -150,7 +156,13 @@ def run_model(
                 click.echo(f"generate: {name}: no log-likelihood scoring: {ll_reason}", err=True)
         if method == "loglikelihood" and ll_requests is not None:
             requests = []  # scored by log-likelihood only: nothing to generate
-        plans.append((name, path, rows, prompts, requests, spec, ll_requests, ll_reason))
+        ppl_requests = None
+        if perplexity:  # the perturbable text in its prompt context (docs/scoring.md)
+            spans = perturbable_spans(spec, rows, prompts, fewshot, style=style, n_shots=n_shots)
+            ppl_requests = perplexity_requests(prompts, spans)
+        plans.append(
+            (name, path, rows, prompts, requests, spec, ll_requests, ll_reason, ppl_requests)
+        )
 
     caches = paths.generation_caches
     engine = make_engine(
@@ -165,11 +177,17 @@ def run_model(
     # Log-likelihood requests of every benchmark in one batch as well (same engine, same cache).
     all_ll = [r for plan in plans if plan[6] for row in plan[6] for r in row]
     ll_results = engine.loglikelihood(all_ll, progress=progress) if all_ll else []
+    # Perplexity: the same log-likelihood path and cache; a server without prompt
+    # log-probabilities leaves its rows unscored (counted), it does not stop the run.
+    all_ppl = [r for plan in plans if plan[8] for row in plan[8] for r in row]
+    ppl_results = (
+        engine.loglikelihood(all_ppl, progress=progress, unsupported_ok=True) if all_ppl else []
+    )
 
     per_benchmark = {}
     sent: set[str] = set()  # requests counted so far: a repeat is generated once
-    offset = ll_offset = 0
-    for name, path, rows, prompts, requests, spec, ll_requests, ll_reason in plans:
+    offset = ll_offset = ppl_offset = 0
+    for name, path, rows, prompts, requests, spec, ll_requests, ll_reason, ppl in plans:
         if requests:
             gens = generations[offset : offset + len(requests)]
             offset += len(requests)
@@ -181,6 +199,18 @@ def run_model(
             ll = loglikelihood_columns(spec, ll_requests, ll_results[ll_offset : ll_offset + n])
             ll_offset += n
             frame = pd.concat([frame, ll], axis=1)
+        ppl_counts = {}
+        if ppl is not None:
+            n = sum(len(row) for row in ppl)
+            results = ppl_results[ppl_offset : ppl_offset + n]
+            ppl_offset += n
+            columns = perplexity_columns(ppl, results)
+            frame = pd.concat([frame, columns], axis=1)
+            ppl_counts["perplexity"] = {
+                "requests": n,
+                "rows_scored": int(columns["ppl_logprob"].notna().sum()),
+                "rows_unscored": int(columns["ppl_logprob"].isna().sum()),
+            }
         atomic.write_parquet(paths.outputs(name, slug), outputs_table(frame, pq.read_schema(path)))
         truncated, share = truncated_share(gens)
         if share > TRUNCATION_WARNING:
@@ -215,6 +245,7 @@ def run_model(
             "structured_output": bool(requests and requests[0].json_schema),
             "loglikelihood_requests": sum(len(r) for r in ll_requests) if ll_requests else 0,
             "loglikelihood": "scored" if ll_requests is not None else ll_reason,
+            **ppl_counts,
         }
     smoke = engine.is_smoke_test_model
     metrics = {
@@ -229,6 +260,9 @@ def run_model(
         "prompt_style": style,
         "benchmarks": per_benchmark,
     }
+    if perplexity:
+        # requests a server answered without prompt log-probabilities (no echo): not scored
+        metrics["perplexity_unsupported"] = engine.unsupported
     atomic.write_json(paths.generation_summary(slug), metrics)
     atomic.write_json(paths.outputs_perturbation(slug), summaries)
     engine.close()

@@ -12,10 +12,11 @@ import pandas as pd
 from evalpipe import atomic
 from evalpipe.errors import InputError
 from evalpipe.languages import LANGUAGES
-from evalpipe.model_list import model_configs
+from evalpipe.model_list import model_configs, model_labels
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.comparison import model_comparison
+from evalpipe.scoring.ladder import has_ladder, ladder_table
 from evalpipe.scoring.names import POOLED
 from evalpipe.scoring.summaries import rounded_frame
 from evalpipe.scoring.transitions import DOSE_PAIR_COLUMNS, dose_response
@@ -108,6 +109,17 @@ def main(params_path: str, root: str) -> None:
         atomic.write_csv(paths.top_words_plot(language), top)
     comparison = model_comparison(details)
     atomic.write_csv(paths.model_comparison, comparison)
+    # The ladder: two models or more with labels (the labels generation.json records, from the
+    # same params entries); nothing is written otherwise, so a single model's outputs stay as
+    # they were.
+    configs = model_configs(params, source=params_path)
+    labels = {slug: model_labels(configs[slug]) for slug in slugs}
+    ladder_path = paths.impact("ladder")
+    if has_ladder(slugs, labels):
+        ladder = ladder_table(chosen, labels, models=slugs, level=settings.level)
+        atomic.write_parquet(ladder_path, rounded_frame(ladder))
+    elif ladder_path.exists():
+        ladder_path.unlink()  # a ladder no longer declared (run by hand, outside DVC)
 
     pooled = word_table.loc[(word_table["scope"] == POOLED) & ~word_table["small_n"]]
     heads = []

@@ -18,6 +18,7 @@ from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.loglikelihood import method_agreement, score_loglikelihood
 from evalpipe.scoring.pairs import build_pairs
+from evalpipe.scoring.perplexity import perplexity_pairs, perplexity_summary
 from evalpipe.scoring.scorer import error_preview, score_frame
 from evalpipe.scoring.summaries import (
     ClassificationSetup,
@@ -140,9 +141,22 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
     atomic.write_json(paths.scored_details("robustness", slug), reports.robustness)
     atomic.write_json(paths.scored_details("classification", slug), reports.classification)
     metrics_dir = paths.model_metrics(slug)
+    perplexity = None
+    if scoring["perplexity"]:
+        ppl_path = paths.perplexity_metrics(slug)
+        if ppl_path.stem in reports.headline:
+            raise InputError(
+                f"benchmark {ppl_path.stem!r}: its headline file would be {ppl_path}, which "
+                "scoring.perplexity writes; rename the benchmark"
+            )
+        perplexity = perplexity_summary(
+            perplexity_pairs(pairs, scored, source=str(outputs_dir)), level=level
+        )
     for stale in metrics_dir.glob("*.json") if metrics_dir.is_dir() else ():
         if stale.stem not in reports.headline:
             stale.unlink()  # a benchmark no longer scored (run by hand, outside DVC)
+    if perplexity is not None:
+        atomic.write_json(paths.perplexity_metrics(slug), rounded(perplexity))
     for name, headline in reports.headline.items():
         atomic.write_json(paths.headline_metrics(name, slug), headline)
     plots = paths.model_plots(slug)
@@ -163,6 +177,12 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
     mean_delta = f"{sum(deltas) / len(deltas):+.4f}" if deltas else "n/a"
     for line in truncation_warnings(reports.robustness):
         click.echo(line, err=True)
+    for name, figures in sorted((perplexity or {}).get("pooled", {}).items()):
+        if figures["ratio"] is not None:
+            click.echo(
+                f"score@{slug}: perplexity ({name}): perturbed / original {figures['ratio']:.4f} "
+                f"over {figures['n']} pairs"
+            )
     click.echo(
         f"score@{slug}: {len(scored)} views ({len(files)} benchmarks), {rows} rows ({unparsed} unparsed), "
         f"{len(pairs)} pairs -> "

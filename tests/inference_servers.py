@@ -2,8 +2,9 @@
 server (stdlib ``http.server``, run as its own process) that can answer 500s or 429s for a while,
 answer slowly, die after N answers, publish a context length and refuse longer prompts (HTTP 400),
 refuse a request outright, tokenize (``/tokenize``: one id per UTF-8 byte) and echo token-id
-prompts with log-probabilities; or act as a planted model that knows every clean prompt's answer
-and fails once a prompt carries enough typos (``oracle``, ``oracle_answer``). Run
+prompts with log-probabilities (or, with ``no_echo``, answer completions without them, as
+chat-only APIs and some proxies do); or act as a planted model that knows every clean prompt's
+answer and fails once a prompt carries enough typos (``oracle``, ``oracle_answer``). Run
 ``python tests/inference_servers.py --help``."""
 
 from __future__ import annotations
@@ -122,6 +123,7 @@ class CannedServer:
         delay: float = 0.0,
         max_model_len: int = 0,
         oracle: Path | None = None,
+        no_echo: bool = False,
     ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
@@ -145,6 +147,7 @@ class CannedServer:
                 "--max-model-len",
                 str(max_model_len),
                 *(["--oracle", str(oracle)] if oracle else []),
+                *(["--no-echo"] if no_echo else []),
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -219,7 +222,10 @@ def _serve(args: argparse.Namespace) -> None:
             if self.path.endswith("/completions") and "prompt" in body:
                 with lock, open(args.log, "a", encoding="utf-8") as fh:
                     fh.write(json.dumps({"body": body, "path": self.path}) + "\n")
-                self._send(200, _echo_completion(body))
+                answer = _echo_completion(body)
+                if args.no_echo:  # a completion, but no prompt log-probabilities
+                    answer["choices"][0]["logprobs"] = None
+                self._send(200, answer)
                 return
             prompt = body["messages"][-1]["content"]
             if "REFUSE" in prompt:  # a request the server cannot take, whatever the retries
@@ -280,4 +286,5 @@ if __name__ == "__main__":
     parser.add_argument(
         "--oracle", help="JSON [[clean prompt, right, wrong], ...]: a planted model"
     )
+    parser.add_argument("--no-echo", action="store_true")
     _serve(parser.parse_args())

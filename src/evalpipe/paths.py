@@ -146,6 +146,11 @@ class ProjectPaths:
     def headline_metrics(self, name: str, model: str) -> Path:
         return self.model_metrics(model) / f"{name}.json"
 
+    def perplexity_metrics(self, model: str) -> Path:
+        """``scoring.perplexity``'s figures (docs/scoring.md "Perplexity under typos"); written
+        only when it is on, beside the headline files (the score stage's metrics directory)."""
+        return self.model_metrics(model) / "perplexity.json"
+
     def model_plots(self, model: str) -> Path:
         return self.plots / model
 
@@ -155,7 +160,7 @@ class ProjectPaths:
         return self.plots / "models.csv"
 
     def impact(self, table: str) -> Path:
-        """``words``, ``operations``, ``scripts`` or ``dose``: the impact stage's tables."""
+        """``words``, ``operations``, ``scripts``, ``dose`` or ``ladder``: the impact stage's tables."""
         return self.data / "impact" / f"{table}.parquet"
 
     @property

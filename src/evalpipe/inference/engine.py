@@ -199,7 +199,11 @@ class Engine:
         return [found[k] if k in found else generated[k] for k in keys]
 
     def loglikelihood(
-        self, requests: list[LoglikelihoodRequest], *, progress: bool = True
+        self,
+        requests: list[LoglikelihoodRequest],
+        *,
+        progress: bool = True,
+        unsupported_ok: bool = False,
     ) -> list[Loglikelihood]:
         """Score (or fetch from the cache) each continuation's log-probability, in order.
 
@@ -214,6 +218,10 @@ class Engine:
             The requests; each is validated first.
         progress:
             Show a tqdm bar over the pending requests.
+        unsupported_ok:
+            A server without prompt log-probabilities gives NaN scores (not cached; counted in
+            :attr:`unsupported`) instead of an EngineError: perplexity is optional, choice
+            scores are not.
 
         Returns
         -------
@@ -247,7 +255,9 @@ class Engine:
             try:
                 for start in range(0, len(pending), self.checkpoint_every):
                     chunk = pending[start : start + self.checkpoint_every]
-                    outs = self.backend.loglikelihood([unique[k] for k in chunk])
+                    outs = self.backend.loglikelihood(
+                        [unique[k] for k in chunk], unsupported_ok=unsupported_ok
+                    )
                     if self.cache is not None:
                         self.cache.add(
                             [
@@ -268,6 +278,11 @@ class Engine:
                 if self.cache is not None:
                     self.cache.finish()
         return [found[k] if k in found else scored[k] for k in keys]
+
+    @property
+    def unsupported(self) -> int:
+        """Log-likelihood requests the backend could not score (a server without ``echo``)."""
+        return int(getattr(self.backend, "unsupported", 0))
 
     def close(self) -> None:
         self.backend.close()

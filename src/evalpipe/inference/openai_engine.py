@@ -62,6 +62,10 @@ _CONTEXT_WORDS = (
 _TOKEN_ID = "token_id:"
 
 
+class UnsupportedLogprobs(EngineError):
+    """The server answered without the prompt's log-probabilities (no ``echo`` support)."""
+
+
 @dataclass(frozen=True)
 class Refusal:
     """A server's client error about one request: retrying cannot fix it."""
@@ -176,6 +180,8 @@ class OpenAIBackend:
         self.start_seconds = 0.0
         self.retries = 0
         self.refused: Counter[str] = Counter()
+        self.unsupported = 0
+        """Log-likelihood requests answered without prompt log-probabilities (not scored)."""
         self.max_model_len: int | None = None
         self._limits_read = False
         self._tokenizer_dir = tokenizer_dir
@@ -319,13 +325,17 @@ class OpenAIBackend:
         log.debug("%d requests in %.1fs", len(requests), time.perf_counter() - t0)
         return out
 
-    async def _all_loglikelihood(self, requests: list[LoglikelihoodRequest]) -> list[Loglikelihood]:
+    async def _all_loglikelihood(
+        self, requests: list[LoglikelihoodRequest], unsupported_ok: bool
+    ) -> list[Loglikelihood]:
         sem = asyncio.Semaphore(self.max_concurrency)
         limits = httpx.Limits(max_connections=self.max_concurrency)
         async with httpx.AsyncClient(timeout=self.timeout_s, limits=limits) as client:
             await self._read_limits(client)
             tokens: dict[tuple[str, bool], asyncio.Future[list[int]]] = {}
-            return await _gather_or_cancel([self._score(client, sem, tokens, r) for r in requests])
+            return await _gather_or_cancel(
+                [self._score(client, sem, tokens, r, unsupported_ok) for r in requests]
+            )
 
     async def _token_ids(
         self,
@@ -385,6 +395,7 @@ class OpenAIBackend:
         sem: asyncio.Semaphore,
         memo: dict[tuple[str, bool], asyncio.Future[list[int]]],
         req: LoglikelihoodRequest,
+        unsupported_ok: bool,
     ) -> Loglikelihood:
         context = await self._token_ids(client, sem, memo, req.context, special=True)
         continuation = await self._token_ids(client, sem, memo, req.continuation, special=False)
@@ -395,13 +406,19 @@ class OpenAIBackend:
         if self.max_model_len and len(ids) + 1 > self.max_model_len:
             self.refused[PROMPT_TOO_LONG] += 1  # as the offline engine: not sent, NaN
             return unscored
-        result = await self._post(
-            client,
-            sem,
-            "/completions",
-            self._loglikelihood_payload(ids),
-            functools.partial(_parse_loglikelihood, ids=ids, n_continuation=len(continuation)),
-        )
+        try:
+            result = await self._post(
+                client,
+                sem,
+                "/completions",
+                self._loglikelihood_payload(ids),
+                functools.partial(_parse_loglikelihood, ids=ids, n_continuation=len(continuation)),
+            )
+        except UnsupportedLogprobs:
+            if not unsupported_ok:
+                raise
+            self.unsupported += 1  # counted, not scored (NaN), never cached
+            return unscored
         if isinstance(result, Refusal):
             self._refused(result)
             return unscored
@@ -421,13 +438,16 @@ class OpenAIBackend:
             "return_tokens_as_token_ids": True,
         }
 
-    def loglikelihood(self, requests: list[LoglikelihoodRequest]) -> list[Loglikelihood]:
+    def loglikelihood(
+        self, requests: list[LoglikelihoodRequest], *, unsupported_ok: bool = False
+    ) -> list[Loglikelihood]:
         """Score each continuation on token ids through ``/completions`` (``echo``, ``logprobs``).
 
         A context plus continuation longer than the server's ``max_model_len`` is not sent, and
         one the server refuses is not scored: both get a NaN log-probability (the row is then
         scored unparsed), as on the offline engine. A server that does not echo prompt
-        log-probabilities (chat-only APIs, some proxies) is an EngineError saying so.
+        log-probabilities (chat-only APIs, some proxies) is an EngineError saying so, or, with
+        ``unsupported_ok`` (perplexity), a NaN counted in :attr:`unsupported`.
         """
         if not requests:
             return []
@@ -435,7 +455,7 @@ class OpenAIBackend:
             OpenAIBackend.starts += 1
             self.started = True
         before = self.refused.total()
-        out = asyncio.run(self._all_loglikelihood(requests))
+        out = asyncio.run(self._all_loglikelihood(requests, unsupported_ok))
         if self.refused.total() > before:
             log.warning(
                 "%d log-likelihood requests were not scored (over the server's max_model_len "
@@ -480,7 +500,7 @@ def _parse_loglikelihood(
 ) -> Loglikelihood:
     """The continuation's score from an echoed token-id prompt: the sum of the log-probabilities
     at its last ``n_continuation`` positions, greedy when each was the top token there."""
-    unsupported = (
+    unsupported = UnsupportedLogprobs(
         f"{url}: the server did not return prompt log-probabilities (the completions endpoint "
         "with echo and logprobs); log-likelihood scoring needs a server that supports them, "
         "such as vLLM's OpenAI-compatible server, or scoring.method: generate"
@@ -488,7 +508,7 @@ def _parse_loglikelihood(
     try:
         logprobs = resp.json()["choices"][0].get("logprobs")
         if not logprobs or not logprobs.get("token_logprobs"):
-            raise EngineError(unsupported)
+            raise unsupported
         tokens = [str(t) for t in logprobs["tokens"]]
         values = list(logprobs["token_logprobs"])
         tops = list(logprobs.get("top_logprobs") or [None] * len(tokens))
@@ -500,12 +520,12 @@ def _parse_loglikelihood(
             f"({type(exc).__name__}: {exc}): {resp.text[:300]}"
         ) from exc
     if len(values) < len(ids) or len(tokens) < len(ids):
-        raise EngineError(unsupported)  # the prompt was not echoed
+        raise unsupported  # the prompt was not echoed
     total, greedy = 0.0, True
     for pos in range(len(ids) - n_continuation, len(ids)):
         token, value = tokens[pos], values[pos]
         if value is None:
-            raise EngineError(unsupported)
+            raise unsupported
         if token.startswith(_TOKEN_ID) and token[len(_TOKEN_ID) :] != str(ids[pos]):
             raise EngineError(
                 f"{url}: echoed token {token!r} at position {pos} where token id {ids[pos]} "

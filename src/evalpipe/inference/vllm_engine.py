@@ -283,7 +283,9 @@ class VLLMBackend:
                 )
         return [r for r in results if r is not None]
 
-    def loglikelihood(self, requests: list[LoglikelihoodRequest]) -> list[Loglikelihood]:
+    def loglikelihood(
+        self, requests: list[LoglikelihoodRequest], *, unsupported_ok: bool = False
+    ) -> list[Loglikelihood]:
         """Score every continuation with one ``LLM.generate`` over the joined token ids.
 
         Each request becomes ``context ids + continuation ids`` (the continuation tokenized on
@@ -292,7 +294,8 @@ class VLLMBackend:
         every one of its tokens ranked first. A context plus continuation longer than
         ``max_model_len`` is not sent (truncating it would score a different question): its
         log-probability is NaN, so the row is counted as unparsed downstream, as a generation
-        prompt that is too long is.
+        prompt that is too long is. ``unsupported_ok`` changes nothing here: the offline engine
+        always returns prompt log-probabilities.
         """
         if not requests:
             return []

@@ -297,6 +297,12 @@ SCHEMA = Section(
                     nullable=True,
                     default=0.02,
                 ),
+                # docs/scoring.md "Perplexity under typos": generate scores the perturbable
+                # text's prompt log-probabilities; score writes metrics/<model>/perplexity.json
+                "perplexity": boolean(
+                    "score the perplexity of the perturbable text, original vs perturbed",
+                    default=False,
+                ),
             }
         ),
         "impact": Section(

@@ -21,6 +21,7 @@ from evalpipe.report.data import ReportData, ReportOptions
 from evalpipe.report.dose import report_sections
 from evalpipe.report.examples import examples_section
 from evalpipe.report.impact import impact_forest, kinds_section, words_section
+from evalpipe.report.ladder import ladder_sections
 from evalpipe.report.provenance import provenance_section
 from evalpipe.report.svg import empty_figure
 from evalpipe.report.typos import typos_section
@@ -58,6 +59,7 @@ def build_report(data: ReportData, options: ReportOptions | None = None) -> str:
         ("headline", "Accuracy per benchmark", headline_section(data)),
         ("models", "Models compared", models_section(data)),
         *report_sections(data),  # dose-response and transitions, when they have data
+        *ladder_sections(data),  # only with a ladder / scoring.perplexity
         (
             "words",
             "Which words hurt most: every row",

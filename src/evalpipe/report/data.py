@@ -63,6 +63,11 @@ class ReportData:
         accuracy tables and the first screen's grouping.
     missing:
         ``{input name: message}`` for inputs the stage could not find.
+    ladder:
+        ``data/impact/ladder.parquet`` (two models or more with labels), or None.
+    perplexity:
+        ``{model: metrics/<model>/perplexity.json}`` of the models scored with
+        ``scoring.perplexity: true`` (empty otherwise).
     metrics:
         ``{metrics file path: parsed JSON}`` as committed (for the comparison's diff); the
         tables use ``robustness`` / ``classification``, which the stage fills from the full
@@ -86,6 +91,8 @@ class ReportData:
     languages: dict[str, str] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)
     metrics: dict[str, Any] = field(default_factory=dict)
+    ladder: pd.DataFrame | None = None
+    perplexity: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

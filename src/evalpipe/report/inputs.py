@@ -144,6 +144,16 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
         path = str(rel.impact(kind))
         if (raw := get(path, "written by `dvc repro impact`")) is not None:
             setattr(data, kind, _parse_parquet(path, raw))
+    # Optional parts, read only when present (absent: no section, nothing recorded missing).
+    ladder = str(rel.impact("ladder"))
+    if (raw := read(ladder)) is not None:
+        hashes[ladder] = hashlib.md5(raw).hexdigest()[:12]
+        data.ladder = _parse_parquet(ladder, raw)
+    for slug in slugs:
+        path = str(rel.perplexity_metrics(slug))
+        if (raw := read(path)) is not None:
+            hashes[path] = hashlib.md5(raw).hexdigest()[:12]
+            data.perplexity[slug] = _parse_json(path, raw)
     frames: dict[str, list[pd.DataFrame]] = {}
     for slug in slugs:
         scored_dir = str(rel.scored_dir(slug))
