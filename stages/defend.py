@@ -16,19 +16,15 @@ import pyarrow.parquet as pq
 
 from evalpipe import atomic
 from evalpipe.benchmarks import validate_suites
-from evalpipe.defences import (
+from evalpipe.defences.arms import LLM_PREFIX, SPELLING, condition_of
+from evalpipe.defences.correct import SpellingCorrector, aligned_corrections, llm_prompt
+from evalpipe.defences.frame import (
     COUNT_KEYS,
-    LLM_PREFIX,
-    SPELLING,
-    SpellingCorrector,
-    aligned_corrections,
-    condition_of,
     correction_counts,
     defended_rows,
     defended_table,
     field_texts,
     kept_corrections,
-    llm_prompt,
 )
 from evalpipe.errors import InputError
 from evalpipe.inference.engine import make_engine

@@ -16,10 +16,12 @@ import pyarrow.parquet as pq
 from evalpipe import atomic
 from evalpipe.benchmarks import build_prompts, get_spec, validate_suites
 from evalpipe.benchmarks.loading import recorded_metadata
+from evalpipe.defences.arms import WARNED, condition_of
 from evalpipe.errors import InputError
 from evalpipe.inference.cache import cache_key
 from evalpipe.inference.engine import make_engine
 from evalpipe.inference.generate import (
+    PLAIN,
     answer_budget,
     generation_counts,
     make_requests,
@@ -29,6 +31,7 @@ from evalpipe.inference.generate import (
     sampling_settings,
     truncated_share,
     validate_perturbed,
+    warned_prompts,
 )
 from evalpipe.inference.loglikelihood import loglikelihood_columns, loglikelihood_requests
 from evalpipe.inference.tiny import TINY_RANDOM_NOTE, default_model_cache
@@ -109,6 +112,7 @@ def run_model(
     )
     names = names or tuple(declared)
     method = str(params["scoring"]["method"])
+    defences = section(params, "defences", path=params_path)
 
     # Build every prompt first so the engine gets all benchmarks' misses in one batch.
     plans = []
@@ -131,7 +135,28 @@ def run_model(
                     + "; few_shot prompts have no demonstrations",
                     err=True,
                 )
+        # The plain rows, then each defence's arm (docs/defences.md): the same clean and typo'd
+        # rows behind the typo warning, and each corrector's corrected rows.
         prompts = build_prompts(spec, rows, fewshot, style=style, n_shots=n_shots)
+        arms = [(PLAIN, rows, prompts)]
+        if defences["warning_prompt"]:
+            preamble = _warning(defences, declared.get(name, spec.language), params_path)
+            arms.append((WARNED, rows, warned_prompts(prompts, preamble=preamble)))
+        if defences["correctors"]:
+            for condition, defended in _defended(paths, name, defences["correctors"]):
+                arms.append(
+                    (
+                        condition,
+                        defended,
+                        build_prompts(spec, defended, fewshot, style=style, n_shots=n_shots),
+                    )
+                )
+        arm_rows = pd.concat(
+            [a[1].drop(columns=["condition", "corrections"], errors="ignore") for a in arms],
+            ignore_index=True,
+        )
+        conditions = [c for c, arm, _ in arms for _ in range(len(arm))]
+        prompts = [p for _, _, arm_prompts in arms for p in arm_prompts]
         requests = make_requests(
             prompts,
             max_tokens=answer_budget(spec.max_tokens(style), override=override),
@@ -142,7 +167,7 @@ def run_model(
         )
         ll_requests, ll_reason = None, "scoring.method is generate"
         if method != "generate":
-            choices = rows["choices"].tolist() if "choices" in rows.columns else None
+            choices = arm_rows["choices"].tolist() if "choices" in arm_rows.columns else None
             ll_requests, ll_reason = loglikelihood_requests(
                 spec, prompts, style=style, choices=_choice_lists(choices)
             )
@@ -150,7 +175,9 @@ def run_model(
                 click.echo(f"generate: {name}: no log-likelihood scoring: {ll_reason}", err=True)
         if method == "loglikelihood" and ll_requests is not None:
             requests = []  # scored by log-likelihood only: nothing to generate
-        plans.append((name, path, rows, prompts, requests, spec, ll_requests, ll_reason))
+        plans.append(
+            (name, path, arm_rows, prompts, requests, spec, ll_requests, ll_reason, conditions)
+        )
 
     caches = paths.generation_caches
     engine = make_engine(
@@ -169,13 +196,14 @@ def run_model(
     per_benchmark = {}
     sent: set[str] = set()  # requests counted so far: a repeat is generated once
     offset = ll_offset = 0
-    for name, path, rows, prompts, requests, spec, ll_requests, ll_reason in plans:
+    for name, path, rows, prompts, requests, spec, ll_requests, ll_reason, conditions in plans:
         if requests:
             gens = generations[offset : offset + len(requests)]
             offset += len(requests)
         else:  # log-likelihood only: the rows carry no generated answer
             gens = [Generation("", "not_generated", 0, 0)] * len(prompts)
         frame = outputs_frame(rows, prompts, gens, model=slug, model_id=engine.identity.label)
+        frame["condition"] = conditions
         if ll_requests is not None:
             n = sum(len(row) for row in ll_requests)
             ll = loglikelihood_columns(spec, ll_requests, ll_results[ll_offset : ll_offset + n])
@@ -231,6 +259,12 @@ def run_model(
     }
     atomic.write_json(paths.generation_summary(slug), metrics)
     atomic.write_json(paths.outputs_perturbation(slug), summaries)
+    corrections = paths.outputs_corrections(slug)
+    if defences["correctors"]:  # the defend stage's counts of these benchmarks, passed on
+        counts = _defend_summary(paths)
+        atomic.write_json(corrections, {n: counts.get(n, {}) for n in sorted(summaries)})
+    elif corrections.exists():
+        corrections.unlink()
     engine.close()
     if smoke:
         log.warning(TINY_RANDOM_NOTE)
@@ -255,6 +289,47 @@ def _perturbation_summary(paths: ProjectPaths, name: str) -> dict:
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not a JSON object ({exc.msg}); rerun perturb@{name}") from None
+
+
+def _warning(defences: dict, language: str, params_path: str) -> str:
+    """The typo warning of a benchmark's language (``defences.warning_text.<language>``)."""
+    text = (defences.get("warning_text") or {}).get(language)
+    if not text:
+        raise InputError(
+            f"{params_path}: defences.warning_text.{language}: expected the warning preamble of "
+            f"{language} prompts (defences.warning_prompt is true)"
+        )
+    return str(text)
+
+
+def _defended(
+    paths: ProjectPaths, name: str, correctors: list[str]
+) -> list[tuple[str, pd.DataFrame]]:
+    """Each configured corrector's rows of one benchmark (data/defended/<name>.parquet)."""
+    path = paths.defended(name)
+    rows = read_parquet(path, "run `dvc repro defend`")
+    out = []
+    for corrector in correctors:
+        condition = condition_of(corrector)
+        arm = rows.loc[rows["condition"] == condition].reset_index(drop=True)
+        if arm.empty:
+            raise InputError(
+                f"{path}: no rows of condition {condition!r}; rerun `dvc repro defend` "
+                "(defences.correctors changed since it ran)"
+            )
+        out.append((condition, arm))
+    return out
+
+
+def _defend_summary(paths: ProjectPaths) -> dict:
+    """The defend stage's ``{benchmark: {corrector: counts}}``."""
+    path = paths.defended_summary()
+    if not path.exists():
+        raise InputError(f"{path}: not found (run `dvc repro defend`)")
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("benchmarks", {})
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not JSON ({exc.msg}); rerun `dvc repro defend`") from None
 
 
 def _choice_lists(column: list | None) -> list | None:

@@ -17,6 +17,7 @@ from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.comparison import model_comparison
 from evalpipe.scoring.names import POOLED
+from evalpipe.scoring.pairs import plain
 from evalpipe.scoring.summaries import rounded_frame
 from evalpipe.scoring.transitions import DOSE_PAIR_COLUMNS, dose_response
 from evalpipe.scoring.word_impact import (
@@ -78,7 +79,8 @@ def main(params_path: str, root: str) -> None:
     details: dict[str, dict] = {}
     for slug in slugs:
         path = paths.pairs(slug)
-        pairs = read_parquet(path, [*IMPACT_PAIR_COLUMNS, *DOSE_PAIR_COLUMNS])
+        # the plain typo'd arm only: a defence's arms have their own figures (score@<model>)
+        pairs = plain(read_parquet(path, [*IMPACT_PAIR_COLUMNS, *DOSE_PAIR_COLUMNS]))
         check_languages(pairs, path=path)
         # the slug names the model in every table, whatever the file holds
         tables.append(pairs.assign(model=slug))

@@ -10,12 +10,14 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from evalpipe.defences import (
+from evalpipe.defences.correct import (
     Correction,
     SpellingCorrector,
     aligned_corrections,
     allowed,
     apply,
+)
+from evalpipe.defences.frame import (
     correction_counts,
     defended_rows,
     defended_table,

@@ -32,10 +32,6 @@ from spellchecker import SpellChecker
 
 from evalpipe.perturb.eligibility import WORDS_DESIGN_RULES, Eligibility, RowContext
 
-SPELLING = "spelling"
-LLM_PREFIX = "llm:"
-CORRECTED_PREFIX = "corrected:"
-WARNED = "warned"
 MIN_SIMILARITY = 0.5
 # Word tokens as the English occurrence finder reads them (evalpipe.perturb.english.TOKEN).
 WORD = re.compile(r"\w+(?:['’]\w+)*")
@@ -66,15 +62,6 @@ class Correction(NamedTuple):
     end: int
     original: str
     corrected: str
-
-
-def condition_of(corrector: str) -> str:
-    """The arm name of a corrector's rows.
-
-    >>> condition_of("spelling"), condition_of("llm:qwen")
-    ('corrected:spelling', 'corrected:llm:qwen')
-    """
-    return CORRECTED_PREFIX + corrector
 
 
 def protected_spans(text: str, protected: Iterable[str]) -> list[tuple[int, int]]:

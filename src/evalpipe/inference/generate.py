@@ -14,6 +14,9 @@ from evalpipe.inference.types import NOT_SENT, Generation, GenerationRequest
 from evalpipe.params_schema import default_of
 
 KEY_COLUMNS = ("benchmark", "example_id", "variant", "word_rank", "draw")
+# ``condition`` of the plain perturbed sets' rows, clean and typo'd (evalpipe.scoring.names.TYPO);
+# a defence adds its own arm's rows (docs/defences.md)
+PLAIN = "typo"
 GOLD_COLUMNS = (
     "subtask",
     "task_type",
@@ -38,6 +41,7 @@ CARRIED_COLUMNS = (
 REQUIRED_COLUMNS = (*KEY_COLUMNS, *CARRIED_COLUMNS)
 OUTPUT_COLUMNS = (
     *KEY_COLUMNS,
+    "condition",
     "prompt_hash",
     "prompt",
     "output",
@@ -216,6 +220,15 @@ def generation_counts(
     return {"requests": len(keys), "cached": cached, "generated": generated, "repeated": repeated}
 
 
+def warned_prompts(prompts: Sequence[str], *, preamble: str) -> list[str]:
+    r"""The prompts of the ``warned`` arm: the typo warning, a blank line, then the prompt.
+
+    >>> warned_prompts(["Q: 1+1?"], preamble="The question may contain typos.")
+    ['The question may contain typos.\n\nQ: 1+1?']
+    """
+    return [f"{preamble}\n\n{p}" for p in prompts]
+
+
 def prompt_hash(prompt: str) -> str:
     """First 16 hex characters of the prompt's SHA-256 (joins outputs to prompts cheaply)."""
     return hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:16]
@@ -228,6 +241,7 @@ def outputs_frame(
     *,
     model: str,
     model_id: str | None = None,
+    condition: str = PLAIN,
 ) -> pd.DataFrame:
     """The ``data/outputs/{name}.parquet`` rows: keys, prompt, generation, carried gold columns.
 
@@ -241,6 +255,9 @@ def outputs_frame(
         The model's slug in params.yaml ``models`` (the name tables and reports use).
     model_id:
         The model identity label (e.g. ``tiny-random@ae468db6d094``); default ``model``.
+    condition:
+        The arm of every row (:data:`PLAIN` for the perturbed sets' rows; ``warned``,
+        ``corrected:<corrector>`` for a defence's).
 
     Returns
     -------
@@ -254,6 +271,7 @@ def outputs_frame(
     out = pd.DataFrame({c: rows[c].tolist() for c in KEY_COLUMNS})
     out["word_rank"] = out["word_rank"].astype("int64")
     out["draw"] = out["draw"].astype("int32")
+    out["condition"] = condition
     out["prompt_hash"] = [prompt_hash(p) for p in prompts]
     out["prompt"] = list(prompts)
     out["output"] = [g.output for g in generations]

@@ -99,29 +99,40 @@ def _view_pairs(
             f"{source}: column 'benchmark': a view holds one benchmark, got {sorted(benchmarks)}"
         )
     example_ids = frame["example_id"].astype("str")
+    # the arm of each row (docs/architecture.md, "Arms"): frames written before the column
+    # existed hold the plain typo'd arm only
+    conditions = (
+        frame["condition"].astype("str")
+        if "condition" in frame.columns
+        else pd.Series(condition, index=frame.index, dtype=object)
+    )
+    keys = example_ids + "\x1f" + conditions
     is_original = (frame["variant"] == ORIGINAL).to_numpy()
     originals = np.flatnonzero(is_original)
-    index = pd.Index(example_ids.take(originals))
+    index = pd.Index(keys.take(originals))
     if index.has_duplicates:
-        first = index[index.duplicated()][0]
+        first = index[index.duplicated()][0].split("\x1f")
         raise InputError(
-            f"{source}: example_id {first!r} has more than one 'original' row; expected one"
+            f"{source}: example_id {first[0]!r} (condition {first[1]!r}) has more than one "
+            "'original' row; expected one"
         )
     arm = np.flatnonzero(~is_original)
-    match = index.get_indexer(example_ids.take(arm))
+    match = index.get_indexer(keys.take(arm))
     if (match < 0).any():
         row = int(arm[np.flatnonzero(match < 0)[0]])
         raise InputError(
             f"{source}, row {row}: example_id {example_ids.iloc[row]!r} (variant "
-            f"{frame['variant'].iloc[row]!r}) has no 'original' row to pair with"
+            f"{frame['variant'].iloc[row]!r}, condition {conditions.iloc[row]!r}) has no "
+            "'original' row of its condition to pair with"
         )
-    # In table order: word rank, variant, example, draw (the view is one benchmark).
+    # In table order: condition, word rank, variant, example, draw (the view is one benchmark).
     order = np.lexsort(
         (
             _integers(frame, "draw", arm, source),
             pd.factorize(example_ids.take(arm), sort=True)[0],
             pd.factorize(frame["variant"].take(arm).astype("str"), sort=True)[0],
             _integers(frame, "word_rank", arm, source),
+            pd.factorize(conditions.take(arm), sort=True)[0],
         )
     )
     arm, match = arm[order], match[order]
@@ -137,7 +148,7 @@ def _view_pairs(
         "example_id": example_ids.take(arm).reset_index(drop=True),
         "cluster": np.zeros(arm.size, dtype=np.int64),  # numbered over the whole table
         "variant": _text(frame["variant"], arm),
-        "condition": condition,
+        "condition": conditions.take(arm).reset_index(drop=True),
         "op": _text(frame["op"], arm),
         "script": _text(frame["script"], arm),
         "prompt_chars": frame["prompt"].take(arm).str.len().fillna(0).to_numpy(dtype=np.int64),
@@ -169,7 +180,9 @@ def build_pairs(
     views : view name (``gsm8k``, ``mmlu.ll``; :mod:`evalpipe.scoring.views`) -> scored frame
         (:data:`SCORED_COLUMNS`: the outputs' columns and :func:`~evalpipe.scoring.scorer.score_frame`'s).
     model : the model's slug (the ``model`` column).
-    condition : the arm the non-original rows are (:data:`~evalpipe.scoring.names.TYPO`).
+    condition : the arm of a view's rows when it has no ``condition`` column
+        (:data:`~evalpipe.scoring.names.TYPO`). With the column, each row is paired with the
+        original row of the same (example_id, condition).
     source_dir : where the scored views are written, for error messages.
 
     Returns
@@ -216,6 +229,16 @@ def build_pairs(
     pairs = pd.concat(parts, ignore_index=True)  # views in sorted order, each sorted
     pairs["cluster"] = cluster_codes(pairs["benchmark"].to_numpy(), pairs["example_id"].to_numpy())
     return pairs
+
+
+def plain(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the plain typo'd arm (:data:`~evalpipe.scoring.names.TYPO`) of a scored view or
+    pairs table: what every headline and impact figure groups (a defence's arms have their own
+    figures, :mod:`evalpipe.scoring.defences`). A frame without ``condition`` is returned as is."""
+    if "condition" not in frame.columns:
+        return frame
+    keep = (frame["condition"] == TYPO).to_numpy()
+    return frame if keep.all() else frame.loc[keep].reset_index(drop=True)
 
 
 def empty_pairs() -> pd.DataFrame:
