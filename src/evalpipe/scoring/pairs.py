@@ -113,8 +113,8 @@ def _view_pairs(
     if index.has_duplicates:
         first = index[index.duplicated()][0].split("\x1f")
         raise InputError(
-            f"{source}: example_id {first[0]!r} (condition {first[1]!r}) has more than one "
-            "'original' row; expected one"
+            f"{source}: example_id {first[0]!r} has more than one 'original' row of condition "
+            f"{first[1]!r}; expected one"
         )
     arm = np.flatnonzero(~is_original)
     match = index.get_indexer(keys.take(arm))
