@@ -13,11 +13,11 @@ from evalpipe import atomic
 from evalpipe.annotation.schema import read_tasks, task_to_dict
 from evalpipe.annotation.spreadsheet import write_template
 from evalpipe.annotation.tasks import combine_tasks, sample_output_tasks, trim_context
+from evalpipe.arms import TYPO
 from evalpipe.errors import InputError
 from evalpipe.model_list import model_configs
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
-from evalpipe.scoring.names import TYPO
 from stages._common import fail_cleanly, params_option
 
 SAMPLE = "sample"

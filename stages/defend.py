@@ -15,9 +15,15 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from evalpipe import atomic
+from evalpipe.arms import corrected
 from evalpipe.benchmarks import validate_suites
-from evalpipe.defences.arms import LLM_PREFIX, SPELLING, condition_of
-from evalpipe.defences.correct import SpellingCorrector, aligned_corrections, llm_prompt
+from evalpipe.defences.correct import (
+    LLM_PREFIX,
+    SPELLING,
+    SpellingCorrector,
+    aligned_corrections,
+    llm_prompt,
+)
 from evalpipe.defences.frame import (
     COUNT_KEYS,
     correction_counts,
@@ -78,7 +84,7 @@ def main(progress: bool, params_path: str, root: str) -> None:
         proposed, tokens = _propose(corrector, sets, cfg, configs, paths, progress, params_path)
         for name, (rows, texts, _schema) in sets.items():
             kept = kept_corrections(rows, texts, proposed[name])
-            frames[name].append(defended_rows(rows, texts, kept, condition=condition_of(corrector)))
+            frames[name].append(defended_rows(rows, texts, kept, condition=corrected(corrector)))
             counts[name][corrector] = {
                 **correction_counts(
                     rows, texts, kept, supported=lambda lang, c=corrector: _supports(c, lang)

@@ -14,14 +14,13 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from evalpipe import atomic
+from evalpipe.arms import WARNED, corrected
 from evalpipe.benchmarks import build_prompts, get_spec, validate_suites
 from evalpipe.benchmarks.loading import recorded_metadata
-from evalpipe.defences.arms import WARNED, condition_of
 from evalpipe.errors import InputError
 from evalpipe.inference.cache import cache_key
 from evalpipe.inference.engine import make_engine
 from evalpipe.inference.generate import (
-    PLAIN,
     answer_budget,
     generation_counts,
     make_requests,
@@ -138,25 +137,19 @@ def run_model(
         # The plain rows, then each defence's arm (docs/defences.md): the same clean and typo'd
         # rows behind the typo warning, and each corrector's corrected rows.
         prompts = build_prompts(spec, rows, fewshot, style=style, n_shots=n_shots)
-        arms = [(PLAIN, rows, prompts)]
+        arms = [(rows, prompts)]
         if defences["warning_prompt"]:
             preamble = _warning(defences, declared.get(name, spec.language), params_path)
-            arms.append((WARNED, rows, warned_prompts(prompts, preamble=preamble)))
+            warned = rows.assign(condition=WARNED)
+            arms.append((warned, warned_prompts(prompts, preamble=preamble)))
         if defences["correctors"]:
-            for condition, defended in _defended(paths, name, defences["correctors"]):
-                arms.append(
-                    (
-                        condition,
-                        defended,
-                        build_prompts(spec, defended, fewshot, style=style, n_shots=n_shots),
-                    )
+            for defended in _defended(paths, name, defences["correctors"]):
+                defended_prompts = build_prompts(
+                    spec, defended, fewshot, style=style, n_shots=n_shots
                 )
-        arm_rows = pd.concat(
-            [a[1].drop(columns=["condition", "corrections"], errors="ignore") for a in arms],
-            ignore_index=True,
-        )
-        conditions = [c for c, arm, _ in arms for _ in range(len(arm))]
-        prompts = [p for _, _, arm_prompts in arms for p in arm_prompts]
+                arms.append((defended.drop(columns=["corrections"]), defended_prompts))
+        arm_rows = pd.concat([arm for arm, _ in arms], ignore_index=True)
+        prompts = [p for _, arm_prompts in arms for p in arm_prompts]
         requests = make_requests(
             prompts,
             max_tokens=answer_budget(spec.max_tokens(style), override=override),
@@ -175,9 +168,7 @@ def run_model(
                 click.echo(f"generate: {name}: no log-likelihood scoring: {ll_reason}", err=True)
         if method == "loglikelihood" and ll_requests is not None:
             requests = []  # scored by log-likelihood only: nothing to generate
-        plans.append(
-            (name, path, arm_rows, prompts, requests, spec, ll_requests, ll_reason, conditions)
-        )
+        plans.append((name, path, arm_rows, prompts, requests, spec, ll_requests, ll_reason))
 
     caches = paths.generation_caches
     engine = make_engine(
@@ -196,14 +187,13 @@ def run_model(
     per_benchmark = {}
     sent: set[str] = set()  # requests counted so far: a repeat is generated once
     offset = ll_offset = 0
-    for name, path, rows, prompts, requests, spec, ll_requests, ll_reason, conditions in plans:
+    for name, path, rows, prompts, requests, spec, ll_requests, ll_reason in plans:
         if requests:
             gens = generations[offset : offset + len(requests)]
             offset += len(requests)
         else:  # log-likelihood only: the rows carry no generated answer
             gens = [Generation("", "not_generated", 0, 0)] * len(prompts)
         frame = outputs_frame(rows, prompts, gens, model=slug, model_id=engine.identity.label)
-        frame["condition"] = conditions
         if ll_requests is not None:
             n = sum(len(row) for row in ll_requests)
             ll = loglikelihood_columns(spec, ll_requests, ll_results[ll_offset : ll_offset + n])
@@ -302,22 +292,20 @@ def _warning(defences: dict, language: str, params_path: str) -> str:
     return str(text)
 
 
-def _defended(
-    paths: ProjectPaths, name: str, correctors: list[str]
-) -> list[tuple[str, pd.DataFrame]]:
+def _defended(paths: ProjectPaths, name: str, correctors: list[str]) -> list[pd.DataFrame]:
     """Each configured corrector's rows of one benchmark (data/defended/<name>.parquet)."""
     path = paths.defended(name)
     rows = read_parquet(path, "run `dvc repro defend`")
     out = []
     for corrector in correctors:
-        condition = condition_of(corrector)
+        condition = corrected(corrector)
         arm = rows.loc[rows["condition"] == condition].reset_index(drop=True)
         if arm.empty:
             raise InputError(
                 f"{path}: no rows of condition {condition!r}; rerun `dvc repro defend` "
                 "(defences.correctors changed since it ran)"
             )
-        out.append((condition, arm))
+        out.append(arm)
     return out
 
 

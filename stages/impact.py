@@ -10,6 +10,7 @@ import click
 import pandas as pd
 
 from evalpipe import atomic
+from evalpipe.arms import typo_rows
 from evalpipe.errors import InputError
 from evalpipe.languages import LANGUAGES
 from evalpipe.model_list import model_configs
@@ -17,7 +18,6 @@ from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.comparison import model_comparison
 from evalpipe.scoring.names import POOLED
-from evalpipe.scoring.pairs import plain
 from evalpipe.scoring.summaries import rounded_frame
 from evalpipe.scoring.transitions import DOSE_PAIR_COLUMNS, dose_response
 from evalpipe.scoring.word_impact import (
@@ -80,7 +80,7 @@ def main(params_path: str, root: str) -> None:
     for slug in slugs:
         path = paths.pairs(slug)
         # the plain typo'd arm only: a defence's arms have their own figures (score@<model>)
-        pairs = plain(read_parquet(path, [*IMPACT_PAIR_COLUMNS, *DOSE_PAIR_COLUMNS]))
+        pairs = typo_rows(read_parquet(path, [*IMPACT_PAIR_COLUMNS, *DOSE_PAIR_COLUMNS]))
         check_languages(pairs, path=path)
         # the slug names the model in every table, whatever the file holds
         tables.append(pairs.assign(model=slug))

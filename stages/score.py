@@ -19,7 +19,7 @@ from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.defences import defence_figures, usage_table
 from evalpipe.scoring.loglikelihood import method_agreement, score_loglikelihood
-from evalpipe.scoring.pairs import build_pairs, plain
+from evalpipe.scoring.pairs import build_pairs
 from evalpipe.scoring.scorer import error_preview, score_frame
 from evalpipe.scoring.summaries import (
     ClassificationSetup,
@@ -126,10 +126,9 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
     scored_dir = paths.scored_dir(slug)
     # Paired once: every paired figure below (and the impact stage's, the report's) groups this.
     pairs = build_pairs(scored, model=slug, source_dir=str(scored_dir))
-    # every headline figure groups the plain typo'd arm; a defence's arms have their own figures
     reports = build_reports(
-        {view: plain(frame) for view, frame in scored.items()},
-        plain(pairs),
+        scored,
+        pairs,
         classification=classification,
         level=level,
         margin=section(params, "scoring", "margin"),

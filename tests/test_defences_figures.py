@@ -7,9 +7,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from evalpipe.arms import typo_rows
 from evalpipe.scoring.defences import defence_figures, usage_table
 from evalpipe.scoring.intervals import paired_interval
-from evalpipe.scoring.pairs import build_pairs, plain
+from evalpipe.scoring.pairs import build_pairs
 
 
 def _view(correct: dict[str, list[bool]]) -> pd.DataFrame:
@@ -55,7 +56,7 @@ def test_each_row_pairs_with_the_original_of_its_own_condition(pairs):
     assert sorted(table["condition"].unique()) == ["corrected:spelling", "typo", "warned"]
     warned = table.loc[table["condition"] == "warned"]
     assert warned["correct_original"].sum() == 7  # the warned clean prompt, not the plain one
-    assert plain(table)["condition"].eq("typo").all() and len(plain(table)) == 10
+    assert typo_rows(table)["condition"].eq("typo").all() and len(typo_rows(table)) == 10
 
 
 def test_defended_vs_clean_joins_the_arm_with_the_plain_clean_answer(pairs):

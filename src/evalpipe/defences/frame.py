@@ -268,7 +268,7 @@ def defended_table(frame: pd.DataFrame, perturbed: pa.Schema) -> pa.Table:
     :data:`CORRECTION_TYPE`."""
     arrays, fields = [], []
     for field in perturbed:
-        if field.name in frame.columns:
+        if field.name in frame.columns and field.name not in ("condition", "corrections"):
             fields.append(field)
             arrays.append(pa.array(frame[field.name].tolist(), field.type, from_pandas=True))
     for name, kind in (("condition", pa.string()), ("corrections", pa.list_(CORRECTION_TYPE))):

@@ -13,10 +13,9 @@ from evalpipe.errors import InputError
 from evalpipe.inference.types import NOT_SENT, Generation, GenerationRequest
 from evalpipe.params_schema import default_of
 
-KEY_COLUMNS = ("benchmark", "example_id", "variant", "word_rank", "draw")
-# ``condition`` of the plain perturbed sets' rows, clean and typo'd (evalpipe.scoring.names.TYPO);
-# a defence adds its own arm's rows (docs/defences.md)
-PLAIN = "typo"
+# A row's key: its example, its variant (target word) and typo draw, and its arm
+# (``condition``, evalpipe.arms: the perturbed sets' rows are "typo"; defences add arms).
+KEY_COLUMNS = ("benchmark", "example_id", "variant", "word_rank", "draw", "condition")
 GOLD_COLUMNS = (
     "subtask",
     "task_type",
@@ -41,7 +40,6 @@ CARRIED_COLUMNS = (
 REQUIRED_COLUMNS = (*KEY_COLUMNS, *CARRIED_COLUMNS)
 OUTPUT_COLUMNS = (
     *KEY_COLUMNS,
-    "condition",
     "prompt_hash",
     "prompt",
     "output",
@@ -78,7 +76,7 @@ def validate_perturbed(df: pd.DataFrame, *, source: str) -> None:
             f"columns {list(REQUIRED_COLUMNS)} (docs/architecture.md; rerun `dvc repro "
             "perturb` if the set predates them)"
         )
-    keys = ["benchmark", "example_id", "word_rank", "draw"]
+    keys = ["benchmark", "example_id", "word_rank", "draw", "condition"]
     duplicated = df.duplicated(keys).to_numpy()
     if duplicated.any():
         i = int(duplicated.argmax())
@@ -241,7 +239,6 @@ def outputs_frame(
     *,
     model: str,
     model_id: str | None = None,
-    condition: str = PLAIN,
 ) -> pd.DataFrame:
     """The ``data/outputs/{name}.parquet`` rows: keys, prompt, generation, carried gold columns.
 
@@ -255,9 +252,6 @@ def outputs_frame(
         The model's slug in params.yaml ``models`` (the name tables and reports use).
     model_id:
         The model identity label (e.g. ``tiny-random@ae468db6d094``); default ``model``.
-    condition:
-        The arm of every row (:data:`PLAIN` for the perturbed sets' rows; ``warned``,
-        ``corrected:<corrector>`` for a defence's).
 
     Returns
     -------
@@ -271,7 +265,6 @@ def outputs_frame(
     out = pd.DataFrame({c: rows[c].tolist() for c in KEY_COLUMNS})
     out["word_rank"] = out["word_rank"].astype("int64")
     out["draw"] = out["draw"].astype("int32")
-    out["condition"] = condition
     out["prompt_hash"] = [prompt_hash(p) for p in prompts]
     out["prompt"] = list(prompts)
     out["output"] = [g.output for g in generations]

@@ -19,11 +19,11 @@ import pandas as pd
 import pyarrow.parquet as pq
 import yaml
 
+from evalpipe.arms import typo_rows
 from evalpipe.errors import InputError
 from evalpipe.paths import ProjectPaths
 from evalpipe.report.data import ReportData, ReportOptions
 from evalpipe.report.defences import load_defences
-from evalpipe.scoring.names import TYPO
 from evalpipe.scoring.views import parse_view
 
 # Sections of params.yaml shown under "What produced this report".
@@ -93,13 +93,6 @@ def _parse_jsonl(rel: str, raw: bytes) -> list[dict[str, Any]]:
     return rows
 
 
-def _plain(frame: pd.DataFrame) -> pd.DataFrame:
-    """The plain typo'd arm's rows: every section but the defences one shows those."""
-    if "condition" not in frame.columns:
-        return frame
-    return frame.loc[frame["condition"] == TYPO].reset_index(drop=True)
-
-
 def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportData:
     """Read every input the report shows; absent ones are recorded in ``missing``.
 
@@ -166,8 +159,9 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
         for path in found:
             raw = get(path, "")
             if raw is not None:
-                # one frame per benchmark over every model; the model column is the slug
-                frame = _plain(_parse_parquet(path, raw)).assign(model=slug)
+                # one frame per benchmark over every model; the model column is the slug; the
+                # typo arm's rows (evalpipe.arms): the sections of other arms read the pairs
+                frame = typo_rows(_parse_parquet(path, raw)).assign(model=slug)
                 frames.setdefault(Path(path).stem, []).append(frame)
     data.scored = {name: pd.concat(parts, ignore_index=True) for name, parts in frames.items()}
     # The typo records of each benchmark, from one model's scored rows (every model answered the
@@ -189,7 +183,7 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
                 data.perturb_summaries.setdefault(str(name), summary)
         path = str(rel.pairs(slug))
         if (raw := get(path, f"written by `dvc repro score@{slug}`")) is not None:
-            pairs.append(_plain(_parse_parquet(path, raw, columns=PAIR_COLUMNS)).assign(model=slug))
+            pairs.append(_parse_parquet(path, raw, columns=PAIR_COLUMNS).assign(model=slug))
     if pairs:
         data.pairs = pd.concat(pairs, ignore_index=True)
         # Each benchmark's language, as the data records it.
