@@ -52,6 +52,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("answers", ("evalpipe.answers",)),
     ("words", ("evalpipe.words",)),
     ("perturb", ("evalpipe.perturb",)),
+    ("defences", ("evalpipe.defences",)),
     ("benchmarks", ("evalpipe.benchmarks",)),
     ("inference", ("evalpipe.inference",)),
     ("scoring", ("evalpipe.scoring",)),

@@ -13,6 +13,7 @@ from evalpipe import atomic
 from evalpipe.annotation.schema import read_tasks, task_to_dict
 from evalpipe.annotation.spreadsheet import write_template
 from evalpipe.annotation.tasks import combine_tasks, sample_output_tasks, trim_context
+from evalpipe.arms import TYPO
 from evalpipe.errors import InputError
 from evalpipe.model_list import model_configs
 from evalpipe.params import load_params, section
@@ -34,9 +35,13 @@ def read_outputs(folder: Path) -> tuple[pd.DataFrame, str]:
     frames = []
     for path in files:
         try:
-            frames.append(pd.read_parquet(path))
+            frame = pd.read_parquet(path)
         except Exception as exc:  # pyarrow raises several types for a damaged file
             raise InputError(f"{path}: not a readable Parquet file ({exc})") from exc
+        # the plain arm's prompts only: a defence's copies of them are not annotated
+        if "condition" in frame.columns:
+            frame = frame.loc[frame["condition"] == TYPO].reset_index(drop=True)
+        frames.append(frame)
     return pd.concat(frames, ignore_index=True), str(folder)
 
 

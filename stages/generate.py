@@ -14,6 +14,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from evalpipe import atomic
+from evalpipe.arms import WARNED, corrected
 from evalpipe.benchmarks import build_prompts, get_spec, validate_suites
 from evalpipe.benchmarks.loading import recorded_metadata
 from evalpipe.errors import InputError
@@ -29,6 +30,7 @@ from evalpipe.inference.generate import (
     sampling_settings,
     truncated_share,
     validate_perturbed,
+    warned_prompts,
 )
 from evalpipe.inference.loglikelihood import loglikelihood_columns, loglikelihood_requests
 from evalpipe.inference.perplexity import (
@@ -115,6 +117,7 @@ def run_model(
     names = names or tuple(declared)
     method = str(params["scoring"]["method"])
     perplexity = bool(params["scoring"]["perplexity"])
+    defences = section(params, "defences", path=params_path)
 
     # Build every prompt first so the engine gets all benchmarks' misses in one batch.
     plans = []
@@ -137,7 +140,22 @@ def run_model(
                     + "; few_shot prompts have no demonstrations",
                     err=True,
                 )
+        # The plain rows, then each defence's arm (docs/defences.md): the same clean and typo'd
+        # rows behind the typo warning, and each corrector's corrected rows.
         prompts = build_prompts(spec, rows, fewshot, style=style, n_shots=n_shots)
+        arms = [(rows, prompts)]
+        if defences["warning_prompt"]:
+            preamble = _warning(defences, declared.get(name, spec.language), params_path)
+            warned = rows.assign(condition=WARNED)
+            arms.append((warned, warned_prompts(prompts, preamble=preamble)))
+        if defences["correctors"]:
+            for defended in _defended(paths, name, defences["correctors"]):
+                defended_prompts = build_prompts(
+                    spec, defended, fewshot, style=style, n_shots=n_shots
+                )
+                arms.append((defended.drop(columns=["corrections"]), defended_prompts))
+        arm_rows = pd.concat([arm for arm, _ in arms], ignore_index=True)
+        prompts = [p for _, arm_prompts in arms for p in arm_prompts]
         requests = make_requests(
             prompts,
             max_tokens=answer_budget(spec.max_tokens(style), override=override),
@@ -148,7 +166,7 @@ def run_model(
         )
         ll_requests, ll_reason = None, "scoring.method is generate"
         if method != "generate":
-            choices = rows["choices"].tolist() if "choices" in rows.columns else None
+            choices = arm_rows["choices"].tolist() if "choices" in arm_rows.columns else None
             ll_requests, ll_reason = loglikelihood_requests(
                 spec, prompts, style=style, choices=_choice_lists(choices)
             )
@@ -157,11 +175,14 @@ def run_model(
         if method == "loglikelihood" and ll_requests is not None:
             requests = []  # scored by log-likelihood only: nothing to generate
         ppl_requests = None
-        if perplexity:  # the perturbable text in its prompt context (docs/scoring.md)
-            spans = perturbable_spans(spec, rows, prompts, fewshot, style=style, n_shots=n_shots)
-            ppl_requests = perplexity_requests(prompts, spans)
+        if perplexity:  # the plain arm's perturbable text in its prompt context (docs/scoring.md)
+            plain = len(rows)  # the defence arms' prompts follow the plain ones: not scored
+            spans = perturbable_spans(
+                spec, rows, prompts[:plain], fewshot, style=style, n_shots=n_shots
+            )
+            ppl_requests = perplexity_requests(prompts, [*spans, *[None] * (len(prompts) - plain)])
         plans.append(
-            (name, path, rows, prompts, requests, spec, ll_requests, ll_reason, ppl_requests)
+            (name, path, arm_rows, prompts, requests, spec, ll_requests, ll_reason, ppl_requests)
         )
 
     caches = paths.generation_caches
@@ -265,6 +286,12 @@ def run_model(
         metrics["perplexity_unsupported"] = engine.unsupported
     atomic.write_json(paths.generation_summary(slug), metrics)
     atomic.write_json(paths.outputs_perturbation(slug), summaries)
+    corrections = paths.outputs_corrections(slug)
+    if defences["correctors"]:  # the defend stage's counts of these benchmarks, passed on
+        counts = _defend_summary(paths)
+        atomic.write_json(corrections, {n: counts.get(n, {}) for n in sorted(summaries)})
+    elif corrections.exists():
+        corrections.unlink()
     engine.close()
     if smoke:
         log.warning(TINY_RANDOM_NOTE)
@@ -289,6 +316,45 @@ def _perturbation_summary(paths: ProjectPaths, name: str) -> dict:
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not a JSON object ({exc.msg}); rerun perturb@{name}") from None
+
+
+def _warning(defences: dict, language: str, params_path: str) -> str:
+    """The typo warning of a benchmark's language (``defences.warning_text.<language>``)."""
+    text = (defences.get("warning_text") or {}).get(language)
+    if not text:
+        raise InputError(
+            f"{params_path}: defences.warning_text.{language}: expected the warning preamble of "
+            f"{language} prompts (defences.warning_prompt is true)"
+        )
+    return str(text)
+
+
+def _defended(paths: ProjectPaths, name: str, correctors: list[str]) -> list[pd.DataFrame]:
+    """Each configured corrector's rows of one benchmark (data/defended/<name>.parquet)."""
+    path = paths.defended(name)
+    rows = read_parquet(path, "run `dvc repro defend`")
+    out = []
+    for corrector in correctors:
+        condition = corrected(corrector)
+        arm = rows.loc[rows["condition"] == condition].reset_index(drop=True)
+        if arm.empty:
+            raise InputError(
+                f"{path}: no rows of condition {condition!r}; rerun `dvc repro defend` "
+                "(defences.correctors changed since it ran)"
+            )
+        out.append(arm)
+    return out
+
+
+def _defend_summary(paths: ProjectPaths) -> dict:
+    """The defend stage's ``{benchmark: {corrector: counts}}``."""
+    path = paths.defended_summary()
+    if not path.exists():
+        raise InputError(f"{path}: not found (run `dvc repro defend`)")
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("benchmarks", {})
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not JSON ({exc.msg}); rerun `dvc repro defend`") from None
 
 
 def _choice_lists(column: list | None) -> list | None:

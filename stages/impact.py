@@ -10,6 +10,7 @@ import click
 import pandas as pd
 
 from evalpipe import atomic
+from evalpipe.arms import typo_rows
 from evalpipe.errors import InputError
 from evalpipe.languages import LANGUAGES
 from evalpipe.model_list import model_configs, model_labels
@@ -79,7 +80,8 @@ def main(params_path: str, root: str) -> None:
     details: dict[str, dict] = {}
     for slug in slugs:
         path = paths.pairs(slug)
-        pairs = read_parquet(path, [*IMPACT_PAIR_COLUMNS, *DOSE_PAIR_COLUMNS])
+        # the plain typo'd arm only: a defence's arms have their own figures (score@<model>)
+        pairs = typo_rows(read_parquet(path, [*IMPACT_PAIR_COLUMNS, *DOSE_PAIR_COLUMNS]))
         check_languages(pairs, path=path)
         # the slug names the model in every table, whatever the file holds
         tables.append(pairs.assign(model=slug))

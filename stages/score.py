@@ -4,6 +4,7 @@ plots/<model>/."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -16,6 +17,7 @@ from evalpipe.inference.loglikelihood import not_applicable_reason
 from evalpipe.model_list import model_configs
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
+from evalpipe.scoring.defences import defence_figures, usage_table
 from evalpipe.scoring.loglikelihood import method_agreement, score_loglikelihood
 from evalpipe.scoring.pairs import build_pairs
 from evalpipe.scoring.perplexity import perplexity_pairs, perplexity_summary
@@ -76,6 +78,11 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
     agreement: dict[str, dict] = {}
     for path in files:
         name = path.stem
+        if name == paths.defences_metrics(slug).stem:
+            raise InputError(
+                f"{path}: a benchmark may not be named {name!r}: "
+                f"{paths.defences_metrics(slug)} holds the defences figures"
+            )
         try:
             spec = get_spec(name, paths.raw_benchmarks)
         except InputError as exc:
@@ -138,6 +145,12 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
     for name, figures in agreement.items():
         # beside the log-likelihood view's figures: agreement with the generated answers
         reports.robustness[view_name(name, "loglikelihood")]["method_agreement"] = rounded(figures)
+    defences = defence_figures(
+        pairs,
+        usage=usage_table(scored),
+        corrections=_corrections(paths.outputs_corrections(slug)),
+        level=level,
+    )
     atomic.write_json(paths.scored_details("robustness", slug), reports.robustness)
     atomic.write_json(paths.scored_details("classification", slug), reports.classification)
     metrics_dir = paths.model_metrics(slug)
@@ -159,6 +172,12 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
         atomic.write_json(paths.perplexity_metrics(slug), rounded(perplexity))
     for name, headline in reports.headline.items():
         atomic.write_json(paths.headline_metrics(name, slug), headline)
+    scored_defences = paths.scored_defences(slug)
+    if defences["arms"]:  # only when a defence ran: the default outputs stay as they were
+        atomic.write_json(scored_defences, defences)
+        atomic.write_json(paths.defences_metrics(slug), defences)
+    elif scored_defences.exists():
+        scored_defences.unlink()
     plots = paths.model_plots(slug)
     atomic.write_csv(plots / "word_accuracy_drop.csv", reports.word_accuracy_drop)
     atomic.write_csv(plots / "confusion.csv", reports.confusion)
@@ -188,6 +207,16 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
         f"{len(pairs)} pairs -> "
         f"{scored_dir}, {metrics_dir}/ (mean delta {mean_delta}), {plots}/"
     )
+
+
+def _corrections(path: Path) -> dict:
+    """generate's copy of the defend stage's counts (``{benchmark: {corrector: counts}}``)."""
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not JSON ({exc.msg}); rerun generate") from None
 
 
 if __name__ == "__main__":

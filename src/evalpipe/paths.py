@@ -86,6 +86,25 @@ class ProjectPaths:
         """Counts of what perturb@<name> changed (a cached data file next to its parquet)."""
         return self.data / "perturbed" / f"{name}.summary.json"
 
+    # The defend stage (docs/defences.md): every corrector's rows of every declared benchmark.
+
+    @property
+    def defended_dir(self) -> Path:
+        return self.data / "defended"
+
+    def defended(self, name: str) -> Path:
+        """Rows of every corrector over perturb@<name>'s set (condition corrected:<corrector>)."""
+        return self.defended_dir / f"{name}.parquet"
+
+    def defended_summary(self) -> Path:
+        """``{correctors, benchmarks: {benchmark: {corrector: counts}}}``: what the edits did."""
+        return self.defended_dir / "summary.json"
+
+    def correction_cache(self, model: str) -> Path:
+        """Generation cache of an llm:<model> corrector (its own: generate@<model> owns
+        data/cache/generations/<model>)."""
+        return self.data / "cache" / "corrections" / model
+
     # Per model: every entry of params.yaml `models` (keyed by its slug) has its own outputs,
     # scores, headline metrics and plot tables, written by generate@<slug> and score@<slug>.
 
@@ -99,6 +118,10 @@ class ProjectPaths:
         """What perturb did to the sets generate@<model> read: ``{benchmark: the
         perturbation_summary(benchmark) content}``, so nothing downstream reads data/perturbed."""
         return self.outputs_dir(model) / "perturbation.json"
+
+    def outputs_corrections(self, model: str) -> Path:
+        """The defend stage's counts of the benchmarks generate@<model> answered, passed on."""
+        return self.outputs_dir(model) / "corrections.json"
 
     def generation_summary(self, model: str) -> Path:
         """Run counts of generate@<model> (prompts, cache hits, truncation per benchmark)."""
@@ -135,6 +158,11 @@ class ProjectPaths:
         copy of generate's), so nothing after scoring reads data/perturbed."""
         return self.scored_dir(model) / "perturbation.json"
 
+    def scored_defences(self, model: str) -> Path:
+        """Every defence figure of the model (the report reads it; metrics/<model>/defences.json
+        holds the same)."""
+        return self.scored_dir(model) / "defences.json"
+
     def errors_preview(self, name: str, model: str) -> Path:
         return self.scored_dir(model) / "errors" / f"{name}.jsonl"
 
@@ -150,6 +178,10 @@ class ProjectPaths:
         """``scoring.perplexity``'s figures (docs/scoring.md "Perplexity under typos"); written
         only when it is on, beside the headline files (the score stage's metrics directory)."""
         return self.model_metrics(model) / "perplexity.json"
+
+    def defences_metrics(self, model: str) -> Path:
+        """The defences metrics, written only when a defence is configured."""
+        return self.model_metrics(model) / "defences.json"
 
     def model_plots(self, model: str) -> Path:
         return self.plots / model

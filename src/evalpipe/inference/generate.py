@@ -218,6 +218,15 @@ def generation_counts(
     return {"requests": len(keys), "cached": cached, "generated": generated, "repeated": repeated}
 
 
+def warned_prompts(prompts: Sequence[str], *, preamble: str) -> list[str]:
+    r"""The prompts of the ``warned`` arm: the typo warning, a blank line, then the prompt.
+
+    >>> warned_prompts(["Q: 1+1?"], preamble="The question may contain typos.")
+    ['The question may contain typos.\n\nQ: 1+1?']
+    """
+    return [f"{preamble}\n\n{p}" for p in prompts]
+
+
 def prompt_hash(prompt: str) -> str:
     """First 16 hex characters of the prompt's SHA-256 (joins outputs to prompts cheaply)."""
     return hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:16]

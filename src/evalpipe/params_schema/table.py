@@ -85,6 +85,30 @@ def _models_check(cfg: Mapping[str, Any], source: str) -> None:
         check_slug(slug, where=f"{source}: models")
 
 
+# The typo warning put before every prompt of the "warned" arm (defences.warning_prompt).
+WARNING_EN = "The question may contain typos; first silently correct them, then answer."
+WARNING_JA = (
+    "質問には誤字が含まれている可能性があります。まず誤字を黙って訂正してから答えてください。"
+)
+
+
+def _defences_check(cfg: Mapping[str, Any], source: str) -> None:
+    # spelling, or llm:<slug> (that the slug is one of `models` is checked by the defend stage,
+    # which sees the whole file)
+    seen = set()
+    for i, name in enumerate(cfg.get("correctors") or []):
+        if name != "spelling" and not (isinstance(name, str) and name.startswith("llm:")):
+            raise InputError(
+                f"{source}: defences.correctors[{i}]: expected spelling or llm:<slug of models>, "
+                f"found {name!r}"
+            )
+        if name.startswith("llm:"):
+            check_slug(name[4:], where=f"{source}: defences.correctors[{i}]")
+        if name in seen:
+            raise InputError(f"{source}: defences.correctors[{i}]: {name!r} is listed twice")
+        seen.add(name)
+
+
 BACKENDS = ("vllm", "openai")
 # The prompt styles every benchmark spec has a template and a budget for (``prompt.style``).
 PROMPT_STYLES = ("zero_shot", "few_shot", "cot")
@@ -304,6 +328,36 @@ SCHEMA = Section(
                     default=False,
                 ),
             }
+        ),
+        # input correctors and a warning preamble: more arms beside the plain typo'd prompts
+        # (docs/defences.md); off by default
+        "defences": Section(
+            {
+                "correctors": list_of(
+                    text("spelling (pyspellchecker, English) or llm:<slug of models>"),
+                    "correctors run on every clean and typo'd prompt (condition corrected:<name>)",
+                    nullable=True,
+                    default=[],
+                ),
+                "warning_prompt": boolean(
+                    "every prompt also runs behind a typo warning (condition warned)",
+                    default=False,
+                ),
+                "warning_text": Section(
+                    {
+                        "english": text(
+                            "the warning preamble of English prompts", default=WARNING_EN
+                        ),
+                        "japanese": text(
+                            "the warning preamble of Japanese prompts", default=WARNING_JA
+                        ),
+                    }
+                ),
+                "llm_max_tokens": integer(
+                    "llm correctors: new tokens per corrected text", minimum=1, default=512
+                ),
+            },
+            check=_defences_check,
         ),
         "impact": Section(
             {

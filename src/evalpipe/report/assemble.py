@@ -19,6 +19,8 @@ from evalpipe.report.annotation import agreement_figure, annotation_section, dat
 from evalpipe.report.answer import answer_section, most_harmful
 from evalpipe.report.data import ReportData, ReportOptions
 from evalpipe.report.dose import report_sections
+from evalpipe.report.defences import TITLE as DEFENCES_TITLE
+from evalpipe.report.defences import defences_section
 from evalpipe.report.examples import examples_section
 from evalpipe.report.impact import impact_forest, kinds_section, words_section
 from evalpipe.report.ladder import ladder_sections
@@ -75,13 +77,15 @@ def build_report(data: ReportData, options: ReportOptions | None = None) -> str:
             "The typos: model, counts and examples",
             typos_section(summaries=data.perturb_summaries, perturbed=data.edits),
         ),
+        ("defences", DEFENCES_TITLE, defences_section(data.defences)),
         ("classification", "Confusion matrices", confusion_section(data)),
         ("parsing", "How the answers parsed", parse_section(data)),
         ("examples", "Examples", examples_section(data, options)),
         ("annotation", "Annotation agreement", annotation_section(data)),
         ("provenance", "What produced this report", provenance_section(data)),
     ]
-    return h.page(options.title, subtitle, sections)
+    # a section without data (a feature that is off) is left out
+    return h.page(options.title, subtitle, [s for s in sections if s[2] is not None])
 
 
 def build_figures(

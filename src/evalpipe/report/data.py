@@ -61,6 +61,9 @@ class ReportData:
     languages:
         ``{benchmark: language}`` (the pairs' ``language`` column): the language column of the
         accuracy tables and the first screen's grouping.
+    defences:
+        ``{model: data/scored/<model>/defences.json}`` of the models that ran a defence
+        (:mod:`evalpipe.report.defences`); empty otherwise.
     missing:
         ``{input name: message}`` for inputs the stage could not find.
     ladder:
@@ -89,6 +92,7 @@ class ReportData:
     edits: dict[str, pd.DataFrame] = field(default_factory=dict)
     perturb_summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
     languages: dict[str, str] = field(default_factory=dict)
+    defences: dict[str, dict[str, Any]] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)
     metrics: dict[str, Any] = field(default_factory=dict)
     ladder: pd.DataFrame | None = None

@@ -23,6 +23,7 @@ from evalpipe.arms import typo_rows
 from evalpipe.errors import InputError
 from evalpipe.paths import ProjectPaths
 from evalpipe.report.data import ReportData, ReportOptions
+from evalpipe.report.defences import load_defences
 from evalpipe.scoring.views import parse_view
 
 # Sections of params.yaml shown under "What produced this report".
@@ -205,6 +206,7 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
         data.languages = dict(
             zip(known["benchmark"].astype(str), known["language"].astype(str), strict=True)
         )
+    data.defences = load_defences(read, slugs, hashes)
     ids: dict[str, set[str]] = {}
     for frame in data.scored.values():
         if "model_id" in frame.columns:

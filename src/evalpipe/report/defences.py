@@ -1,0 +1,109 @@
+"""The report's defences section (docs/defences.md): per model and defence arm, the accuracy
+won back under typos, the restoration and overcorrection of each corrector, and the cost.
+Omitted when no defence ran (no ``data/scored/<model>/defences.json`` with arms)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from evalpipe.errors import InputError
+from evalpipe.paths import ProjectPaths
+from evalpipe.report import html as h
+
+TITLE = "Defences: correctors and the typo warning"
+
+
+def load_defences(
+    read: Callable[[str], bytes | None], slugs: Sequence[str], hashes: dict[str, str]
+) -> dict[str, dict[str, Any]]:
+    """``{model: figures}`` of the models whose score stage wrote defence figures (absent files
+    are no defence, not a missing input); each file read is added to ``hashes``."""
+    rel = ProjectPaths(Path("."))
+    out = {}
+    for slug in slugs:
+        path = str(rel.scored_defences(slug))
+        raw = read(path)
+        if raw is None:
+            continue
+        hashes[path] = hashlib.md5(raw).hexdigest()[:12]
+        try:
+            figures = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InputError(f"{path}: not JSON ({exc})") from None
+        if isinstance(figures, Mapping) and figures.get("arms"):
+            out[slug] = dict(figures)
+    return out
+
+
+def _rows(model: str, scope: str, arms: Mapping[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for arm, f in sorted(arms.items()):
+        rows.append(
+            {
+                "model": model,
+                "scope": scope,
+                "arm": arm,
+                **f,
+                "ci_typo": h.fmt_ci(*(f.get("delta_typo_ci") or [None, None])),
+                "ci_defended": h.fmt_ci(*(f.get("delta_defended_ci") or [None, None])),
+                "ci_defended_clean": h.fmt_ci(*(f.get("delta_defended_clean_ci") or [None, None])),
+            }
+        )
+    return rows
+
+
+COLUMNS = [
+    h.text("model", "model"),
+    h.text("scope", "benchmark / pooled"),
+    h.text("arm", "defence"),
+    h.num("n", "pairs", 0),
+    h.num("acc_clean", "acc clean"),
+    h.num("acc_typo", "acc typo'd"),
+    h.num("acc_defended", "acc defended"),
+    h.signed("delta_typo", "typo'd - clean"),
+    h.text("ci_typo", "CI"),
+    h.signed("delta_defended", "defended - clean"),
+    h.text("ci_defended", "CI"),
+    h.signed("delta_defended_clean", "defended clean - clean"),
+    h.text("ci_defended_clean", "CI"),
+    h.num("recovered", "loss won back"),
+    h.num("restoration", "restoration"),
+    h.num("overcorrection", "words changed / clean prompt"),
+    h.num("extra_prompt_tokens_per_prompt", "extra prompt tokens", 1),
+    h.num("corrector_tokens_per_prompt", "corrector tokens / prompt", 1),
+]
+
+
+def defences_section(defences: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The section's HTML, or None when no model ran a defence."""
+    if not defences:
+        return None
+    pooled, per_view = [], []
+    for model, figures in sorted(defences.items()):
+        for scope, arms in sorted((figures.get("pooled") or {}).items()):
+            pooled += _rows(model, f"pooled ({scope})", arms)
+        for view, arms in sorted((figures.get("views") or {}).items()):
+            per_view += _rows(model, view, arms)
+    intro = (
+        "<p>Each defence is one more arm: the same clean and typo'd prompts, corrected before "
+        "the model reads them (<code>corrected:&lt;corrector&gt;</code>) or behind a typo "
+        "warning (<code>warned</code>). <em>typo'd - clean</em> is the plain loss; "
+        "<em>defended - clean</em> what is left of it with the defence; <em>defended clean - "
+        "clean</em> what the defence costs on clean prompts; <em>loss won back</em> = (acc "
+        "defended - acc typo'd) / (acc clean - acc typo'd). <em>Restoration</em>: share of the "
+        "typo'd words a corrector turned back exactly; <em>words changed / clean prompt</em>: "
+        "its overcorrection. Paired intervals as in the headline (clustered on the example). "
+        "The generation cache answers an identical prompt identically, so a corrected prompt "
+        "equal to the clean one gets the clean answer.</p>"
+    )
+    return (
+        intro
+        + "<h3>Pooled per language</h3>"
+        + h.table(COLUMNS, pooled, sortable=True, table_id="defences-pooled", scroll=True)
+        + "<h3>Per benchmark</h3>"
+        + h.table(COLUMNS, per_view, sortable=True, table_id="defences-views", scroll=True)
+    )
