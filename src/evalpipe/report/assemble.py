@@ -18,9 +18,9 @@ from evalpipe.report.accuracy import (
 from evalpipe.report.annotation import agreement_figure, annotation_section, data_notes
 from evalpipe.report.answer import answer_section, most_harmful
 from evalpipe.report.data import ReportData, ReportOptions
-from evalpipe.report.dose import report_sections
 from evalpipe.report.defences import TITLE as DEFENCES_TITLE
 from evalpipe.report.defences import defences_section
+from evalpipe.report.dose import report_sections
 from evalpipe.report.examples import examples_section
 from evalpipe.report.impact import impact_forest, kinds_section, words_section
 from evalpipe.report.ladder import ladder_sections
