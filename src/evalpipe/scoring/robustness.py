@@ -45,9 +45,11 @@ import pandas as pd
 
 from evalpipe.scoring.intervals import (
     DEFAULT_METHOD,
+    distinct_per_group,
     method_label,
     minimum_attainable_p,
     paired_score,
+    paired_scores,
 )
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
 from evalpipe.scoring.names import ORIGINAL
@@ -185,6 +187,67 @@ def paired_stats(
     )
 
 
+def paired_stats_of_groups(
+    original: np.ndarray,
+    perturbed: np.ndarray,
+    groups: Sequence[np.ndarray],
+    *,
+    clusters: np.ndarray | None = None,
+    level: float = 0.95,
+    method: str = DEFAULT_METHOD,
+) -> list[PairedStats]:
+    """:func:`paired_stats` of many groups of pairs at once (the same numbers, bit for bit).
+
+    Parameters
+    ----------
+    original, perturbed : correctness of every pair (bool arrays).
+    groups : positions of each group's pairs.
+    clusters : non-negative integer example code per pair; None: independent pairs.
+    level, method : as for :func:`paired_stats`.
+
+    Returns
+    -------
+    list of PairedStats, one per group.
+    """
+    o = np.asarray(original, dtype=bool)
+    p = np.asarray(perturbed, dtype=bool)
+    if not len(groups):
+        return []
+    scores = paired_scores(o, p, groups, clusters=clusters, level=level, method=method)
+    sizes = np.fromiter((g.size for g in groups), dtype=np.int64, count=len(groups))
+    index = np.concatenate(groups)
+    segment = np.repeat(np.arange(len(groups)), sizes)
+    counts = [
+        np.bincount(segment, weights=mask[index], minlength=len(groups)).astype(np.int64).tolist()
+        for mask in (o, p, o & ~p, ~o & p)
+    ]
+    out = []
+    for n, n_o, n_p, n_c2i, n_i2c, score in zip(sizes.tolist(), *counts, scores, strict=True):
+        acc_o = n_o / n if n else None
+        acc_p = n_p / n if n else None
+        deff = score.design_effect
+        out.append(
+            PairedStats(
+                n=n,
+                accuracy_original=acc_o,
+                accuracy_perturbed=acc_p,
+                delta=None if n == 0 else acc_p - acc_o,
+                pdr=pdr(acc_o, acc_p),
+                flip_c2i=n_c2i / n if n else None,
+                flip_i2c=n_i2c / n if n else None,
+                n_c2i=n_c2i,
+                n_i2c=n_i2c,
+                mcnemar_p=score.p_value,
+                ci_low=score.low,
+                ci_high=score.high,
+                ci_method=method_label(method, deff),
+                design_effect=deff,
+                mcnemar_exact_p=clustered_mcnemar(n_c2i, n_i2c, deff),
+            )
+        )
+    return out
+
+
 @dataclass(frozen=True)
 class Originals:
     """The clean-prompt rows of one view (or of several, added up): the denominator of the
@@ -258,18 +321,28 @@ def word_table(pairs: pd.DataFrame, *, originals: Originals, level: float) -> pd
         unparsed = (pairs["parse_status_perturbed"] == "unparsed").to_numpy()
         benchmark = str(pairs["benchmark"].iloc[0])
         groups = pairs.groupby(["word_rank", "variant"], sort=True).indices
-        for rank, word in sorted(groups):
-            index = groups[(rank, word)]
-            stats = paired_stats(o[index], p[index], clusters=clusters[index], level=level)
-            # Per example the word hit: with several typo draws its merged answer is the mean
-            # over its draws, and the typos per draw are the mean over its draws (the impact of
-            # one draw's typos).
-            _, first, inverse, draws = np.unique(
-                clusters[index], return_index=True, return_inverse=True, return_counts=True
-            )
-            hit_original = float(o[index][first].sum())
-            hit_perturbed = float((np.bincount(inverse, weights=p[index]) / draws).sum())
-            per_draw = float((np.bincount(inverse, weights=fired[index]) / draws).sum())
+        keys = sorted(groups)
+        positions = [groups[key] for key in keys]
+        all_stats = paired_stats_of_groups(o, p, positions, clusters=clusters, level=level)
+        # With one typo draw every pair of a word is its own example: the sums below are counts.
+        examples = distinct_per_group(positions, clusters)
+        for (rank, word), index, stats, n_examples in zip(
+            keys, positions, all_stats, examples.tolist(), strict=True
+        ):
+            if n_examples == index.size:
+                hit_original = float(int(o[index].sum()))
+                hit_perturbed = float(int(p[index].sum()))
+                per_draw = float(int(fired[index].sum()))
+            else:
+                # Per example the word hit: with several typo draws its merged answer is the
+                # mean over its draws, and the typos per draw are the mean over its draws (the
+                # impact of one draw's typos).
+                _, first, inverse, draws = np.unique(
+                    clusters[index], return_index=True, return_inverse=True, return_counts=True
+                )
+                hit_original = float(o[index][first].sum())
+                hit_perturbed = float((np.bincount(inverse, weights=p[index]) / draws).sum())
+                per_draw = float((np.bincount(inverse, weights=fired[index]) / draws).sum())
             acc_merged = (originals.n_correct - hit_original + hit_perturbed) / originals.n_examples
             impact = (
                 (acc_base - acc_merged) / per_draw if per_draw and acc_base is not None else None
@@ -281,7 +354,7 @@ def word_table(pairs: pd.DataFrame, *, originals: Originals, level: float) -> pd
                     "word_rank": int(rank),
                     **vars(stats),
                     # examples, not pairs: K typo draws of one example are one observation
-                    "n": int(draws.size),
+                    "n": int(n_examples),
                     "accuracy_drop": None if stats.delta is None else -stats.delta,
                     "perturbed_occurrences": int(fired[index].sum()),
                     "accuracy_base": acc_base,
