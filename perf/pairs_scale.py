@@ -280,7 +280,7 @@ def main(benchmarks, examples, words, hit, keep, stage, folder) -> None:
             if out.returncode:
                 raise click.ClickException(f"stage {name} failed:\n{out.stderr[-3000:]}")
             line = next(x for x in out.stdout.splitlines() if x.startswith("@@ "))
-            inner, cpu, mb, detail = (line[3:].split(" ", 3) + [""])[:4]
+            inner, cpu, mb, detail = [*line[3:].split(" ", 3), ""][:4]
             total += wall
             total_cpu += float(cpu)
             peak = max(peak, float(mb))
