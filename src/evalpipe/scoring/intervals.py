@@ -468,8 +468,10 @@ def distinct_per_group(groups: Sequence[np.ndarray], values: np.ndarray | None) 
     segment = np.repeat(np.arange(len(groups), dtype=np.int64), sizes)
     picked = values[np.concatenate(groups)].astype(np.int64) if sizes.sum() else segment
     span = int(picked.max(initial=0)) + 1
-    keys = np.unique(segment * span + picked)
-    return np.bincount(keys // span, minlength=len(groups))
+    keys = np.sort(segment * span + picked)
+    first = np.ones(keys.size, dtype=bool)
+    first[1:] = keys[1:] != keys[:-1]
+    return np.bincount(keys[first] // span, minlength=len(groups))
 
 
 def paired_scores(

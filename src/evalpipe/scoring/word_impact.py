@@ -83,7 +83,7 @@ from evalpipe.scoring.intervals import (
 )
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
 from evalpipe.scoring.names import POOLED, TYPO
-from evalpipe.scoring.robustness import clustered_mcnemar, pdr
+from evalpipe.scoring.robustness import clustered_mcnemar_many, pdr
 from evalpipe.scoring.scorer import check_columns
 from evalpipe.scoring.views import parse_view, primary_views
 
@@ -193,10 +193,12 @@ def paired_effects(
     scores = paired_scores(
         o, p, groups, clusters=arrays.cluster, level=settings.level, method=settings.method
     )
+    c2i, i2c = total(o & ~p), total(~o & p)
+    exact = clustered_mcnemar_many(c2i, i2c, [score.design_effect for score in scores])
     columns = zip(
-        sizes.tolist(), units, benchmarks, total(o), total(p), total(o & ~p), total(~o & p),
+        sizes.tolist(), units, benchmarks, total(o), total(p), c2i, i2c,
         total(arrays.occurrences), total(arrays.fired), total(arrays.unparsed), scores, n_bases,
-        strict=True,
+        exact, strict=True,
     )  # fmt: skip
     out = []
     for (
@@ -212,6 +214,7 @@ def paired_effects(
         bad,
         score,
         n_base,
+        exact_p,
     ) in columns:
         acc_o = n_o / n if n else None
         acc_p = n_p / n if n else None
@@ -233,7 +236,7 @@ def paired_effects(
                 "n_c2i": n_c2i,
                 "n_i2c": n_i2c,
                 "mcnemar_p": score.p_value,
-                "mcnemar_exact_p": clustered_mcnemar(n_c2i, n_i2c, deff),
+                "mcnemar_exact_p": exact_p,
                 "occurrences": occurrences,
                 "perturbed_occurrences": fired,
                 "per_occurrence_impact": (
