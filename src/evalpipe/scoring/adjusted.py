@@ -172,18 +172,20 @@ def _informative(stratum: np.ndarray, example: np.ndarray, x: np.ndarray) -> np.
     """Pairs that inform the contrast: in a stratum holding this kind and another, and of an
     example with two or more such pairs (a single pair is all absorbed by its example's effect).
     Dropping one kind of pair can create the other, so repeat until nothing changes (reghdfe's
-    singleton rule)."""
+    singleton rule). ``stratum`` and ``example`` are codes 0..k-1 (:func:`codes_of`)."""
     keep = np.ones(x.size, dtype=bool)
+    every = True  # all pairs kept: the codes are already 0..k-1
     while True:
-        s = codes_of(stratum[keep])
+        s = stratum if every else codes_of(stratum[keep])
         share = np.bincount(s, weights=x[keep]) / np.bincount(s)
         informative = (share[s] > 0) & (share[s] < 1)
-        e = codes_of(example[keep])
+        e = example if every else codes_of(example[keep])
         informative &= np.bincount(e)[e] >= 2
         if informative.all():
             return keep
         index = np.flatnonzero(keep)
         keep[index[~informative]] = False
+        every = False
         if not keep.any():
             return keep
 
@@ -297,8 +299,30 @@ def adjusted_effect(
     }
     if d.size == 0:
         return empty
-    stratum = codes_of(strata)
-    example = codes_of(examples)
+    return _coded_effect(
+        d, x, stratum=codes_of(strata), example=codes_of(examples), level=level, original=original
+    )
+
+
+def _coded_effect(
+    d: np.ndarray,
+    x: np.ndarray,
+    *,
+    stratum: np.ndarray,
+    example: np.ndarray,
+    level: float,
+    original: np.ndarray | None,
+) -> dict[str, float | int | str | None]:
+    """:func:`adjusted_effect` of pairs (at least one) whose strata and examples are coded
+    0..k-1 (:func:`codes_of`), ``d`` and ``x`` as floats."""
+    empty: dict[str, float | int | str | None] = {
+        "adjusted_delta": None,
+        "adjusted_ci_low": None,
+        "adjusted_ci_high": None,
+        "adjusted_p": None,
+        "adjusted_n": 0,
+        "adjusted_warning": None,
+    }
     keep = _informative(stratum, example, x)
     if not keep.any():
         return empty
@@ -412,13 +436,16 @@ def adjusted_effects(pairs: pd.DataFrame, *, by: str, level: float = 0.95) -> pd
         ]
         for scope, rows_in in scopes:
             labels_in = labels[rows_in]
+            # what adjusted_effect computes of the scope's pairs, once for all kinds
+            d_in = np.asarray(diff[rows_in], dtype=float)
+            stratum_in, example_in = codes_of(strata[rows_in]), codes_of(examples[rows_in])
             for code in np.unique(labels_in).tolist():
                 kind = str(kinds[code])
-                effect = adjusted_effect(
-                    diff[rows_in],
-                    labels_in == code,
-                    strata=strata[rows_in],
-                    examples=examples[rows_in],
+                effect = _coded_effect(
+                    d_in,
+                    np.asarray(labels_in == code, dtype=float),
+                    stratum=stratum_in,
+                    example=example_in,
                     level=level,
                     original=original[rows_in],
                 )
