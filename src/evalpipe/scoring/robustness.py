@@ -7,7 +7,7 @@ none pairs again. Per benchmark all (word, example) pairs are pooled; an
 example then appears once per word that hit it, and the pooled interval and McNemar p account for
 that through the design effect of the example clusters (:mod:`evalpipe.scoring.intervals`).
 
-Definitions (REFERENCE.md §2):
+Definitions (PromptBench's PDR, McNemar's test, the upstream per-word impact; docs/scoring.md):
 
 - ``delta = accuracy_perturbed - accuracy_original`` (negative: the typos hurt);
 - ``pdr = 1 - accuracy_perturbed / accuracy_original`` (PromptBench; None when accuracy_original
