@@ -1,20 +1,28 @@
 """The pairs table at study scale: seconds and peak memory of the score stage's pairing and
-groupings and of the impact stage, on synthetic scored views (11 benchmarks x 500 target words,
-about 1,000,000 perturbed prompts by default).
+groupings, of the impact stage and of the report stage, on synthetic scored views (11 benchmarks x
+500 target words, about 1,000,000 perturbed prompts by default).
 
-Each stage runs in its own process, like the DVC stages, reading and writing Parquet in a
-temporary folder, and prints its wall time and peak resident memory:
+Each stage runs in its own process, like the DVC stages, on a temporary project folder laid out
+as the pipeline's (``params.yaml``, ``data/scored/<model>/``, ``data/words/``, ``data/impact/``,
+``plots/``, ``reports/``), and prints its wall time and peak resident memory:
 
 - ``score``: read the scored views, ``build_pairs`` (pair once), ``build_reports`` (every paired
   figure of the score stage: per-word tables, headline summaries, accuracy by rate), write
-  ``pairs.parquet`` and the details (parsing the outputs, ``score_frame``, is
-  ``perf/scoring_throughput.py``'s and not counted here);
-- ``impact``: read the pairs' columns and the details, ``build_impact`` (words, operations,
-  scripts with the adjusted effects), ``model_comparison``, ``top_words``.
+  ``pairs.parquet``, the details, the headline metrics and the plot tables (parsing the outputs,
+  ``score_frame``, is ``perf/scoring_throughput.py``'s and not counted here, nor is writing the
+  scored views back);
+- ``impact``: the impact stage itself (``stages/impact.py`` on the folder): the word, operation
+  and script tables with the adjusted effects, the dose response, the top words and the model
+  comparison;
+- ``report``: the report stage itself (``stages/report.py build`` on the folder): its data
+  loading, the HTML report and the SVG figures.
 
     python perf/pairs_scale.py                       # 11 x 1000 examples x 500 words
     python perf/pairs_scale.py --examples 200        # a quicker, smaller run
+    python perf/pairs_scale.py --examples 200 --keep /tmp/pairs200   # keep the folder (reused
+                                                     # by the next run: only the stages rerun)
 
+The seconds of a stage are its process's wall time (interpreter start and imports included).
 Nothing is asserted; the figures go into the issue note (target: score + impact + report within
 150 s and 8 GB on a 2-core machine).
 """
@@ -22,6 +30,7 @@ Nothing is asserted; the figures go into the issue note (target: score + impact 
 from __future__ import annotations
 
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -32,24 +41,59 @@ from pathlib import Path
 import click
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+MODEL = "synthetic"
 OPS = np.array(["replace", "insert", "delete", "transpose", "conversion", "mixed"], dtype=object)
 SCRIPTS = {"english": np.array(["latin", "digit", "other", "mixed"], dtype=object),
            "japanese": np.array(["hiragana", "katakana", "kanji", "latin", "mixed"], dtype=object)}  # fmt: skip
+STAGES = ("score", "impact", "report")
 
 
 def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def _edits(ops: np.ndarray, words: np.ndarray) -> pa.Array:
+    """One typo record per perturbed row (the perturb stage's ``perturbations`` column)."""
+    n = ops.size
+    single = np.where(ops == "mixed", "replace", ops).astype(object)
+    word = np.char.add("w", words.astype(str)).astype(object)
+    structs = pa.StructArray.from_arrays(
+        [
+            pa.array(np.full(n, "question", dtype=object), pa.string()),
+            pa.array(np.zeros(n, dtype=np.int32), pa.int32()),
+            pa.array(np.zeros(n, dtype=np.int32), pa.int32()),
+            pa.array(np.full(n, 2, dtype=np.int32), pa.int32()),
+            pa.array(word, pa.string()),
+            pa.array(np.char.add(word.astype(str), "x").astype(object), pa.string()),
+            pa.array(single, pa.string()),
+            pa.array(np.ones(n, dtype=np.int32), pa.int32()),
+            pa.array(np.full(n, "w", dtype=object), pa.string()),
+            pa.array(np.full(n, "x", dtype=object), pa.string()),
+            pa.array(np.full(n, "uniform", dtype=object), pa.string()),
+            pa.array(np.full(n, None, dtype=object), pa.string()),
+            pa.array(np.full(n, None, dtype=object), pa.string()),
+        ],
+        names=["field", "occurrence", "start", "end", "original", "perturbed", "op", "position",
+               "original_char", "new_char", "rule", "keys", "reading"],
+    )  # fmt: skip
+    return pa.ListArray.from_arrays(pa.array(np.arange(n + 1, dtype=np.int32)), structs)
+
+
 def make_views(folder: Path, *, benchmarks: int, examples: int, words: int, hit: float) -> int:
-    """Write synthetic scored views and the word lists; return the number of perturbed rows."""
+    """Write a project folder with synthetic scored views, the word lists and the params;
+    return the number of perturbed rows."""
     rng = np.random.default_rng(0)
     text = "".join(rng.choice(list("abcdefghij klmnopqrstuvwxyz"), size=4000))
-    (folder / "scored").mkdir(parents=True, exist_ok=True)
-    (folder / "words").mkdir(parents=True, exist_ok=True)
+    scored = folder / "data" / "scored" / MODEL
+    scored.mkdir(parents=True, exist_ok=True)
+    (folder / "data" / "words").mkdir(parents=True, exist_ok=True)
     total = 0
+    summaries = {}
     for b in range(benchmarks):
         name = f"bench{b:02d}"
         language = "english" if b < 6 else "japanese"
@@ -69,6 +113,8 @@ def make_views(folder: Path, *, benchmarks: int, examples: int, words: int, hit:
         rank = np.r_[np.zeros(examples, dtype=np.int64), w + 1]
         right = np.r_[correct, correct[ex] ^ flip]
         status = np.where(rng.random(rows) < 0.05, "unparsed", "strict").astype(object)
+        ops = rng.choice(OPS, n)
+        prediction = np.where(status == "unparsed", None, np.where(right, "A", "B")).astype(object)
         frame = pd.DataFrame(
             {
                 "benchmark": name,
@@ -80,7 +126,7 @@ def make_views(folder: Path, *, benchmarks: int, examples: int, words: int, hit:
                 "language": language,
                 "n_typos": np.r_[np.zeros(examples, dtype=np.int32), fired.astype(np.int32)],
                 "n_edited_chars": np.r_[np.zeros(examples, dtype=np.int32), fired.astype(np.int32)],
-                "op": np.r_[np.full(examples, None, dtype=object), rng.choice(OPS, n)],
+                "op": np.r_[np.full(examples, None, dtype=object), ops],
                 "script": np.r_[
                     np.full(examples, None, dtype=object), rng.choice(SCRIPTS[language], n)
                 ],
@@ -91,13 +137,23 @@ def make_views(folder: Path, *, benchmarks: int, examples: int, words: int, hit:
                 "finish_reason": np.where(rng.random(rows) < 0.02, "length", "stop").astype(object),
                 "answer": "A",
                 "gold": "A",
-                "prediction": np.where(status == "unparsed", None, "A").astype(object),
+                "prediction": prediction,
                 "parse_status": status,
                 "correct": right & (status != "unparsed"),
                 "score": (right & (status != "unparsed")).astype(float),
             }
         )
-        frame.to_parquet(folder / "scored" / f"{name}.parquet")
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        edits = pa.concat_arrays(
+            [pa.nulls(examples, _edits(ops[:1], w[:1]).type), _edits(ops, w + 1)]
+        )
+        table = table.append_column("perturbations", edits)
+        pq.write_table(table, scored / f"{name}.parquet")
+        operations = {op: int((ops == op).sum()) for op in OPS if op != "mixed"}
+        summaries[name] = {"benchmark": name, "language": language, "model": "uniform",
+                           "operations": operations, "occurrences": int(fired.sum() + n),
+                           "perturbed_occurrences": int(fired.sum()), "draws": 1}  # fmt: skip
+    (scored / "perturbation.json").write_text(json.dumps(summaries, indent=1, sort_keys=True))
     for language in ("english", "japanese"):
         pd.DataFrame(
             {
@@ -108,67 +164,67 @@ def make_views(folder: Path, *, benchmarks: int, examples: int, words: int, hit:
                 "score": np.linspace(9.0, 1.0, words),
                 "source": "synthetic",
             }
-        ).to_parquet(folder / "words" / f"{language}.parquet")
+        ).to_parquet(folder / "data" / "words" / f"{language}.parquet")
+    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    params["models"] = {MODEL: {"name": "tiny-random"}}
+    params["benchmarks"]["suites"] = {
+        f"bench{b:02d}": "english" if b < 6 else "japanese" for b in range(benchmarks)
+    }
+    (folder / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    (folder / "rows.txt").write_text(str(total))
     return total
 
 
 def run_score(folder: Path) -> str:
+    """The score stage after parsing: pair, group, write (as ``stages.score.score_model``)."""
     from evalpipe import atomic
+    from evalpipe.paths import ProjectPaths
     from evalpipe.scoring.pairs import build_pairs
     from evalpipe.scoring.summaries import build_reports
 
+    paths = ProjectPaths(folder)
     start = time.perf_counter()
-    scored = {p.stem: pd.read_parquet(p) for p in sorted((folder / "scored").glob("*.parquet"))}
+    scored_dir = paths.scored_dir(MODEL)
+    scored = {
+        p.stem: pd.read_parquet(p).drop(columns="perturbations")
+        for p in sorted(scored_dir.glob("bench*.parquet"))
+    }
     read = time.perf_counter() - start
     t = time.perf_counter()
-    pairs = build_pairs(scored, model="synthetic")
+    pairs = build_pairs(scored, model=MODEL, source_dir=str(scored_dir))
     paired = time.perf_counter() - t
     t = time.perf_counter()
     reports = build_reports(scored, pairs, classification={}, level=0.95, margin=0.02)
     grouped = time.perf_counter() - t
     t = time.perf_counter()
-    atomic.write_parquet(folder / "pairs.parquet", pairs)
-    atomic.write_json(folder / "robustness_details.json", reports.robustness)
+    atomic.write_parquet(paths.pairs(MODEL), pairs)
+    atomic.write_json(paths.scored_details("robustness", MODEL), reports.robustness)
+    atomic.write_json(paths.scored_details("classification", MODEL), reports.classification)
+    for name, headline in reports.headline.items():
+        atomic.write_json(paths.headline_metrics(name, MODEL), headline)
+    plots = paths.model_plots(MODEL)
+    atomic.write_csv(plots / "word_accuracy_drop.csv", reports.word_accuracy_drop)
+    atomic.write_csv(plots / "confusion.csv", reports.confusion)
+    atomic.write_csv(plots / "accuracy_by_rate.csv", reports.accuracy_by_rate)
     written = time.perf_counter() - t
     return (
-        f"score   {time.perf_counter() - start:6.1f} s (read {read:.1f}, build_pairs {paired:.1f}, "
-        f"groupings {grouped:.1f}, write {written:.1f}); {len(pairs)} pairs; "
-        f"peak {_peak_mb():.0f} MB"
+        f"(read {read:.1f}, build_pairs {paired:.1f}, groupings {grouped:.1f}, "
+        f"write {written:.1f}); {len(pairs)} pairs"
     )
 
 
-def run_impact(folder: Path) -> str:
-    from evalpipe.scoring.comparison import model_comparison
-    from evalpipe.scoring.word_impact import (
-        IMPACT_PAIR_COLUMNS,
-        ImpactSettings,
-        build_impact,
-        top_words,
-    )
+def run_stage(name: str, folder: Path) -> str:
+    if name == "score":
+        return run_score(folder)
+    args = ["--params", str(folder / "params.yaml"), "--root", str(folder)]
+    if name == "impact":
+        from stages.impact import main as stage
+    else:
+        from stages.report import main as stage
 
-    start = time.perf_counter()
-    pairs = pd.read_parquet(folder / "pairs.parquet", columns=IMPACT_PAIR_COLUMNS)
-    details = json.loads((folder / "robustness_details.json").read_text())
-    words = {lang: pd.read_parquet(folder / "words" / f"{lang}.parquet")
-             for lang in ("english", "japanese")}  # fmt: skip
-    n_base = pd.DataFrame(
-        [("synthetic", view, stats["n_examples"]) for view, stats in details.items()],
-        columns=["model", "view", "n_base"],
-    )
-    read = time.perf_counter() - start
-    t = time.perf_counter()
-    table, operations, scripts = build_impact(
-        pairs, words, n_base=n_base, settings=ImpactSettings(level=0.95, small_n=30)
-    )
-    for language in words:
-        top_words(table, language=language, top_n=20)
-    model_comparison({"synthetic": details})
-    built = time.perf_counter() - t
-    return (
-        f"impact  {time.perf_counter() - start:6.1f} s (read {read:.1f}, tables {built:.1f}); "
-        f"{len(table)} word rows, {len(operations)} operation rows, {len(scripts)} script rows; "
-        f"peak {_peak_mb():.0f} MB"
-    )
+        args = ["build", *args]
+    stage.main(args, standalone_mode=False)
+    return ""
 
 
 @click.command()
@@ -176,31 +232,66 @@ def run_impact(folder: Path) -> str:
 @click.option("--examples", default=1000, show_default=True, help="examples per benchmark")
 @click.option("--words", default=500, show_default=True, help="target words per benchmark")
 @click.option("--hit", default=0.18, show_default=True, help="mean share of examples a word hits")
-@click.option("--stage", type=click.Choice(["score", "impact"]), default=None, hidden=True)
+@click.option(
+    "--keep",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Project folder to keep (made when it holds no views yet; else its views are reused).",
+)
+@click.option("--stage", type=click.Choice(STAGES), default=None, hidden=True)
 @click.option("--folder", type=click.Path(path_type=Path), default=None, hidden=True)
-def main(benchmarks, examples, words, hit, stage, folder) -> None:
+def main(benchmarks, examples, words, hit, keep, stage, folder) -> None:
     """Time the pairs table's stages at study scale."""
     if stage is not None:
-        click.echo(run_score(folder) if stage == "score" else run_impact(folder))
+        start = time.perf_counter()
+        detail = run_stage(stage, folder)
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        # one line the parent parses: seconds in the stage's code, CPU seconds of the process,
+        # peak resident MB, detail
+        click.echo(
+            f"@@ {time.perf_counter() - start:.3f} {usage.ru_utime + usage.ru_stime:.3f} "
+            f"{_peak_mb():.0f} {detail}"
+        )
         return
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        start = time.perf_counter()
-        n = make_views(folder, benchmarks=benchmarks, examples=examples, words=words, hit=hit)
-        click.echo(
-            f"synthetic: {benchmarks} benchmarks x {examples} examples x {words} words -> "
-            f"{n} perturbed prompts ({time.perf_counter() - start:.0f} s to make)"
-        )
-        env = {"PYTHONPATH": str(ROOT / "src")}
-        for name in ("score", "impact"):
+        folder = keep or Path(tmp)
+        if (folder / "rows.txt").exists():
+            n = int((folder / "rows.txt").read_text())
+            click.echo(f"synthetic: reusing {folder} ({n} perturbed prompts)")
+        else:
+            start = time.perf_counter()
+            n = make_views(folder, benchmarks=benchmarks, examples=examples, words=words, hit=hit)
+            click.echo(
+                f"synthetic: {benchmarks} benchmarks x {examples} examples x {words} words -> "
+                f"{n} perturbed prompts ({time.perf_counter() - start:.0f} s to make)"
+            )
+        env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
+        total, total_cpu, peak = 0.0, 0.0, 0.0
+        for name in STAGES:
+            start = time.perf_counter()
             out = subprocess.run(
                 [sys.executable, __file__, "--stage", name, "--folder", str(folder)],
                 capture_output=True,
                 text=True,
-                env={**__import__("os").environ, **env},
-                check=True,
+                env=env,
+                cwd=ROOT,
             )
-            click.echo(out.stdout.strip())
+            wall = time.perf_counter() - start
+            if out.returncode:
+                raise click.ClickException(f"stage {name} failed:\n{out.stderr[-3000:]}")
+            line = next(x for x in out.stdout.splitlines() if x.startswith("@@ "))
+            inner, cpu, mb, detail = [*line[3:].split(" ", 3), ""][:4]
+            total += wall
+            total_cpu += float(cpu)
+            peak = max(peak, float(mb))
+            click.echo(
+                f"{name:7s} {wall:6.1f} s (in the stage's code {float(inner):.1f}; CPU "
+                f"{float(cpu):.1f} s) peak {float(mb):6.0f} MB {detail}".rstrip()
+            )
+        click.echo(
+            f"total   {total:6.1f} s (CPU {total_cpu:.1f} s), peak {peak:.0f} MB "
+            "(target: 150 s, 8192 MB; on a loaded machine the CPU seconds compare better)"
+        )
 
 
 if __name__ == "__main__":

@@ -9,8 +9,9 @@ That keeps 10,000 items x 5 annotators x 4 axes x 1,000 resamples to about a sec
 Statistics (per axis):
 
 - quadratic weighted Cohen's kappa (Cohen 1968) for every annotator pair on the items both rated,
-  with the category set fixed to 1-5 (REFERENCE §5: positional labels would shrink a 2-vs-5
-  disagreement). The headline ``kappa`` is the mean of the pairwise kappas weighted by each pair's
+  with the category set fixed to 1-5 (``labels=[1, 2, 3, 4, 5]``: scikit-learn's
+  ``cohen_kappa_score`` weights by category position, so unobserved categories would shrink a
+  2-vs-5 disagreement). The headline ``kappa`` is the mean of the pairwise kappas weighted by each pair's
   number of shared items, over the pairs that share at least ``min_pair_overlap`` items. On a
   fully crossed design every pair has the same n and this is Light's kappa (Light 1971, the plain
   mean of pairwise kappas); on the sparse designs campaigns produce (each item rated by a few of

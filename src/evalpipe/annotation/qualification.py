@@ -3,8 +3,9 @@
 The items ship with the guidelines (``guidelines/qualification.jsonl``): tasks in the spec's
 format (A.3) plus ``reference``, the reference rating on each axis. An annotator's ratings are
 scored per axis by quadratic weighted kappa against the reference over the fixed categories 1-5
-(the same estimator as inter-annotator agreement, REFERENCE §5); ``overall`` is the mean of the
-four axis kappas, and the annotator passes when ``overall >= threshold`` with every item rated.
+(the same estimator as inter-annotator agreement, :mod:`evalpipe.annotation.agreement`);
+``overall`` is the mean of the four axis kappas, and the annotator passes when
+``overall >= threshold`` with every item rated.
 
 The reference ratings, like the worked examples in ``examples.json``, were written for evalpipe
 by its authors against the guideline anchors; they are a teaching and screening aid, not an

@@ -31,11 +31,9 @@ from evalpipe.inference.types import (
     ModelIdentity,
 )
 from evalpipe.inference.vllm_engine import VLLMBackend
-from evalpipe.params_schema import default_of, engine_defaults
+from evalpipe.params_schema import BACKENDS, default_of, engine_defaults
 
 log = logging.getLogger(__name__)
-
-BACKENDS = ("vllm", "openai")
 
 
 @dataclass

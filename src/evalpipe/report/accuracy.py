@@ -9,14 +9,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalpipe.answers.parsers.result import STATUSES
 from evalpipe.report import html as h
 from evalpipe.report.answer import PDR_TITLE, change, ci_label, ci_method
 from evalpipe.report.data import ORIGINAL, ReportData, benchmark_languages, by_model, default_model
 from evalpipe.report.svg import empty_figure, grouped_bars
 from evalpipe.scoring.intervals import wilson_interval
 from evalpipe.scoring.views import parse_view
-
-STATUSES = ("strict", "fallback", "unparsed")
 
 
 def headline_rows(data: ReportData, *, level: float = 0.95) -> list[dict[str, Any]]:

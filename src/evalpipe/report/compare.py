@@ -267,7 +267,7 @@ def typos_comparison(a: ReportData, b: ReportData, *, label_a: str, label_b: str
     counts = typo_count_rows(a, b, label_a=label_a, label_b=label_b)
     if counts:
         parts.append(
-            '<p class="note">Typos made per kind (data/perturbed/&lt;benchmark&gt;.summary.json), '
+            '<p class="note">Typos made per kind (data/scored/&lt;model&gt;/perturbation.json), '
             "one row per revision: what each side's data was made with.</p>"
             + h.table(
                 [h.text("revision", "revision"), *summary_columns()],

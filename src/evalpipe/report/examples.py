@@ -122,23 +122,32 @@ def pick_examples(
     model = (
         scored["model"].astype(str) if "model" in scored.columns else pd.Series("", scored.index)
     )
-    is_original = scored["variant"].astype(str) == ORIGINAL
-    originals = scored[is_original].assign(_model=model[is_original])
-    originals = originals.drop_duplicates(["_model", "example_id"]).set_index(
-        ["_model", "example_id"], drop=False
-    )
+    is_original = (scored["variant"].astype(str) == ORIGINAL).to_numpy()
     keys = ["example_id", "word_rank"] + (
         ["draw"] if "draw" in scored.columns and "draw" in wrong.columns else []
     )
-    arms = scored[~is_original].assign(_model=model[~is_original])
-    arms = arms.drop_duplicates(["_model", *keys]).set_index(["_model", *keys], drop=False)
+    # The lookups on the key columns only (the texts are taken for the rows shown): the first
+    # original row per (model, example_id), the first arm row per (model, *keys).
+    lookup = pd.DataFrame({"_model": model.to_numpy(), **{k: scored[k].to_numpy() for k in keys}})
+    lookup["_pos"] = np.arange(len(scored))
+    originals = lookup[is_original].drop_duplicates(["_model", "example_id"])
+    originals = originals.set_index(["_model", "example_id"])["_pos"]
+    arms = lookup[~is_original].drop_duplicates(["_model", *keys])
+    arms = arms.set_index(["_model", *keys])["_pos"]
+
+    def row(position: int, name: tuple) -> pd.Series:
+        found = scored.iloc[position].copy()
+        found["_model"] = model.iloc[position]
+        found.name = name
+        return found
+
     out = []
-    for row in wrong.itertuples(index=False):
-        fields = row._asdict()
+    for pair in wrong.itertuples(index=False):
+        fields = pair._asdict()
         key = (str(fields["model"]), *(fields[k] for k in keys))
         base = (str(fields["model"]), fields["example_id"])
         if key in arms.index and base in originals.index:
-            out.append((originals.loc[base], arms.loc[key]))
+            out.append((row(int(originals.loc[base]), base), row(int(arms.loc[key]), key)))
             if len(out) == limit:
                 break
     return out

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
@@ -72,12 +73,25 @@ def _parse_json(rel: str, raw: bytes) -> Any:
 
 
 def _parse_parquet(rel: str, raw: bytes, *, columns: Sequence[str] | None = None) -> pd.DataFrame:
-    """The file's rows; with ``columns``, only those of them the file has."""
+    """The file's rows; with ``columns``, only those of them the file has.
+
+    Nested columns (the typo records, a list of structs per row) stay Arrow arrays
+    (``pd.ArrowDtype``): a row's value is still a list of dicts, made when a section reads it
+    (the report reads a few), not a million Python objects at load time.
+    """
     try:
-        if columns is None:
-            return pd.read_parquet(io.BytesIO(raw))
-        names = set(pq.read_schema(io.BytesIO(raw)).names)
-        return pd.read_parquet(io.BytesIO(raw), columns=[c for c in columns if c in names])
+        schema = pq.read_schema(io.BytesIO(raw))
+        wanted = schema.names if columns is None else [c for c in columns if c in schema.names]
+        nested = [c for c in wanted if pa.types.is_nested(schema.field(c).type)]
+        if not nested:
+            return pd.read_parquet(io.BytesIO(raw), columns=None if columns is None else wanted)
+        frame = pd.read_parquet(io.BytesIO(raw), columns=[c for c in wanted if c not in nested])
+        table = pq.read_table(io.BytesIO(raw), columns=nested)
+        for name in nested:
+            frame[name] = pd.Series(
+                pd.arrays.ArrowExtensionArray(table.column(name)), index=frame.index
+            )
+        return frame[wanted]
     except Exception as exc:  # pyarrow raises several types for a damaged file
         raise InputError(f"{rel}: cannot read Parquet: {exc}") from exc
 

@@ -213,7 +213,7 @@ def summary_rows(summaries: Mapping[str, Mapping[str, Any]]) -> list[dict[str, A
     Parameters
     ----------
     summaries:
-        ``{benchmark: data/perturbed/<benchmark>.summary.json}``.
+        ``{benchmark: perturb summary}`` (data/scored/<model>/perturbation.json).
 
     Returns
     -------
@@ -302,7 +302,7 @@ def typos_section(
         ``{benchmark: perturb summary}`` (data/scored/<model>/perturbation.json, the score
         stage's copy of data/perturbed/<benchmark>.summary.json; may be empty: said so).
     perturbed:
-        ``{benchmark: perturbed set}`` with the ``perturbations`` records.
+        ``{benchmark: one model's scored rows}`` with the ``perturbations`` records.
     per_kind:
         Examples shown per kind.
 
@@ -319,7 +319,8 @@ def typos_section(
             f'<p class="note">Typo model{"s" if len(models) > 1 else ""}: '
             f"<b>{h.esc(', '.join(models) or 'n/a')}</b> (docs/perturbation.md). Per benchmark, "
             "the probability of each kind per occurrence (p) and the typos made of each kind "
-            "(data/perturbed/&lt;benchmark&gt;.summary.json): a drawn replacement or insertion "
+            "(data/scored/&lt;model&gt;/perturbation.json, the perturb stage's summaries as the "
+            "score stage passes them on): a drawn replacement or insertion "
             "with no eligible place becomes a deletion, and a drawn transposition or conversion "
             "with nothing to make is left out (drawn but not made).</p>"
             + h.table(summary_columns(), rows, sortable=True, table_id="typo-counts", scroll=True)

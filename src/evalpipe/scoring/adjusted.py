@@ -103,36 +103,89 @@ def absorb(values: np.ndarray, groups: Sequence[np.ndarray]) -> np.ndarray:
     """
     out = np.array(values, dtype=float, copy=True)
     matrix = out if out.ndim == 2 else out[:, None]
+    # Contiguous columns (a column of a 2-D array is strided): the same sums in the same order.
+    columns = [np.array(matrix[:, j]) for j in range(matrix.shape[1])]
     sizes = [np.bincount(g).astype(float) for g in groups]
+    # Where every level holds a row, the largest shift of the rows is the largest mean's.
+    present = [None if size.all() else size > 0 for size in sizes]
     for _ in range(_MAX_SWEEPS):
         change = 0.0
-        for g, size in zip(groups, sizes, strict=True):
-            for j in range(matrix.shape[1]):
-                means = np.bincount(g, weights=matrix[:, j], minlength=size.size) / size
-                shift = means[g]
-                change = max(change, float(np.abs(shift).max(initial=0.0)))
-                matrix[:, j] -= shift
+        for g, size, has in zip(groups, sizes, present, strict=True):
+            for column in columns:
+                means = np.bincount(g, weights=column, minlength=size.size) / size
+                moved = means if has is None else means[has]
+                change = max(change, float(np.abs(moved).max(initial=0.0)))
+                column -= means.take(g)
         if change < _TOLERANCE:
             break
+    for j, column in enumerate(columns):
+        matrix[:, j] = column
     return out
+
+
+def codes_of(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values, return_inverse=True)[1]``: 0..k-1 in sorted order of the values
+    (without a sort when they are small non-negative integers).
+
+    >>> codes_of(np.array([7, 3, 7, 9])).tolist()
+    [1, 0, 1, 2]
+    """
+    v = np.asarray(values).ravel()
+    if v.dtype.kind in "iu" and v.size:
+        low, high = int(v.min()), int(v.max())
+        if low >= 0 and high < 4 * v.size + 1024:
+            present = np.zeros(high + 1, dtype=bool)
+            present[v] = True
+            return (np.cumsum(present) - 1).astype(np.intp)[v]
+    return np.unique(v, return_inverse=True)[1].ravel()
+
+
+def exact_sum(values: np.ndarray) -> float:
+    """``math.fsum`` of an array (its correctly rounded sum), on integers instead of a list.
+
+    Each value is a 53-bit integer times a power of two; the integers are added per power of two
+    (exactly: in two halves of 27 bits, whose sums doubles hold without rounding), the sums are
+    combined into one Python integer and divided once, which rounds correctly as ``math.fsum``
+    does.
+
+    >>> values = [1e16, 1.0, -1e16] + [0.1] * 40
+    >>> exact_sum(np.array(values)) == math.fsum(values)
+    True
+    """
+    v = np.ascontiguousarray(values, dtype=float).ravel()
+    if v.size < 32 or v.size >= 1 << 26 or not np.isfinite(v).all():
+        return math.fsum(v.tolist())
+    mantissa, exponent = np.frexp(v)
+    whole = (mantissa * 9007199254740992.0).astype(np.int64)  # times 2**53: an integer
+    base = int(exponent.min())
+    bins = exponent - base
+    sums_high = np.bincount(bins, weights=whole >> 26)
+    sums_low = np.bincount(bins, weights=whole & ((1 << 26) - 1))
+    total = 0
+    for k in np.flatnonzero((sums_high != 0) | (sums_low != 0)).tolist():
+        total += ((int(sums_high[k]) << 26) + int(sums_low[k])) << k
+    shift = base - 53
+    return float(total << shift) if shift >= 0 else total / (1 << -shift)
 
 
 def _informative(stratum: np.ndarray, example: np.ndarray, x: np.ndarray) -> np.ndarray:
     """Pairs that inform the contrast: in a stratum holding this kind and another, and of an
     example with two or more such pairs (a single pair is all absorbed by its example's effect).
     Dropping one kind of pair can create the other, so repeat until nothing changes (reghdfe's
-    singleton rule)."""
+    singleton rule). ``stratum`` and ``example`` are codes 0..k-1 (:func:`codes_of`)."""
     keep = np.ones(x.size, dtype=bool)
+    every = True  # all pairs kept: the codes are already 0..k-1
     while True:
-        s = np.unique(stratum[keep], return_inverse=True)[1].ravel()
+        s = stratum if every else codes_of(stratum[keep])
         share = np.bincount(s, weights=x[keep]) / np.bincount(s)
         informative = (share[s] > 0) & (share[s] < 1)
-        e = np.unique(example[keep], return_inverse=True)[1].ravel()
+        e = example if every else codes_of(example[keep])
         informative &= np.bincount(e)[e] >= 2
         if informative.all():
             return keep
         index = np.flatnonzero(keep)
         keep[index[~informative]] = False
+        every = False
         if not keep.any():
             return keep
 
@@ -140,7 +193,7 @@ def _informative(stratum: np.ndarray, example: np.ndarray, x: np.ndarray) -> np.
 def _dot(a: np.ndarray, b: np.ndarray) -> float:
     """A dot product whose result does not depend on the BLAS kernel or thread count: exact
     products, correctly rounded sum (the BLAS ``@`` rounds differently per kernel)."""
-    return math.fsum((a * b).tolist())
+    return exact_sum(a * b)
 
 
 def fragility_tilt(
@@ -167,22 +220,23 @@ def fragility_tilt(
     """
     loss = ((np.asarray(original, dtype=bool)) & (np.asarray(diff) < 0)).astype(float)
     correct = np.asarray(original, dtype=bool).astype(float)
-    e = np.unique(np.asarray(examples), return_inverse=True)[1].ravel()
+    e = codes_of(examples)
     lost = np.bincount(e, weights=loss)[e] - loss
     others = np.bincount(e, weights=correct)[e] - correct
     usable = others > 0
     if usable.sum() < 3:
         return None, None
-    s = np.unique(np.asarray(strata)[usable], return_inverse=True)[1].ravel()
+    s = codes_of(np.asarray(strata)[usable])
     f = absorb(lost[usable] / others[usable], [s])
     x = absorb(np.asarray(indicator, dtype=float)[usable], [s])
     sxx, sff = _dot(x, x), _dot(f, f)
     if sxx < 1e-9 or sff < 1e-12:
         return None, None
-    r = _dot(x, f) / math.sqrt(sxx * sff)
-    slope = _dot(x, f) / sff
+    sxf = _dot(x, f)
+    r = sxf / math.sqrt(sxx * sff)
+    slope = sxf / sff
     resid = x - slope * f
-    cluster = np.unique(e[usable], return_inverse=True)[1].ravel()
+    cluster = codes_of(e[usable])
     g = int(cluster.max()) + 1
     if g < 3:
         return None, None
@@ -245,8 +299,30 @@ def adjusted_effect(
     }
     if d.size == 0:
         return empty
-    stratum = np.unique(np.asarray(strata), return_inverse=True)[1].ravel()
-    example = np.unique(np.asarray(examples), return_inverse=True)[1].ravel()
+    return _coded_effect(
+        d, x, stratum=codes_of(strata), example=codes_of(examples), level=level, original=original
+    )
+
+
+def _coded_effect(
+    d: np.ndarray,
+    x: np.ndarray,
+    *,
+    stratum: np.ndarray,
+    example: np.ndarray,
+    level: float,
+    original: np.ndarray | None,
+) -> dict[str, float | int | str | None]:
+    """:func:`adjusted_effect` of pairs (at least one) whose strata and examples are coded
+    0..k-1 (:func:`codes_of`), ``d`` and ``x`` as floats."""
+    empty: dict[str, float | int | str | None] = {
+        "adjusted_delta": None,
+        "adjusted_ci_low": None,
+        "adjusted_ci_high": None,
+        "adjusted_p": None,
+        "adjusted_n": 0,
+        "adjusted_warning": None,
+    }
     keep = _informative(stratum, example, x)
     if not keep.any():
         return empty
@@ -262,10 +338,7 @@ def adjusted_effect(
             f"(r = {r:.3f}, p = {tilt_p:.2g}): the adjusted estimate may be biased"
         )
     d, x = d[keep], x[keep]
-    groups = [
-        np.unique(stratum[keep], return_inverse=True)[1].ravel(),
-        np.unique(example[keep], return_inverse=True)[1].ravel(),
-    ]
+    groups = [codes_of(stratum[keep]), codes_of(example[keep])]
     resid = absorb(np.column_stack([d, x]), groups)
     d_t, x_t = resid[:, 0], resid[:, 1]
     sxx = _dot(x_t, x_t)
@@ -333,7 +406,7 @@ def adjusted_effects(pairs: pd.DataFrame, *, by: str, level: float = 0.95) -> pd
     ...     "correct_perturbed": [False, True, True, True],
     ...     "op": ["delete", "insert", "insert", "insert"]})
     >>> adjusted_effects(pairs, by="op")[["scope", "op", "adjusted_n"]].values.tolist()
-    [['pooled', 'delete', 2], ['pooled', 'insert', 2], ['b', 'delete', 2], ['b', 'insert', 2]]
+    [['pooled', 'delete', 0], ['pooled', 'insert', 0], ['b', 'delete', 0], ['b', 'insert', 0]]
     """
     keys = ["model", "language", "scope", by]
     missing = [c for c in (*_NEEDS, by) if c not in pairs.columns]
@@ -354,7 +427,7 @@ def adjusted_effects(pairs: pd.DataFrame, *, by: str, level: float = 0.95) -> pd
         pairs["correct_perturbed"].astype(int).to_numpy()
         - pairs["correct_original"].astype(int).to_numpy()
     )
-    labels = pairs[by].astype(str).to_numpy()
+    labels, kinds = pd.factorize(pairs[by].astype(str), sort=True)
     original = pairs["correct_original"].astype(bool).to_numpy()
     rows = []
     for (model, language), index in pairs.groupby(["model", "language"], sort=True).indices.items():
@@ -362,12 +435,17 @@ def adjusted_effects(pairs: pd.DataFrame, *, by: str, level: float = 0.95) -> pd
             (str(name), index[benchmark[index] == name]) for name in sorted(set(benchmark[index]))
         ]
         for scope, rows_in in scopes:
-            for kind in sorted(set(labels[rows_in])):
-                effect = adjusted_effect(
-                    diff[rows_in],
-                    labels[rows_in] == kind,
-                    strata=strata[rows_in],
-                    examples=examples[rows_in],
+            labels_in = labels[rows_in]
+            # what adjusted_effect computes of the scope's pairs, once for all kinds
+            d_in = np.asarray(diff[rows_in], dtype=float)
+            stratum_in, example_in = codes_of(strata[rows_in]), codes_of(examples[rows_in])
+            for code in np.unique(labels_in).tolist():
+                kind = str(kinds[code])
+                effect = _coded_effect(
+                    d_in,
+                    np.asarray(labels_in == code, dtype=float),
+                    stratum=stratum_in,
+                    example=example_in,
                     level=level,
                     original=original[rows_in],
                 )

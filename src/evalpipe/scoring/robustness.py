@@ -7,7 +7,7 @@ none pairs again. Per benchmark all (word, example) pairs are pooled; an
 example then appears once per word that hit it, and the pooled interval and McNemar p account for
 that through the design effect of the example clusters (:mod:`evalpipe.scoring.intervals`).
 
-Definitions (REFERENCE.md §2):
+Definitions (PromptBench's PDR, McNemar's test, the upstream per-word impact; docs/scoring.md):
 
 - ``delta = accuracy_perturbed - accuracy_original`` (negative: the typos hurt);
 - ``pdr = 1 - accuracy_perturbed / accuracy_original`` (PromptBench; None when accuracy_original
@@ -34,7 +34,6 @@ Definitions (REFERENCE.md §2):
 
 from __future__ import annotations
 
-import functools
 import itertools
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -45,9 +44,11 @@ import pandas as pd
 
 from evalpipe.scoring.intervals import (
     DEFAULT_METHOD,
+    distinct_per_group,
     method_label,
     minimum_attainable_p,
     paired_score,
+    paired_scores,
 )
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
 from evalpipe.scoring.names import ORIGINAL
@@ -68,24 +69,74 @@ def pdr(accuracy_original: float | None, accuracy_perturbed: float | None) -> fl
     return 1.0 - accuracy_perturbed / accuracy_original
 
 
-@functools.lru_cache(maxsize=65536)
-def _mcnemar_exact(n_c2i: int, n_i2c: int) -> float:
-    discordant = n_c2i + n_i2c
-    if discordant == 0:
-        return 1.0
-    from scipy.stats import binomtest  # SciPy takes a second to import: only when needed
+def _binomtest_two_sided(k: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """``scipy.stats.binomtest(k, n, 0.5).pvalue`` of many (k, n) at once, by the same steps
+    (SciPy's search for the other tail, on arrays): the same numbers, without a Python call per
+    pair. ``n`` >= 1, 0 <= ``k`` <= ``n``."""
+    from scipy.stats import binom  # SciPy takes a second to import: only when needed
 
-    return float(binomtest(n_c2i, discordant, 0.5, alternative="two-sided").pvalue)
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    p = 0.5
+    d = binom.pmf(k, n, p)
+    rerr = 1 + 1e-7
+    low = k < p * n  # the other tail lies above the mode
+    sign = np.where(low, -1.0, 1.0)
+    target = np.where(low, -d * rerr, d * rerr)
+    lo = np.where(low, np.ceil(p * n), 0.0)
+    hi = np.where(low, n, np.floor(p * n))
+    found = np.full(k.shape, np.nan)
+    while True:
+        active = np.isnan(found) & (lo < hi)
+        if not active.any():
+            break
+        mid = lo + (hi - lo) // 2
+        value = sign * binom.pmf(np.where(active, mid, 0.0), n, p)
+        below = active & (value < target)
+        above = active & (value > target)
+        found = np.where(active & ~below & ~above, mid, found)
+        lo = np.where(below, mid + 1, lo)
+        hi = np.where(above, mid - 1, hi)
+    last = sign * binom.pmf(lo, n, p)
+    ix = np.where(np.isnan(found), np.where(last <= target, lo, lo - 1), found)
+    y_low = n - ix + (d * rerr == binom.pmf(ix, n, p))
+    p_low = binom.cdf(k, n, p) + binom.sf(n - y_low, n, p)
+    p_high = binom.cdf(ix, n, p) + binom.sf(k - 1, n, p)
+    pval = np.where(low, p_low, p_high)
+    return np.where(k == p * n, 1.0, np.minimum(1.0, pval))
+
+
+# Exact p-values already computed, per (n_c2i, n_i2c): thousands of words share small counts.
+_EXACT: dict[tuple[int, int], float] = {}
+
+
+def mcnemar_exact_many(n_c2i: Sequence[int], n_i2c: Sequence[int]) -> list[float]:
+    """:func:`mcnemar_exact` of many count pairs (the same numbers, computed together).
+
+    >>> [round(p, 4) for p in mcnemar_exact_many([8, 0, 3], [1, 0, 3])]
+    [0.0391, 1.0, 1.0]
+    """
+    keys = [(int(c), int(i)) for c, i in zip(n_c2i, n_i2c, strict=True)]
+    todo = sorted({key for key in keys if key not in _EXACT and key[0] + key[1] > 0})
+    if todo:
+        if len(_EXACT) + len(todo) > 65536:
+            _EXACT.clear()
+        k = np.array([c for c, _ in todo])
+        n = np.array([c + i for c, i in todo])
+        _EXACT.update(zip(todo, _binomtest_two_sided(k, n).tolist(), strict=True))
+    return [1.0 if c + i == 0 else _EXACT[(c, i)] for c, i in keys]
 
 
 def mcnemar_exact(n_c2i: int, n_i2c: int) -> float:
     """Exact two-sided McNemar p from the discordant counts; 1.0 when there are none.
 
+    A binomial test of ``n_c2i`` among the discordant pairs against p = 0.5
+    (``scipy.stats.binomtest``'s two-sided p).
+
     >>> round(mcnemar_exact(8, 1), 4)
     0.0391
     """
-    # Remembered per count pair: thousands of words share small discordant counts.
-    return _mcnemar_exact(int(n_c2i), int(n_i2c))
+    return mcnemar_exact_many([n_c2i], [n_i2c])[0]
 
 
 def clustered_mcnemar(n_c2i: int, n_i2c: int, deff: float) -> float:
@@ -98,9 +149,18 @@ def clustered_mcnemar(n_c2i: int, n_i2c: int, deff: float) -> float:
     >>> mcnemar_clustered == mcnemar_exact(8, 2)
     True
     """
-    if deff <= 1.0:
-        return mcnemar_exact(n_c2i, n_i2c)
-    return mcnemar_exact(round(n_c2i / deff), round(n_i2c / deff))
+    return clustered_mcnemar_many([n_c2i], [n_i2c], [deff])[0]
+
+
+def clustered_mcnemar_many(
+    n_c2i: Sequence[int], n_i2c: Sequence[int], deff: Sequence[float]
+) -> list[float]:
+    """:func:`clustered_mcnemar` of many rows at once."""
+    counts = [
+        (c, i) if d <= 1.0 else (round(c / d), round(i / d))
+        for c, i, d in zip(n_c2i, n_i2c, deff, strict=True)
+    ]
+    return mcnemar_exact_many([c for c, _ in counts], [i for _, i in counts])
 
 
 @dataclass(frozen=True)
@@ -185,6 +245,70 @@ def paired_stats(
     )
 
 
+def paired_stats_of_groups(
+    original: np.ndarray,
+    perturbed: np.ndarray,
+    groups: Sequence[np.ndarray],
+    *,
+    clusters: np.ndarray | None = None,
+    level: float = 0.95,
+    method: str = DEFAULT_METHOD,
+) -> list[PairedStats]:
+    """:func:`paired_stats` of many groups of pairs at once (the same numbers, bit for bit).
+
+    Parameters
+    ----------
+    original, perturbed : correctness of every pair (bool arrays).
+    groups : positions of each group's pairs.
+    clusters : non-negative integer example code per pair; None: independent pairs.
+    level, method : as for :func:`paired_stats`.
+
+    Returns
+    -------
+    list of PairedStats, one per group.
+    """
+    o = np.asarray(original, dtype=bool)
+    p = np.asarray(perturbed, dtype=bool)
+    if not len(groups):
+        return []
+    scores = paired_scores(o, p, groups, clusters=clusters, level=level, method=method)
+    sizes = np.fromiter((g.size for g in groups), dtype=np.int64, count=len(groups))
+    index = np.concatenate(groups)
+    segment = np.repeat(np.arange(len(groups)), sizes)
+    counts = [
+        np.bincount(segment, weights=mask[index], minlength=len(groups)).astype(np.int64).tolist()
+        for mask in (o, p, o & ~p, ~o & p)
+    ]
+    exact = clustered_mcnemar_many(counts[2], counts[3], [s.design_effect for s in scores])
+    out = []
+    for n, n_o, n_p, n_c2i, n_i2c, score, exact_p in zip(
+        sizes.tolist(), *counts, scores, exact, strict=True
+    ):
+        acc_o = n_o / n if n else None
+        acc_p = n_p / n if n else None
+        deff = score.design_effect
+        out.append(
+            PairedStats(
+                n=n,
+                accuracy_original=acc_o,
+                accuracy_perturbed=acc_p,
+                delta=None if n == 0 else acc_p - acc_o,
+                pdr=pdr(acc_o, acc_p),
+                flip_c2i=n_c2i / n if n else None,
+                flip_i2c=n_i2c / n if n else None,
+                n_c2i=n_c2i,
+                n_i2c=n_i2c,
+                mcnemar_p=score.p_value,
+                ci_low=score.low,
+                ci_high=score.high,
+                ci_method=method_label(method, deff),
+                design_effect=deff,
+                mcnemar_exact_p=exact_p,
+            )
+        )
+    return out
+
+
 @dataclass(frozen=True)
 class Originals:
     """The clean-prompt rows of one view (or of several, added up): the denominator of the
@@ -258,18 +382,28 @@ def word_table(pairs: pd.DataFrame, *, originals: Originals, level: float) -> pd
         unparsed = (pairs["parse_status_perturbed"] == "unparsed").to_numpy()
         benchmark = str(pairs["benchmark"].iloc[0])
         groups = pairs.groupby(["word_rank", "variant"], sort=True).indices
-        for rank, word in sorted(groups):
-            index = groups[(rank, word)]
-            stats = paired_stats(o[index], p[index], clusters=clusters[index], level=level)
-            # Per example the word hit: with several typo draws its merged answer is the mean
-            # over its draws, and the typos per draw are the mean over its draws (the impact of
-            # one draw's typos).
-            _, first, inverse, draws = np.unique(
-                clusters[index], return_index=True, return_inverse=True, return_counts=True
-            )
-            hit_original = float(o[index][first].sum())
-            hit_perturbed = float((np.bincount(inverse, weights=p[index]) / draws).sum())
-            per_draw = float((np.bincount(inverse, weights=fired[index]) / draws).sum())
+        keys = sorted(groups)
+        positions = [groups[key] for key in keys]
+        all_stats = paired_stats_of_groups(o, p, positions, clusters=clusters, level=level)
+        # With one typo draw every pair of a word is its own example: the sums below are counts.
+        examples = distinct_per_group(positions, clusters)
+        for (rank, word), index, stats, n_examples in zip(
+            keys, positions, all_stats, examples.tolist(), strict=True
+        ):
+            if n_examples == index.size:
+                hit_original = float(int(o[index].sum()))
+                hit_perturbed = float(int(p[index].sum()))
+                per_draw = float(int(fired[index].sum()))
+            else:
+                # Per example the word hit: with several typo draws its merged answer is the
+                # mean over its draws, and the typos per draw are the mean over its draws (the
+                # impact of one draw's typos).
+                _, first, inverse, draws = np.unique(
+                    clusters[index], return_index=True, return_inverse=True, return_counts=True
+                )
+                hit_original = float(o[index][first].sum())
+                hit_perturbed = float((np.bincount(inverse, weights=p[index]) / draws).sum())
+                per_draw = float((np.bincount(inverse, weights=fired[index]) / draws).sum())
             acc_merged = (originals.n_correct - hit_original + hit_perturbed) / originals.n_examples
             impact = (
                 (acc_base - acc_merged) / per_draw if per_draw and acc_base is not None else None
@@ -281,7 +415,7 @@ def word_table(pairs: pd.DataFrame, *, originals: Originals, level: float) -> pd
                     "word_rank": int(rank),
                     **vars(stats),
                     # examples, not pairs: K typo draws of one example are one observation
-                    "n": int(draws.size),
+                    "n": int(n_examples),
                     "accuracy_drop": None if stats.delta is None else -stats.delta,
                     "perturbed_occurrences": int(fired[index].sum()),
                     "accuracy_base": acc_base,

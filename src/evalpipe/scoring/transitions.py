@@ -30,9 +30,14 @@ DOSE_COLUMNS = [
 
 def _same_answer(original: pd.Series, perturbed: pd.Series) -> np.ndarray:
     """True where both answers are the same string, or both are missing (unparsed)."""
-    o = original.astype(object).where(original.notna(), None).to_numpy(dtype=object)
-    p = perturbed.astype(object).where(perturbed.notna(), None).to_numpy(dtype=object)
-    return np.fromiter((a == b for a, b in zip(o, p, strict=True)), dtype=bool, count=len(o))
+    o = original.to_numpy(dtype=object, copy=True)
+    p = perturbed.to_numpy(dtype=object, copy=True)
+    o_missing = original.isna().to_numpy(dtype=bool)
+    p_missing = perturbed.isna().to_numpy(dtype=bool)
+    o[o_missing] = None
+    p[p_missing] = None
+    equal = np.equal(o, p, dtype=object).astype(bool)
+    return np.where(o_missing | p_missing, o_missing & p_missing, equal)
 
 
 def transition_counts(pairs: pd.DataFrame) -> dict[str, Any]:

@@ -77,13 +77,14 @@ from evalpipe.errors import InputError
 from evalpipe.scoring.adjusted import with_adjusted
 from evalpipe.scoring.intervals import (
     DEFAULT_METHOD,
+    distinct_per_group,
     method_label,
     minimum_attainable_p,
-    paired_score,
+    paired_scores,
 )
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
 from evalpipe.scoring.names import POOLED, TYPO
-from evalpipe.scoring.robustness import clustered_mcnemar, pdr
+from evalpipe.scoring.robustness import clustered_mcnemar_many, pdr
 from evalpipe.scoring.scorer import check_columns
 from evalpipe.scoring.views import parse_view, primary_views
 
@@ -151,61 +152,102 @@ class PairArrays:
         )
 
 
-def paired_effect(
-    arrays: PairArrays, index: np.ndarray, *, n_base: int, settings: ImpactSettings
-) -> dict[str, Any]:
-    """The statistics of one row of an impact table from its pairs.
+def paired_effects(
+    arrays: PairArrays,
+    groups: Sequence[np.ndarray],
+    *,
+    n_bases: Sequence[int],
+    settings: ImpactSettings,
+) -> list[dict[str, Any]]:
+    """The statistics of rows of an impact table from their pairs, all rows at once.
 
     Parameters
     ----------
     arrays : the pairs' columns (:meth:`PairArrays.of`).
-    index : positions of the row's pairs (in table order), possibly of several benchmarks.
-    n_base : original rows in the scope (for the per-occurrence impact).
+    groups : positions of each row's pairs (in table order), possibly of several benchmarks.
+    n_bases : original rows in each row's scope (for the per-occurrence impact).
     settings : confidence level, interval method and the small-n threshold.
 
     Returns
     -------
-    dict with the :data:`STAT_COLUMNS` except ``p_holm, p_bh, impact_rank``.
+    list of dict with the :data:`STAT_COLUMNS` except ``p_holm, p_bh, impact_rank``, one per row.
     """
-    o = arrays.original[index]
-    p = arrays.perturbed[index]
-    n = int(o.size)
+    if not len(groups):
+        return []
+    o, p = arrays.original, arrays.perturbed
+    sizes = np.fromiter((g.size for g in groups), dtype=np.int64, count=len(groups))
+    index = np.concatenate(groups)
+    segment = np.repeat(np.arange(len(groups)), sizes)
+
+    def total(values: np.ndarray) -> list[int]:
+        return (
+            np.bincount(segment, weights=values[index], minlength=len(groups))
+            .astype(np.int64)
+            .tolist()
+        )
+
     # The typo draws of one (example, word) are one observation: n counts those, the flip counts
     # count pairs (one per draw). With one draw the two are the same.
-    clusters = arrays.cluster[index]
-    ranks = arrays.word_rank[index]
-    units = int(np.unique(clusters * (int(ranks.max()) + 1) + ranks).size) if n else 0
-    n_c2i = int((o & ~p).sum())
-    n_i2c = int((~o & p).sum())
-    acc_o = float(o.mean()) if n else None
-    acc_p = float(p.mean()) if n else None
-    score = paired_score(o, p, clusters=clusters, level=settings.level, method=settings.method)
-    low, high, deff = score.low, score.high, score.design_effect
-    occurrences = int(arrays.occurrences[index].sum())
-    fired = int(arrays.fired[index].sum())
-    return {
-        "n": units,
-        "n_benchmarks": int(np.unique(arrays.benchmark[index]).size),
-        "accuracy_original": acc_o,
-        "accuracy_perturbed": acc_p,
-        "delta": None if n == 0 else acc_p - acc_o,
-        "ci_low": low,
-        "ci_high": high,
-        "ci_method": method_label(settings.method, deff) if n else None,
-        "design_effect": deff,
-        "pdr": pdr(acc_o, acc_p),
-        "flip_c2i": n_c2i / n if n else None,
-        "flip_i2c": n_i2c / n if n else None,
-        "n_c2i": n_c2i,
-        "n_i2c": n_i2c,
-        "mcnemar_p": score.p_value,
-        "mcnemar_exact_p": clustered_mcnemar(n_c2i, n_i2c, deff),
-        "occurrences": occurrences,
-        "perturbed_occurrences": fired,
-        "per_occurrence_impact": ((n_c2i - n_i2c) / n_base / fired if fired and n_base else None),
-        "unparsed_rate": float(arrays.unparsed[index].mean()) if n else None,
-        "small_n": units < settings.small_n,
-    }
+    span = int(arrays.word_rank.max(initial=0)) + 1
+    units = distinct_per_group(groups, arrays.cluster * span + arrays.word_rank).tolist()
+    benchmarks = distinct_per_group(groups, arrays.benchmark).tolist()
+    scores = paired_scores(
+        o, p, groups, clusters=arrays.cluster, level=settings.level, method=settings.method
+    )
+    c2i, i2c = total(o & ~p), total(~o & p)
+    exact = clustered_mcnemar_many(c2i, i2c, [score.design_effect for score in scores])
+    columns = zip(
+        sizes.tolist(), units, benchmarks, total(o), total(p), c2i, i2c,
+        total(arrays.occurrences), total(arrays.fired), total(arrays.unparsed), scores, n_bases,
+        exact, strict=True,
+    )  # fmt: skip
+    out = []
+    for (
+        n,
+        n_units,
+        n_bench,
+        n_o,
+        n_p,
+        n_c2i,
+        n_i2c,
+        occurrences,
+        fired,
+        bad,
+        score,
+        n_base,
+        exact_p,
+    ) in columns:
+        acc_o = n_o / n if n else None
+        acc_p = n_p / n if n else None
+        deff = score.design_effect
+        out.append(
+            {
+                "n": n_units if n else 0,
+                "n_benchmarks": n_bench,
+                "accuracy_original": acc_o,
+                "accuracy_perturbed": acc_p,
+                "delta": None if n == 0 else acc_p - acc_o,
+                "ci_low": score.low,
+                "ci_high": score.high,
+                "ci_method": method_label(settings.method, deff) if n else None,
+                "design_effect": deff,
+                "pdr": pdr(acc_o, acc_p),
+                "flip_c2i": n_c2i / n if n else None,
+                "flip_i2c": n_i2c / n if n else None,
+                "n_c2i": n_c2i,
+                "n_i2c": n_i2c,
+                "mcnemar_p": score.p_value,
+                "mcnemar_exact_p": exact_p,
+                "occurrences": occurrences,
+                "perturbed_occurrences": fired,
+                "per_occurrence_impact": (
+                    (n_c2i - n_i2c) / n_base / fired if fired and n_base else None
+                ),
+                "unparsed_rate": bad / n if n else None,
+                "small_n": (n_units if n else 0) < settings.small_n,
+            }
+        )
+    return out
 
 
 def _adjust_and_sort(
@@ -268,23 +310,32 @@ def _grouped_table(
         scopes.setdefault(key[:2], {}).setdefault(POOLED, []).append((key[2:], pooled[key]))
     for key in sorted(per_benchmark):
         scopes[key[:2]].setdefault(str(key[2]), []).append((key[3:], per_benchmark[key]))
+    entries = []
     for (model, language), groups in scopes.items():
         # pooled first, then the benchmarks alphabetically
         for scope in [POOLED, *sorted(s for s in groups if s != POOLED)]:
             n_base = _n_base(bases, str(model), str(language), scope)
             for values, index in groups[scope]:
-                stats = paired_effect(arrays, index, n_base=n_base, settings=settings)
-                rows.append(
-                    {
-                        "model": str(model),
-                        "language": str(language),
-                        "source": sources.get(str(language)),
-                        "scope": scope,
-                        **dict(zip(by, values, strict=True)),
-                        "n_words": int(np.unique(arrays.word_rank[index]).size),
-                        **stats,
-                    }
-                )
+                entries.append((str(model), str(language), scope, values, index, n_base))
+    positions = [entry[4] for entry in entries]
+    all_stats = paired_effects(
+        arrays, positions, n_bases=[entry[5] for entry in entries], settings=settings
+    )
+    n_words = distinct_per_group(positions, arrays.word_rank).tolist()
+    for (model, language, scope, values, _, _), stats, words in zip(
+        entries, all_stats, n_words, strict=True
+    ):
+        rows.append(
+            {
+                "model": model,
+                "language": language,
+                "source": sources.get(language),
+                "scope": scope,
+                **dict(zip(by, values, strict=True)),
+                "n_words": words,
+                **stats,
+            }
+        )
     return rows
 
 
