@@ -12,6 +12,7 @@ from evalpipe.errors import InputError
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.perturb import perturb_frame, validate_probabilities
+from evalpipe.perturb.control import add_controls
 from evalpipe.perturb.eligibility import from_params as eligibility_from_params
 from stages._common import fail_cleanly, params_option
 from stages._common import read_parquet as _read_parquet
@@ -57,9 +58,22 @@ def main(name: str, params_path: str) -> None:
         progress=True,
         eligibility=eligibility_from_params(cfg, source=params_path),
     )
-    atomic.write_parquet(paths.perturbed(name), result.table)
-    atomic.write_json(summary_path(paths, name), result.summary)
-    s = result.summary
+    table, summary = result.table, result.summary
+    if cfg["control"]:  # the matched-control arm (docs/perturbation.md, "Matched control")
+        table, extra = add_controls(
+            table,
+            bench,
+            words,
+            probabilities=probs,
+            seed=seed,
+            eligibility=eligibility_from_params(cfg, source=params_path),
+            words_source=str(words_path),
+            source=str(bench_path),
+        )
+        summary = {**summary, **extra}
+    atomic.write_parquet(paths.perturbed(name), table)
+    atomic.write_json(summary_path(paths, name), summary)
+    s = summary
     click.echo(
         f"perturb@{name} ({s['model']}): {s['examples']} examples, {s['target_words_found']}/{s['target_words']} "
         f"target words found, {s['perturbed_occurrences']}/{s['occurrences']} occurrences "
