@@ -69,9 +69,8 @@ CONTROL = "control"
 MAX_BAND_DISTANCE = 1  # a candidate lies in the target's Zipf band or the next one
 CONDITION_TYPE = pa.string()
 
-FUNCTION_WORDS_EN = frozenset(
-    """a an the this that these those my your his her its our their some any no every each
-    either neither all both few many much more most other another such what which who whom
+_FUNCTION_WORDS = """
+    a an the this that these those my your his her its our their some any no every each either neither all both few many much more most other another such what which who whom
     whose i me you he him she it we us they them myself yourself himself herself itself
     ourselves themselves mine yours hers ours theirs one's
     about above across after against along among around as at before behind below beneath
@@ -85,8 +84,8 @@ FUNCTION_WORDS_EN = frozenset(
     not n't there here very just too also only even
     don't doesn't didn't isn't aren't wasn't weren't won't wouldn't can't couldn't shouldn't
     i'm you're he's she's it's we're they're i've you've we've they've i'd you'd he'd she'd
-    we'd they'd i'll you'll he'll she'll we'll they'll that's there's let's""".split()
-)
+    we'd they'd i'll you'll he'll she'll we'll they'll that's there's let's"""
+FUNCTION_WORDS_EN = frozenset(_FUNCTION_WORDS.split())
 """English closed-class words (function words); every other word is a content word."""
 
 
@@ -121,7 +120,7 @@ def zipf_band(word: str, *, language: str) -> int:
 
     key = normalise_target(word) if language == "english" else word
     freq = _frequencies(language).get(key, 0.0)
-    return max(0, int(math.floor(math.log10(freq) + 9.0))) if freq > 0 else 0
+    return max(0, math.floor(math.log10(freq) + 9.0)) if freq > 0 else 0
 
 
 def script_signature(word: str) -> str:
