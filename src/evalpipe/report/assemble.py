@@ -17,6 +17,7 @@ from evalpipe.report.accuracy import (
 )
 from evalpipe.report.annotation import agreement_figure, annotation_section, data_notes
 from evalpipe.report.answer import answer_section, most_harmful
+from evalpipe.report.controls import control_section, token_split_section
 from evalpipe.report.data import ReportData, ReportOptions
 from evalpipe.report.examples import examples_section
 from evalpipe.report.impact import impact_forest, kinds_section, words_section
@@ -71,6 +72,14 @@ def build_report(data: ReportData, options: ReportOptions | None = None) -> str:
             "The typos: model, counts and examples",
             typos_section(summaries=data.perturb_summaries, perturbed=data.edits),
         ),
+        *_optional(
+            (
+                "controls",
+                "Harm beyond a matched random word",
+                control_section(data.words, data.perturb_summaries),
+            ),
+            ("token-split", "Accuracy by tokenizer split", token_split_section(data.token_split)),
+        ),
         ("classification", "Confusion matrices", confusion_section(data)),
         ("parsing", "How the answers parsed", parse_section(data)),
         ("examples", "Examples", examples_section(data, options)),
@@ -78,6 +87,11 @@ def build_report(data: ReportData, options: ReportOptions | None = None) -> str:
         ("provenance", "What produced this report", provenance_section(data)),
     ]
     return h.page(options.title, subtitle, sections)
+
+
+def _optional(*sections: tuple[str, str, str | None]) -> list[tuple[str, str, str]]:
+    """The sections that have data (a None body is left out of the report)."""
+    return [(key, title, body) for key, title, body in sections if body is not None]
 
 
 def build_figures(

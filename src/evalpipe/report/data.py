@@ -42,6 +42,8 @@ class ReportData:
         Records of ``data/annotations/rejected/low_agreement.jsonl``.
     words, operations, scripts:
         ``data/impact/{words,operations,scripts}.parquet``.
+    token_split:
+        ``data/impact/token_split.parquet``: accuracy change by extra tokens of the typo'd words.
     scored:
         ``{benchmark: data/scored/<model>/<benchmark>.parquet}`` (the generated-answer views of
         every model, ``model`` = slug): the texts, outputs and parses the examples show.
@@ -76,6 +78,7 @@ class ReportData:
     words: pd.DataFrame | None = None
     operations: pd.DataFrame | None = None
     scripts: pd.DataFrame | None = None
+    token_split: pd.DataFrame | None = None
     scored: dict[str, pd.DataFrame] = field(default_factory=dict)
     pairs: pd.DataFrame | None = None
     edits: dict[str, pd.DataFrame] = field(default_factory=dict)

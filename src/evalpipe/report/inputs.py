@@ -139,7 +139,7 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
     rejected = str(rel.rejected)
     if (raw := get(rejected, "written by `dvc repro agreement`")) is not None:
         data.rejected = _parse_jsonl(rejected, raw)
-    for kind in ("words", "operations", "scripts"):
+    for kind in ("words", "operations", "scripts", "token_split"):
         path = str(rel.impact(kind))
         if (raw := get(path, "written by `dvc repro impact`")) is not None:
             setattr(data, kind, _parse_parquet(path, raw))

@@ -33,6 +33,8 @@ from evalpipe.scoring.names import POOLED, TYPO
 from evalpipe.scoring.transitions import transition_counts
 
 CONTROL = "control"
+# What the token split reads of a pairs table besides the impact tables' columns.
+TOKEN_PAIR_COLUMNS = ["tokens_before", "tokens_after"]
 PAIR_KEYS = ["model", "view", "example_id", "variant", "word_rank", "draw"]
 CONTROL_COLUMNS = [
     "control_n", "control_unmatched", "accuracy_control", "harm_beyond_control",
