@@ -70,7 +70,8 @@ MAX_BAND_DISTANCE = 1  # a candidate lies in the target's Zipf band or the next 
 CONDITION_TYPE = pa.string()
 
 _FUNCTION_WORDS = """
-    a an the this that these those my your his her its our their some any no every each either neither all both few many much more most other another such what which who whom
+    a an the this that these those my your his her its our their some any no every each either
+    neither all both few many much more most other another such what which who whom
     whose i me you he him she it we us they them myself yourself himself herself itself
     ourselves themselves mine yours hers ours theirs one's
     about above across after against along among around as at before behind below beneath
@@ -242,7 +243,8 @@ class ExampleWords:
             if language == "english":
                 spans = [(m.start(), m.end(), None) for m in TOKEN.finditer(text)]
             else:
-                spans = [(t.start, t.end, t.pos) for t in tokenizer.tokens(text)]  # type: ignore[union-attr]
+                tokens = tokenizer.tokens(text)  # type: ignore[union-attr]
+                spans = [(t.start, t.end, t.pos) for t in tokens]
             for start, end, pos in spans:
                 word = text[start:end]
                 k = counts[word]
