@@ -97,7 +97,7 @@ def control_section(
         "controls whose edited words had as many tokens under the model's tokenizer as the "
         "target's (the perturb stage matches a model-independent proxy).</p>",
         _matched_note(summaries),
-        h.table(columns, with_control_ci(records(rows)), sortable=True, table_id="controls"),
+        h.table(columns, with_control_ci(records(rows)), sortable=True, table_id="control-words"),
     ]
     return "".join(body)
 
@@ -133,5 +133,5 @@ def token_split_section(split: pd.DataFrame | None) -> str | None:
         "space). Accuracy change = perturbed - original on the same examples, paired score "
         "interval clustered on the example. Benchmarks and words differ between the bins, so "
         "read the bins as a description, not as the effect of a split.</p>"
-        + h.table(columns, rows, sortable=True, table_id="token-split", scroll=True)
+        + h.table(columns, rows, sortable=True, table_id="token-split-rows", scroll=True)
     )
