@@ -10,6 +10,7 @@ import click
 import pandas as pd
 
 from evalpipe import atomic
+from evalpipe.arms import CONTROL
 from evalpipe.errors import InputError
 from evalpipe.languages import LANGUAGES
 from evalpipe.model_list import model_configs
@@ -17,7 +18,6 @@ from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.comparison import model_comparison
 from evalpipe.scoring.controls import (
-    CONTROL,
     TOKEN_PAIR_COLUMNS,
     control_effect,
     token_split,

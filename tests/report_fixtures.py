@@ -139,6 +139,7 @@ def scored_frame() -> pd.DataFrame:
         "benchmark": "jnli",
         "language": "japanese",
         "draw": 0,
+        "condition": "typo",
         "task_type": "nli",
         "model": MODEL,
         "model_id": MODEL,

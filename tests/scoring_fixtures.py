@@ -90,6 +90,7 @@ def make_outputs(
                     "perturbed_occurrences": fired,
                     # what perturb writes per row and generate carries (docs/architecture.md)
                     "draw": 0,
+                    "condition": "typo",
                     "language": LANGUAGES.get(name, "japanese"),
                     "n_typos": fired,
                     "n_edited_chars": fired,
@@ -132,7 +133,7 @@ def with_contract_columns(
     frame = scored.reset_index(drop=True).copy()
     fired = frame.get("perturbed_occurrences", 0)
     defaults = {
-        "draw": 0, "subtask": None, "language": language, "occurrences": fired,
+        "draw": 0, "condition": "typo", "subtask": None, "language": language, "occurrences": fired,
         "perturbed_occurrences": fired, "n_typos": fired, "n_edited_chars": fired, "prompt": "",
         "prediction": "", "finish_reason": "stop", "parse_status": "strict",
     }  # fmt: skip

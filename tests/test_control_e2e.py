@@ -62,13 +62,13 @@ def test_the_perturb_stage_writes_the_same_bytes_without_the_option_and_a_contro
     ).table
     atomic.write_parquet(tmp_path / "expected.parquet", expected)
     assert plain == (tmp_path / "expected.parquet").read_bytes()
-    assert "condition" not in pq.read_schema(out).names
+    assert "control_match" not in pq.read_schema(out).names
 
     _params(tmp_path, control=True)
     _run(tmp_path, "stages.perturb", "--name", "gsm8k")
     table = pd.read_parquet(out)
     assert set(table["condition"]) == {"typo", "control"}
-    typo = table.loc[table["condition"] == "typo"].drop(columns=["condition", "control_match"])
+    typo = table.loc[table["condition"] == "typo"].drop(columns=["control_match"])
     pd.testing.assert_frame_equal(typo.reset_index(drop=True), expected.to_pandas())
     summary = json.loads((tmp_path / "data" / "perturbed" / "gsm8k.summary.json").read_text())
     control = table.loc[(table["condition"] == "control") & (table["variant"] != "original")]

@@ -53,7 +53,7 @@ def test_outputs_always_carry_draw():
     edit = [{"op": "replace", "original_char": "h", "new_char": "j"}]
     rows = pd.DataFrame({"benchmark": "mmlu", "example_id": ["1", "1", "1"],
                          "variant": ["original", "the", "the"], "word_rank": [0, 1, 1],
-                         "draw": pd.array([0, 0, 1], dtype="int32"), "fields": "{}",
+                         "draw": pd.array([0, 0, 1], dtype="int32"), "condition": "typo", "fields": "{}",
                          "language": "english", "n_typos": [0, 1, 1], "n_edited_chars": [0, 1, 1],
                          "op": [None, "replace", "replace"], "script": [None, "latin", "latin"],
                          "perturbations": [[], edit, edit]})  # fmt: skip
@@ -69,7 +69,7 @@ def test_outputs_always_carry_draw():
 def test_a_repeated_key_in_the_perturbed_rows_is_an_input_error():
     rows = pd.DataFrame({"benchmark": "mmlu", "example_id": ["1", "1", "1"],
                          "variant": ["original", "the", "the"], "word_rank": [0, 1, 1],
-                         "draw": [0, 1, 1], "fields": "{}", "language": "english",
+                         "draw": [0, 1, 1], "condition": "typo", "fields": "{}", "language": "english",
                          "n_typos": [0, 1, 1], "n_edited_chars": [0, 1, 1], "op": None,
                          "script": None, "perturbations": [[], [], []]})  # fmt: skip
     with pytest.raises(InputError, match=r"p\.parquet, row 2: a second row for .*draw"):

@@ -212,7 +212,7 @@ def test_perturbed_frame_without_fields_names_file_and_columns() -> None:
     df = pd.DataFrame({"benchmark": ["x"], "example_id": ["1"], "variant": ["original"]})
     with pytest.raises(
         InputError,
-        match=r"x.parquet: missing columns \['word_rank', 'draw', 'language', .*'fields'\]",
+        match=r"x.parquet: missing columns \['word_rank', 'draw', 'condition', 'language', .*'fields'\]",
     ):
         validate_perturbed(df, source="x.parquet")
 

@@ -93,7 +93,11 @@ def test_orphans_second_originals_and_missing_columns_name_the_file():
                                          r"'mmlu-001' .*no 'original' row"):  # fmt: skip
         build_pairs({"mmlu": orphan}, model="m")
     twice = pd.concat([scored, scored.iloc[:1]], ignore_index=True)
-    with pytest.raises(InputError, match=r"mmlu\.parquet: example_id 'mmlu-000' has more than one"):
+    with pytest.raises(
+        InputError,
+        match=r"mmlu\.parquet, row \d+: example_id 'mmlu-000' has more than one "
+        r"'original' row in condition 'typo'",
+    ):
         build_pairs({"mmlu": twice}, model="m")
     with pytest.raises(InputError, match=r"mmlu\.parquet: missing column\(s\) n_typos"):
         build_pairs({"mmlu": scored.drop(columns="n_typos")}, model="m")
@@ -105,3 +109,59 @@ def test_no_arm_rows_give_an_empty_table_with_the_columns():
     scored = _scored()
     pairs = build_pairs({"mmlu": scored.loc[scored["variant"] == "original"]}, model="m")
     assert pairs.empty and pairs.columns.tolist() == PAIR_COLUMNS
+
+
+def _with_warned_arm(scored: pd.DataFrame) -> pd.DataFrame:
+    """The view plus a "warned" arm: every row again, each answer flipped, so the arm's clean
+    and typo'd answers both differ from the typo arm's."""
+    warned = scored.assign(condition="warned", correct=~scored["correct"].astype(bool))
+    return pd.concat([scored, warned], ignore_index=True)
+
+
+def test_each_arm_pairs_with_its_own_clean_row():
+    scored = _scored()
+    both = _with_warned_arm(scored)
+    pairs = build_pairs({"mmlu": both}, model="m")
+    arms = int((scored["variant"] != "original").sum())
+    assert pairs["condition"].value_counts().to_dict() == {"typo": arms, "warned": arms}
+    typo = pairs.loc[pairs["condition"] == "typo"].reset_index(drop=True)
+    warned = pairs.loc[pairs["condition"] == "warned"].reset_index(drop=True)
+    key = ["view", "example_id", "variant", "word_rank", "draw"]
+    assert warned[key].equals(typo[key])
+    # the warned pair's clean answer is the warned clean prompt's, not the plain one's
+    assert (warned["correct_original"] == ~typo["correct_original"]).all()
+    assert (warned["correct_perturbed"] == ~typo["correct_perturbed"]).all()
+    # the same examples share one cluster whatever the arm
+    assert warned["cluster"].equals(typo["cluster"])
+    # the typo arm's pairs are those of the view without the extra arm, row for row
+    alone = build_pairs({"mmlu": scored}, model="m")
+    pd.testing.assert_frame_equal(typo, alone)
+
+
+def test_an_arm_row_without_its_own_clean_row_names_the_condition():
+    scored = _scored()
+    warned = scored.loc[scored["variant"] != "original"].assign(condition="warned")
+    with pytest.raises(InputError, match=r"row \d+: example_id .*condition 'warned'.* no "
+                                         r"'original' row of its condition"):  # fmt: skip
+        build_pairs({"mmlu": pd.concat([scored, warned], ignore_index=True)}, model="m")
+    with pytest.raises(InputError, match=r"column 'condition': expected an arm name, got null"):
+        build_pairs({"mmlu": scored.assign(condition=None)}, model="m")
+
+
+def test_other_arms_never_change_the_headline_or_the_word_tables():
+    from evalpipe.scoring.summaries import build_reports
+
+    scored = _scored()
+    both = _with_warned_arm(scored)
+    alone = build_reports(
+        {"mmlu": scored}, build_pairs({"mmlu": scored}, model="m"),
+        classification={}, level=0.95, margin=0.02,
+    )  # fmt: skip
+    with_arm = build_reports(
+        {"mmlu": both}, build_pairs({"mmlu": both}, model="m"),
+        classification={}, level=0.95, margin=0.02,
+    )  # fmt: skip
+    assert with_arm.robustness == alone.robustness
+    assert with_arm.headline == alone.headline
+    pd.testing.assert_frame_equal(with_arm.word_accuracy_drop, alone.word_accuracy_drop)
+    pd.testing.assert_frame_equal(with_arm.accuracy_by_rate, alone.accuracy_by_rate)

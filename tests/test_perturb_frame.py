@@ -208,6 +208,7 @@ def test_carried_columns_and_schema_follow_the_contract():
         "variant",
         "word_rank",
         "draw",
+        "condition",
         "seed",
         "fields",
         "perturbations",

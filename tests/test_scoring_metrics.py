@@ -164,6 +164,7 @@ def _scored(rows):
         rows, columns=["example_id", "variant", "word_rank", "correct", "perturbed_occurrences"]
     )
     frame["benchmark"] = "toy"
+    frame["condition"] = "typo"
     frame["parse_status"] = "strict"
     frame["score"] = frame["correct"].astype(float)
     return frame

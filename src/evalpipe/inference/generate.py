@@ -13,7 +13,9 @@ from evalpipe.errors import InputError
 from evalpipe.inference.types import NOT_SENT, Generation, GenerationRequest
 from evalpipe.params_schema import default_of
 
-KEY_COLUMNS = ("benchmark", "example_id", "variant", "word_rank", "draw")
+# A row's key: its example, its variant (target word) and typo draw, and its arm
+# (``condition``, evalpipe.arms: the perturbed sets' rows are "typo"; defences add arms).
+KEY_COLUMNS = ("benchmark", "example_id", "variant", "word_rank", "draw", "condition")
 GOLD_COLUMNS = (
     "subtask",
     "task_type",
@@ -74,7 +76,7 @@ def validate_perturbed(df: pd.DataFrame, *, source: str) -> None:
             f"columns {list(REQUIRED_COLUMNS)} (docs/architecture.md; rerun `dvc repro "
             "perturb` if the set predates them)"
         )
-    keys = ["benchmark", "example_id", "word_rank", "draw"]
+    keys = ["benchmark", "example_id", "word_rank", "draw", "condition"]
     duplicated = df.duplicated(keys).to_numpy()
     if duplicated.any():
         i = int(duplicated.argmax())

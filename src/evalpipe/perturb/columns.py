@@ -15,6 +15,7 @@ from typing import NamedTuple
 import pandas as pd
 import pyarrow as pa
 
+from evalpipe.arms import TYPO
 from evalpipe.perturb.attribution import NO_TYPOS, TypoFacts, typo_facts
 from evalpipe.perturb.ops import Operation
 
@@ -93,6 +94,7 @@ class PerturbedRow(NamedTuple):
     fields: str  # the JSON object of every field after the edits
     occurrences: int  # unprotected occurrences of the word in the perturbable fields
     edits: Sequence[Edit]  # empty for the original row
+    condition: str = TYPO  # the arm (evalpipe.arms): the plain perturbed sets' rows are TYPO
 
 
 def _by_name(record: type, records: Sequence[tuple]) -> dict[str, Sequence]:
@@ -127,6 +129,7 @@ class PerturbedColumns:
                 "variant",
                 "word_rank",
                 "draw",
+                "condition",
                 "seed",
                 "occurrences",
                 "perturbed_occurrences",
@@ -152,7 +155,7 @@ class PerturbedColumns:
         edit = _by_name(Edit, edits)
         op = _by_name(Operation, edit["operation"])
         out = self._rows
-        for name in ("source", "variant", "word_rank", "draw", "seed", "occurrences"):
+        for name in ("source", "variant", "word_rank", "draw", "condition", "seed", "occurrences"):
             out[name].extend(row[name])
         counts = [len(e) for e in row["edits"]]
         out["perturbed_occurrences"].extend(counts)
@@ -184,7 +187,7 @@ class PerturbedColumns:
 
         Returns
         -------
-        pyarrow.Table with ``benchmark, example_id, variant, word_rank, draw, seed, fields,
+        pyarrow.Table with ``benchmark, example_id, variant, word_rank, draw, condition, seed, fields,
         perturbations, occurrences, perturbed_occurrences, n_typos, n_edited_chars, op,
         script`` and the carried columns, without schema metadata.
         """
@@ -203,6 +206,7 @@ class PerturbedColumns:
             "variant": pa.array(rows["variant"], pa.string()),
             "word_rank": pa.array(rows["word_rank"], pa.int64()),
             "draw": pa.array(rows["draw"], pa.int32()),
+            "condition": pa.array(rows["condition"], pa.string()),
             "seed": pa.array(rows["seed"], pa.int64()),
             "fields": pa.chunked_array(self._fields, pa.string()),
             "perturbations": pa.chunked_array(self._perturbations, pa.list_(PERTURBATION_TYPE)),

@@ -48,6 +48,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from evalpipe.arms import CONTROL
 from evalpipe.perturb import human
 from evalpipe.perturb.benchmark_rows import (
     parse_fields,
@@ -64,10 +65,7 @@ from evalpipe.perturb.scripts import char_class
 from evalpipe.perturb.targets import make_finder, read_targets
 from evalpipe.seeding import hashed_seed
 
-TYPO = "typo"
-CONTROL = "control"
 MAX_BAND_DISTANCE = 1  # a candidate lies in the target's Zipf band or the next one
-CONDITION_TYPE = pa.string()
 
 _FUNCTION_WORDS = """
     a an the this that these those my your his her its our their some any no every each either
@@ -331,7 +329,7 @@ def add_controls(
     words_source: str = "word list",
     source: str = "benchmark",
 ) -> tuple[pa.Table, dict[str, Any]]:
-    """The perturbed table with a ``condition`` column and the matched control rows appended.
+    """The perturbed table with the matched control rows appended.
 
     Parameters
     ----------
@@ -345,8 +343,8 @@ def add_controls(
     -------
     (table, summary)
         The rows of ``table`` (condition "typo") followed by the control rows (condition
-        "control": one ``original`` row per example with a control, then one row per matched
-        typo row), with a ``control_match`` column (null on typo rows); the summary's
+        "control": one ``original`` row per example with a control and one row per matched
+        typo row, in order), with a ``control_match`` column (null on typo rows); the summary's
         ``control`` key (:meth:`ControlCounts.as_dict`).
     """
     language = str(benchmark["language"].iloc[0])
@@ -451,7 +449,15 @@ def add_controls(
             has_original.add(r)
             rows.add(
                 PerturbedRow(
-                    r, "original", 0, 0, hashed_seed(*key[:3], CONTROL), _dumps(fields), 0, ()
+                    r,
+                    "original",
+                    0,
+                    0,
+                    hashed_seed(*key[:3], CONTROL),
+                    _dumps(fields),
+                    0,
+                    (),
+                    CONTROL,
                 )
             )
             labels.append(None)
@@ -468,15 +474,12 @@ def add_controls(
                 _apply(fields, edits),
                 used,
                 edits,
+                CONTROL,
             )
         )
         labels.append(label)
-    typo = table.append_column("condition", pa.array([TYPO] * table.num_rows, CONDITION_TYPE))
-    typo = typo.append_column("control_match", pa.nulls(table.num_rows, pa.string()))
+    typo = table.append_column("control_match", pa.nulls(table.num_rows, pa.string()))
     control = rows.table(benchmark)
-    control = control.append_column(
-        "condition", pa.array([CONTROL] * control.num_rows, CONDITION_TYPE)
-    )
     control = control.append_column("control_match", pa.array(labels, pa.string()))
     control = control.select(typo.column_names).cast(typo.schema)
     return pa.concat_tables([typo, control]), {"control": counts.as_dict()}

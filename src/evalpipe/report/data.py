@@ -14,9 +14,8 @@ from typing import Any
 
 import pandas as pd
 
+from evalpipe.arms import ORIGINAL  # noqa: F401  (re-exported for the report's sections)
 from evalpipe.params_schema import default_of
-
-ORIGINAL = "original"
 
 
 @dataclass

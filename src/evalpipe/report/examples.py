@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalpipe.arms import typo_rows
 from evalpipe.report import html as h
 from evalpipe.report.data import ORIGINAL, ReportData, ReportOptions
 
@@ -177,7 +178,8 @@ def examples_section(data: ReportData, options: ReportOptions) -> str:
         return h.missing(
             "data/scored/<model>/pairs.parquet is missing: run `dvc repro score` for examples."
         )
-    by_view = dict(tuple(data.pairs.groupby("view", sort=False))) if len(data.pairs) else {}
+    typo = typo_rows(data.pairs)  # the examples show the plain typo'd prompts
+    by_view = dict(tuple(typo.groupby("view", sort=False))) if len(typo) else {}
     for bench in sorted(data.scored):
         pairs = pick_examples(
             by_view.get(bench), data.scored[bench], limit=options.examples_per_benchmark

@@ -19,6 +19,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import yaml
 
+from evalpipe.arms import typo_rows
 from evalpipe.errors import InputError
 from evalpipe.paths import ProjectPaths
 from evalpipe.report.data import ReportData, ReportOptions
@@ -157,8 +158,9 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
         for path in found:
             raw = get(path, "")
             if raw is not None:
-                # one frame per benchmark over every model; the model column is the slug
-                frame = _parse_parquet(path, raw).assign(model=slug)
+                # one frame per benchmark over every model; the model column is the slug; the
+                # typo arm's rows (evalpipe.arms): the sections of other arms read the pairs
+                frame = typo_rows(_parse_parquet(path, raw)).assign(model=slug)
                 frames.setdefault(Path(path).stem, []).append(frame)
     data.scored = {name: pd.concat(parts, ignore_index=True) for name, parts in frames.items()}
     # The typo records of each benchmark, from one model's scored rows (every model answered the

@@ -28,11 +28,11 @@ from typing import Any
 
 import pandas as pd
 
+from evalpipe.arms import CONTROL
 from evalpipe.scoring.intervals import paired_score
 from evalpipe.scoring.names import POOLED, TYPO
 from evalpipe.scoring.transitions import transition_counts
 
-CONTROL = "control"
 # What the token split reads of a pairs table besides the impact tables' columns.
 TOKEN_PAIR_COLUMNS = ["tokens_before", "tokens_after"]
 PAIR_KEYS = ["model", "view", "example_id", "variant", "word_rank", "draw"]

@@ -221,7 +221,7 @@ def score_loglikelihood(
 
 # --- generate vs log-likelihood ------------------------------------------------------------------
 
-_KEYS = ("benchmark", "example_id", "variant", "word_rank", "draw")
+_KEYS = ("benchmark", "example_id", "variant", "word_rank", "draw", "condition")
 
 
 def cohen_kappa(first: Sequence[Any], second: Sequence[Any]) -> float | None:
@@ -253,7 +253,7 @@ def cohen_kappa(first: Sequence[Any], second: Sequence[Any]) -> float | None:
 def method_agreement(scored_generate: pd.DataFrame, scored_ll: pd.DataFrame) -> dict[str, Any]:
     """How often scoring by generation and by log-likelihood pick the same answer.
 
-    Rows are matched on ``benchmark, example_id, variant, word_rank, draw`` (those both frames
+    Rows are matched on ``benchmark, example_id, variant, word_rank, draw, condition`` (those both frames
     have); both frames must hold the same rows.
 
     Parameters

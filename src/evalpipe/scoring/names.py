@@ -6,10 +6,8 @@ impact table takes these from here, so a label means the same thing in every fil
 
 from __future__ import annotations
 
-# ``variant`` of a benchmark example's clean prompt (the row every arm is compared with).
-ORIGINAL = "original"
-# ``condition`` of the plain typo'd prompt: the one arm today (later arms: "k=2", "natural", ...).
-TYPO = "typo"
+from evalpipe.arms import ORIGINAL, TYPO  # noqa: F401  (the row labels, declared in evalpipe.arms)
+
 # ``op`` / ``script`` of a row whose edits are of several kinds.
 MIXED = "mixed"
 # ``scope`` of an impact row made of all of a language's benchmarks.

@@ -5,9 +5,11 @@ stage, accuracy by typo rate, the impact tables of words, operations and scripts
 comparison, the report) is a grouping of this one table, so a delta means the same thing wherever
 it is printed. The score stage writes it to ``data/scored/<model>/pairs.parquet``.
 
-A pair is one row of a scored view that is not the clean prompt (today: a target word whose typos
-fired in the example, one row per typo draw) joined with the same view's single ``original`` row
-of the example. ``condition`` names the arm (:data:`~evalpipe.scoring.names.TYPO` today).
+A pair is one row of a scored view that is not a clean prompt (a target word whose typos fired in
+the example, one row per typo draw) joined with the same view's single ``original`` row of the
+example *in the same arm*: ``condition`` names the arm (:mod:`evalpipe.arms`; the plain perturbed
+sets are :data:`~evalpipe.arms.TYPO`, a defence's rows hold their own clean row), so an arm's
+``_original`` columns are the arm applied to the clean prompt.
 ``cluster`` numbers the examples (benchmark, example_id) in sorted order
 (:func:`cluster_codes`, the one place examples are numbered): every pair of one example shares
 its original answer, so an interval treats the pairs of one cluster as dependent
@@ -24,13 +26,13 @@ import numpy as np
 import pandas as pd
 
 from evalpipe.errors import InputError
-from evalpipe.scoring.names import ORIGINAL, PAIR_COLUMNS, TYPO
+from evalpipe.scoring.names import ORIGINAL, PAIR_COLUMNS
 from evalpipe.scoring.scorer import check_columns
 from evalpipe.scoring.views import parse_view
 
 # What build_pairs reads of a scored view (the outputs' columns plus score_frame's).
 SCORED_COLUMNS = (
-    "benchmark", "example_id", "variant", "word_rank", "draw", "subtask", "language",
+    "benchmark", "example_id", "variant", "word_rank", "draw", "condition", "subtask", "language",
     "n_typos", "n_edited_chars", "op", "script", "occurrences", "perturbed_occurrences",
     "prompt", "correct", "score", "prediction", "parse_status", "finish_reason",
 )  # fmt: skip
@@ -92,9 +94,7 @@ def _text(column: pd.Series, positions: np.ndarray) -> pd.Series:
     return column.take(positions).astype("str").reset_index(drop=True)
 
 
-def _view_pairs(
-    frame: pd.DataFrame, *, view: str, model: str, condition: str, source: str
-) -> pd.DataFrame:
+def _view_pairs(frame: pd.DataFrame, *, view: str, model: str, source: str) -> pd.DataFrame:
     check_columns(frame, SCORED_COLUMNS, source=source)
     benchmarks = frame["benchmark"].astype(str).unique()
     if len(benchmarks) > 1:
@@ -102,29 +102,38 @@ def _view_pairs(
             f"{source}: column 'benchmark': a view holds one benchmark, got {sorted(benchmarks)}"
         )
     example_ids = frame["example_id"].astype("str")
+    conditions = frame["condition"].astype("str")
+    missing = frame["condition"].isna().to_numpy()
+    if missing.any():
+        row = int(np.flatnonzero(missing)[0])
+        raise InputError(f"{source}, row {row}: column 'condition': expected an arm name, got null")
+    keys = example_ids + "\x1f" + conditions  # (example, arm): the clean row a pair needs
     is_original = (frame["variant"] == ORIGINAL).to_numpy()
     originals = np.flatnonzero(is_original)
-    index = pd.Index(example_ids.take(originals))
+    index = pd.Index(keys.take(originals))
     if index.has_duplicates:
-        first = index[index.duplicated()][0]
+        at = int(originals[np.flatnonzero(index.duplicated())[0]])
         raise InputError(
-            f"{source}: example_id {first!r} has more than one 'original' row; expected one"
+            f"{source}, row {at}: example_id {example_ids.iloc[at]!r} has more than one "
+            f"'original' row in condition {conditions.iloc[at]!r}; expected one"
         )
     arm = np.flatnonzero(~is_original)
-    match = index.get_indexer(example_ids.take(arm))
+    match = index.get_indexer(keys.take(arm))
     if (match < 0).any():
         row = int(arm[np.flatnonzero(match < 0)[0]])
         raise InputError(
             f"{source}, row {row}: example_id {example_ids.iloc[row]!r} (variant "
-            f"{frame['variant'].iloc[row]!r}) has no 'original' row to pair with"
+            f"{frame['variant'].iloc[row]!r}, condition {conditions.iloc[row]!r}) has no "
+            "'original' row of its condition to pair with"
         )
-    # In table order: word rank, variant, example, draw (the view is one benchmark).
+    # In table order: arm, word rank, variant, example, draw (the view is one benchmark).
     order = np.lexsort(
         (
             _integers(frame, "draw", arm, source),
             pd.factorize(example_ids.take(arm), sort=True)[0],
             pd.factorize(frame["variant"].take(arm).astype("str"), sort=True)[0],
             _integers(frame, "word_rank", arm, source),
+            pd.factorize(conditions.take(arm), sort=True)[0],
         )
     )
     arm, match = arm[order], match[order]
@@ -140,7 +149,7 @@ def _view_pairs(
         "example_id": example_ids.take(arm).reset_index(drop=True),
         "cluster": np.zeros(arm.size, dtype=np.int64),  # numbered over the whole table
         "variant": _text(frame["variant"], arm),
-        "condition": condition,
+        "condition": conditions.take(arm).reset_index(drop=True),
         "op": _text(frame["op"], arm),
         "script": _text(frame["script"], arm),
         "prompt_chars": frame["prompt"].take(arm).str.len().fillna(0).to_numpy(dtype=np.int64),
@@ -165,7 +174,6 @@ def build_pairs(
     views: Mapping[str, pd.DataFrame],
     *,
     model: str,
-    condition: str = TYPO,
     source_dir: str = "data/scored",
 ) -> pd.DataFrame:
     """Every arm row of every scored view joined with its example's original row.
@@ -175,27 +183,27 @@ def build_pairs(
     views : view name (``gsm8k``, ``mmlu.ll``; :mod:`evalpipe.scoring.views`) -> scored frame
         (:data:`SCORED_COLUMNS`: the outputs' columns and :func:`~evalpipe.scoring.scorer.score_frame`'s).
     model : the model's slug (the ``model`` column).
-    condition : the arm the non-original rows are (:data:`~evalpipe.scoring.names.TYPO`).
     source_dir : where the scored views are written, for error messages.
 
     Returns
     -------
     DataFrame
         :data:`~evalpipe.scoring.names.PAIR_COLUMNS`, one row per (view, example_id, variant,
-        word_rank, draw, condition), sorted by view, word rank, variant, benchmark, example,
+        word_rank, draw, condition), sorted by view, condition, word rank, variant, example,
         draw; ``cluster`` from :func:`cluster_codes` over the whole table.
 
     Raises
     ------
     InputError
-        A missing column or null count, a view holding several benchmarks, two original rows of
-        one example, or an arm row without its original.
+        A missing column, a null count or condition, a view holding several benchmarks, two
+        original rows of one example and condition, or an arm row without its condition's
+        original.
 
     Examples
     --------
     >>> rows = pd.DataFrame({"benchmark": "b", "example_id": ["1", "1", "2", "2"],
     ...     "variant": ["original", "the", "original", "the"], "word_rank": [0, 1, 0, 1],
-    ...     "draw": 0, "subtask": None, "language": "english", "n_typos": [0, 1, 0, 1],
+    ...     "draw": 0, "condition": "typo", "subtask": None, "language": "english", "n_typos": [0, 1, 0, 1],
     ...     "n_edited_chars": [0, 1, 0, 1], "op": [None, "replace", None, "delete"],
     ...     "script": [None, "latin", None, "latin"], "occurrences": [0, 1, 0, 2],
     ...     "perturbed_occurrences": [0, 1, 0, 1], "prompt": "Q?", "correct": [True, False, True, True],
@@ -211,7 +219,6 @@ def build_pairs(
             views[name],
             view=name,
             model=model,
-            condition=condition,
             source=f"{source_dir}/{name}.parquet",
         )
         for name in sorted(views)

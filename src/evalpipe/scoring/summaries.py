@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalpipe.arms import typo_rows
 from evalpipe.scoring.metrics import classification_report
 from evalpipe.scoring.names import ORIGINAL
 from evalpipe.scoring.robustness import (
@@ -200,6 +201,7 @@ def build_reports(
     ----------
     scored : view name -> scored frame (:func:`~evalpipe.scoring.scorer.score_frame`).
     pairs : the model's pairs table (:func:`~evalpipe.scoring.pairs.build_pairs` of ``scored``).
+        Of both, only the rows of the typo arm (``condition`` :data:`~evalpipe.arms.TYPO`) count.
     classification : the views with a label space, and how to report them.
     level : confidence level of the intervals (``scoring.confidence_level``).
     margin : the non-inferiority margin of every view's gate (``scoring.margin``; None: none).
@@ -217,6 +219,10 @@ def build_reports(
         do not mix); ``accuracy_by_rate``: paired accuracy change by typo rate over one view per
         benchmark.
     """
+    # The typo arm only: a defence's or a control's rows never change these figures
+    # (evalpipe.arms; their own tables read the other arms).
+    scored = {name: typo_rows(frame) for name, frame in scored.items()}
+    pairs = typo_rows(pairs)
     robustness: dict[str, Any] = {}
     class_metrics: dict[str, Any] = {}
     words, confusion = [], []
