@@ -140,10 +140,15 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
     rejected = str(rel.rejected)
     if (raw := get(rejected, "written by `dvc repro agreement`")) is not None:
         data.rejected = _parse_jsonl(rejected, raw)
-    for kind in ("words", "operations", "scripts", "token_split"):
+    for kind in ("words", "operations", "scripts"):
         path = str(rel.impact(kind))
         if (raw := get(path, "written by `dvc repro impact`")) is not None:
             setattr(data, kind, _parse_parquet(path, raw))
+    # optional: without the token split (an older impact stage) its section is left out
+    path = str(rel.impact("token_split"))
+    if (raw := read(path)) is not None:
+        hashes[path] = hashlib.md5(raw).hexdigest()[:12]
+        data.token_split = _parse_parquet(path, raw)
     frames: dict[str, list[pd.DataFrame]] = {}
     for slug in slugs:
         scored_dir = str(rel.scored_dir(slug))
