@@ -40,6 +40,7 @@ from evalpipe.inference.perplexity import (
 )
 from evalpipe.inference.tiny import TINY_RANDOM_NOTE, default_model_cache
 from evalpipe.inference.types import Generation
+from evalpipe.inference.word_tokens import edit_token_columns, token_arrays, word_token_counter
 from evalpipe.model_list import locate_settings, model_configs, model_labels
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
@@ -192,6 +193,8 @@ def run_model(
         model_cache=default_model_cache(paths.root),
         read_also=sorted(p for p in caches.iterdir() if p.is_dir()) if caches.is_dir() else (),
     )
+    # tokens of every edited word before and after its typo, under this model's tokenizer
+    counter = word_token_counter(model_cfg, model_cache=default_model_cache(paths.root))
     all_requests = [r for plan in plans for r in plan[4]]
     generations = engine.generate(all_requests, progress=progress)
     stats = engine.last_stats
@@ -232,7 +235,11 @@ def run_model(
                 "rows_scored": int(columns["ppl_logprob"].notna().sum()),
                 "rows_unscored": int(columns["ppl_logprob"].isna().sum()),
             }
-        atomic.write_parquet(paths.outputs(name, slug), outputs_table(frame, pq.read_schema(path)))
+        table = outputs_table(frame, pq.read_schema(path))
+        tokens, token_counts = edit_token_columns(rows, counter)
+        for column, values in token_arrays(tokens).items():
+            table = table.append_column(column, values)
+        atomic.write_parquet(paths.outputs(name, slug), table)
         truncated, share = truncated_share(gens)
         if share > TRUNCATION_WARNING:
             log.warning(
@@ -267,6 +274,7 @@ def run_model(
             "loglikelihood_requests": sum(len(r) for r in ll_requests) if ll_requests else 0,
             "loglikelihood": "scored" if ll_requests is not None else ll_reason,
             **ppl_counts,
+            "word_tokens": token_counts,
         }
     smoke = engine.is_smoke_test_model
     metrics = {

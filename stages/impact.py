@@ -10,13 +10,19 @@ import click
 import pandas as pd
 
 from evalpipe import atomic
-from evalpipe.arms import typo_rows
+from evalpipe.arms import CONTROL, TYPO
 from evalpipe.errors import InputError
 from evalpipe.languages import LANGUAGES
 from evalpipe.model_list import model_configs, model_labels
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.comparison import model_comparison
+from evalpipe.scoring.controls import (
+    TOKEN_PAIR_COLUMNS,
+    control_effect,
+    token_split,
+    with_control,
+)
 from evalpipe.scoring.ladder import has_ladder, ladder_table
 from evalpipe.scoring.names import POOLED
 from evalpipe.scoring.summaries import rounded_frame
@@ -80,8 +86,10 @@ def main(params_path: str, root: str) -> None:
     details: dict[str, dict] = {}
     for slug in slugs:
         path = paths.pairs(slug)
-        # the plain typo'd arm only: a defence's arms have their own figures (score@<model>)
-        pairs = typo_rows(read_parquet(path, [*IMPACT_PAIR_COLUMNS, *DOSE_PAIR_COLUMNS]))
+        pairs = read_parquet(path, [*IMPACT_PAIR_COLUMNS, *DOSE_PAIR_COLUMNS, *TOKEN_PAIR_COLUMNS])
+        # the plain typo'd arm and its matched control: a defence's arms have their own figures
+        # (score@<model>)
+        pairs = pairs.loc[pairs["condition"].isin([TYPO, CONTROL])].reset_index(drop=True)
         check_languages(pairs, path=path)
         # the slug names the model in every table, whatever the file holds
         tables.append(pairs.assign(model=slug))
@@ -93,17 +101,36 @@ def main(params_path: str, root: str) -> None:
     languages = sorted(set(pairs["language"]))
     words = {language: read_parquet(paths.words(language)) for language in languages}
     word_table, operations, scripts = build_impact(pairs, words, n_base=n_base, settings=settings)
+    chosen, _ = select_pairs(pairs, n_base)
+    control, _ = select_pairs(pairs, n_base, condition=CONTROL)
+    if len(control):  # perturb.control: harm beyond a matched random word, per word
+        effect = control_effect(chosen, control, level=settings.level)
+        word_table = with_control(word_table, effect)
     atomic.write_parquet(paths.impact("words"), word_table)
     atomic.write_parquet(paths.impact("operations"), operations)
     atomic.write_parquet(paths.impact("scripts"), scripts)
     # accuracy by number of edited words, paired per dose (one view per benchmark, the typo arm)
-    chosen, _ = select_pairs(pairs, n_base)
     dose = rounded_frame(dose_response(chosen, level=settings.level))
     atomic.write_parquet(paths.impact("dose"), dose)
     pooled_dose = dose.loc[dose["scope"] == POOLED].drop(columns=["scope", "benchmark"])
     atomic.write_csv(
         paths.dose_response_plot,
         pooled_dose.assign(label=pooled_dose["model"] + " (" + pooled_dose["language"] + ")"),
+    )
+    # accuracy change by how many tokens the typos added to their words (the model's tokenizer)
+    split = rounded_frame(token_split(chosen, level=settings.level))
+    atomic.write_parquet(paths.impact("token_split"), split)
+    pooled_split = split.loc[split["scope"] == POOLED].drop(columns=["scope", "benchmark"])
+    atomic.write_csv(
+        paths.token_split_plot,
+        pooled_split.assign(
+            label=pooled_split["model"]
+            + " ("
+            + pooled_split["language"]
+            + "): "
+            + pooled_split["extra_tokens"]
+            + " extra tokens"
+        ),
     )
     # One CSV per known language, empty when none of its benchmarks ran: dvc.yaml declares each.
     for language in LANGUAGES:

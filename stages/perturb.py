@@ -12,6 +12,7 @@ from evalpipe.errors import InputError
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.perturb import perturb_frame, validate_probabilities
+from evalpipe.perturb.control import add_controls
 from evalpipe.perturb.count import perturb_count_frame, validate_counts, validate_design
 from evalpipe.perturb.eligibility import from_params as eligibility_from_params
 from stages._common import fail_cleanly, params_option
@@ -47,6 +48,11 @@ def main(name: str, params_path: str) -> None:
     language = str(bench["language"].iloc[0])
     design = validate_design(cfg["design"], source=params_path)
     rules = eligibility_from_params(cfg, source=params_path)
+    if design == "count" and cfg["control"]:
+        raise InputError(
+            f"{params_path}: perturb.control: the matched control is an arm of the words design; "
+            "expected perturb.control: false with perturb.design: count"
+        )
     if design == "count":
         result = perturb_count_frame(
             bench,
@@ -58,24 +64,9 @@ def main(name: str, params_path: str) -> None:
             source=str(bench_path),
             progress=True,
         )
-    else:
-        words_path = paths.words(language)
-        words = _read_parquet(words_path, f"run `dvc repro words@{language}`")
-        result = perturb_frame(
-            bench,
-            words,
-            probabilities=probs,
-            seed=seed,
-            source=str(bench_path),
-            words_source=str(words_path),
-            draws=draws,
-            progress=True,
-            eligibility=rules,
-        )
-    atomic.write_parquet(paths.perturbed(name), result.table)
-    atomic.write_json(summary_path(paths, name), result.summary)
-    s = result.summary
-    if design == "count":
+        s = result.summary
+        atomic.write_parquet(paths.perturbed(name), result.table)
+        atomic.write_json(summary_path(paths, name), s)
         click.echo(
             f"perturb@{name} (count, {s['model']}): {s['examples']} examples, "
             f"{s['eligible_words']} eligible words, rows by k {s['rows_by_k']}, shortfall "
@@ -83,6 +74,35 @@ def main(name: str, params_path: str) -> None:
             f"{s['targeting']['edits']} -> {paths.perturbed(name)}"
         )
         return
+    words_path = paths.words(language)
+    words = _read_parquet(words_path, f"run `dvc repro words@{language}`")
+    result = perturb_frame(
+        bench,
+        words,
+        probabilities=probs,
+        seed=seed,
+        source=str(bench_path),
+        words_source=str(words_path),
+        draws=draws,
+        progress=True,
+        eligibility=rules,
+    )
+    table, summary = result.table, result.summary
+    if cfg["control"]:  # the matched-control arm (docs/perturbation.md, "Matched control")
+        table, extra = add_controls(
+            table,
+            bench,
+            words,
+            probabilities=probs,
+            seed=seed,
+            eligibility=rules,
+            words_source=str(words_path),
+            source=str(bench_path),
+        )
+        summary = {**summary, **extra}
+    atomic.write_parquet(paths.perturbed(name), table)
+    atomic.write_json(summary_path(paths, name), summary)
+    s = summary
     click.echo(
         f"perturb@{name} ({s['model']}): {s['examples']} examples, {s['target_words_found']}/{s['target_words']} "
         f"target words found, {s['perturbed_occurrences']}/{s['occurrences']} occurrences "

@@ -200,6 +200,11 @@ class ProjectPaths:
         """The pooled accuracy change by number of edited words (impact stage)."""
         return self.plots / "dose_response.csv"
 
+    @property
+    def token_split_plot(self) -> Path:
+        """The pooled accuracy change by extra tokens of the typo'd words (impact stage)."""
+        return self.plots / "token_split.csv"
+
     def top_words_plot(self, language: str) -> Path:
         return self.plots / f"top_words_{language}.csv"
 

@@ -252,6 +252,8 @@ SCHEMA = Section(
                 "draws": integer(
                     "independent typo draws per (example, word)", minimum=1, default=1
                 ),
+                # evalpipe.perturb.control: the same typos on matched random words
+                "control": boolean("add the matched-control arm (words design)", default=False),
             },
             check=_perturb_check,
         ),

@@ -17,6 +17,7 @@ from evalpipe.report.accuracy import (
 )
 from evalpipe.report.annotation import agreement_figure, annotation_section, data_notes
 from evalpipe.report.answer import answer_section, most_harmful
+from evalpipe.report.controls import control_section, token_split_section
 from evalpipe.report.data import ReportData, ReportOptions
 from evalpipe.report.defences import TITLE as DEFENCES_TITLE
 from evalpipe.report.defences import defences_section
@@ -78,6 +79,12 @@ def build_report(data: ReportData, options: ReportOptions | None = None) -> str:
             typos_section(summaries=data.perturb_summaries, perturbed=data.edits),
         ),
         ("defences", DEFENCES_TITLE, defences_section(data.defences)),
+        (
+            "controls",
+            "Harm beyond a matched random word",
+            control_section(data.words, data.perturb_summaries),
+        ),
+        ("token-split", "Accuracy by tokenizer split", token_split_section(data.token_split)),
         ("classification", "Confusion matrices", confusion_section(data)),
         ("parsing", "How the answers parsed", parse_section(data)),
         ("examples", "Examples", examples_section(data, options)),

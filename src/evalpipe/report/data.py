@@ -44,6 +44,8 @@ class ReportData:
     dose:
         ``data/impact/dose.parquet``, read only when a perturb summary is of the count design
         (the dose-response section).
+    token_split:
+        ``data/impact/token_split.parquet``: accuracy change by extra tokens of the typo'd words.
     scored:
         ``{benchmark: data/scored/<model>/<benchmark>.parquet}`` (the generated-answer views of
         every model, ``model`` = slug): the texts, outputs and parses the examples show.
@@ -87,6 +89,7 @@ class ReportData:
     operations: pd.DataFrame | None = None
     scripts: pd.DataFrame | None = None
     dose: pd.DataFrame | None = None
+    token_split: pd.DataFrame | None = None
     scored: dict[str, pd.DataFrame] = field(default_factory=dict)
     pairs: pd.DataFrame | None = None
     edits: dict[str, pd.DataFrame] = field(default_factory=dict)

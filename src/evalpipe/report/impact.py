@@ -26,6 +26,7 @@ from evalpipe.report.answer import (
     pooled,
     records,
 )
+from evalpipe.report.controls import control_columns, with_control_ci
 from evalpipe.report.svg import ForestRow, forest_plot
 
 ADJUSTED = "adjusted"
@@ -223,6 +224,7 @@ def impact_columns(key: str, frame: pd.DataFrame | None = None) -> list[h.Column
         *extras,
         h.Column("p_holm", "p Holm", h.fmt_p, numeric=True),
         *adjusted,
+        *control_columns(frame),
         h.num("pdr", "drop rate (PDR)", title=PDR_TITLE),
         h.num("flip_c2i", "flip c→i"),
         h.num("flip_i2c", "flip i→c"),
@@ -295,7 +297,7 @@ def words_section(words: pd.DataFrame | None, *, languages: Sequence[str], top: 
             f"<p>All {len(ordered)} rows (pooled and per benchmark); click a header to sort.</p>"
             + h.table(
                 impact_columns("word", group),
-                with_intervals(records(ordered), group),
+                with_control_ci(with_intervals(records(ordered), group)),
                 sortable=True,
                 table_id=f"words-{h.slug(lang, src)}",
                 row_class=_small,
@@ -353,7 +355,7 @@ def kinds_section(operations: pd.DataFrame | None, scripts: pd.DataFrame | None)
             body.append(
                 h.table(
                     impact_columns(key, group),
-                    with_intervals(records(ordered), group),
+                    with_control_ci(with_intervals(records(ordered), group)),
                     sortable=True,
                     table_id=f"{name}-{h.slug(lang, src)}",
                     row_class=_small,

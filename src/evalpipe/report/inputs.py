@@ -169,6 +169,11 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
         if (raw := read(path)) is not None:
             hashes[path] = hashlib.md5(raw).hexdigest()[:12]
             data.perplexity[slug] = _parse_json(path, raw)
+    # optional: without the token split (an older impact stage) its section is left out
+    path = str(rel.impact("token_split"))
+    if (raw := read(path)) is not None:
+        hashes[path] = hashlib.md5(raw).hexdigest()[:12]
+        data.token_split = _parse_parquet(path, raw)
     frames: dict[str, list[pd.DataFrame]] = {}
     for slug in slugs:
         scored_dir = str(rel.scored_dir(slug))

@@ -19,7 +19,7 @@ POOLED = "pooled"
 PAIR_COLUMNS = [
     "model", "view", "method", "benchmark", "subtask", "language", "example_id", "cluster",
     "variant", "word_rank", "draw", "condition", "n_typos", "n_edited_chars", "op", "script",
-    "occurrences", "perturbed_occurrences", "prompt_chars",
+    "occurrences", "perturbed_occurrences", "prompt_chars", "tokens_before", "tokens_after",
     "correct_original", "correct_perturbed", "score_original", "score_perturbed",
     "prediction_original", "prediction_perturbed", "parse_status_original",
     "parse_status_perturbed", "finish_reason_original", "finish_reason_perturbed",

@@ -45,6 +45,9 @@ _INTEGERS = {
     "occurrences": "int64",
     "perturbed_occurrences": "int64",
 }
+# The edited words' tokens before / after their typos (generate's counts under the model's
+# tokenizer; null when it had none, or for outputs written before they were counted).
+TOKEN_COUNTS = ("tokens_before", "tokens_after")
 # Columns taken from both rows of a pair: <name>_original, <name>_perturbed.
 _BOTH = ("correct", "score", "prediction", "parse_status", "finish_reason")
 
@@ -153,6 +156,9 @@ def _view_pairs(frame: pd.DataFrame, *, view: str, model: str, source: str) -> p
     }
     for column in _INTEGERS:
         columns[column] = _integers(frame, column, arm, source)
+    for column in TOKEN_COUNTS:
+        values = frame[column].take(arm) if column in frame.columns else [None] * arm.size
+        columns[column] = pd.array(list(values), dtype="Int32")
     for column in _BOTH:
         for suffix, positions in (("_original", base), ("_perturbed", arm)):
             if column == "correct":
@@ -232,6 +238,7 @@ def empty_pairs() -> pd.DataFrame:
         **_INTEGERS,
         "cluster": "int64",
         "prompt_chars": "int64",
+        **dict.fromkeys(TOKEN_COUNTS, "Int32"),
         "correct_original": "bool",
         "correct_perturbed": "bool",
         "score_original": "float64",

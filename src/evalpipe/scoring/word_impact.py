@@ -441,7 +441,7 @@ def category_impact(
 
 
 def select_pairs(
-    pairs: pd.DataFrame, n_base: pd.DataFrame, *, source: str = "pairs"
+    pairs: pd.DataFrame, n_base: pd.DataFrame, *, source: str = "pairs", condition: str = TYPO
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The pairs and example counts the impact tables are made of.
 
@@ -455,6 +455,7 @@ def select_pairs(
     n_base : ``model, view, n_base``: the examples of every scored view (the robustness
         details' ``n_examples``), also those without a pair.
     source : name of the pairs for error messages.
+    condition : the arm to keep (the typo arm; ``control`` for the matched control).
 
     Returns
     -------
@@ -474,7 +475,7 @@ def select_pairs(
         for view in primary_views(views.astype(str)).values()
     }
     keep = pd.MultiIndex.from_arrays([pairs["model"], pairs["view"]]).isin(sorted(chosen))
-    picked = pairs.loc[keep & (pairs["condition"] == TYPO).to_numpy()]
+    picked = pairs.loc[keep & (pairs["condition"] == condition).to_numpy()]
     picked = picked.sort_values(
         ["benchmark", "model", "word_rank", "variant", "example_id", "draw"],
         kind="stable",
