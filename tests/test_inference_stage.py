@@ -46,6 +46,8 @@ def test_dvc_repro_generates_offline_and_a_rerun_never_starts_the_engine(project
     total = _write_inputs(root)
     project.commit("small generate run")
 
+    # generate reads data/defended: the defend stage writes it (a no-op without correctors)
+    project.dvc("repro", "--single-item", "defend")
     project.dvc("repro", "--single-item", f"generate@{M}")
     metrics = json.loads((root / "data" / "outputs" / M / "generation.json").read_text())
     assert metrics["prompts"] == total and metrics["misses"] == metrics["unique_prompts"]
