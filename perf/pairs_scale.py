@@ -122,6 +122,7 @@ def make_views(folder: Path, *, benchmarks: int, examples: int, words: int, hit:
                 "variant": np.where(rank == 0, "original", np.char.add("w", rank.astype(str))),
                 "word_rank": rank,
                 "draw": np.zeros(rows, dtype=np.int32),
+                "condition": "typo",  # the plain typo arm (evalpipe.arms)
                 "subtask": None,
                 "language": language,
                 "n_typos": np.r_[np.zeros(examples, dtype=np.int32), fired.astype(np.int32)],
@@ -132,6 +133,12 @@ def make_views(folder: Path, *, benchmarks: int, examples: int, words: int, hit:
                 ],
                 "occurrences": np.r_[np.zeros(examples, dtype=np.int64), fired + 1],
                 "perturbed_occurrences": np.r_[np.zeros(examples, dtype=np.int64), fired],
+                # the edited words' tokens before / after (generate's counts): the token split
+                "tokens_before": np.r_[np.zeros(examples, dtype=np.int32), fired.astype(np.int32)],
+                "tokens_after": np.r_[
+                    np.zeros(examples, dtype=np.int32),
+                    (fired + rng.integers(0, 3, n)).astype(np.int32),
+                ],
                 "prompt": [text[: int(k)] for k in lengths[example]],
                 "output": "The answer is (A).",
                 "finish_reason": np.where(rng.random(rows) < 0.02, "length", "stop").astype(object),
