@@ -113,9 +113,9 @@ def test_singletons_have_no_design_effect_and_copies_add_no_information():
         np.repeat(o, 3), np.repeat(p, 3), clusters=np.repeat(np.arange(80), 3)
     )
     assert deff1 == 1.0
-    # CR2: k (n - 1) / (n - k) for k exact copies; t on 79 degrees of freedom.
-    assert deff == pytest.approx(3 * 239 / 237)
-    assert high - low == pytest.approx((base_high - base_low), rel=0.03)
+    # CR3: k n (n - 1) / (n - k)^2 for k exact copies; t on 79 degrees of freedom.
+    assert deff == pytest.approx(3 * 240 * 239 / 237**2)
+    assert high - low == pytest.approx((base_high - base_low), rel=0.04)
     naive_low, naive_high, _ = paired_interval(np.repeat(o, 3), np.repeat(p, 3))
     assert naive_high - naive_low < 0.7 * (high - low)
 
@@ -164,14 +164,15 @@ def test_operation_rows_cluster_on_the_example():
     _, _, deff = paired_interval(
         pairs["correct_original"], pairs["correct_perturbed"], clusters=pairs["cluster"]
     )
-    assert deff == pytest.approx(4 * 39 / 36)
+    assert deff == pytest.approx(4 * 40 * 39 / 36**2)  # CR3 of k = 4 copies of n / k pairs
     low, high, _ = paired_interval(pairs["correct_original"].iloc[::4],
                                    pairs["correct_perturbed"].iloc[::4])  # fmt: skip
     clow, chigh, _ = paired_interval(
         pairs["correct_original"], pairs["correct_perturbed"], clusters=pairs["cluster"]
     )
-    # The ten examples' interval, widened by t on 9 degrees of freedom (2.26 instead of 1.96).
-    assert high - low < chigh - clow < 1.3 * (high - low)
+    # The ten examples' interval, widened by t on 9 degrees of freedom (2.26 instead of 1.96)
+    # and CR3's small-sample factor ((n - 1) n / (n - k)^2 = 1.2 for ten examples).
+    assert high - low < chigh - clow < 1.35 * (high - low)
 
 
 @pytest.mark.parametrize("module", ["intervals", "pairs", "robustness", "simulate"])
@@ -220,18 +221,45 @@ def _cr2_by_matrices(diff: np.ndarray, clusters: np.ndarray) -> tuple[float, flo
     return variance, float(np.trace(gram) ** 2 / np.trace(gram @ gram))
 
 
-def test_cr2_design_effect_and_degrees_of_freedom_match_the_matrix_formulas():
+def test_design_effect_is_the_cluster_jackknife_and_df_match_the_cr2_matrix_formulas():
     rng = np.random.default_rng(12)
     sizes = np.array([1, 1, 2, 3, 5, 8, 13, 2, 1, 4])  # uneven clusters, a few large
     clusters = np.repeat(np.arange(sizes.size), sizes)
     diff = rng.choice([-1.0, 0.0, 1.0], size=clusters.size, p=[0.3, 0.6, 0.1])
-    variance, df = _cr2_by_matrices(diff, clusters)
+    _, df = _cr2_by_matrices(diff, clusters)
     n = diff.size
     hc2 = float(((diff - diff.mean()) ** 2).sum()) / (1 - 1 / n) / n**2
+    # CR3 of a mean: the squared changes of the mean when one example is left out, summed.
+    left_out = np.array([diff[clusters != g].mean() for g in range(sizes.size)])
+    cr3 = float(((left_out - diff.mean()) ** 2).sum())
     correction = cluster_correction(diff, clusters)
-    assert correction.design_effect == pytest.approx(max(1.0, variance / hc2), rel=1e-10)
+    assert correction.variance_ratio == pytest.approx(cr3 / hc2, rel=1e-10)
+    assert correction.design_effect == pytest.approx(max(1.0, cr3 / hc2), rel=1e-10)
     assert correction.df == pytest.approx(df, rel=1e-10)
     assert correction.df < sizes.size - 1  # a few large examples: fewer df than G - 1
+
+
+def test_interval_is_the_hull_of_the_independent_and_the_clustered_score_intervals():
+    rng = np.random.default_rng(5)
+    for _ in range(60):
+        g = int(rng.integers(3, 25))
+        clusters = np.repeat(np.arange(g), 1 + rng.integers(0, 6, g))
+        o = rng.random(clusters.size) < 0.6
+        p = np.where(rng.random(clusters.size) < rng.uniform(0.05, 0.4), ~o, o)
+        score = paired_score(o, p, clusters=clusters)
+        c = cluster_correction(p.astype(float) - o.astype(float), clusters)
+        counts = {"both": float((o & p).sum()), "c2i": float((o & ~p).sum()),
+                  "i2c": float((~o & p).sum()), "neither": float((~o & ~p).sum())}  # fmt: skip
+        ind = interval_from_counts(**counts, level=0.95)
+        clu = interval_from_counts(**{k: v / max(c.variance_ratio, 1e-9) for k, v in counts.items()},
+                                   level=0.95, df=c.df)  # fmt: skip
+        assert score.low == pytest.approx(min(float(ind[0]), float(clu[0])), abs=1e-9)
+        assert score.high == pytest.approx(max(float(ind[1]), float(clu[1])), abs=1e-9)
+        # Its p: the larger of the two tests' p, so it rejects when both do.
+        p_ind = float(score_test_p(c2i=counts["c2i"], i2c=counts["i2c"]))
+        p_clu = float(score_test_p(c2i=counts["c2i"], i2c=counts["i2c"],
+                                   design_effect=max(c.variance_ratio, 1e-300), df=c.df))  # fmt: skip
+        assert score.p_value == pytest.approx(min(1.0, max(p_ind, p_clu)), rel=1e-12)
 
 
 def test_equal_clusters_have_g_minus_one_degrees_of_freedom():

@@ -250,27 +250,44 @@ def tango_interval(
 class ClusterCorrection:
     """How much the example clusters inflate the variance of delta, and how well that is known.
 
-    ``design_effect``: ratio of the cluster-robust (CR2) to the independent-pairs variance, >= 1.
-    ``df``: Satterthwaite (Bell-McCaffrey) degrees of freedom of the CR2 variance; ``inf`` when
-    every cluster holds one pair (the score interval's own variance then needs no estimate).
+    ``variance_ratio``: the jackknife (CR3) over the independent-pairs variance of delta (may be
+    below 1: a noisy estimate of "no clustering"). ``design_effect``: that ratio floored at 1,
+    the factor printed beside an interval. ``df``: Bell-McCaffrey (Satterthwaite) degrees of
+    freedom of the bias-reduced CR2 variance; ``inf`` when every cluster holds one pair (the
+    score interval's own variance then needs no estimate).
     """
 
     design_effect: float
     df: float
+    variance_ratio: float = 1.0
+
+    def inflation(self, level: float) -> float:
+        """The factor the 2x2 counts are divided by before the score interval is inverted at
+        the normal quantile: ``max(1, ratio * (t_df / z)^2)``, so the interval is the hull of the
+        independent-pairs score interval and the clustered one at the t quantile."""
+        if math.isinf(self.df):
+            return max(1.0, self.variance_ratio)
+        scale = _critical(level, self.df) / _z(level)
+        return max(1.0, self.variance_ratio * scale * scale)
 
 
 def cluster_correction(
     diff: Sequence[float] | np.ndarray, clusters: Sequence[Any] | np.ndarray | None
 ) -> ClusterCorrection:
-    """Design effect and degrees of freedom of ``mean(diff)`` over clustered pairs.
+    """Variance ratio, design effect and degrees of freedom of ``mean(diff)`` over clustered pairs.
 
-    The variance of a mean over G clusters of sizes n_g is estimated by Bell & McCaffrey's CR2,
-    ``sum_g S_g^2 / (1 - n_g / n) / n^2`` (``S_g`` the cluster's sum of residuals; for the mean the
-    CR2 adjustment ``(I - H_gg)^(-1/2)`` reduces to that factor), and compared with the
-    independent-pairs (HC2) variance ``sum e^2 / (1 - 1 / n) / n^2``; the ratio, floored at 1, is
-    the design effect. Its Satterthwaite degrees of freedom under a working model of independent
-    pairs (Bell & McCaffrey 2002; Imbens & Kolesar 2016) depend on the cluster sizes only:
-    ``G - 1`` for equal sizes, fewer when a few examples hold most pairs.
+    The variance of a mean over G clusters of sizes n_g is estimated by the cluster jackknife
+    (CR3), ``sum_g S_g^2 / (1 - n_g / n)^2 / n^2`` (``S_g`` the cluster's sum of residuals; for
+    the mean, ``(G - 1) / G`` times the delete-one-cluster jackknife is this), and compared with
+    the independent-pairs (HC2) variance ``sum e^2 / (1 - 1 / n) / n^2``. CR3 is the cluster
+    variance MacKinnon, Nielsen & Webb (2023) recommend when clusters are few and of unequal
+    size: Bell & McCaffrey's CR2 (weights ``1 / (1 - n_g / n)``) is unbiased only when the pairs
+    of an example are independent, and under-covers when a few examples hold many pairs that
+    flip together. The degrees of freedom are Bell & McCaffrey's for CR2 (Satterthwaite, under a
+    working model of independent pairs; Imbens & Kolesar 2016): ``G - 1`` for equal sizes, fewer
+    when a few examples hold most pairs. CR3's own Satterthwaite df are fewer still and, with
+    its larger variance, over-cover at 20 examples; the simulation that chose this pairing is in
+    docs/scoring.md ("Headline intervals at the sizes users run").
 
     Parameters
     ----------
@@ -281,8 +298,8 @@ def cluster_correction(
     -------
     ClusterCorrection
         ``(1, inf)`` for independent pairs. When the differences do not vary there is no
-        correlation to estimate and the design effect is ``n / G`` (each example counts once);
-        a single example gives ``(n, 1)``.
+        correlation to estimate and the ratio is ``n / G`` (each example counts once); a single
+        example gives ``(n, 1)``.
 
     Examples
     --------
@@ -292,7 +309,7 @@ def cluster_correction(
     >>> diff = [-1, -1, -1, 0, 0, 0, -1, -1, -1, 0, 0, 0]
     >>> c = cluster_correction(diff, [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3])
     >>> round(c.design_effect, 4), round(c.df, 4)
-    (3.6667, 3.0)
+    (4.8889, 3.0)
     """
     d = np.asarray(diff, dtype=float)
     n = d.size
@@ -303,33 +320,54 @@ def cluster_correction(
     if g == n:
         return ClusterCorrection(1.0, math.inf)
     if g == 1:
-        return ClusterCorrection(float(n), 1.0)
+        return ClusterCorrection(float(n), 1.0, float(n))
     sizes = np.bincount(codes, minlength=g).astype(float)
-    weight, df = _cr2_weights_df(sizes, n)
+    leverage = sizes / n
+    df = _satterthwaite_df(sizes, n, 1.0 / (1.0 - leverage))
     resid = d - d.mean()
     naive = float((resid**2).sum()) / (1.0 - 1.0 / n)
     if naive <= 1e-12:
-        return ClusterCorrection(max(1.0, n / g), df)
+        return ClusterCorrection(max(1.0, n / g), df, n / g)
     sums = np.bincount(codes, weights=resid, minlength=g)
-    robust = float((weight * sums**2).sum())
-    return ClusterCorrection(max(1.0, robust / naive), df)
+    ratio = float((sums**2 / (1.0 - leverage) ** 2).sum()) / naive
+    return ClusterCorrection(max(1.0, ratio), df, ratio)
 
 
-def _cr2_weights_df(sizes: np.ndarray, n: int) -> tuple[np.ndarray, float]:
-    """CR2 weights of a mean's cluster sums and the Satterthwaite degrees of freedom.
+def _satterthwaite_df(sizes: np.ndarray, n: int, weight: np.ndarray) -> float:
+    """Satterthwaite degrees of freedom of ``sum_g w_g S_g^2`` (S_g the cluster sums of the
+    residuals from the mean) under a working model of independent, equal-variance pairs.
 
-    The weights are ``1 / (1 - h_g)`` with the cluster's leverage ``h_g = n_g / n``. The df are
-    those of ``sum_g w_g (1_g' e)^2`` with ``e = (I - J/n) eps``, eps independent: the quadratic
-    form's matrix has the eigenvalues of ``K = diag(w_g n_g) - u u'``,
-    ``u_g = sqrt(w_g) n_g / sqrt(n)``; ``df = tr(K)^2 / tr(K^2)``, computed in O(G).
+    With ``S = (I - a 1') T``, ``a_g = n_g / n`` and T the clusters' sums of errors
+    (independent, variance ``n_g``), the quadratic form's matrix in T-standardised terms is
+    ``K = diag(w_g n_g) - r q' - q r' + c r r'`` (``r_g = sqrt(n_g)``, ``q_g = r_g w_g a_g``,
+    ``c = sum_g w_g a_g^2``): a diagonal plus a rank-two term, so ``df = tr(K)^2 / tr(K^2)``
+    takes O(G).
     """
+    a = sizes / n
+    r = np.sqrt(sizes)
+    q = r * weight * a
+    c = float((weight * a * a).sum())
+    diag = weight * sizes
+    # Sums, not dot products: BLAS kernels round dot products differently across machines.
+    rr, rq, qq = float((r * r).sum()), float((r * q).sum()), float((q * q).sum())
+    trace = float(diag.sum()) - 2.0 * rq + c * rr
+    # tr(L^2) of the rank-two part L = [r q] C [r q]', C = [[c, -1], [-1, 0]]: tr((C M)^2), M
+    # the Gram matrix of r and q.
+    m00, m01, m10, m11 = c * rr - rq, c * rq - qq, -rr, -rq
+    low_rank_sq = m00 * m00 + 2.0 * m01 * m10 + m11 * m11
+    trace_sq = (
+        float((diag * diag).sum())
+        + 2.0 * float((diag * (c * r * r - 2.0 * r * q)).sum())
+        + low_rank_sq
+    )
+    return trace**2 / trace_sq if trace_sq > 0 else float(sizes.size - 1)
+
+
+def cr2_weights_df(sizes: np.ndarray, n: int) -> tuple[np.ndarray, float]:
+    """CR2 weights ``1 / (1 - n_g / n)`` of a mean's cluster sums and their Satterthwaite df
+    (:func:`clustered_mean_interval`)."""
     weight = 1.0 / (1.0 - sizes / n)
-    wn = weight * sizes
-    u2 = weight * sizes**2 / n
-    trace = float(wn.sum() - u2.sum())
-    trace_sq = float((wn**2).sum() - 2.0 * (wn * u2).sum() + u2.sum() ** 2)
-    df = trace**2 / trace_sq if trace_sq > 0 else float(sizes.size - 1)
-    return weight, df
+    return weight, _satterthwaite_df(sizes, n, weight)
 
 
 @dataclass(frozen=True)
@@ -393,7 +431,7 @@ def clustered_mean_interval(
     if g < 2:
         return MeanInterval(mean, None, None, n, g, math.nan)
     sizes = np.bincount(codes, minlength=g).astype(float)
-    weight, df = _cr2_weights_df(sizes, n)
+    weight, df = cr2_weights_df(sizes, n)
     sums = np.bincount(codes, weights=v - mean, minlength=g)
     se = math.sqrt(float((weight * sums**2).sum())) / n
     half = _critical(level, df) * se
@@ -514,19 +552,39 @@ def paired_score(
     if o.size == 0:
         return PairedScore(None, None, 1.0, 1.0, math.inf)
     correction = cluster_correction(p.astype(float) - o.astype(float), clusters)
-    deff, df = correction.design_effect, correction.df
+    inflation = correction.inflation(level)
     c2i, i2c = float((o & ~p).sum()), float((~o & p).sum())
     low, high = interval_from_counts(
-        both=float((o & p).sum()) / deff,
-        c2i=c2i / deff,
-        i2c=i2c / deff,
-        neither=float((~o & ~p).sum()) / deff,
+        both=float((o & p).sum()) / inflation,
+        c2i=c2i / inflation,
+        i2c=i2c / inflation,
+        neither=float((~o & ~p).sum()) / inflation,
         level=level,
         method=method,
-        df=df,
     )
-    p_value = float(score_test_p(c2i=c2i, i2c=i2c, design_effect=deff, df=df))
-    return PairedScore(float(low) + 0.0, float(high) + 0.0, min(1.0, p_value), deff, df)
+    p_value = clustered_score_p(c2i=c2i, i2c=i2c, correction=correction)
+    return PairedScore(
+        float(low) + 0.0, float(high) + 0.0, p_value, correction.design_effect, correction.df
+    )
+
+
+def clustered_score_p(*, c2i: float, i2c: float, correction: ClusterCorrection) -> float:
+    """The p of the test :func:`paired_score`'s interval inverts, at delta = 0.
+
+    The interval rejects a delta when both the independent-pairs score test (normal) and the
+    clustered one (statistic divided by ``sqrt(ratio)``, Student t on ``df``) reject it, so its
+    p is the larger of the two: "the interval excludes 0" and "p < 1 - level" are the same event
+    at every level.
+
+    >>> round(clustered_score_p(c2i=4, i2c=0, correction=ClusterCorrection(1.0, math.inf)), 4)
+    0.0455
+    """
+    independent = float(score_test_p(c2i=c2i, i2c=i2c))
+    if math.isinf(correction.df):
+        return min(1.0, independent)
+    ratio = max(correction.variance_ratio, 1e-300)
+    clustered = float(score_test_p(c2i=c2i, i2c=i2c, design_effect=ratio, df=correction.df))
+    return min(1.0, max(independent, clustered))
 
 
 def distinct_per_group(groups: Sequence[np.ndarray], values: np.ndarray | None) -> np.ndarray:

@@ -24,8 +24,10 @@ With ``draws`` K > 1 every draw redraws the noise and the harm of the pair's per
 (the original answer stays the example's one), as K typo draws of one (example, word) do.
 
 The heavy-tailed design (``words_per_example_tail`` set; :data:`HEAVY`) is example-centric instead:
-each example holds ``1 + floor(2 X)`` target words, X ~ Lomax(tail) (shape 1.5: mean about 5, a
-few examples with 20-60 words, infinite variance), chosen at random; the words without a planted
+each example holds ``1 + floor(s X)`` target words, X ~ Lomax(tail), s =
+``words_per_example_scale`` (shape 1.5, s = 2: mean about 5, a few examples with 20-60 words,
+infinite variance; :data:`MODERATE`: shape 3, s = 8, the same mean with lighter tails), chosen at
+random; the words without a planted
 harm get a small random one (exponential, mean ``background_harm``: most effects near zero, a
 few large); and every example has a fragility ``f_i = 2 Beta(0.5, 0.5)`` (mean 1, independent of
 its accuracy) that multiplies the harm of every word on it, so one example's pairs flip together.
@@ -49,6 +51,9 @@ import pandas as pd
 from evalpipe.errors import InputError
 from evalpipe.scoring.intervals import (
     DEFAULT_METHOD,
+    ClusterCorrection,
+    clustered_score_p,
+    cr2_weights_df,
     interval_from_counts,
     minimum_attainable_p,
     paired_score,
@@ -157,6 +162,8 @@ class Design:
     # The heavy-tailed, example-centric design (module docstring) when set: Lomax shape of the
     # number of target words per example.
     words_per_example_tail: float | None = None
+    # ... and its scale: ``1 + floor(scale X)`` target words per example.
+    words_per_example_scale: float = 2.0
 
     def __post_init__(self) -> None:
         if len(self.benchmark_sizes) != len(self.benchmark_accuracy):
@@ -199,7 +206,9 @@ def simulate(design: Design, rng: np.random.Generator) -> Replication:
     original = rng.random(p.size) < p
     heavy = design.words_per_example_tail is not None
     if heavy:
-        per_example = 1 + np.floor(2.0 * rng.pareto(design.words_per_example_tail, p.size))
+        per_example = 1 + np.floor(
+            design.words_per_example_scale * rng.pareto(design.words_per_example_tail, p.size)
+        )
         per_example = np.minimum(per_example, design.n_words)
         order = rng.random((p.size, design.n_words)).argsort(axis=1).argsort(axis=1)
         hit = (order < per_example[:, None]).T
@@ -333,11 +342,32 @@ def word_rows(
 # The headline interval estimators the simulator compares (run_headline):
 HEADLINE_METHODS = (
     "independent",  # the clusters ignored
-    "cr1_normal",  # before: CR1 design effect, normal quantile (p: exact McNemar beside it)
+    "cr1_normal",  # CR1 design effect, normal quantile (p: exact McNemar beside it)
     "cr1_t",  # CR1 design effect, Student t on G - 1
     "bootstrap_floor",  # example (cluster) percentile bootstrap, hulled with the score interval
-    "cr2_bm",  # after: CR2 design effect, Bell-McCaffrey df (paired_score)
+    "cr2_bm",  # before: CR2 design effect floored at 1, Bell-McCaffrey df
+    "cr2_floor",  # CR2 at t on its df, hulled with the independent-pairs score interval
+    "cr3_floor",  # after: CR3 (jackknife) likewise (paired_score)
 )
+
+
+def _cr2_ratio_df(diff: np.ndarray, clusters: np.ndarray) -> tuple[float, float]:
+    """CR2 over the independent-pairs variance of the mean (unfloored) and its Bell-McCaffrey
+    df: the clustered variance the headline used before CR3 (``cr2_bm``, ``cr2_floor``)."""
+    codes = np.unique(clusters, return_inverse=True)[1].ravel()
+    n, g = diff.size, int(codes.max()) + 1
+    if g == n:
+        return 1.0, math.inf
+    if g == 1:
+        return float(n), 1.0
+    sizes = np.bincount(codes, minlength=g).astype(float)
+    weight, df = cr2_weights_df(sizes, n)
+    resid = diff - diff.mean()
+    naive = float((resid**2).sum()) / (1.0 - 1.0 / n)
+    if naive <= 1e-12:
+        return n / g, df
+    sums = np.bincount(codes, weights=resid, minlength=g)
+    return float((weight * sums**2).sum()) / naive, df
 
 
 def headline_rows(
@@ -421,8 +451,19 @@ def headline_rows(
                      "ci_low": min(float(b_low), floor_low),
                      "ci_high": max(float(b_high), floor_high), "p": math.nan,
                      "design_effect": math.nan, "df": math.nan})  # fmt: skip
+        ratio, cr2_df = _cr2_ratio_df(diff, ex)
+        deff = max(1.0, ratio)
+        low, high = scaled(deff, cr2_df)
+        rows.append({**common, "estimator": "cr2_bm", "ci_low": low, "ci_high": high,
+                     "p": float(score_test_p(c2i=c2i, i2c=i2c, design_effect=deff, df=cr2_df)),
+                     "design_effect": deff, "df": cr2_df})  # fmt: skip
+        cr2 = ClusterCorrection(deff, cr2_df, ratio)
+        low, high = scaled(cr2.inflation(level))
+        rows.append({**common, "estimator": "cr2_floor", "ci_low": low, "ci_high": high,
+                     "p": clustered_score_p(c2i=c2i, i2c=i2c, correction=cr2),
+                     "design_effect": deff, "df": cr2_df})  # fmt: skip
         score = paired_score(o, p, clusters=ex, level=level, method=method)
-        rows.append({**common, "estimator": "cr2_bm", "ci_low": score.low,
+        rows.append({**common, "estimator": "cr3_floor", "ci_low": score.low,
                      "ci_high": score.high, "p": score.p_value,
                      "design_effect": score.design_effect, "df": score.df})  # fmt: skip
     return pd.DataFrame(rows)
@@ -615,9 +656,15 @@ def run_headline(
 
 
 # The issue's designs for the headline: benchmarks of the sizes users run (20 examples is the
-# default max_samples), heavy-tailed target words per example, K = 1 or 4 typo draws.
+# default max_samples), several target words per example with heavy-tailed (Lomax 1.5: a few
+# examples hold 20-60 words) or moderate-tailed (Lomax 3) counts, both about 4.5 words per example,
+# K = 1, 2 or 4 typo draws; SPARSE has moderate tails and 1.5 words per example (about 3
+# discordant pairs in a benchmark of 20 examples).
 HEADLINE_SIZES = (20, 40, 80, 300)
 HEAVY = Design(benchmark_sizes=HEADLINE_SIZES, benchmark_accuracy=(0.6, 0.5, 0.7, 0.45),
                words_per_example_tail=1.5, background_harm=0.02, noise=0.2)  # fmt: skip
 MODERATE = Design(benchmark_sizes=HEADLINE_SIZES, benchmark_accuracy=(0.6, 0.5, 0.7, 0.45),
-                  words_per_example_tail=3.0, background_harm=0.02, noise=0.2)  # fmt: skip
+                  words_per_example_tail=3.0, words_per_example_scale=8.0,
+                  background_harm=0.02, noise=0.2)  # fmt: skip
+SPARSE = Design(benchmark_sizes=HEADLINE_SIZES, benchmark_accuracy=(0.6, 0.5, 0.7, 0.45),
+                words_per_example_tail=3.0, background_harm=0.02, noise=0.2)  # fmt: skip
