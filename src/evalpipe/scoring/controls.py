@@ -9,8 +9,8 @@ Harm beyond a matched random word (:func:`control_effect`)
     control prompts minus the accuracy of the typo prompts over the matched keys: positive when
     the word's own typos cost more than typos on comparable words of the same question. It is a
     paired difference of proportions like every other delta: Tango's score interval on the
-    (typo, control) 2x2 counts, divided by the CR2 design effect of the example clusters (the
-    draws of one example), at a Student t quantile on their Satterthwaite degrees of freedom
+    (typo, control) 2x2 counts, widened for the example clusters (the draws of one example) by
+    their CR3 variance ratio at a Student t quantile on their Bell-McCaffrey degrees of freedom
     (:func:`evalpipe.scoring.intervals.paired_score`). Typo pairs without a control partner
     (no matching word in the example) are counted in ``control_unmatched``, not dropped silently.
 

@@ -17,18 +17,21 @@ examples answered without and with typos. Its interval comes from :func:`paired_
   the headline deltas, or once per typo draw): the pairs of one example share its original answer
   and are not independent. :func:`cluster_correction` estimates the ratio of the cluster-robust to
   the independent-pairs variance of delta (Rao & Scott 1992's approach for clustered binary data)
-  with Bell & McCaffrey's (2002) bias-reduced CR2 variance, floored at 1, and the Satterthwaite
-  degrees of freedom of that variance (Bell-McCaffrey / Imbens-Kolesar 2016, working model of
-  independent pairs). The table's counts are divided by the design effect and the score interval
-  is inverted at a Student t quantile on those degrees of freedom instead of the normal one, so
-  the interval widens to the information the clusters really hold and to the uncertainty of a
-  variance estimated from few examples. Differences that do not vary give no variance to
-  estimate: the design effect is then n / G (G examples: every example counts once); one example
-  gives a design effect of n and 1 degree of freedom (it says nothing about other examples).
-- **One verdict per row**: :func:`paired_score` also returns the p-value of the score test the
-  interval inverts (Tango's statistic at delta = 0, which is McNemar's asymptotic statistic
-  ``(b - c) / sqrt(b + c)``, on the same divided counts and the same reference distribution), so
-  "the interval excludes 0" and "p < 1 - level" are the same event.
+  with the cluster jackknife (CR3; MacKinnon, Nielsen & Webb 2023), and Bell & McCaffrey's (2002)
+  Satterthwaite degrees of freedom (working model of independent pairs; Imbens & Kolesar 2016).
+  The interval is the hull of two score intervals: the independent-pairs one (normal quantile) and
+  the clustered one (counts divided by the ratio, Student t quantile on those degrees of freedom);
+  in practice the 2x2 counts are divided by ``max(1, ratio * (t / z)^2)`` and the interval is
+  inverted at the normal quantile. So it widens to the information the clusters really hold and to
+  the uncertainty of a variance estimated from few examples, and is never narrower than the
+  independent-pairs interval. Differences that do not vary give no variance to estimate: the
+  ratio is then n / G (every example counts once); one example gives a ratio of n and 1 degree of
+  freedom (it says nothing about other examples).
+- **One verdict per row**: :func:`paired_score` also returns the p-value of the test the interval
+  inverts: a delta is rejected when both score tests reject it, so the p is the larger of the
+  two tests' p at delta = 0 (:func:`clustered_score_p`; Tango's statistic at 0 is McNemar's
+  asymptotic statistic ``(b - c) / sqrt(b + c)``). "The interval excludes 0" and "p < 1 - level"
+  are the same event at every level.
 - **Strata** (pooled rows over benchmarks): pooled deltas are example-weighted, i.e. the mean of
   all pairs, so the interval is computed on the pooled counts. The pairs are a mixture of the
   benchmarks' pair distributions, whose variance is at least the stratified one (the

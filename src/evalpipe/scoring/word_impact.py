@@ -30,14 +30,15 @@ Confidence interval
     Tango's score interval of the paired difference (:mod:`evalpipe.scoring.intervals`) on the
     row's pooled 2x2 counts; it never has zero width. In the word tables every example contributes
     one pair per word (per typo draw), however many occurrences it carries. In the operation and
-    script tables one example appears once per word that hit it: the counts are divided by the
-    design effect of those example clusters (>= 1, CR2) first, and the limits use a Student t
-    quantile on the clusters' degrees of freedom. ``ci_method`` names the method
+    script tables one example appears once per word that hit it: the interval is widened for
+    those example clusters (the hull of the independent-pairs interval and the one on the counts
+    divided by the CR3 variance ratio at a Student t quantile on the clusters' degrees of freedom;
+    :func:`evalpipe.scoring.intervals.cluster_correction`). ``ci_method`` names the method
     (``tango_score``, ``+deff`` when a design effect widened it), ``design_effect`` the factor.
 
 Tests
-    ``mcnemar_p``: the score test the interval inverts (McNemar's asymptotic statistic on the
-    counts divided by the design effect, same reference distribution), so the interval excludes 0
+    ``mcnemar_p``: the test the interval inverts (McNemar's asymptotic statistic; with clusters
+    the larger of its independent-pairs p and its clustered p), so the interval excludes 0
     exactly when ``mcnemar_p < 1 - level``; 1.0 without discordant pairs. ``mcnemar_exact_p``:
     the exact McNemar test on the same counts, for reference. ``p_holm`` / ``p_bh``: Holm and
     Benjamini-Hochberg (Gilbert's discrete version) of ``mcnemar_p`` over the rows of the same
