@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from evalpipe.arms import typo_rows
@@ -178,12 +179,63 @@ def truncation_warnings(
     return lines
 
 
-def rounded_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """Float columns rounded to :data:`DECIMALS` (what the plot tables and metrics print)."""
+def verdict_rounded(value: Any, threshold: float, decimals: int = DECIMALS) -> Any:
+    """``value`` rounded to ``decimals``, on the same side of ``threshold`` as before.
+
+    Rounding to the nearest can carry a value onto the threshold: an interval limit of -0.00004
+    prints as 0.0, a p of 0.04996 as 0.05, and the printed interval then seems to include 0 while
+    the p beside it is below 0.05 (a row with 18 right -> wrong and 8 wrong -> right out of 160
+    pairs: interval (-0.1288, -0.00004), p 0.0499). A value off the threshold that would print on
+    it or beyond is cut towards itself instead (down below the threshold, up above it), one unit
+    in the last place from the nearest; the others are rounded as usual. Missing values (None,
+    NaN) pass through; arrays go element-wise.
+
+    Examples
+    --------
+    >>> verdict_rounded(-0.000041, 0.0), verdict_rounded(0.049962, 0.05)
+    (-0.0001, 0.0499)
+    >>> verdict_rounded(-0.12884, 0.0), verdict_rounded(0.050004, 0.05)
+    (-0.1288, 0.0501)
+    """
+    if value is None:
+        return None
+    scale = 10.0**decimals
+    if np.ndim(value) == 0:  # as rounded() rounds a float (Python's round)
+        x = float(value)
+        result = round(x, decimals)
+        if x < threshold <= result:
+            result = math.floor(x * scale) / scale
+        elif x > threshold >= result:
+            result = math.ceil(x * scale) / scale
+        return result + 0.0
+    x = np.asarray(value, dtype=float)  # as rounded_frame rounds a column (NumPy's round)
+    out = np.round(x, decimals)
+    below = (x < threshold) & ~(out < threshold)
+    above = (x > threshold) & ~(out > threshold)
+    out = np.where(below, np.floor(x * scale) / scale, out)
+    return np.where(above, np.ceil(x * scale) / scale, out) + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+# The p printed beside an interval and the test it inverts (the interval excludes 0 exactly when
+# the p is below 1 - level): rounded by verdict_rounded, so the printed figures agree as well.
+VERDICT_COLUMNS = ("ci_low", "ci_high", "mcnemar_p")
+
+
+def rounded_frame(frame: pd.DataFrame, *, alpha: float | None = None) -> pd.DataFrame:
+    """Float columns rounded to :data:`DECIMALS` (what the plot tables and metrics print).
+
+    With ``alpha`` (1 - the confidence level), the :data:`VERDICT_COLUMNS` keep their side of 0
+    (the limits) and of ``alpha`` (the p) when rounded (:func:`verdict_rounded`).
+    """
     out = frame.copy()
     for column in out.columns:
         if pd.api.types.is_float_dtype(out[column]):
             out[column] = out[column].round(DECIMALS) + 0.0  # + 0.0 turns -0.0 into 0.0
+    if alpha is not None:
+        for column in VERDICT_COLUMNS:
+            if column in out.columns and pd.api.types.is_float_dtype(frame[column]):
+                threshold = alpha if column == "mcnemar_p" else 0.0
+                out[column] = verdict_rounded(frame[column].to_numpy(dtype=float), threshold)
     return out
 
 
@@ -240,6 +292,9 @@ def build_reports(
         )
         figures = field_figures(view_pairs[name], margin=margin, level=level)
         robustness[name] = rounded({**summary, **answer_summary(frame), **figures})
+        for key in VERDICT_COLUMNS:
+            threshold = 1.0 - level if key == "mcnemar_p" else 0.0
+            robustness[name][key] = rounded(verdict_rounded(summary[key], threshold))
         if len(table):
             words.append(table.assign(label=name + ": " + table["word"]))
         setup = classification.get(name)
@@ -294,7 +349,7 @@ def build_reports(
             name: {short: summary.get(key) for short, key in HEADLINE_KEYS.items()}
             for name, summary in robustness.items()
         },
-        word_accuracy_drop=rounded_frame(word_frame),
+        word_accuracy_drop=rounded_frame(word_frame, alpha=1.0 - level),
         confusion=confusion_frame,
         accuracy_by_rate=rounded_frame(rate),
     )
