@@ -51,6 +51,7 @@ import pairs_scale  # noqa: E402  (perf/pairs_scale.py: the study builder)
 
 INVERTED = {"mcnemar_p", "adjusted_p"}
 BOUNDARY = 1e-9
+LEVEL = 0.95  # pairs_scale.run_score scores at the params' default confidence level
 
 
 def planted_flips(
@@ -63,8 +64,9 @@ def planted_flips(
     fragility: float,
     accuracy: float = 0.6,
     seed: int = 31,
-) -> Callable[..., np.ndarray]:
-    """The ``flips`` hook of :func:`pairs_scale.make_views`: planted word effects.
+) -> tuple[Callable[..., np.ndarray], int]:
+    """The ``flips`` hook of :func:`pairs_scale.make_views` with planted word effects, and the
+    number of harmful words.
 
     A harmless word flips an originally correct answer with probability ``base / (2 accuracy)``
     and a wrong one with ``base / (2 (1 - accuracy))``, so both directions are equally frequent
@@ -83,8 +85,7 @@ def planted_flips(
         chance = np.clip(np.where(correct, right, wrong) * factor[example], 0.0, 1.0)
         return view_rng.random(example.size) < chance
 
-    flips.harmful_words = int((extra > 0).sum())  # type: ignore[attr-defined]
-    return flips
+    return flips, int((extra > 0).sum())
 
 
 def _frame_of_details(path: Path) -> pd.DataFrame:
@@ -212,32 +213,27 @@ def run_stages(folder: Path) -> dict[str, float]:
 )
 @click.option("--base", default=0.1, show_default=True, help="flip rate of a harmless word")
 @click.option("--fragility", default=0.7, show_default=True, help="log-sd of example fragility")
-@click.option("--level", default=0.95, show_default=True, help="the params' confidence level")
 @click.option(
     "--keep",
     type=click.Path(path_type=Path),
     default=None,
     help="Project folder to write and keep (default: a temporary one).",
 )
-def main(
-    benchmarks, examples, words, hit, draws, harmful, harm, base, fragility, level, keep
-) -> None:
+def main(benchmarks, examples, words, hit, draws, harmful, harm, base, fragility, keep) -> None:
     """Count rows whose interval and p-value disagree, through the score and impact stages."""
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         folder = keep or Path(tmp)
-        flips = planted_flips(words=words, examples=examples, harmful=harmful, harm=harm,
+        flips, harmful_words = planted_flips(words=words, examples=examples, harmful=harmful, harm=harm,
                               base=base, fragility=fragility)  # fmt: skip
         n = pairs_scale.make_views(folder, benchmarks=benchmarks, examples=examples, words=words,
                                    hit=hit, draws=draws, flips=flips)  # fmt: skip
-        if level != 0.95:
-            raise click.UsageError("--level: pairs_scale.run_score scores at 0.95")
         made = time.perf_counter() - start
         seconds = run_stages(folder)
-        alpha = 1.0 - level
+        alpha = 1.0 - LEVEL
         click.echo(
             f"study: {benchmarks} benchmarks x {examples} examples x {words} words, hit {hit}, "
-            f"{draws} draw(s) -> {n} perturbed prompts; {flips.harmful_words} harmful words "
+            f"{draws} draw(s) -> {n} perturbed prompts; {harmful_words} harmful words "
             f"(extra flip up to {2 * harm:g}), base flip {base:g}, fragility {fragility:g}"
         )
         click.echo(
