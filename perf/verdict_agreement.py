@@ -44,6 +44,8 @@ import click
 import numpy as np
 import pandas as pd
 
+from evalpipe.scoring.summaries import alpha_of
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "perf")]
 
@@ -160,28 +162,39 @@ def count(
 def printed_elsewhere(folder: Path, *, alpha: float) -> list[tuple[str, int, int]]:
     """The impact word, operation and script rows (unrounded) as other printers show them:
     rounded to the nearest 4 decimals (the score stage's and top-words tables before
-    ``verdict_rounded``) and formatted for the HTML report (``fmt_ci`` / ``fmt_p``, 3 decimals).
-    (name, rows, disagreements between the interval and ``mcnemar_p`` as printed)."""
+    ``verdict_rounded``), and formatted for the HTML report (``fmt_ci`` / ``fmt_p``, 3 decimals)
+    without and with the report's ``printed_verdicts``. (name, rows, disagreements between the
+    interval and ``mcnemar_p`` as printed)."""
     from evalpipe.paths import ProjectPaths
     from evalpipe.report import html
+    from evalpipe.report.data import ReportData, printed_verdicts
 
     paths = ProjectPaths(folder)
     frame = pd.concat(
         [pd.read_parquet(paths.impact(kind)) for kind in ("words", "operations", "scripts")]
     )
     frame = frame.loc[frame[["ci_low", "ci_high", "mcnemar_p"]].notna().all(axis=1)]
-    lo, hi, p = (frame[c].to_numpy(dtype=float) for c in ("ci_low", "ci_high", "mcnemar_p"))
-    near = [np.round(v, 4) + 0.0 for v in (lo, hi, p)]
-    shown = [s.strip("[]").split(", ") for s in map(html.fmt_ci, lo, hi)]
-    report = [
-        np.array([float(s[0]) for s in shown]),
-        np.array([float(s[1]) for s in shown]),
-        np.array([float(html.fmt_p(v)) for v in p]),
-    ]
+    kept = printed_verdicts(ReportData(words=frame)).words
+
+    def report(rows: pd.DataFrame) -> list[np.ndarray]:
+        lo, hi, p = (rows[c].to_numpy(dtype=float) for c in ("ci_low", "ci_high", "mcnemar_p"))
+        shown = [s.strip("[]").split(", ") for s in map(html.fmt_ci, lo, hi)]
+        return [
+            np.array([float(s[0]) for s in shown]),
+            np.array([float(s[1]) for s in shown]),
+            np.array([float(html.fmt_p(v)) for v in p]),
+        ]
+
+    near = [np.round(frame[c].to_numpy(dtype=float), 4) + 0.0
+            for c in ("ci_low", "ci_high", "mcnemar_p")]  # fmt: skip
     out = []
-    for name, (a, b, c) in (("nearest 4 decimals", near), ("report fmt_ci / fmt_p", report)):
+    for name, (a, b, c) in (
+        ("nearest 4 decimals", near),
+        ("report fmt_ci / fmt_p, as before", report(frame)),
+        ("report fmt_ci / fmt_p after printed_verdicts", report(kept)),
+    ):
         disagree = ((a > 0) | (b < 0)) != (c < alpha)
-        out.append((name, int(lo.size), int(disagree.sum())))
+        out.append((name, int(a.size), int(disagree.sum())))
     return out
 
 
@@ -230,7 +243,7 @@ def main(benchmarks, examples, words, hit, draws, harmful, harm, base, fragility
                                    hit=hit, draws=draws, flips=flips)  # fmt: skip
         made = time.perf_counter() - start
         seconds = run_stages(folder)
-        alpha = 1.0 - LEVEL
+        alpha = alpha_of(LEVEL)  # 0.05, not 1 - 0.95 = 0.050000000000000044
         click.echo(
             f"study: {benchmarks} benchmarks x {examples} examples x {words} words, hit {hit}, "
             f"{draws} draw(s) -> {n} perturbed prompts; {harmful_words} harmful words "

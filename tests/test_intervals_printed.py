@@ -1,5 +1,6 @@
-"""The interval and the p printed beside it agree in the written tables too, not only in memory:
-rounding to 4 decimals must not carry an interval limit onto 0 or a p onto 0.05."""
+"""The interval and the p printed beside it agree in the written tables and the report too, not
+only in memory: rounding to 4 (tables) or 3 (report) decimals must not carry an interval limit
+onto 0 or a p onto 0.05."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalpipe.scoring.summaries import build_reports, verdict_rounded
+from evalpipe.report.assemble import build_report
+from evalpipe.scoring.summaries import alpha_of, build_reports, rounded_frame, verdict_rounded
 from evalpipe.scoring.word_impact import ImpactSettings, top_words
+from tests.report_fixtures import full_data, html_table
 from tests.scoring_fixtures import impact_of, pairs_of
 
 # 160 examples hit by "the": 18 right -> wrong, 8 wrong -> right. The score test gives
@@ -85,3 +88,41 @@ def test_the_top_words_csv_keeps_the_verdict_of_a_just_significant_word():
 def test_rounding_keeps_each_value_on_its_side_of_the_verdict(value, threshold, printed):
     assert verdict_rounded(value, threshold) == printed
     assert verdict_rounded(np.array([value]), threshold).tolist() == [printed]
+
+
+def test_a_p_just_below_005_is_not_written_as_005_at_level_095():
+    # 1 - 0.95 is 0.050000000000000044: a p written as 0.05 would sit below that threshold
+    scored = _scored()
+    reports = build_reports({"toy": scored}, pairs_of({"toy": scored}), classification={},
+                            level=0.95, margin=None)  # fmt: skip
+    frame = reports.word_accuracy_drop.assign(mcnemar_p=0.049962)
+    assert rounded_frame(frame, alpha=alpha_of(0.95))["mcnemar_p"].tolist() == [0.0499]
+
+
+def test_the_report_prints_a_just_significant_row_with_its_verdict():
+    data = full_data()
+    words = data.words.copy()
+    row = words.index[(words["word"] == "of") & (words["scope"] == "pooled")][0]
+    # a word row of perf/verdict_agreement.py's 4-draw study: p 0.0496 printed as 0.050 before
+    words.loc[row, ["ci_low", "ci_high", "mcnemar_p"]] = [-0.4028, -0.00053, 0.04961]
+    # and a limit of -0.0004 printed as -0.000 beside p 0.0493
+    other = words.index[(words["word"] == "and") & (words["scope"] == "pooled")][0]
+    words.loc[other, ["ci_low", "ci_high", "mcnemar_p"]] = [-0.21, -0.0004, 0.0493]
+    data.words = words
+    data.robustness = {**data.robustness}
+    data.robustness["jnli"] = {**data.robustness["jnli"], "ci_high": -0.0004, "mcnemar_p": 0.0496}
+    page = build_report(data)
+    _, rows, _ = html_table(page, "words-english-wordfreq")
+    shown = {(r["word"], r["scope"]): r for r in rows}
+    assert (shown["of", "pooled"]["CI high"], shown["of", "pooled"]["McNemar p"]) == (
+        "-0.001",
+        "0.049",
+    )
+    assert (shown["and", "pooled"]["CI high"], shown["and", "pooled"]["McNemar p"]) == (
+        "-0.001",
+        "0.049",
+    )
+    # the headline table: the accuracy change's interval beside its p
+    assert "[-0.250, -0.001]" in page and "[-0.250, -0.000]" not in page
+    # rows away from the boundary print as before
+    assert shown["the", "pooled"]["CI high"] == "0.000"

@@ -179,6 +179,16 @@ def truncation_warnings(
     return lines
 
 
+def alpha_of(level: float) -> float:
+    """``1 - level`` as the decimal a reader compares a p with (``1 - 0.95`` is
+    0.050000000000000044 in floating point, above a printed 0.05).
+
+    >>> alpha_of(0.95)
+    0.05
+    """
+    return round(1.0 - level, 12)
+
+
 def verdict_rounded(value: Any, threshold: float, decimals: int = DECIMALS) -> Any:
     """``value`` rounded to ``decimals``, on the same side of ``threshold`` as before.
 
@@ -214,6 +224,23 @@ def verdict_rounded(value: Any, threshold: float, decimals: int = DECIMALS) -> A
     above = (x > threshold) & ~(out > threshold)
     out = np.where(below, np.floor(x * scale) / scale, out)
     return np.where(above, np.ceil(x * scale) / scale, out) + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+def verdict_kept(value: float | None, threshold: float, decimals: int) -> float | None:
+    """``value`` unchanged, unless rounding it to ``decimals`` would carry it onto or across
+    ``threshold``: then :func:`verdict_rounded`'s value, for a printer that rounds afterwards
+    (the report's 3 decimals). None and NaN pass through.
+
+    >>> verdict_kept(0.049612, 0.05, 3), verdict_kept(0.0412345, 0.05, 3)
+    (0.049, 0.0412345)
+    """
+    if value is None:
+        return None
+    x = float(value)
+    printed = round(x, decimals)  # as f"{x:.{decimals}f}" prints it
+    if (x < threshold <= printed) or (x > threshold >= printed):
+        return verdict_rounded(x, threshold, decimals)
+    return value
 
 
 # The p printed beside an interval and the test it inverts (the interval excludes 0 exactly when
@@ -293,7 +320,7 @@ def build_reports(
         figures = field_figures(view_pairs[name], margin=margin, level=level)
         robustness[name] = rounded({**summary, **answer_summary(frame), **figures})
         for key in VERDICT_COLUMNS:
-            threshold = 1.0 - level if key == "mcnemar_p" else 0.0
+            threshold = alpha_of(level) if key == "mcnemar_p" else 0.0
             robustness[name][key] = rounded(verdict_rounded(summary[key], threshold))
         if len(table):
             words.append(table.assign(label=name + ": " + table["word"]))
@@ -349,7 +376,7 @@ def build_reports(
             name: {short: summary.get(key) for short, key in HEADLINE_KEYS.items()}
             for name, summary in robustness.items()
         },
-        word_accuracy_drop=rounded_frame(word_frame, alpha=1.0 - level),
+        word_accuracy_drop=rounded_frame(word_frame, alpha=alpha_of(level)),
         confusion=confusion_frame,
         accuracy_by_rate=rounded_frame(rate),
     )
