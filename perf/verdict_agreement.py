@@ -44,7 +44,7 @@ import click
 import numpy as np
 import pandas as pd
 
-from evalpipe.scoring.summaries import alpha_of
+from evalpipe.scoring.verdicts import alpha_of
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "perf")]

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from evalpipe.report.assemble import build_report
-from evalpipe.scoring.summaries import alpha_of, build_reports, rounded_frame, verdict_rounded
+from evalpipe.scoring.summaries import build_reports, rounded_frame
+from evalpipe.scoring.verdicts import alpha_of, verdict_rounded
 from evalpipe.scoring.word_impact import ImpactSettings, top_words
 from tests.report_fixtures import full_data, html_table
 from tests.scoring_fixtures import impact_of, pairs_of
@@ -86,8 +87,8 @@ def test_the_top_words_csv_keeps_the_verdict_of_a_just_significant_word():
     ],
 )
 def test_rounding_keeps_each_value_on_its_side_of_the_verdict(value, threshold, printed):
-    assert verdict_rounded(value, threshold) == printed
-    assert verdict_rounded(np.array([value]), threshold).tolist() == [printed]
+    assert verdict_rounded(value, threshold, 4) == printed
+    assert verdict_rounded(np.array([value]), threshold, 4).tolist() == [printed]
 
 
 def test_a_p_just_below_005_is_not_written_as_005_at_level_095():

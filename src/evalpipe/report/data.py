@@ -16,7 +16,7 @@ import pandas as pd
 
 from evalpipe.arms import ORIGINAL  # noqa: F401  (re-exported for the report's sections)
 from evalpipe.params_schema import default_of
-from evalpipe.scoring.summaries import alpha_of, verdict_kept
+from evalpipe.scoring.verdicts import alpha_of, verdict_kept
 
 
 @dataclass
@@ -145,7 +145,7 @@ def _kept_frame(frame: pd.DataFrame | None, alpha: float) -> pd.DataFrame | None
 
 def printed_verdicts(data: ReportData) -> ReportData:
     """``data`` with every interval and the p beside it kept on their side of the verdict at the
-    report's :data:`PRINTED_DECIMALS` (:func:`evalpipe.scoring.summaries.verdict_kept`).
+    report's :data:`PRINTED_DECIMALS` (:func:`evalpipe.scoring.verdicts.verdict_kept`).
 
     Printed to 3 decimals, a p of 0.0496 reads 0.050 beside an interval that excludes 0, and a
     limit of -0.0004 reads -0.000; such a value is cut towards itself (0.049, -0.001), every

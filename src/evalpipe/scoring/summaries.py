@@ -10,7 +10,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from evalpipe.arms import typo_rows
@@ -25,6 +24,7 @@ from evalpipe.scoring.robustness import (
     word_table,
 )
 from evalpipe.scoring.transitions import noninferiority, transition_counts
+from evalpipe.scoring.verdicts import alpha_of, verdict_rounded
 from evalpipe.scoring.views import primary_views
 
 
@@ -179,72 +179,9 @@ def truncation_warnings(
     return lines
 
 
-def alpha_of(level: float) -> float:
-    """``1 - level`` as the decimal a reader compares a p with (``1 - 0.95`` is
-    0.050000000000000044 in floating point, above a printed 0.05).
-
-    >>> alpha_of(0.95)
-    0.05
-    """
-    return round(1.0 - level, 12)
-
-
-def verdict_rounded(value: Any, threshold: float, decimals: int = DECIMALS) -> Any:
-    """``value`` rounded to ``decimals``, on the same side of ``threshold`` as before.
-
-    Rounding to the nearest can carry a value onto the threshold: an interval limit of -0.00004
-    prints as 0.0, a p of 0.04996 as 0.05, and the printed interval then seems to include 0 while
-    the p beside it is below 0.05 (a row with 18 right -> wrong and 8 wrong -> right out of 160
-    pairs: interval (-0.1288, -0.00004), p 0.0499). A value off the threshold that would print on
-    it or beyond is cut towards itself instead (down below the threshold, up above it), one unit
-    in the last place from the nearest; the others are rounded as usual. Missing values (None,
-    NaN) pass through; arrays go element-wise.
-
-    Examples
-    --------
-    >>> verdict_rounded(-0.000041, 0.0), verdict_rounded(0.049962, 0.05)
-    (-0.0001, 0.0499)
-    >>> verdict_rounded(-0.12884, 0.0), verdict_rounded(0.050004, 0.05)
-    (-0.1288, 0.0501)
-    """
-    if value is None:
-        return None
-    scale = 10.0**decimals
-    if np.ndim(value) == 0:  # as rounded() rounds a float (Python's round)
-        x = float(value)
-        result = round(x, decimals)
-        if x < threshold <= result:
-            result = math.floor(x * scale) / scale
-        elif x > threshold >= result:
-            result = math.ceil(x * scale) / scale
-        return result + 0.0
-    x = np.asarray(value, dtype=float)  # as rounded_frame rounds a column (NumPy's round)
-    out = np.round(x, decimals)
-    below = (x < threshold) & ~(out < threshold)
-    above = (x > threshold) & ~(out > threshold)
-    out = np.where(below, np.floor(x * scale) / scale, out)
-    return np.where(above, np.ceil(x * scale) / scale, out) + 0.0  # + 0.0 turns -0.0 into 0.0
-
-
-def verdict_kept(value: float | None, threshold: float, decimals: int) -> float | None:
-    """``value`` unchanged, unless rounding it to ``decimals`` would carry it onto or across
-    ``threshold``: then :func:`verdict_rounded`'s value, for a printer that rounds afterwards
-    (the report's 3 decimals). None and NaN pass through.
-
-    >>> verdict_kept(0.049612, 0.05, 3), verdict_kept(0.0412345, 0.05, 3)
-    (0.049, 0.0412345)
-    """
-    if value is None:
-        return None
-    x = float(value)
-    printed = round(x, decimals)  # as f"{x:.{decimals}f}" prints it
-    if (x < threshold <= printed) or (x > threshold >= printed):
-        return verdict_rounded(x, threshold, decimals)
-    return value
-
-
 # The p printed beside an interval and the test it inverts (the interval excludes 0 exactly when
-# the p is below 1 - level): rounded by verdict_rounded, so the printed figures agree as well.
+# the p is below 1 - level): rounded by verdicts.verdict_rounded, so the written figures agree
+# as well.
 VERDICT_COLUMNS = ("ci_low", "ci_high", "mcnemar_p")
 
 
@@ -252,7 +189,8 @@ def rounded_frame(frame: pd.DataFrame, *, alpha: float | None = None) -> pd.Data
     """Float columns rounded to :data:`DECIMALS` (what the plot tables and metrics print).
 
     With ``alpha`` (1 - the confidence level), the :data:`VERDICT_COLUMNS` keep their side of 0
-    (the limits) and of ``alpha`` (the p) when rounded (:func:`verdict_rounded`).
+    (the limits) and of ``alpha`` (the p) when rounded
+    (:func:`evalpipe.scoring.verdicts.verdict_rounded`).
     """
     out = frame.copy()
     for column in out.columns:
@@ -262,7 +200,9 @@ def rounded_frame(frame: pd.DataFrame, *, alpha: float | None = None) -> pd.Data
         for column in VERDICT_COLUMNS:
             if column in out.columns and pd.api.types.is_float_dtype(frame[column]):
                 threshold = alpha if column == "mcnemar_p" else 0.0
-                out[column] = verdict_rounded(frame[column].to_numpy(dtype=float), threshold)
+                out[column] = verdict_rounded(
+                    frame[column].to_numpy(dtype=float), threshold, DECIMALS
+                )
     return out
 
 
@@ -321,7 +261,7 @@ def build_reports(
         robustness[name] = rounded({**summary, **answer_summary(frame), **figures})
         for key in VERDICT_COLUMNS:
             threshold = alpha_of(level) if key == "mcnemar_p" else 0.0
-            robustness[name][key] = rounded(verdict_rounded(summary[key], threshold))
+            robustness[name][key] = rounded(verdict_rounded(summary[key], threshold, DECIMALS))
         if len(table):
             words.append(table.assign(label=name + ": " + table["word"]))
         setup = classification.get(name)

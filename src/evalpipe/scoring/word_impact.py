@@ -86,7 +86,8 @@ from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
 from evalpipe.scoring.names import POOLED, TYPO
 from evalpipe.scoring.robustness import clustered_mcnemar_many, pdr
 from evalpipe.scoring.scorer import check_columns
-from evalpipe.scoring.summaries import DECIMALS, VERDICT_COLUMNS, alpha_of, verdict_rounded
+from evalpipe.scoring.summaries import DECIMALS, VERDICT_COLUMNS
+from evalpipe.scoring.verdicts import alpha_of, verdict_rounded
 from evalpipe.scoring.views import parse_view, primary_views
 
 # What the impact tables read of a pairs table.
@@ -557,7 +558,7 @@ def top_words(table: pd.DataFrame, *, language: str, top_n: int, level: float) -
     language : which language.
     top_n : rows per (model, source).
     level : the intervals' confidence level: the limits keep their side of 0 and ``mcnemar_p``
-        its side of ``1 - level`` when rounded (:func:`evalpipe.scoring.summaries.verdict_rounded`).
+        its side of ``1 - level`` when rounded (:func:`evalpipe.scoring.verdicts.verdict_rounded`).
 
     Returns
     -------
@@ -566,7 +567,7 @@ def top_words(table: pd.DataFrame, *, language: str, top_n: int, level: float) -
         when there are several models), ``model, source, word, variant, rank, n, delta, ci_low,
         ci_high, ci_method, mcnemar_p, p_holm, p_bh, per_occurrence_impact, small_n,
         impact_rank``; floats rounded to 4 decimals (the limits and ``mcnemar_p`` on their side of
-        the verdict, :func:`evalpipe.scoring.summaries.verdict_rounded`).
+        the verdict, :func:`evalpipe.scoring.verdicts.verdict_rounded`).
     """
     columns = ["label", "model", "source", "word", "variant", "rank", "n", "delta", "ci_low",
                "ci_high", "ci_method", "mcnemar_p", "p_holm", "p_bh", "per_occurrence_impact",
@@ -596,5 +597,7 @@ def top_words(table: pd.DataFrame, *, language: str, top_n: int, level: float) -
         chosen[column] = chosen[column].astype(float).round(DECIMALS) + 0.0
     for column in VERDICT_COLUMNS:  # printed, the interval and its p still agree
         threshold = alpha_of(level) if column == "mcnemar_p" else 0.0
-        chosen[column] = verdict_rounded(table.loc[chosen_index, column].to_numpy(float), threshold)
+        chosen[column] = verdict_rounded(
+            table.loc[chosen_index, column].to_numpy(float), threshold, DECIMALS
+        )
     return chosen
