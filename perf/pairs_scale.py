@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -84,9 +85,24 @@ def _edits(ops: np.ndarray, words: np.ndarray) -> pa.Array:
     return pa.ListArray.from_arrays(pa.array(np.arange(n + 1, dtype=np.int32)), structs)
 
 
-def make_views(folder: Path, *, benchmarks: int, examples: int, words: int, hit: float) -> int:
+def make_views(
+    folder: Path,
+    *,
+    benchmarks: int,
+    examples: int,
+    words: int,
+    hit: float,
+    draws: int = 1,
+    flips: Callable[..., np.ndarray] | None = None,
+) -> int:
     """Write a project folder with synthetic scored views, the word lists and the params;
-    return the number of perturbed rows."""
+    return the number of perturbed rows.
+
+    ``draws``: typo draws per (example, word) hit (one perturbed row each). ``flips``: which
+    perturbed rows changed correctness, ``flips(rng, benchmark, example, word, correct)`` with
+    the benchmark's index, each row's example and word index (0-based) and its example's
+    original correctness; None: 12% of rows at random (``perf/verdict_agreement.py`` plants
+    word effects with it)."""
     rng = np.random.default_rng(0)
     text = "".join(rng.choice(list("abcdefghij klmnopqrstuvwxyz"), size=4000))
     scored = folder / "data" / "scored" / MODEL
@@ -102,10 +118,12 @@ def make_views(folder: Path, *, benchmarks: int, examples: int, words: int, hit:
         rates = hit * 2.0 * np.linspace(1.0, 0.05, words) / np.linspace(1.0, 0.05, words).mean() / 2
         hits = rng.random((examples, words)) < rates[None, :]
         ex, w = np.nonzero(hits)
+        draw = np.tile(np.arange(draws, dtype=np.int32), ex.size)
+        ex, w = np.repeat(ex, draws), np.repeat(w, draws)
         n = ex.size
         total += n
         correct = rng.random(examples) < 0.6
-        flip = rng.random(n) < 0.12
+        flip = rng.random(n) < 0.12 if flips is None else flips(rng, b, ex, w, correct[ex])
         fired = rng.integers(1, 4, n)
         lengths = rng.integers(200, 1500, examples)
         rows = examples + n
@@ -121,7 +139,7 @@ def make_views(folder: Path, *, benchmarks: int, examples: int, words: int, hit:
                 "example_id": ids[example],
                 "variant": np.where(rank == 0, "original", np.char.add("w", rank.astype(str))),
                 "word_rank": rank,
-                "draw": np.zeros(rows, dtype=np.int32),
+                "draw": np.r_[np.zeros(examples, dtype=np.int32), draw],
                 "condition": "typo",  # the plain typo arm (evalpipe.arms)
                 "subtask": None,
                 "language": language,
@@ -159,7 +177,7 @@ def make_views(folder: Path, *, benchmarks: int, examples: int, words: int, hit:
         operations = {op: int((ops == op).sum()) for op in OPS if op != "mixed"}
         summaries[name] = {"benchmark": name, "language": language, "model": "uniform",
                            "operations": operations, "occurrences": int(fired.sum() + n),
-                           "perturbed_occurrences": int(fired.sum()), "draws": 1}  # fmt: skip
+                           "perturbed_occurrences": int(fired.sum()), "draws": draws}  # fmt: skip
     (scored / "perturbation.json").write_text(json.dumps(summaries, indent=1, sort_keys=True))
     for language in ("english", "japanese"):
         pd.DataFrame(

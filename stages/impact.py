@@ -134,7 +134,7 @@ def main(params_path: str, root: str) -> None:
     )
     # One CSV per known language, empty when none of its benchmarks ran: dvc.yaml declares each.
     for language in LANGUAGES:
-        top = top_words(word_table, language=language, top_n=top_n)
+        top = top_words(word_table, language=language, top_n=top_n, level=settings.level)
         atomic.write_csv(paths.top_words_plot(language), top)
     comparison = model_comparison(details)
     atomic.write_csv(paths.model_comparison, comparison)

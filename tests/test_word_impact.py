@@ -320,14 +320,14 @@ def test_top_words_csv_lists_reliable_words_first_and_marks_small_n():
     examples = [(f"e{i}", True, {"the": (i % 2 == 1, 1, REPLACE), "of": (True, 1, REPLACE),
                  **({"and": (False, 1, REPLACE)} if i < 2 else {})}) for i in range(20)]  # fmt: skip
     words, _, _ = _build({"gsm8k": examples}, small_n=5)
-    top = top_words(words, language="english", top_n=1)
+    top = top_words(words, language="english", top_n=1, level=0.95)
     assert top["label"].tolist() == ["the (#1, n=20)"]
     assert top["delta"].tolist() == [-0.5]
     # "and" (n = 2, delta -1) only fills the list after the reliable words, and says so.
-    top = top_words(words, language="english", top_n=3)
+    top = top_words(words, language="english", top_n=3, level=0.95)
     assert top["label"].tolist() == ["the (#1, n=20)", "of (#2, n=20)", "and (#3, n=2, small n)"]
     assert top["small_n"].tolist() == [False, False, True]
-    assert top_words(words, language="japanese", top_n=5).empty
+    assert top_words(words, language="japanese", top_n=5, level=0.95).empty
 
 
 # ----------------------------------------------------------------------------- ops and scripts
@@ -428,7 +428,7 @@ def test_several_models_get_their_own_rows_and_pairs():
     assert pooled.loc["model-a", "delta"] == 0.0 and pooled.loc["model-b", "delta"] == -1.0
     assert pooled["n"].tolist() == [8, 8]
     assert sorted(operations["model"].unique()) == ["model-a", "model-b"]
-    top = top_words(words, language="english", top_n=5)
+    top = top_words(words, language="english", top_n=5, level=0.95)
     assert top["label"].tolist() == ["model-a: the (#1, n=8)", "model-b: the (#1, n=8)"]
 
 

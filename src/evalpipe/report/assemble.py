@@ -18,7 +18,7 @@ from evalpipe.report.accuracy import (
 from evalpipe.report.annotation import agreement_figure, annotation_section, data_notes
 from evalpipe.report.answer import answer_section, most_harmful
 from evalpipe.report.controls import control_section, token_split_section
-from evalpipe.report.data import ReportData, ReportOptions
+from evalpipe.report.data import ReportData, ReportOptions, printed_verdicts
 from evalpipe.report.defences import TITLE as DEFENCES_TITLE
 from evalpipe.report.defences import defences_section
 from evalpipe.report.dose import report_sections
@@ -46,6 +46,7 @@ def build_report(data: ReportData, options: ReportOptions | None = None) -> str:
         A complete HTML document (UTF-8 text, no external references).
     """
     options = options or ReportOptions()
+    data = printed_verdicts(data)  # 3 decimals never part an interval from its p
     models = data.provenance.get("models") or []
     subtitle = (
         f"models: {', '.join(models) or 'n/a'} · prompt style: "

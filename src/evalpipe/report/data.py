@@ -9,13 +9,14 @@ a ``model`` column so that reports of several models read the same way.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
 
 from evalpipe.arms import ORIGINAL  # noqa: F401  (re-exported for the report's sections)
 from evalpipe.params_schema import default_of
+from evalpipe.scoring.verdicts import alpha_of, verdict_kept
 
 
 @dataclass
@@ -100,6 +101,67 @@ class ReportData:
     metrics: dict[str, Any] = field(default_factory=dict)
     ladder: pd.DataFrame | None = None
     perplexity: dict[str, Any] = field(default_factory=dict)
+
+
+# Every interval the report prints beside the p of the test it inverts (docs/scoring.md "One
+# verdict per row"), and the decimals the report prints them with (``html.fmt_ci`` / ``fmt_p``).
+VERDICT_COLUMNS = (
+    ("ci_low", "ci_high", "mcnemar_p"),
+    ("adjusted_ci_low", "adjusted_ci_high", "adjusted_p"),
+    ("harm_ci_low", "harm_ci_high", "harm_p"),
+)
+PRINTED_DECIMALS = 3
+
+
+def _kept(values: Any, threshold: float) -> Any:
+    return verdict_kept(values, threshold, PRINTED_DECIMALS)
+
+
+def _kept_figures(figures: Any, alpha: float) -> Any:
+    """A details mapping (flat or nested by model) with its intervals and p-values kept."""
+    if not isinstance(figures, Mapping):
+        return figures
+    out = {k: _kept_figures(v, alpha) for k, v in figures.items()}
+    for low, high, p in VERDICT_COLUMNS:
+        if low in out and high in out and p in out:
+            out[low], out[high] = _kept(out[low], 0.0), _kept(out[high], 0.0)
+            out[p] = _kept(out[p], alpha)
+    return out
+
+
+def _kept_frame(frame: pd.DataFrame | None, alpha: float) -> pd.DataFrame | None:
+    if frame is None:
+        return None
+    out = frame.copy()
+    for low, high, p in VERDICT_COLUMNS:
+        if {low, high, p} <= set(out.columns):
+            for column, threshold in ((low, 0.0), (high, 0.0), (p, alpha)):
+                values = [
+                    v if v is None or pd.isna(v) else _kept(v, threshold) for v in out[column]
+                ]
+                out[column] = pd.Series(values, index=out.index, dtype=out[column].dtype)
+    return out
+
+
+def printed_verdicts(data: ReportData) -> ReportData:
+    """``data`` with every interval and the p beside it kept on their side of the verdict at the
+    report's :data:`PRINTED_DECIMALS` (:func:`evalpipe.scoring.verdicts.verdict_kept`).
+
+    Printed to 3 decimals, a p of 0.0496 reads 0.050 beside an interval that excludes 0, and a
+    limit of -0.0004 reads -0.000; such a value is cut towards itself (0.049, -0.001), every
+    other value stays as it is. The level is the params' ``scoring.confidence_level`` the data
+    records (its default otherwise).
+    """
+    scoring = (data.provenance.get("params") or {}).get("scoring") or {}
+    level = float(scoring.get("confidence_level", default_of("scoring.confidence_level")))
+    alpha = alpha_of(level)
+    return replace(
+        data,
+        robustness=_kept_figures(data.robustness, alpha) if data.robustness else data.robustness,
+        words=_kept_frame(data.words, alpha),
+        operations=_kept_frame(data.operations, alpha),
+        scripts=_kept_frame(data.scripts, alpha),
+    )
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from evalpipe.scoring.robustness import (
     word_table,
 )
 from evalpipe.scoring.transitions import noninferiority, transition_counts
+from evalpipe.scoring.verdicts import alpha_of, verdict_rounded
 from evalpipe.scoring.views import primary_views
 
 
@@ -178,12 +179,30 @@ def truncation_warnings(
     return lines
 
 
-def rounded_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """Float columns rounded to :data:`DECIMALS` (what the plot tables and metrics print)."""
+# The p printed beside an interval and the test it inverts (the interval excludes 0 exactly when
+# the p is below 1 - level): rounded by verdicts.verdict_rounded, so the written figures agree
+# as well.
+VERDICT_COLUMNS = ("ci_low", "ci_high", "mcnemar_p")
+
+
+def rounded_frame(frame: pd.DataFrame, *, alpha: float | None = None) -> pd.DataFrame:
+    """Float columns rounded to :data:`DECIMALS` (what the plot tables and metrics print).
+
+    With ``alpha`` (1 - the confidence level), the :data:`VERDICT_COLUMNS` keep their side of 0
+    (the limits) and of ``alpha`` (the p) when rounded
+    (:func:`evalpipe.scoring.verdicts.verdict_rounded`).
+    """
     out = frame.copy()
     for column in out.columns:
         if pd.api.types.is_float_dtype(out[column]):
             out[column] = out[column].round(DECIMALS) + 0.0  # + 0.0 turns -0.0 into 0.0
+    if alpha is not None:
+        for column in VERDICT_COLUMNS:
+            if column in out.columns and pd.api.types.is_float_dtype(frame[column]):
+                threshold = alpha if column == "mcnemar_p" else 0.0
+                out[column] = verdict_rounded(
+                    frame[column].to_numpy(dtype=float), threshold, DECIMALS
+                )
     return out
 
 
@@ -240,6 +259,9 @@ def build_reports(
         )
         figures = field_figures(view_pairs[name], margin=margin, level=level)
         robustness[name] = rounded({**summary, **answer_summary(frame), **figures})
+        for key in VERDICT_COLUMNS:
+            threshold = alpha_of(level) if key == "mcnemar_p" else 0.0
+            robustness[name][key] = rounded(verdict_rounded(summary[key], threshold, DECIMALS))
         if len(table):
             words.append(table.assign(label=name + ": " + table["word"]))
         setup = classification.get(name)
@@ -294,7 +316,7 @@ def build_reports(
             name: {short: summary.get(key) for short, key in HEADLINE_KEYS.items()}
             for name, summary in robustness.items()
         },
-        word_accuracy_drop=rounded_frame(word_frame),
+        word_accuracy_drop=rounded_frame(word_frame, alpha=alpha_of(level)),
         confusion=confusion_frame,
         accuracy_by_rate=rounded_frame(rate),
     )

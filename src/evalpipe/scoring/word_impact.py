@@ -87,6 +87,8 @@ from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
 from evalpipe.scoring.names import POOLED, TYPO
 from evalpipe.scoring.robustness import clustered_mcnemar_many, pdr
 from evalpipe.scoring.scorer import check_columns
+from evalpipe.scoring.summaries import DECIMALS, VERDICT_COLUMNS
+from evalpipe.scoring.verdicts import alpha_of, verdict_rounded
 from evalpipe.scoring.views import parse_view, primary_views
 
 # What the impact tables read of a pairs table.
@@ -544,7 +546,7 @@ def build_impact(
     return word_table, operations, scripts
 
 
-def top_words(table: pd.DataFrame, *, language: str, top_n: int) -> pd.DataFrame:
+def top_words(table: pd.DataFrame, *, language: str, top_n: int, level: float) -> pd.DataFrame:
     """The most harmful words of one language, pooled over its benchmarks, for the plot CSV.
 
     The first ``top_n`` pooled rows per (model, source) in the table's impact order: words with
@@ -556,6 +558,8 @@ def top_words(table: pd.DataFrame, *, language: str, top_n: int) -> pd.DataFrame
     table : :func:`word_impact` output.
     language : which language.
     top_n : rows per (model, source).
+    level : the intervals' confidence level: the limits keep their side of 0 and ``mcnemar_p``
+        its side of ``1 - level`` when rounded (:func:`evalpipe.scoring.verdicts.verdict_rounded`).
 
     Returns
     -------
@@ -563,7 +567,8 @@ def top_words(table: pd.DataFrame, *, language: str, top_n: int) -> pd.DataFrame
         ``label`` ("word (#rank, n=42)", "small n" added for small-n words, prefixed "model: "
         when there are several models), ``model, source, word, variant, rank, n, delta, ci_low,
         ci_high, ci_method, mcnemar_p, p_holm, p_bh, per_occurrence_impact, small_n,
-        impact_rank``; floats rounded to 4 decimals.
+        impact_rank``; floats rounded to 4 decimals (the limits and ``mcnemar_p`` on their side of
+        the verdict, :func:`evalpipe.scoring.verdicts.verdict_rounded`).
     """
     columns = ["label", "model", "source", "word", "variant", "rank", "n", "delta", "ci_low",
                "ci_high", "ci_method", "mcnemar_p", "p_holm", "p_bh", "per_occurrence_impact",
@@ -585,9 +590,15 @@ def top_words(table: pd.DataFrame, *, language: str, top_n: int) -> pd.DataFrame
     if chosen["model"].nunique() > 1:
         label = chosen["model"].astype(str) + ": " + label
     chosen["label"] = label
+    chosen_index = chosen.index
     chosen = chosen[columns].reset_index(drop=True)
     for column in ("delta", "ci_low", "ci_high", "mcnemar_p", "p_holm", "p_bh",
                    "per_occurrence_impact"):  # fmt: skip
         # 4 decimals keep the Git-tracked CSV small and its diffs readable; + 0.0 drops "-0.0".
-        chosen[column] = chosen[column].astype(float).round(4) + 0.0
+        chosen[column] = chosen[column].astype(float).round(DECIMALS) + 0.0
+    for column in VERDICT_COLUMNS:  # printed, the interval and its p still agree
+        threshold = alpha_of(level) if column == "mcnemar_p" else 0.0
+        chosen[column] = verdict_rounded(
+            table.loc[chosen_index, column].to_numpy(float), threshold, DECIMALS
+        )
     return chosen
