@@ -127,3 +127,14 @@ def test_the_report_prints_a_just_significant_row_with_its_verdict():
     assert "[-0.250, -0.001]" in page and "[-0.250, -0.000]" not in page
     # rows away from the boundary print as before
     assert shown["the", "pooled"]["CI high"] == "0.000"
+
+
+def test_holm_and_bh_decisions_keep_their_side_of_alpha_when_written():
+    # Holm / BH values are decisions at alpha (p_bh <= 0.05): 0.05004 must not be written 0.05.
+    frame = pd.DataFrame({"ci_low": [-0.2, -0.1], "ci_high": [-0.01, 0.05],
+                          "mcnemar_p": [0.01, 0.3], "p_holm": [0.050004, 0.04996],
+                          "p_bh": [0.0500049, 0.049951]})  # fmt: skip
+    written = rounded_frame(frame, alpha=alpha_of(0.95))
+    assert written["p_holm"].tolist() == [0.0501, 0.0499]
+    assert written["p_bh"].tolist() == [0.0501, 0.0499]
+    assert (written["p_bh"] <= 0.05).tolist() == (frame["p_bh"] <= 0.05).tolist()

@@ -183,13 +183,17 @@ def truncation_warnings(
 # the p is below 1 - level): rounded by verdicts.verdict_rounded, so the written figures agree
 # as well.
 VERDICT_COLUMNS = ("ci_low", "ci_high", "mcnemar_p")
+# Columns whose reading is "below 1 - level" (the p, and Holm / BH's decisions at that alpha),
+# kept on their side of alpha when rounded; the limits keep theirs of 0.
+ALPHA_COLUMNS = ("mcnemar_p", "p_holm", "p_bh")
 
 
 def rounded_frame(frame: pd.DataFrame, *, alpha: float | None = None) -> pd.DataFrame:
     """Float columns rounded to :data:`DECIMALS` (what the plot tables and metrics print).
 
     With ``alpha`` (1 - the confidence level), the :data:`VERDICT_COLUMNS` keep their side of 0
-    (the limits) and of ``alpha`` (the p) when rounded
+    (the limits) and of ``alpha`` (the p, and the Holm / BH decisions of :data:`ALPHA_COLUMNS`)
+    when rounded
     (:func:`evalpipe.scoring.verdicts.verdict_rounded`).
     """
     out = frame.copy()
@@ -197,9 +201,9 @@ def rounded_frame(frame: pd.DataFrame, *, alpha: float | None = None) -> pd.Data
         if pd.api.types.is_float_dtype(out[column]):
             out[column] = out[column].round(DECIMALS) + 0.0  # + 0.0 turns -0.0 into 0.0
     if alpha is not None:
-        for column in VERDICT_COLUMNS:
+        for column in (*VERDICT_COLUMNS, *ALPHA_COLUMNS[1:]):
             if column in out.columns and pd.api.types.is_float_dtype(frame[column]):
-                threshold = alpha if column == "mcnemar_p" else 0.0
+                threshold = alpha if column in ALPHA_COLUMNS else 0.0
                 out[column] = verdict_rounded(
                     frame[column].to_numpy(dtype=float), threshold, DECIMALS
                 )

@@ -87,7 +87,7 @@ from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
 from evalpipe.scoring.names import POOLED, TYPO
 from evalpipe.scoring.robustness import clustered_mcnemar_many, pdr
 from evalpipe.scoring.scorer import check_columns
-from evalpipe.scoring.summaries import DECIMALS, VERDICT_COLUMNS
+from evalpipe.scoring.summaries import ALPHA_COLUMNS, DECIMALS, VERDICT_COLUMNS
 from evalpipe.scoring.verdicts import alpha_of, verdict_rounded
 from evalpipe.scoring.views import parse_view, primary_views
 
@@ -596,8 +596,8 @@ def top_words(table: pd.DataFrame, *, language: str, top_n: int, level: float) -
                    "per_occurrence_impact"):  # fmt: skip
         # 4 decimals keep the Git-tracked CSV small and its diffs readable; + 0.0 drops "-0.0".
         chosen[column] = chosen[column].astype(float).round(DECIMALS) + 0.0
-    for column in VERDICT_COLUMNS:  # printed, the interval and its p still agree
-        threshold = alpha_of(level) if column == "mcnemar_p" else 0.0
+    for column in (*VERDICT_COLUMNS, *ALPHA_COLUMNS[1:]):  # printed, the verdicts still agree
+        threshold = alpha_of(level) if column in ALPHA_COLUMNS else 0.0
         chosen[column] = verdict_rounded(
             table.loc[chosen_index, column].to_numpy(float), threshold, DECIMALS
         )
