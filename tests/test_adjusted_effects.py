@@ -260,3 +260,7 @@ def test_the_stratified_model_variance_floors_the_sandwich():
     fit = _fit(d, x, strata, examples)
     assert _variance(fit, "cr1h")[0] == pytest.approx(stratified, rel=1e-12)
     assert _variance(fit, "cr1")[0] == pytest.approx(max(cr1, model), rel=1e-12)
+    # the tables' interval is made with it: t on G - 1 = 5 df
+    effect = adjusted_effect(d, x, strata=strata, examples=examples)
+    half = (effect["adjusted_ci_high"] - effect["adjusted_ci_low"]) / 2
+    assert half == pytest.approx(2.570581835636314 * stratified**0.5, rel=1e-9)
