@@ -1,18 +1,22 @@
 """Adjusted operation effects on planted-effect simulations: type I error, coverage, power.
 
 Run: python perf/adjusted_effects.py [--replications 1000] [--planted 0.1]
-         [--examples 300,120,40] [--words 60] [--designs null planted rare tilt]
+         [--examples 300,120,40] [--words 60] [--designs null planted rare tilt draws]
+         [--compare cr1 cr2 cr2h cr3]
 
-Two designs, each over ``--replications`` simulated studies (tests/adjusted_simulation.py):
-words with strong effects that lean to one kind of typo, and (1) no effect of the kind of typo,
-(2) ``--planted`` extra flip probability for ``delete`` typos. Per design and per operation it
-prints, for the adjusted rows (pooled scope, and per benchmark), the share of replications with
-p < 0.05 (the type I error under (1), the power under (2)), the coverage of 0 by the 95% interval
-under (1), the mean estimate and interval width; for the marginal rows the mean delta and the
-share with McNemar p < 0.05. Designs ``rare`` (0.5% noise flips, harmful words add 0.05: rare
-flips) and ``tilt`` (no operation effect, but ``replace`` drawn more often on fragile examples)
-add the reported SE over the empirical SD of the estimate and the share of rows the fragility
-diagnostic warns about. Nothing is asserted.
+Designs, each over ``--replications`` simulated studies (tests/adjusted_simulation.py): words
+with strong effects that lean to one kind of typo, and (null) no effect of the kind of typo,
+(planted) ``--planted`` extra flip probability for ``delete`` typos, (rare) rare flips (0.5% noise,
+harmful words add 0.05), (tilt) no operation effect but ``replace`` drawn more often on fragile
+examples, (draws) rare flips with four typo draws per (example, word) and heavy-tailed counts of
+words per example. Per design, operation and scope (pooled, each benchmark) it prints, for the
+adjusted rows, the share of replications with p < 0.05 (the type I error without an effect, the
+power with one), the coverage of 0 by the 95% interval, the mean estimate and interval width, the
+mean reported SE over the empirical SD of the estimate, and the share of rows the fragility
+diagnostic warns about; for the marginal rows the mean delta and the share with McNemar p < 0.05.
+The first line per operation and scope (starred) is the tables' own columns; ``--compare`` adds
+the other variance methods of evalpipe.scoring.adjusted.VARIANCES computed on the same fits.
+Nothing is asserted.
 """
 
 from __future__ import annotations
