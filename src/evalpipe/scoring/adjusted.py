@@ -394,8 +394,7 @@ def _fit(d: np.ndarray, x: np.ndarray, stratum: np.ndarray, example: np.ndarray)
         "sxx": sxx,
         "e": e,
         "scores": np.bincount(cluster, weights=x_t * e, minlength=n_clusters),
-        # the cluster's leverage on the coefficient: its share of sum(x_t ** 2)
-        "leverage": np.bincount(cluster, weights=x_t * x_t, minlength=n_clusters) / sxx,
+        "cluster": cluster,
         "x_t": x_t,
         "stratum": groups[0],
         "n": int(d.size),
@@ -420,8 +419,12 @@ def _variance(fit: dict, method: str) -> tuple[float, float]:
     ``1 / (n + 2)``), so that a scope without flips never gets a zero-width interval."""
     sxx, n, g = fit["sxx"], fit["n"], fit["n_clusters"]
     n_strata = fit["n_strata"]
-    scores, h = fit["scores"], fit["leverage"]
-    one_minus_h = np.maximum(1.0 - h, 1e-12)
+    scores = fit["scores"]
+    if method in ("cr2", "cr2h", "cr3"):
+        # each cluster's leverage on the coefficient: its share of sum(x_t ** 2)
+        x_t = fit["x_t"]
+        h = np.bincount(fit["cluster"], weights=x_t * x_t, minlength=g) / sxx
+        one_minus_h = np.maximum(1.0 - h, 1e-12)
     dof = float(max(g - 1, 1))
     if method in ("cr1", "cr1h"):
         # Stata's CR1 factors: clusters, and the word strata's fixed effects (not nested in the
