@@ -31,6 +31,8 @@ def simulate_pairs(
     noise: float = 0.02,
     second_typo_harm: float = 0.0,
     fragility_tilt: float = 0.0,
+    draws: int = 1,
+    hit_spread: float = 0.0,
     model: str = "m",
     language: str = "english",
 ) -> pd.DataFrame:
@@ -51,6 +53,10 @@ def simulate_pairs(
     fragility_tilt : how much more often the first kind is drawn on fragile examples: its
         probability gains ``fragility_tilt * (fragility - 1)`` (clipped to [0, 1]), the other
         kinds share the rest in their proportions. 0: kinds independent of the example.
+    draws : typo draws per (example, word): each is a pair of its own (kind and flip drawn
+        anew), as with ``perturb.samples_per_word`` > 1.
+    hit_spread : standard deviation of a log-normal factor on each example's hit rate (mean 1):
+        heavy-tailed counts of words per example. 0: every example has ``hit_rate``.
     """
     rng = np.random.default_rng(seed)
     typo_rng = np.random.default_rng([seed, 1])
@@ -72,8 +78,14 @@ def simulate_pairs(
         base = rng.beta(3.0, 2.0, size=n)
         correct = rng.random(n) < base
         fragility = rng.gamma(2.0, 0.5, size=n)
-        hits = rng.random((n, words)) < hit_rate
+        spread = np.ones(n)
+        if hit_spread:
+            z = np.random.default_rng([seed, 2, b]).normal(size=n)
+            spread = np.exp(hit_spread * z - hit_spread**2 / 2.0)
+        hits = rng.random((n, words)) < hit_rate * spread[:, None]
         ex, w = np.nonzero(hits)
+        if draws > 1:
+            ex, w = np.repeat(ex, draws), np.repeat(w, draws)
         if fragility_tilt:
             first = np.clip(mix[w, 0] + fragility_tilt * (fragility[ex] - 1.0), 0.0, 1.0)
             rest = mix[w, 1:] / mix[w, 1:].sum(axis=1, keepdims=True) * (1.0 - first)[:, None]

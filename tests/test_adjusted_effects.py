@@ -7,7 +7,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalpipe.scoring.adjusted import ADJUSTED_COLUMNS, absorb, adjusted_effect, adjusted_effects
+from evalpipe.scoring.adjusted import (
+    ADJUSTED_COLUMNS,
+    _fit,
+    _variance,
+    absorb,
+    adjusted_effect,
+    adjusted_effects,
+)
 from evalpipe.scoring.pairs import cluster_codes
 from evalpipe.scoring.robustness import mcnemar_exact
 from tests.adjusted_simulation import simulate_pairs
@@ -202,3 +209,58 @@ def test_a_kind_drawn_more_often_on_fragile_examples_is_flagged():
     plain = adjusted_effects(simulate_pairs(0), by="op")
     assert "fragile" in _pooled(tilted).loc["replace", "adjusted_warning"]
     assert _pooled(plain)["adjusted_warning"].isna().all()
+
+
+def _dummy_regression(d, x, strata, examples):
+    """The coefficient of x, its residuals and the residualised x by explicit dummies."""
+    design = np.column_stack(
+        [x, np.eye(strata.max() + 1)[strata], np.eye(examples.max() + 1)[examples]]
+    )
+    coefficients = np.linalg.lstsq(design, d, rcond=None)[0]
+    others = design[:, 1:]
+    x_t = x - others @ np.linalg.lstsq(others, x, rcond=None)[0]
+    return coefficients[0], d - design @ coefficients, x_t
+
+
+def _small_case(seed):
+    """Three words on six examples, every word on every example; kinds and losses at random."""
+    rng = np.random.default_rng(seed)
+    strata, examples = np.repeat(np.arange(3), 6), np.tile(np.arange(6), 3)
+    x = (rng.random(18) < 0.5).astype(float)
+    d = -(rng.random(18) < 0.3).astype(float)
+    return d, x, strata, examples
+
+
+def _direct_variances(d, x, strata, examples):
+    """CR1, model-based and per-stratum model-based variance by explicit dummies and loops."""
+    beta, e, x_t = _dummy_regression(d, x, strata, examples)
+    sxx, n, s, g = x_t @ x_t, d.size, strata.max() + 1, examples.max() + 1
+    scores = np.array([x_t[examples == k] @ e[examples == k] for k in range(g)])
+    cr1 = g / (g - 1) * (n - 1) / (n - s - 1) * (scores @ scores) / sxx**2
+    model = e @ e / (n - s - g) / sxx
+    per_stratum = [(e[strata == k] ** 2).mean() * n / (n - s - g) for k in range(s)]
+    stratified = sum(x_t[i] ** 2 * per_stratum[strata[i]] for i in range(n)) / sxx**2
+    return beta, cr1, model, stratified
+
+
+def test_the_cluster_variance_is_the_cr1_sandwich_of_the_dummy_variable_regression():
+    d, x, strata, examples = _small_case(23)  # a case where the sandwich is the largest
+    beta, cr1, model, stratified = _direct_variances(d, x, strata, examples)
+    assert cr1 > 1.2 * max(model, stratified)
+    fit = _fit(d, x, strata, examples)
+    assert fit["beta"] == pytest.approx(beta, abs=1e-12)
+    for method in ("cr1", "cr1h"):
+        assert _variance(fit, method) == (pytest.approx(cr1, rel=1e-12), 5.0)
+
+
+def test_the_stratified_model_variance_floors_the_sandwich():
+    d, x, strata, examples = _small_case(17)  # a case where the word strata differ in variance
+    _, cr1, model, stratified = _direct_variances(d, x, strata, examples)
+    assert stratified > 1.2 * max(model, cr1)
+    fit = _fit(d, x, strata, examples)
+    assert _variance(fit, "cr1h")[0] == pytest.approx(stratified, rel=1e-12)
+    assert _variance(fit, "cr1")[0] == pytest.approx(max(cr1, model), rel=1e-12)
+    # the tables' interval is made with it: t on G - 1 = 5 df
+    effect = adjusted_effect(d, x, strata=strata, examples=examples)
+    half = (effect["adjusted_ci_high"] - effect["adjusted_ci_low"]) / 2
+    assert half == pytest.approx(2.570581835636314 * stratified**0.5, rel=1e-9)

@@ -28,12 +28,17 @@ Interval and test
     example effects are nested in the clusters and cost nothing) and Student t quantiles on
     ``G - 1`` degrees of freedom. One example's pairs over several words are correlated (a
     fragile example flips under many words); clustering keeps the interval honest about that.
-    With rare flips a few clusters carry every nonzero score and the sandwich is biased down:
-    the variance is the larger of the sandwich and the model-based variance (pooled residual
-    variance), floored at what one flip in the ``n`` pairs would give (a binomial flip rate
-    ``1 / (n + 2)``), so that a scope without flips never gets a zero-width interval.
-    ``adjusted_p`` is the two-sided t test of 0; ``adjusted_p_holm`` is Holm-adjusted over the
-    kinds of one (model, language, source, scope) table.
+    The sandwich is floored by two model-based variances (independent pairs, residual variance
+    over ``n - S - G`` degrees of freedom): the pooled one, and one with each word stratum's own
+    residual variance, ``sum(x_t**2 * s2[stratum]) / sxx**2``. The second matters where a kind
+    leans to the words that hurt (their pairs flip more, so their residuals vary more): there
+    the CR1 sandwich alone was narrow (1,000 simulated studies without an operation effect:
+    6.7% rejections, 5.9% with the floor; docs/scoring.md). Neither goes below what one flip
+    in the ``n`` pairs would give (a binomial flip rate ``1 / (n + 2)``), so that a scope
+    without flips never gets a zero-width interval. ``adjusted_p`` is the two-sided t test of
+    0; ``adjusted_p_holm`` is Holm-adjusted over the kinds of one (model, language, source,
+    scope) table. :data:`VARIANCES` holds the alternatives compared (CR2 / CR3 on the absorbed
+    regressor, which ignore the word strata's leverage and came out narrower).
 
 Fragility diagnostic
     ``adjusted_warning`` (:func:`fragility_tilt`): a sentence when the kind lands more often on
@@ -75,6 +80,11 @@ TILT_MIN_R = 0.05
 # What the estimator reads of the pairs table (evalpipe.scoring.pairs), besides the kind.
 _NEEDS = ("model", "language", "benchmark", "cluster", "variant", "word_rank", "correct_original",
           "correct_perturbed")  # fmt: skip
+
+# Variances of the coefficient (:func:`_variance`) and the one the tables use: CR1 floored by
+# the pooled and the per-stratum model-based variance (``cr1h``).
+VARIANCES = ("cr1", "cr1h", "cr2", "cr2h", "cr3")
+VARIANCE = "cr1h"
 
 _TOLERANCE = 1e-10
 _MAX_SWEEPS = 10_000
@@ -312,9 +322,11 @@ def _coded_effect(
     example: np.ndarray,
     level: float,
     original: np.ndarray | None,
+    compare: Sequence[str] = (),
 ) -> dict[str, float | int | str | None]:
     """:func:`adjusted_effect` of pairs (at least one) whose strata and examples are coded
-    0..k-1 (:func:`codes_of`), ``d`` and ``x`` as floats."""
+    0..k-1 (:func:`codes_of`), ``d`` and ``x`` as floats; with ``se_<method>`` and
+    ``dof_<method>`` of each method in ``compare`` (:data:`VARIANCES`) when given."""
     empty: dict[str, float | int | str | None] = {
         "adjusted_delta": None,
         "adjusted_ci_low": None,
@@ -337,37 +349,20 @@ def _coded_effect(
             f"this kind lands more often on {'more' if r > 0 else 'less'} fragile examples "
             f"(r = {r:.3f}, p = {tilt_p:.2g}): the adjusted estimate may be biased"
         )
-    d, x = d[keep], x[keep]
-    groups = [codes_of(stratum[keep]), codes_of(example[keep])]
-    resid = absorb(np.column_stack([d, x]), groups)
-    d_t, x_t = resid[:, 0], resid[:, 1]
-    sxx = _dot(x_t, x_t)
-    if sxx < 1e-9:  # the kind is fully explained by the examples: nothing left to compare
+    fit = _fit(d[keep], x[keep], stratum[keep], example[keep])
+    if fit is None:  # the kind is fully explained by the examples: nothing left to compare
         return {**empty, "adjusted_n": int(keep.sum()), "adjusted_warning": warning}
-    beta = _dot(x_t, d_t) / sxx
-    e = d_t - beta * x_t
-    cluster = groups[1]
-    n_clusters = int(cluster.max()) + 1
-    scores = np.bincount(cluster, weights=x_t * e, minlength=n_clusters)
-    n = int(d.size)
-    # Stata's CR1 factors: clusters, and the word strata's fixed effects (not nested in the
-    # example clusters, so they cost residual degrees of freedom; the example effects do not).
-    n_strata = int(groups[0].max()) + 1
-    small_sample = n_clusters / max(n_clusters - 1, 1) * (n - 1) / max(n - n_strata - 1, 1)
-    robust = small_sample * _dot(scores, scores) / sxx**2
-    # Rare flips: a few clusters carry every nonzero score and the sandwich is biased down. The
-    # model-based variance (pooled residual variance, both sets of effects counted) is a floor
-    # that does not depend on where the flips fell.
-    residual_df = max(n - n_strata - n_clusters, 1)
-    model = _dot(e, e) / residual_df / sxx
-    rate = 1.0 / (n + 2.0)
-    floor = rate * (1.0 - rate) / sxx
-    se = math.sqrt(max(robust, model, floor))
+    beta = fit["beta"]
+    variance, dof = _variance(fit, VARIANCE)
+    se = math.sqrt(variance)
     from scipy import stats  # SciPy takes a second to import: only when needed
 
-    dof = max(n_clusters - 1, 1)
     half = float(stats.t.ppf(0.5 + level / 2.0, dof)) * se
     p = float(2.0 * stats.t.sf(abs(beta) / se, dof))
+    extra = {}
+    for method in compare:
+        other, other_dof = _variance(fit, method)
+        extra[f"se_{method}"], extra[f"dof_{method}"] = math.sqrt(other), other_dof
     # Rounded: the last bits of the estimate move with the floating-point path (BLAS kernel,
     # thread count, summation order), which would change the artifact's bytes between machines.
     return {
@@ -375,12 +370,94 @@ def _coded_effect(
         "adjusted_ci_low": round(beta - half, DIGITS) + 0.0,
         "adjusted_ci_high": round(beta + half, DIGITS) + 0.0,
         "adjusted_p": round(min(1.0, p), DIGITS),
-        "adjusted_n": n,
+        "adjusted_n": fit["n"],
         "adjusted_warning": warning,
+        **extra,
     }
 
 
-def adjusted_effects(pairs: pd.DataFrame, *, by: str, level: float = 0.95) -> pd.DataFrame:
+def _fit(d: np.ndarray, x: np.ndarray, stratum: np.ndarray, example: np.ndarray) -> dict | None:
+    """The coefficient of ``x`` with both sets of effects absorbed, and what its variances need
+    (informative pairs only); None when nothing of ``x`` is left after absorbing."""
+    groups = [codes_of(stratum), codes_of(example)]
+    resid = absorb(np.column_stack([d, x]), groups)
+    d_t, x_t = resid[:, 0], resid[:, 1]
+    sxx = _dot(x_t, x_t)
+    if sxx < 1e-9:
+        return None
+    beta = _dot(x_t, d_t) / sxx
+    e = d_t - beta * x_t
+    cluster = groups[1]
+    n_clusters = int(cluster.max()) + 1
+    return {
+        "beta": beta,
+        "sxx": sxx,
+        "e": e,
+        "scores": np.bincount(cluster, weights=x_t * e, minlength=n_clusters),
+        "cluster": cluster,
+        "x_t": x_t,
+        "stratum": groups[0],
+        "n": int(d.size),
+        "n_strata": int(groups[0].max()) + 1,
+        "n_clusters": n_clusters,
+    }
+
+
+def _variance(fit: dict, method: str) -> tuple[float, float]:
+    """Variance of the coefficient and its t degrees of freedom, by ``method``:
+
+    - ``cr1``: the CR1 sandwich (Stata's factors), t on ``G - 1`` df;
+    - ``cr1h``: ``cr1``, floored by the per-stratum model-based variance (the tables' method);
+    - ``cr2``: Bell-McCaffrey on the absorbed regressor (each cluster's score over
+      ``sqrt(1 - h_g)``, ``h_g`` its share of ``sum(x_t**2)``) with Satterthwaite df under
+      independent errors; the word strata's leverage is not in ``h_g``;
+    - ``cr2h``: ``cr2`` floored as ``cr1h``;
+    - ``cr3``: the jackknife counterpart of ``cr2`` (scores over ``1 - h_g``), ``G - 1`` df.
+
+    Every method is floored by the pooled model-based variance (residual variance over
+    ``n - S - G`` df) and at what one flip in the ``n`` pairs would give (a binomial flip rate
+    ``1 / (n + 2)``), so that a scope without flips never gets a zero-width interval."""
+    sxx, n, g = fit["sxx"], fit["n"], fit["n_clusters"]
+    n_strata = fit["n_strata"]
+    scores = fit["scores"]
+    if method in ("cr2", "cr2h", "cr3"):
+        # each cluster's leverage on the coefficient: its share of sum(x_t ** 2)
+        x_t = fit["x_t"]
+        h = np.bincount(fit["cluster"], weights=x_t * x_t, minlength=g) / sxx
+        one_minus_h = np.maximum(1.0 - h, 1e-12)
+    dof = float(max(g - 1, 1))
+    if method in ("cr1", "cr1h"):
+        # Stata's CR1 factors: clusters, and the word strata's fixed effects (not nested in the
+        # example clusters, so they cost residual degrees of freedom; the example effects do not).
+        small_sample = g / max(g - 1, 1) * (n - 1) / max(n - n_strata - 1, 1)
+        robust = small_sample * _dot(scores, scores) / sxx**2
+    elif method in ("cr2", "cr2h"):
+        # Bell-McCaffrey: each cluster's score divided by sqrt(1 - h_g) (the rank-one
+        # (I - H_gg)^(-1/2) of the absorbed regressor), Satterthwaite df under a working model
+        # of independent errors: 1 / (sum h^2 + (sum t)^2 - sum t^2), t = h^2 / (1 - h).
+        robust = exact_sum(scores * scores / one_minus_h) / sxx**2
+        t = h * h / one_minus_h
+        dof = 1.0 / (exact_sum(h * h) + exact_sum(t) ** 2 - exact_sum(t * t))
+        dof = max(1.0, min(dof, float(g - 1)))
+    elif method == "cr3":
+        robust = (g - 1) / g * exact_sum(scores * scores / one_minus_h**2) / sxx**2
+    else:
+        raise ValueError(f"unknown variance method {method!r}; expected one of {VARIANCES}")
+    residual_df = max(n - n_strata - g, 1)
+    model = _dot(fit["e"], fit["e"]) / residual_df / sxx
+    rate = 1.0 / (n + 2.0)
+    floor = rate * (1.0 - rate) / sxx
+    if method in ("cr1h", "cr2h"):
+        # model-based with each word stratum's own residual variance (independent pairs)
+        s = fit["stratum"]
+        per = np.bincount(s, weights=fit["e"] ** 2) / np.bincount(s) * (n / residual_df)
+        model = max(model, exact_sum(fit["x_t"] ** 2 * per[s]) / sxx**2)
+    return max(robust, model, floor), dof
+
+
+def adjusted_effects(
+    pairs: pd.DataFrame, *, by: str, level: float = 0.95, compare: Sequence[str] = ()
+) -> pd.DataFrame:
     """Adjusted effect of every kind of typo, per (model, language, scope).
 
     Parameters
@@ -391,6 +468,9 @@ def adjusted_effects(pairs: pd.DataFrame, *, by: str, level: float = 0.95) -> pd
     by : the column holding the kind (``"op"`` or ``"script"``); its labels are taken as they
         come, so new operation types need no change here.
     level : confidence level.
+    compare : variance methods (:data:`VARIANCES`) whose standard error and t degrees of freedom
+        are added as ``se_<method>``, ``dof_<method>`` (perf/adjusted_effects.py compares them
+        on the same fits); none by default.
 
     Returns
     -------
@@ -448,6 +528,7 @@ def adjusted_effects(pairs: pd.DataFrame, *, by: str, level: float = 0.95) -> pd
                     example=example_in,
                     level=level,
                     original=original[rows_in],
+                    compare=compare,
                 )
                 rows.append(
                     {"model": model, "language": language, "scope": scope, by: kind, **effect}
@@ -466,7 +547,8 @@ def adjusted_effects(pairs: pd.DataFrame, *, by: str, level: float = 0.95) -> pd
             table[column] = table[column].astype(float)
     table["adjusted_warning"] = table["adjusted_warning"].astype(object)
     table["adjusted_n"] = table["adjusted_n"].astype("int64")
-    return table[[*keys, *ADJUSTED_COLUMNS]]
+    extra = [c for c in table.columns if c.startswith(("se_", "dof_"))]
+    return table[[*keys, *ADJUSTED_COLUMNS, *extra]]
 
 
 def with_adjusted(
