@@ -19,7 +19,7 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from evalpipe.scoring.intervals import clustered_mean_interval
+from evalpipe.scoring.mean_interval import clustered_mean_interval
 
 SIZES = (20, 40, 80, 300)
 SHAPES = {"moderate": 3.0, "heavy": 1.5}

@@ -12,8 +12,9 @@ import pytest
 from evalpipe.report.assemble import build_report
 from evalpipe.report.data import ReportData
 from evalpipe.report.ladder import ladder_section, perplexity_section
-from evalpipe.scoring.intervals import clustered_mean_interval, paired_score
+from evalpipe.scoring.intervals import paired_score
 from evalpipe.scoring.ladder import has_ladder, ladder_table, reference_model
+from evalpipe.scoring.mean_interval import clustered_mean_interval
 
 LABELS = {
     "base": {"family": "qwen2.5", "size": "7B", "quantisation": "none"},

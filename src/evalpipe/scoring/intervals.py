@@ -67,7 +67,7 @@ def _z(level: float) -> float:
     return NormalDist().inv_cdf(0.5 + level / 2.0)
 
 
-def _critical(level: float, df: float = math.inf) -> float:
+def critical_value(level: float, df: float = math.inf) -> float:
     """Two-sided critical value: normal for ``df`` = inf, else Student t on ``df``."""
     if math.isinf(df):
         return _z(level)
@@ -88,7 +88,7 @@ def wilson_interval(
     >>> round(float(low), 4), round(float(high), 4)
     (0.0, 0.2775)
     """
-    z = _critical(level, df)
+    z = critical_value(level, df)
     x = np.asarray(successes, dtype=float)
     m = np.asarray(n, dtype=float)
     p = x / m
@@ -226,7 +226,7 @@ def tango_interval(
     >>> round(float(low), 4), round(float(high), 4)
     (-0.124, -0.0054)
     """
-    z = _critical(level, df)
+    z = critical_value(level, df)
     if all(np.ndim(v) == 0 for v in (c2i, i2c, n)):
         # One table (a row of an impact table): plain floats are ~20x faster than 0-d arrays.
         low, high = _tango_scalar(float(i2c), float(c2i), float(n), z)
@@ -270,7 +270,7 @@ class ClusterCorrection:
         independent-pairs score interval and the clustered one at the t quantile."""
         if math.isinf(self.df):
             return max(1.0, self.variance_ratio)
-        scale = _critical(level, self.df) / _z(level)
+        scale = critical_value(level, self.df) / _z(level)
         return max(1.0, self.variance_ratio * scale * scale)
 
 
@@ -371,74 +371,6 @@ def cr2_weights_df(sizes: np.ndarray, n: int) -> tuple[np.ndarray, float]:
     (:func:`clustered_mean_interval`)."""
     weight = 1.0 / (1.0 - sizes / n)
     return weight, _satterthwaite_df(sizes, n, weight)
-
-
-@dataclass(frozen=True)
-class MeanInterval:
-    """A mean over pairs with its cluster-robust interval (:func:`clustered_mean_interval`)."""
-
-    mean: float | None
-    low: float | None
-    high: float | None
-    n: int
-    clusters: int
-    df: float
-
-
-def clustered_mean_interval(
-    values: Sequence[float] | np.ndarray,
-    clusters: Sequence[Any] | np.ndarray | None,
-    *,
-    level: float,
-) -> MeanInterval:
-    """``mean(values)`` with a cluster-robust (CR2) t interval, clustered on the example.
-
-    For continuous per-pair quantities (a log-ratio of perplexities, a difference of two
-    models' paired deltas), where no score interval exists: the variance of the mean is Bell &
-    McCaffrey's CR2 ``sum_g w_g S_g^2 / n^2`` (``S_g`` the cluster's sum of residuals, ``w_g =
-    1 / (1 - n_g / n)``; with one pair per cluster it is the HC2 variance ``s^2 / n``), and the
-    interval is ``mean -+ t_df * se`` on the Satterthwaite degrees of freedom of
-    :func:`cluster_correction` (``G - 1`` for clusters of equal size).
-
-    Parameters
-    ----------
-    values : one value per pair (NaN values are left out).
-    clusters : example code per pair; None: each pair its own cluster.
-    level : confidence level.
-
-    Returns
-    -------
-    MeanInterval
-        ``mean, low, high`` None without values; the interval None with one cluster (nothing
-        to estimate the spread between examples from).
-
-    Examples
-    --------
-    >>> r = clustered_mean_interval([0.1, 0.3, 0.2, 0.4], [0, 0, 1, 1], level=0.95)
-    >>> round(r.mean, 3), r.clusters, round(r.df, 1)
-    (0.25, 2, 1.0)
-    >>> r = clustered_mean_interval([1.0, 2.0, 3.0], None, level=0.95)
-    >>> round(r.low, 3), round(r.high, 3)
-    (-0.484, 4.484)
-    """
-    v = np.asarray(values, dtype=float)
-    keep = ~np.isnan(v)
-    codes_in = np.arange(v.size) if clusters is None else np.asarray(clusters)
-    v, codes_in = v[keep], codes_in[keep]
-    n = int(v.size)
-    if n == 0:
-        return MeanInterval(None, None, None, 0, 0, math.nan)
-    mean = float(v.mean())
-    codes = np.unique(codes_in, return_inverse=True)[1].ravel()
-    g = int(codes.max()) + 1
-    if g < 2:
-        return MeanInterval(mean, None, None, n, g, math.nan)
-    sizes = np.bincount(codes, minlength=g).astype(float)
-    weight, df = cr2_weights_df(sizes, n)
-    sums = np.bincount(codes, weights=v - mean, minlength=g)
-    se = math.sqrt(float((weight * sums**2).sum())) / n
-    half = _critical(level, df) * se
-    return MeanInterval(mean, mean - half + 0.0, mean + half + 0.0, n, g, df)
 
 
 def design_effect(

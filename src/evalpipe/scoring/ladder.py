@@ -9,7 +9,7 @@ reference model (:func:`reference_model`: the unquantised one, the largest when 
 largest when none is): ``delta_vs_reference`` is the difference of the two paired deltas,
 ``delta_model - delta_reference``, over the typo'd prompts both models answered (the same
 perturbed prompts: one pair per (benchmark, example, word, draw) in each model's table), with a
-cluster-robust interval (:func:`evalpipe.scoring.intervals.clustered_mean_interval` on the
+cluster-robust interval (:func:`evalpipe.scoring.mean_interval.clustered_mean_interval` on the
 per-prompt difference ``(c_pert - c_orig)_model - (c_pert - c_orig)_reference``, clustered on the
 example). ``loss_rank`` 1 marks the variant whose delta falls furthest below its reference's.
 """
@@ -24,12 +24,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalpipe.scoring.intervals import (
-    DEFAULT_METHOD,
-    clustered_mean_interval,
-    method_label,
-    paired_score,
-)
+from evalpipe.scoring.intervals import DEFAULT_METHOD, method_label, paired_score
+from evalpipe.scoring.mean_interval import clustered_mean_interval
 from evalpipe.scoring.names import POOLED
 
 LADDER_COLUMNS = [

@@ -11,7 +11,7 @@ view per benchmark) looks both rows up by key in its scored view, and:
 - per benchmark and pooled per language, the means of ``ll_original`` and ``ll_perturbed`` over
   the pairs, and ``ratio = exp(mean d) = exp(ll_original - ll_perturbed)``: the geometric mean of
   the pairs' perplexity ratios (> 1: typos make the text less likely);
-- its interval: :func:`evalpipe.scoring.intervals.clustered_mean_interval` on ``d`` (CR2
+- its interval: :func:`evalpipe.scoring.mean_interval.clustered_mean_interval` on ``d`` (CR2
   variance clustered on the example, t on Satterthwaite degrees of freedom), then ``exp``.
 """
 
@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from evalpipe.errors import InputError
-from evalpipe.scoring.intervals import clustered_mean_interval
+from evalpipe.scoring.mean_interval import clustered_mean_interval
 from evalpipe.scoring.names import ORIGINAL, TYPO
 from evalpipe.scoring.views import primary_views
 
