@@ -18,9 +18,10 @@ perturbed answers with the :data:`TYPO` arm's clean answers on the pair key, ins
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 if TYPE_CHECKING:  # pandas is not imported at run time: this layer stays light
+    import numpy as np
     import pandas as pd
 
 # ``variant`` of a benchmark example's clean prompt.
@@ -56,7 +57,11 @@ def count_variant(k: int) -> str:
     return f"{COUNT_PREFIX}{k}"
 
 
-def is_count_variant(variant: str | pd.Series) -> bool | object:
+@overload
+def is_count_variant(variant: str) -> bool: ...
+@overload
+def is_count_variant(variant: pd.Series) -> np.ndarray: ...
+def is_count_variant(variant: str | pd.Series) -> bool | np.ndarray:
     """True where a ``variant`` (a string, or a pandas Series: a boolean array) names a
     count-design row, whose pairs belong to the dose table, not to a target word's.
 

@@ -258,7 +258,7 @@ def stats_from_sums(
 # --- public single-statistic functions -----------------------------------------------------
 
 
-def quadratic_weighted_kappa(a: Sequence[int], b: Sequence[int]) -> float:
+def quadratic_weighted_kappa(a: Sequence[int] | np.ndarray, b: Sequence[int] | np.ndarray) -> float:
     """Cohen's kappa with quadratic weights over the fixed categories 1-5.
 
     Parameters

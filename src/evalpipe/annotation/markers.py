@@ -190,7 +190,7 @@ def split_sentences(text: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=1)
-def _tagger():  # type: ignore[no-untyped-def]
+def _tagger():  # fugashi is untyped
     import fugashi  # only Japanese responses pay for the dictionary load
 
     return fugashi.Tagger()

@@ -133,11 +133,11 @@ def score_qualification(
         if not common:
             reason = "no rated items"
         else:
-            value = quadratic_weighted_kappa(mine, ref)
-            if math.isnan(value):
+            qwk = quadratic_weighted_kappa(mine, ref)
+            if math.isnan(qwk):
                 reason = "constant ratings: annotator and reference use one and the same score"
             else:
-                kappa = round(value, 4)
+                kappa = round(qwk, 4)
         axes[axis] = {
             "kappa": kappa,
             "n": len(common),

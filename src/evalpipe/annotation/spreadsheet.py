@@ -421,8 +421,8 @@ def read_filled(
             )
         if item_id and item_id not in first_row:
             first_row[item_id] = row
-        scores: dict[str, int] = {}
-        confidence: dict[str, float] = {}
+        scores: dict[str, Any] = {}  # axis -> 1-5
+        confidence: dict[str, Any] = {}  # axis -> 0-1
         for axis in AXES:
             for name, parse, target in (
                 (axis, _score, scores),

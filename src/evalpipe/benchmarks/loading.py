@@ -482,13 +482,15 @@ def _load_files(
             f"sources.files.test of {spec.path.name})"
         )
     split, fs_split = _splits(spec)
-    kw = {"mapper": _mapper(spec, files.mapper)}
+    mapper = _mapper(spec, files.mapper)
     id_key = spec.mapping.get("id")
     where = str(folder / files.test[0]) if len(files.test) == 1 else str(folder)
     rows = read(folder, files.test, options=options)
     if spec.kind == "local" and rows:
         _check_local_keys(spec, expand(folder, files.test)[0], rows[0])
-    examples = map_rows(spec, rows, split=split, config=None, where=where, id_key=id_key, **kw)
+    examples = map_rows(
+        spec, rows, split=split, config=None, where=where, id_key=id_key, mapper=mapper
+    )
     fewshot: list[dict[str, Any]] = []
     missing: tuple[str, ...] = ()
     if files.fewshot and not expand(folder, files.fewshot):
@@ -498,7 +500,7 @@ def _load_files(
         # numbered ids ("<name>/fewshot/<n>") keep the pool apart from the evaluated ids
         fewshot = map_rows(
             spec, read(folder, files.fewshot, options=options), split=fs_split, config=None,
-            where=fs_where, **kw,
+            where=fs_where, mapper=mapper,
         )  # fmt: skip
     elif files.fewshot_holdout:
         examples, fewshot = hold_out(examples, files.fewshot_holdout)

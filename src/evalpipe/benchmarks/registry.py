@@ -71,7 +71,7 @@ def _local_dirs(local: str | Path | Iterable[str | Path] | None) -> list[Path]:
 
 def local_names(local: str | Path | Iterable[str | Path] | None) -> list[str]:
     """Names of the local benchmarks: folders holding a ``spec.yaml`` under the local dirs."""
-    names = set()
+    names: set[str] = set()
     for folder in _local_dirs(local):
         if folder.is_dir():
             names.update(p.parent.name for p in folder.glob(f"*/{LOCAL_SPEC}"))

@@ -248,9 +248,9 @@ def correction_counts(
         spans = typo_spans(perturbations[i])
         fields = by_row.get(i, {})
         for name, field_spans in spans.items():
-            text, edits = fields.get(name, ("", ()))
+            field_text, edits = fields.get(name, ("", ()))
             counts["edited_words"] += len(field_spans)
-            counts["restored_words"] += sum(restored(text, s, edits) for s in field_spans)
+            counts["restored_words"] += sum(restored(field_text, s, edits) for s in field_spans)
             counts["false_changes"] += sum(
                 not any(_touching(e, s, t) for s, t, _ in field_spans) for e in edits
             )

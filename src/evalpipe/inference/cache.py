@@ -164,8 +164,8 @@ class GenerationCache:
                 found[key] = Generation(
                     output=str(row["output"]),
                     finish_reason=str(row["finish_reason"]),
-                    prompt_tokens=int(row["prompt_tokens"]),  # type: ignore[arg-type]
-                    output_tokens=int(row["output_tokens"]),  # type: ignore[arg-type]
+                    prompt_tokens=int(row["prompt_tokens"]),  # type: ignore[call-overload]
+                    output_tokens=int(row["output_tokens"]),  # type: ignore[call-overload]
                     from_cache=True,
                 )
         return found
@@ -179,7 +179,7 @@ class GenerationCache:
             The segment written, or None when there was nothing new.
         """
         known = self._load()
-        rows = {}
+        rows: dict[str, dict[str, object]] = {}
         for e in entries:
             if e.key in known or e.key in rows:
                 continue

@@ -97,7 +97,7 @@ def _continuations(
             )
         labels = labels[: len(choices)]
     setup = spec.loglikelihood
-    out = []
+    out: list[str] = []
     for i, label in enumerate(labels):
         try:
             text = setup.render_choice(label, i, None if choices is None else str(choices[i]))
@@ -180,7 +180,7 @@ def loglikelihood_requests(
         if shared is not None:
             continuations = shared
         else:
-            row = choices[i]  # type: ignore[index]
+            row: Any = choices[i]  # type: ignore[index]  # pandas gives NaN for a missing row
             row_choices = None if _missing(row) else [str(c) for c in list(row)]
             continuations = _continuations(spec, row_choices, f"{spec.name}, row {i}")[1]
         out.append([LoglikelihoodRequest(prompt + cue, c) for c in continuations])

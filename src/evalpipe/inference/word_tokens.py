@@ -185,9 +185,9 @@ def edit_token_columns(
             text = text_of.get(rec["field"])
             start = int(rec["start"])
             prev = text if isinstance(text, str) else ""
-            before = in_context(prev, start, str(rec["original"]))
-            after = in_context(prev, start, str(rec["perturbed"] or ""))
-            wanted.append((i, before, after))
+            text_before = in_context(prev, start, str(rec["original"]))
+            text_after = in_context(prev, start, str(rec["perturbed"] or ""))
+            wanted.append((i, text_before, text_after))
     texts = [t for _, b, a in wanted for t in (b, a)]
     counted = counter.counts(texts)
     before: list[list[int | None]] = [[] for _ in per_row]
@@ -200,8 +200,8 @@ def edit_token_columns(
     columns: dict[str, list[Any]] = {
         "edit_tokens_before": [b if have else None for b in before],
         "edit_tokens_after": [a if have else None for a in after],
-        "tokens_before": [sum(b) if have else None for b in before],  # type: ignore[arg-type]
-        "tokens_after": [sum(a) if have else None for a in after],  # type: ignore[arg-type]
+        "tokens_before": [sum(b) if have else None for b in before],
+        "tokens_after": [sum(a) if have else None for a in after],
     }
     reasons: Counter[str] = Counter()
     if not have and wanted:

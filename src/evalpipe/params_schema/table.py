@@ -114,7 +114,7 @@ BACKENDS = ("vllm", "openai")
 PROMPT_STYLES = ("zero_shot", "few_shot", "cot")
 
 
-def _engine_keys() -> dict[str, Value]:
+def _engine_keys() -> dict[str, Value | Section]:
     """Keys of an inference engine, shared by ``model`` and ``judge``."""
     return {
         "backend": text("which engine runs the model", choices=BACKENDS, default="vllm"),

@@ -10,7 +10,7 @@ carried over from the benchmark rows.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pandas as pd
 import pyarrow as pa
@@ -97,7 +97,7 @@ class PerturbedRow(NamedTuple):
     condition: str = TYPO  # the arm (evalpipe.arms): the plain perturbed sets' rows are TYPO
 
 
-def _by_name(record: type, records: Sequence[tuple]) -> dict[str, Sequence]:
+def _by_name(record: Any, records: Sequence[tuple]) -> dict[str, Sequence]:
     """The records' columns by field name (``zip(*records)``: one pass in C)."""
     columns = zip(*records, strict=True) if records else [()] * len(record._fields)
     return dict(zip(record._fields, columns, strict=True))

@@ -42,7 +42,7 @@ import functools
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -238,6 +238,7 @@ class ExampleWords:
             shielded = protected_spans(text, list(protected)) if protected else []
             blocked = rules.blocked_spans(text, row) if rules.active else {}
             counts: Counter[str] = Counter()
+            spans: list[tuple[int, int, str | None]]  # start, end, part of speech
             if language == "english":
                 spans = [(m.start(), m.end(), None) for m in TOKEN.finditer(text)]
             else:
@@ -280,8 +281,8 @@ class ControlCounts:
 
     targets: int = 0
     matched: int = 0
-    unmatched: Counter[str] | None = None
-    match: Counter[str] | None = None
+    unmatched: Counter[str] = field(default_factory=Counter)
+    match: Counter[str] = field(default_factory=Counter)
     skipped: int = 0  # candidate occurrences where the drawn kind could not apply
 
     def as_dict(self) -> dict[str, Any]:
@@ -463,7 +464,7 @@ def add_controls(
             labels.append(None)
         counts.matched += 1
         label = "+".join(sorted(relaxed)) or "exact"
-        counts.match[label] += 1  # type: ignore[index]
+        counts.match[label] += 1
         rows.add(
             PerturbedRow(
                 r,

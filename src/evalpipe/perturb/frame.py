@@ -235,7 +235,7 @@ def perturb_frame(
                         word = text[start:end]
                         ctx = reader.occurrence(text, start, end) if reader else None
                         op = decide_(word, digest, probabilities, context=ctx)
-                        if type(op) is Skipped:
+                        if isinstance(op, Skipped):
                             counter.count_skipped(op)
                         elif op is not None:
                             edit = Edit(name, k, start, end, word, op)

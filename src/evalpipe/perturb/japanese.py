@@ -180,7 +180,7 @@ class JapaneseFinder:
                 ends = {tok.end for tok in tokens}
             else:
                 starts, ends = self.tokenizer.boundaries(text)
-            get = self.by_surface.get
+            by_surface = self.by_surface.get
             lengths = self._lengths
             last_end: dict[int, int] = {}
             plen = self._prefix_len
@@ -189,12 +189,12 @@ class JapaneseFinder:
                 if text[start : start + plen] not in prefixes:
                     continue
                 for length in lengths:
-                    t = get(text[start : start + length])
+                    w = by_surface(text[start : start + length])
                     # Target words hold no whitespace, so a match that starts and ends on token
                     # boundaries is exactly a run of adjacent tokens.
-                    if t is not None and start + length in ends and last_end.get(t, -1) <= start:
-                        out.append((t, start, start + length))
-                        last_end[t] = start + length
+                    if w is not None and start + length in ends and last_end.get(w, -1) <= start:
+                        out.append((w, start, start + length))
+                        last_end[w] = start + length
         out.sort(key=lambda o: (o[1], o[0]))
         # JSQuAD-style sets repeat a context across questions: tokenise it once.
         if len(self._cache) < 200_000:

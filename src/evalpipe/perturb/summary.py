@@ -55,8 +55,10 @@ class SummaryCounter:
             if op.drawn:  # the kind drawn could not apply: this one was drawn instead
                 self.redrawn[f"{op.drawn}->{op.op}"] += 1
             if self.keyboard and op.rule == "uniform":
-                cls = char_class((op.new_char if op.op == "insert" else op.original_char)[0])
-                self.fallback[cls] = self.fallback.get(cls, 0) + 1
+                char = op.new_char if op.op == "insert" else op.original_char
+                cls = char_class(char[0]) if char else None
+                if cls is not None:  # a uniform draw is always of a script class
+                    self.fallback[cls] = self.fallback.get(cls, 0) + 1
 
     def summary(
         self,

@@ -166,7 +166,7 @@ def annotation_section(data: ReportData) -> str:
     rater_rows = []
     for axis in AXIS_ORDER:
         entry = axes.get(axis) or {}
-        m = metrics.get(axis) if isinstance(metrics.get(axis), Mapping) else {}
+        m = metrics[axis] if isinstance(metrics.get(axis), Mapping) else {}
         if entry or m:
             rater_rows.append(
                 {

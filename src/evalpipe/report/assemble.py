@@ -93,7 +93,7 @@ def build_report(data: ReportData, options: ReportOptions | None = None) -> str:
         ("provenance", "What produced this report", provenance_section(data)),
     ]
     # a section without data (a feature that is off) is left out
-    return h.page(options.title, subtitle, [s for s in sections if s[2] is not None])
+    return h.page(options.title, subtitle, [(k, t, s) for k, t, s in sections if s is not None])
 
 
 def build_figures(

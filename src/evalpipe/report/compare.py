@@ -73,11 +73,7 @@ def diff_metrics(old: Mapping[str, Any | None], new: Mapping[str, Any | None]) -
             va, vb = a.get(key), b.get(key)
             if va == vb:
                 continue
-            delta = (
-                vb - va
-                if isinstance(va, numbers.Number) and isinstance(vb, numbers.Number)
-                else None
-            )
+            delta = vb - va if isinstance(va, int | float) and isinstance(vb, int | float) else None
             changed[key] = {"old": va, "new": vb, "diff": delta}
         if changed:
             out[path] = changed

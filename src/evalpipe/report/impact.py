@@ -9,7 +9,7 @@ before, with a sentence saying what is missing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -242,7 +242,7 @@ def impact_columns(key: str, frame: pd.DataFrame | None = None) -> list[h.Column
     ]
 
 
-def _small(row: dict[str, Any]) -> str:
+def _small(row: Mapping[str, Any]) -> str:
     return "flag" if row.get("small_n") is True or row.get("small_n") == 1 else ""
 
 

@@ -225,7 +225,7 @@ def summary_rows(summaries: Mapping[str, Mapping[str, Any]]) -> list[dict[str, A
     rows = []
     for name in sorted(summaries):
         s = summaries[name] or {}
-        ops = s.get("operations") if isinstance(s.get("operations"), Mapping) else {}
+        ops = s["operations"] if isinstance(s.get("operations"), Mapping) else {}
         counts = {op: ops.get(op) for op in OPS}
         row: dict[str, Any] = {
             "benchmark": str(s.get("benchmark") or name),

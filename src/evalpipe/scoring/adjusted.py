@@ -344,7 +344,7 @@ def _coded_effect(
         original=(d[keep] <= 0) if original is None else np.asarray(original, dtype=bool)[keep],
         strata=stratum[keep], examples=example[keep],
     )  # fmt: skip
-    if tilt_p is not None and tilt_p < TILT_ALPHA and abs(r) >= TILT_MIN_R:
+    if r is not None and tilt_p is not None and tilt_p < TILT_ALPHA and abs(r) >= TILT_MIN_R:
         warning = (
             f"this kind lands more often on {'more' if r > 0 else 'less'} fragile examples "
             f"(r = {r:.3f}, p = {tilt_p:.2g}): the adjusted estimate may be biased"

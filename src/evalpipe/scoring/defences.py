@@ -188,11 +188,11 @@ def defence_figures(
             key = language if method == "generate" else f"{language}.{method}"
             block = _accuracy_block(group, level=level)
             if corrector is not None:
-                found = [
+                per_benchmark = [
                     corrections.get(b, {}).get(corrector)
                     for b in sorted(group["benchmark"].astype(str).unique())
                 ]
-                block.update(_correction_block([f for f in found if f]))
+                block.update(_correction_block([f for f in per_benchmark if f]))
             block.update(_cost_block(usage, sorted(group["view"].astype(str).unique()), arm))
             out["pooled"].setdefault(key, {})[arm] = block
     return rounded(out)

@@ -102,7 +102,7 @@ def read_gold(path: str | Path, *, labels: Sequence[str]) -> list[GoldRow]:
             if not isinstance(obj.get(name), str):
                 raise InputError(f"{where(path, line=line, field=name)}: expected a string")
         label = normalise_gold("json_label", obj["label"], labels=list(labels))
-        if label not in labels:
+        if label is None or label not in labels:
             raise InputError(
                 f"{where(path, line=line, field='label')}: {obj['label']!r} is not one of "
                 f"{', '.join(labels)}"

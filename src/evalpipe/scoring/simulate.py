@@ -204,11 +204,10 @@ def simulate(design: Design, rng: np.random.Generator) -> Replication:
     mu = mus[bench_of_example]
     p = rng.beta(mu * design.concentration, (1 - mu) * design.concentration)
     original = rng.random(p.size) < p
-    heavy = design.words_per_example_tail is not None
-    if heavy:
-        per_example = 1 + np.floor(
-            design.words_per_example_scale * rng.pareto(design.words_per_example_tail, p.size)
-        )
+    tail = design.words_per_example_tail
+    heavy = tail is not None
+    if tail is not None:
+        per_example = 1 + np.floor(design.words_per_example_scale * rng.pareto(tail, p.size))
         per_example = np.minimum(per_example, design.n_words)
         order = rng.random((p.size, design.n_words)).argsort(axis=1).argsort(axis=1)
         hit = (order < per_example[:, None]).T

@@ -156,7 +156,7 @@ def answer_summary(scored: pd.DataFrame) -> dict[str, Any]:
         "accuracy_strict": float(strict.mean()) if len(originals) else None,
         "accuracy_flexible": float(correct.mean()) if len(originals) else None,
         "truncated": truncated,
-        "truncated_rate": truncated / len(scored) if has_reason and len(scored) else None,
+        "truncated_rate": None if truncated is None or not len(scored) else truncated / len(scored),
     }
 
 

@@ -42,12 +42,12 @@ def verdict_rounded(value: Any, threshold: float, decimals: int) -> Any:
         return None
     scale = 10.0**decimals
     if np.ndim(value) == 0:  # as summaries.rounded rounds a float (Python's round)
-        x = float(value)
-        result = round(x, decimals)
-        if x < threshold <= result:
-            result = math.floor(x * scale) / scale
-        elif x > threshold >= result:
-            result = math.ceil(x * scale) / scale
+        v = float(value)
+        result = round(v, decimals)
+        if v < threshold <= result:
+            result = math.floor(v * scale) / scale
+        elif v > threshold >= result:
+            result = math.ceil(v * scale) / scale
         return result + 0.0
     x = np.asarray(value, dtype=float)  # as summaries.rounded_frame rounds a column (NumPy's)
     out = np.round(x, decimals)

@@ -229,7 +229,7 @@ def paired_effects(
                 "n_benchmarks": n_bench,
                 "accuracy_original": acc_o,
                 "accuracy_perturbed": acc_p,
-                "delta": None if n == 0 else acc_p - acc_o,
+                "delta": None if acc_o is None or acc_p is None else acc_p - acc_o,
                 "ci_low": score.low,
                 "ci_high": score.high,
                 "ci_method": method_label(settings.method, deff) if n else None,
@@ -294,7 +294,7 @@ def _n_base(bases: pd.DataFrame, model: str, language: str, scope: str) -> int:
 def _grouped_table(
     pairs: pd.DataFrame,
     bases: pd.DataFrame,
-    sources: Mapping[str, str],
+    sources: Mapping[str, str | None],
     by: Sequence[str],
     settings: ImpactSettings,
 ) -> list[dict[str, Any]]:

@@ -133,7 +133,11 @@ def read_subtlex(path: str | Path) -> pd.DataFrame:
             )
         iw, ifreq, icd = (names.index(c) for c in SUBTLEX_COLUMNS)
         width = max(iw, ifreq, icd) + 1
-        words, scores, freqs, cds, skips = [], [], [], [], []
+        words: list[str] = []
+        scores: list[float] = []
+        freqs: list[int | None] = []
+        cds: list[int | None] = []
+        skips: list[str | None] = []
         for excel_row, values in enumerate(rows, start=2):
             if values is None or all(v is None for v in values):
                 continue
@@ -368,8 +372,9 @@ def word_list(
 ) -> pd.DataFrame:
     """The ranked word list for ``language`` from ``source`` (``build_word_list(...).words``);
     ``min_length`` defaults to the language's ``words.<language>.min_length`` default."""
-    if min_length is None and language in SOURCES:
-        min_length = default_of(f"words.{language}.min_length")
+    if min_length is None:
+        # an unknown language has no default: build_word_list names the problem
+        min_length = default_of(f"words.{language}.min_length") if language in SOURCES else 0
     return build_word_list(
         language, source, raw_dir=raw_dir, top_n=top_n, min_length=min_length
     ).words

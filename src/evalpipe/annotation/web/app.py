@@ -311,7 +311,7 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             slot, retry_after = limiter.acquire(address, uid, known=known)
             if slot is None:
                 exc = TooManyRequests()
-                exc.retry_after = retry_after  # type: ignore[attr-defined]
+                exc.retry_after = int(retry_after)  # whole seconds, as the 429 handler sends them
                 raise exc
             user = store.authenticate(uid, token) if uid and token else None
             if user is None:

@@ -125,6 +125,7 @@ def _parse_choice(text: str | None, canon: Mapping[str, str]) -> ParseResult:
     match = grammar.lead.search(t)
     if match:
         token = grammar.token.match(t, match.start(1))
+        assert token is not None  # the lead pattern's group 1 is a choice token
         if _is_hedge(t, token, grammar):
             return unparsed(reason="hedge")
         return ParseResult(grammar.canon[match.group(1).lower()], "strict", {})
@@ -132,8 +133,8 @@ def _parse_choice(text: str | None, canon: Mapping[str, str]) -> ParseResult:
     for m in grammar.token.finditer(t):
         if _is_article(t, m):
             continue
-        bracketed = m.start() > 0 and t[m.start() - 1] == "(" and t[m.end() : m.end() + 1] == ")"
-        candidates.append((bracketed, m))
+        in_brackets = m.start() > 0 and t[m.start() - 1] == "(" and t[m.end() : m.end() + 1] == ")"
+        candidates.append((in_brackets, m))
     if not candidates:
         return unparsed(reason="none_of_the_above") if NONE_OF.search(t) else UNPARSED
     bracketed = [m for b, m in candidates if b]

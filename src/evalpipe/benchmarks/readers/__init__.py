@@ -157,7 +157,7 @@ def load_files(spec: BenchmarkSpec, folder: str | Path, *, reader: str | None = 
             f"{folder}: folder not found; benchmarks.source: files reads {spec.name} from the "
             f"publisher's files there: {', '.join(found.layout)} (from {found.origin})"
         )
-    data: PublisherFiles = found.load(folder, subtasks=spec.subtasks)
+    data: PublisherFiles = found.load(folder, subtasks=tuple(spec.subtasks))
     examples = map_split(spec, found.mapper, data.evaluated, id_key=data.id_key)
     fewshot: list[dict[str, Any]] = []
     if data.fewshot is not None:

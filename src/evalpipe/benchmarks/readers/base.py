@@ -300,7 +300,7 @@ def _explain_json(path: Path, text: str, json_field: str | None) -> None:
             continue
         try:
             value = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise InputError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
         if not isinstance(value, dict):
             raise InputError(f"{path}:{number}: expected a JSON object per line")
