@@ -114,7 +114,7 @@ def main() -> None:
         "rare": ("rare flips, no operation effect", {},
                  {"noise": 0.005, "word_harm": 0.05}),
         # Rare flips with four typo draws per (example, word) and heavy-tailed counts of words
-        # per example (log-normal hit rate, sd 1): closer to the audit design.
+        # per example (log-normal hit rate, sd 1).
         "draws": ("rare flips, 4 draws per word, heavy-tailed words per example, no operation "
                   "effect", {}, {"noise": 0.005, "word_harm": 0.05, "draws": 4, "hit_spread": 1.0}),
         # The first kind (replace) is drawn more often on fragile examples.

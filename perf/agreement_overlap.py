@@ -2,8 +2,8 @@
 
     python perf/agreement_overlap.py
 
-Prints, for each design, the old headline (plain mean of the defined pairwise kappas, computed
-with sklearn), the headline evalpipe reports now (pair-size-weighted mean over pairs with at
+Prints, for each design, the plain-mean headline (unweighted mean of the defined pairwise kappas,
+computed with sklearn), the headline evalpipe reports (pair-size-weighted mean over pairs with at
 least ``min_pair_overlap`` shared items), the same over all pairs, Krippendorff's alpha (ours and
 the ``krippendorff`` package), and the largest difference between evalpipe's pairwise kappas and
 ``sklearn.metrics.cohen_kappa_score(..., labels=[1..5], weights="quadratic")``.

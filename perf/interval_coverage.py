@@ -1,4 +1,4 @@
-"""Coverage of the word-table intervals on planted-effect studies, before and after.
+"""Coverage of the word-table intervals on planted-effect studies, beside a percentile bootstrap.
 
 Run: python perf/interval_coverage.py [--replications 1000] [--noise 0.5]
          [--background-harm 0.0] [--draws 1] [--bootstrap 1000] [--methods ...] [--seed 0]
@@ -8,12 +8,12 @@ Each replication draws a study with known truth (:mod:`evalpipe.scoring.simulate
 0.3) and runs the estimators of ``data/impact/words.parquet`` on it. Prints, per interval method
 and n-band of the word's pairs: rows, coverage of the true delta, mean width, zero-width
 intervals, BH rejections and false ones (Tarone-screened BH of the score p, and plain BH of the
-exact McNemar p as printed before), planted words whose interval excludes 0 and that BH rejects,
-rows whose interval and p disagree (score p, and the exact p of before); then the BH false
+exact McNemar p), planted words whose interval excludes 0 and that BH rejects,
+rows whose interval and p disagree (score p, and the exact McNemar p); then the BH false
 discovery rate and Holm's family-wise error rate, on the design and under the global null (no
-planted word). "before" is the clustered,
-stratified percentile bootstrap the tables used until now (``cluster_bootstrap``). Nothing is
-asserted (figures go to docs/scoring.md; the tests run a fast small case). Last, the headline
+planted word). The comparison method is the clustered,
+stratified percentile bootstrap (``cluster_bootstrap``). Nothing is
+asserted (figures go to docs/scoring-studies.md; the tests run a fast small case). Last, the headline
 deltas (per benchmark, all words' pairs, one example paired once per word): coverage with the
 example clusters' design effect and ignoring it.
 """
@@ -45,7 +45,7 @@ def main() -> None:
         help="harm of the words without a planted effect",
     )
     parser.add_argument("--draws", type=int, default=1, help="typo draws per (example, word)")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="resamples of the 'before'")
+    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples")
     parser.add_argument("--methods", nargs="+", default=[BOOTSTRAP, *METHODS])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-null", action="store_true", help="the planted design only")

@@ -476,7 +476,7 @@ def models_side_by_side(files: Path | None, repeats: int) -> None:
         s = kb["summary"]
         print(
             f"  keyboard rules: {json.dumps(s['operations_by_rule'], ensure_ascii=False)}; "
-            f"fallback to today's rule: {s['keyboard_fallback']}; skipped: {s['skipped']}"
+            f"fallback to the uniform rule: {s['keyboard_fallback']}; skipped: {s['skipped']}"
         )
         print("  uniform:")
         print("  " + chi_square_line(u))

@@ -161,7 +161,7 @@ def count(
 
 def printed_elsewhere(folder: Path, *, alpha: float) -> list[tuple[str, int, int]]:
     """The impact word, operation and script rows (unrounded) as other printers show them:
-    rounded to the nearest 4 decimals (the score stage's and top-words tables before
+    rounded to the nearest 4 decimals (the score stage's and top-words tables without
     ``verdict_rounded``), and formatted for the HTML report (``fmt_ci`` / ``fmt_p``, 3 decimals)
     without and with the report's ``printed_verdicts``. (name, rows, disagreements between the
     interval and ``mcnemar_p`` as printed)."""
@@ -190,7 +190,7 @@ def printed_elsewhere(folder: Path, *, alpha: float) -> list[tuple[str, int, int
     out = []
     for name, (a, b, c) in (
         ("nearest 4 decimals", near),
-        ("report fmt_ci / fmt_p, as before", report(frame)),
+        ("report fmt_ci / fmt_p, rounded to the nearest", report(frame)),
         ("report fmt_ci / fmt_p after printed_verdicts", report(kept)),
     ):
         disagree = ((a > 0) | (b < 0)) != (c < alpha)

@@ -1,5 +1,5 @@
-"""Small inputs in the real artifact schemas for the report tests (DESIGN.md section 3, the impact
-tables' columns from issue 14). Built by hand so the tests know every expected value."""
+"""Small inputs in the real artifact schemas for the report tests (the pairs-derived impact
+tables' columns included). Built by hand so the tests know every expected value."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Operation and script effects adjusted for word, example and benchmark (issue 23 part 3),
+"""Operation and script effects adjusted for word, example and benchmark,
 validated on planted-effect simulations (tests/adjusted_simulation.py)."""
 
 from __future__ import annotations

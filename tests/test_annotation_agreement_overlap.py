@@ -1,6 +1,6 @@
 """The headline kappa on designs with unequal pair overlap, against sklearn and krippendorff.
 
-Each design here broke the old headline (the plain mean over annotator pairs): a pair that shares
+Each design here breaks a plain-mean headline (the unweighted mean over annotator pairs): a pair that shares
 one or two items weighed as much as a pair that shares hundreds.
 """
 
@@ -91,7 +91,7 @@ def committed_panel(seed: int = 1, n: int = 60) -> np.ndarray:
 
 
 def plain_mean_headline(values: np.ndarray) -> float:
-    """The old headline: unweighted mean of every defined pairwise kappa (sklearn)."""
+    """The plain-mean headline: unweighted mean of every defined pairwise kappa (sklearn)."""
     kappas = []
     for a in range(values.shape[1]):
         for b in range(a + 1, values.shape[1]):
@@ -119,7 +119,7 @@ def test_a_new_annotator_with_a_few_ratings_leaves_the_headline_alone(n_new):
     assert after["kappa"] == pytest.approx(reference_headline(grown, 10), abs=1e-4)
     new_pairs = [p for p in after["pairs"] if "r3" in (p["a"], p["b"])]
     assert all(p["n"] == n_new and not p["in_headline"] for p in new_pairs)
-    # The old headline (plain mean over pairs) collapses once the newcomer's pairs are defined.
+    # The plain-mean headline collapses once the newcomer's pairs are defined.
     if n_new >= 2:
         assert plain_mean_headline(grown) < 0.6 * before["kappa"]
 
@@ -151,7 +151,7 @@ def test_random_sparse_designs_match_sklearn_and_krippendorff(seed):
 
 
 def test_few_shared_items_give_none_with_a_reason_not_zero():
-    # Six items: the admin page used to print kappa 0.00, CI 0.00-0.00 here.
+    # Six items: a plain mean would print kappa 0.00, CI 0.00-0.00 here.
     values = np.array([[1, 1], [1, 2], [1, 1], [1, 3], [1, 1], [1, 1]])
     rep = agreement_report(to_long(values), axes=["social"], n_boot=200)["axes"]["social"]
     assert rep["kappa"] is None and rep["kappa_ci"] == [None, None]

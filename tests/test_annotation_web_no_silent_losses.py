@@ -1,4 +1,4 @@
-"""Campaigns without silent losses (issue 32): CSV cells that cannot start a formula on a new line,
+"""Campaigns without silent losses: CSV cells that cannot start a formula on a new line,
 over-long comments kept as drafts, adjudication notes under the comment's limit, fresh items that
 are not idle, a released annotator's open page that still saves, login delays instead of a lock,
 and a 413 page that names its form. HTTP tests run against the real ``evalpipe annotate serve``."""

@@ -1,4 +1,4 @@
-"""Readers for the seeds' own data: lawqa_jp (seed 004) and WRIME ver.2 (seed 003's 3-class task)."""
+"""Readers for lawqa_jp (Japanese statute QA) and WRIME ver.2 (the 3-class sentiment task)."""
 
 from __future__ import annotations
 

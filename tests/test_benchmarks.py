@@ -73,7 +73,7 @@ def test_registry_has_the_built_in_benchmarks_with_their_parsers() -> None:
     )
     lawqa = get_spec("lawqa")
     assert (lawqa.parser, lawqa.parser_options()["labels"]) == ("mc_letter", ["a", "b", "c", "d"])
-    # seed 004: digits 1-4 stand for a-d
+    # lawqa's publisher numbers the choices 1-4 for a-d
     assert lawqa.parser_options()["digit_map"] == {"1": "a", "2": "b", "3": "c", "4": "d"}
     assert get_spec("ja_sentiment").labels == ["positive", "neutral", "negative"]
     assert len(BBH_SUBTASKS) == 27 and len(MMLU_SUBJECTS) == 57

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from evalpipe.cli import TOOLS, main
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURES = Path(__file__).parent / "fixtures" / "seed003"
+FIXTURES = Path(__file__).parent / "fixtures" / "sentiment_eval"
 
 
 def _commands(group: click.Group, ctx: click.Context, path: tuple[str, ...]):

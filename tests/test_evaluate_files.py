@@ -1,4 +1,4 @@
-"""Seed 003's evaluator: predictions made elsewhere, scored like the pipeline scores sentiment."""
+"""`evalpipe evaluate`: predictions made elsewhere, scored like the pipeline scores sentiment."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from evalpipe.scoring.evaluate_files import (
     read_predictions,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures" / "seed003"
+FIXTURES = Path(__file__).parent / "fixtures" / "sentiment_eval"
 REPO = Path(__file__).resolve().parents[1]
 LABELS3 = LABEL_SETS["3class"]
 

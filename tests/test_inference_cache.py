@@ -201,7 +201,7 @@ def test_budget_is_the_specs_unless_sampling_max_tokens_overrides_it() -> None:
     from evalpipe.benchmarks import get_spec
 
     gsm8k = get_spec("gsm8k")
-    # the old silent cap of 64 cut GSM8K solutions and CoT answers before their answer line
+    # a silent cap of 64 would cut GSM8K solutions and CoT answers before their answer line
     assert answer_budget(gsm8k.max_tokens("few_shot")) == 256
     assert answer_budget(gsm8k.max_tokens("cot")) == 512
     assert answer_budget(get_spec("jcommonsenseqa").max_tokens("zero_shot")) == 1

@@ -130,9 +130,9 @@ def _scored(benchmark: str, outcomes: list[tuple[str, bool, bool]]) -> pd.DataFr
     return frame.assign(model="m", parse_status="strict", occurrences=1, perturbed_occurrences=1)
 
 
-def test_a_stratum_with_one_pair_no_longer_collapses_the_pooled_interval():
-    # The case: one flip, in a benchmark where the word hit one example; 35 concordant
-    # pairs elsewhere. The stratified bootstrap gave [-0.028, -0.028].
+def test_a_stratum_with_one_pair_does_not_collapse_the_pooled_interval():
+    # One flip, in a benchmark where the word hit one example; 35 concordant pairs elsewhere.
+    # A stratified bootstrap gives [-0.028, -0.028].
     scored = {
         "tiny": _scored("tiny", [("t0", True, False)]),
         "big": _scored("big", [(f"b{i}", i % 2 == 0, i % 2 == 0) for i in range(35)]),
@@ -268,8 +268,8 @@ def test_equal_clusters_have_g_minus_one_degrees_of_freedom():
 
 
 def test_differences_that_do_not_vary_count_each_example_once():
-    # The case: 2 examples x 4 draws, all flipped. Before: 8 independent pairs,
-    # interval (-1, -0.35). Now: two examples, 1 degree of freedom.
+    # 2 examples x 4 draws, all flipped: two examples, 1 degree of freedom (as 8 independent
+    # pairs the interval would be (-1, -0.35)).
     original, perturbed = [True] * 8, [False] * 8
     clusters = np.repeat([0, 1], 4)
     correction = cluster_correction(np.full(8, -1.0), clusters)
@@ -305,7 +305,7 @@ def test_interval_and_p_value_never_disagree():
         excludes = score.low > 0 or score.high < 0
         disagreements += excludes != (score.p_value < 0.05)
     assert disagreements == 0
-    # The row: 4 right -> wrong of 18. Interval (-0.452, -0.007), so p < 0.05.
+    # 4 right -> wrong of 18: Interval (-0.452, -0.007), so p < 0.05.
     row = paired_score([True] * 18, [False] * 4 + [True] * 14)
     assert (round(row.low, 3), round(row.high, 3)) == (-0.452, -0.007)
     assert row.p_value == pytest.approx(0.0455, abs=1e-4)

@@ -125,7 +125,7 @@ def test_the_report_prints_a_just_significant_row_with_its_verdict():
     )
     # the headline table: the accuracy change's interval beside its p
     assert "[-0.250, -0.001]" in page and "[-0.250, -0.000]" not in page
-    # rows away from the boundary print as before
+    # rows away from the boundary print rounded to the nearest
     assert shown["the", "pooled"]["CI high"] == "0.000"
 
 

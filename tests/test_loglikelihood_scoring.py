@@ -271,7 +271,7 @@ def test_gold_goes_through_the_specs_normaliser() -> None:
             "variant": ["original", "original"],
             "word_rank": [0, 0],
             "prompt": ["p1\n\n### 応答:\n", "p2\n\n### 応答:\n"],
-            # full-width and a 1-based digit, as lawqa's publisher and seed 004 write them
+            # full-width and a 1-based digit, as lawqa's publisher writes them
             "answer": ["Ｃ", "2"],
         }
     )

@@ -158,7 +158,7 @@ def _repeated_defaults(path: Path, defaults: dict[str, list], *, root: Path = RE
     return found
 
 
-# Hits in files other branches own while issue 28 lands. Each line names the place as the guard
+# Hits the guard allows, each for the reason given. Each line names the place as the guard
 # prints it (no line numbers, so edits elsewhere in the file do not move them).
 ALLOWED = {
     # the simulator's study settings: a simulated design, not the pipeline's params keys that

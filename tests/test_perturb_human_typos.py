@@ -94,7 +94,7 @@ def test_japanese_rules_use_the_unidic_part_of_speech():
 
 
 def test_the_rules_come_from_params_with_auto_defaults_and_clear_errors():
-    assert not from_params({"model": "uniform"}).active  # earlier versions' rows
+    assert not from_params({"model": "uniform"}).active  # the uniform model keeps every occurrence
     assert "number_words" in from_params({"model": "keyboard"}).exclude
     count = from_params({"model": "uniform", "design": "count"})
     assert count.min_letters == 3 and "function_words" in count.exclude

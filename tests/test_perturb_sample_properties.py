@@ -182,7 +182,7 @@ def test_every_record_on_the_samples_keeps_the_models_promises(name):
                     assert p["original_char"].isupper() == p["new_char"].isupper()
                 elif rule == "romaji":
                     _romaji_slip(p["keys"], p["original_char"], p["new_char"], insertion=False)
-                else:  # today's rule, for the scripts no keyboard rule covers
+                else:  # the uniform rule, for the scripts no keyboard rule covers
                     assert rule == "uniform"
                     assert char_class(p["original_char"]) in FALLBACK
                     assert char_class(p["new_char"]) == char_class(p["original_char"])

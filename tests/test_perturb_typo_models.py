@@ -290,7 +290,7 @@ def test_the_params_schema_checks_the_new_keys(tmp_path):
 
 
 def _old_regions(r: float, i: float, d: float) -> tuple[int, int, int, int]:
-    """The three-operation layout of earlier versions, copied: the new layout must equal it."""
+    """The plain three-operation layout (replace, insert, delete), written out: the general layout must equal it."""
 
     def w(p: float) -> int:
         return min(_SCALE, max(0, round(p * _SCALE)))

@@ -426,7 +426,7 @@ def test_json_label_with_raw_control_character_in_reason_parses():
     assert (result.prediction, result.status) == ("negative", "strict")
 
 
-# ----------------------------------------------------------------------------- issue 13: real output
+# ----------------------------------------------------------------------------------- real output
 
 JCQA_LOCAL_0_4 = {
     "labels": ["0", "1", "2", "3", "4"],

@@ -71,7 +71,7 @@ def run_deprecated(
     Parameters
     ----------
     command : the click command or group, now part of the ``evalpipe`` console script
-    old : how it used to be called, e.g. ``python -m stages.evaluate``
+    old : the deprecated way to call it, e.g. ``python -m stages.evaluate``
     new : how to call it now, e.g. ``evalpipe evaluate``
     args : its arguments (default: the command line's)
     """

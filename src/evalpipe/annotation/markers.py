@@ -1,4 +1,4 @@
-"""A marker-based baseline rater: the spec's language markers (seed 001, B.1) as countable rules.
+"""A marker-based baseline rater: the axes' language markers (``guidelines``) as countable rules.
 
 Every rule the rater uses lives in the two tables below, so a reader can check the rater against
 the spec without reading code:

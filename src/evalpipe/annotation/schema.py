@@ -1,4 +1,4 @@
-"""The annotation spec's formats (seed 001, A.3 / A.8) and their validation.
+"""The annotation formats (tasks, ratings, consensus) and their validation.
 
 Tasks (input):  ``{id, user, response, context: [{turn, speaker, text}]}``
 Annotations (output): ``{id, annotator_id, timestamp, annotations: {axis: 1-5},

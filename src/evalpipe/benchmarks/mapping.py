@@ -101,7 +101,7 @@ SENTIMENT3 = ("positive", "neutral", "negative")
 def ja_sentiment(
     row: Mapping[str, Any], *, config: str | None, where: str, **_: Any
 ) -> dict[str, Any]:
-    """``{text, label: positive | neutral | negative}`` (seed 003's dev-set lines) -> an example."""
+    """``{text, label: positive | neutral | negative}`` (a sentiment dev-set line) -> an example."""
     text = text_field(row, "text", where)
     label = unicodedata.normalize("NFKC", text_field(row, "label", where)).strip().lower()
     if label not in SENTIMENT3:

@@ -1,4 +1,4 @@
-"""`evalpipe evaluate`: score predictions made elsewhere against a gold file (seed 003's evaluator).
+"""`evalpipe evaluate`: score predictions made elsewhere against a gold file.
 
     evalpipe evaluate --gold sample_dev.jsonl --pred predictions.jsonl --labels 3class
     evalpipe evaluate --gold imdb100_gold.jsonl --pred imdb100_predictions.jsonl \\

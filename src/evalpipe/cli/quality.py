@@ -1,4 +1,4 @@
-"""`evalpipe quality`: the annotation spec's tools (seed 001, A.6/A.7): ``kappa``, ``merge``, ``check``.
+"""`evalpipe quality`: the annotation tools ``kappa``, ``merge`` and ``check`` (the quality gate).
 
     evalpipe quality kappa --input data/raw/annotations/batch_001.jsonl \\
         --output data/annotations/quality_reports/kappa_report.json

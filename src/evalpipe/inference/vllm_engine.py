@@ -143,7 +143,7 @@ class VLLMBackend:
                 self.settings.get("cpu_threads", default_of("model_defaults.cpu_threads"))
             )
             if threads is not None:
-                # Pinned, the thread count no longer follows the machine's cores, which may
+                # Pinned, the thread count does not follow the machine's cores, which may
                 # change kernels' rounding ("Repeatable generation" in docs/inference.md).
                 # torch reads the variable when it loads; vLLM reads it again at start-up.
                 os.environ["OMP_NUM_THREADS"] = str(threads)

@@ -19,8 +19,8 @@ An occurrence is *eligible* unless one of the configured rules excludes it (``RU
 - ``min_letters``: an English word with fewer letters than the minimum.
 
 The rules are params (``perturb.exclude``, ``perturb.min_letters``) read by ``from_params``; with
-``auto`` (the default) the words design with the ``uniform`` model keeps every occurrence (the rows
-of earlier versions, byte for byte), the other models of the words design exclude digits, number
+``auto`` (the default) the words design with the ``uniform`` model keeps every occurrence (so its rows
+do not depend on the rules, byte for byte), the other models of the words design exclude digits, number
 words, URLs, maths, option labels and gold spans, and the count design adds content morphemes
 (Japanese) and a three-letter minimum (English).
 """
@@ -333,7 +333,7 @@ def from_params(cfg: Mapping[str, Any], *, source: str = "params.yaml") -> Eligi
     and ``min_letters`` (``auto`` or an integer >= 0).
 
     ``auto`` depends on the design and the model: ``design: words`` with ``model: uniform``
-    keeps every occurrence (earlier versions' rows); ``design: words`` with another model
+    keeps every occurrence (the uniform model's rows stay independent of the rules); ``design: words`` with another model
     excludes ``WORDS_DESIGN_RULES``; ``design: count`` excludes every rule and needs
     ``COUNT_DESIGN_MIN_LETTERS`` letters.
 
@@ -446,7 +446,7 @@ class OccurrenceRules:
     def summary(self, model: str, redrawn: Mapping[str, int]) -> dict[str, Any]:
         """The summary keys of the rules and of redrawn kinds (``{"redrawn": {"transpose->delete":
         n}, "eligibility": {...}}``), or ``{}`` for the uniform model without rules, whose
-        summaries stay as earlier versions wrote them."""
+        summaries then hold no rule keys."""
         if model == "uniform" and not self.active:
             return {}
         rules = self.rules or Eligibility()

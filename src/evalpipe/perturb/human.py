@@ -56,7 +56,7 @@ SINGLE_KANJI_RATIO = 20  # a one-kanji word's homophone must be at least 1/20 as
 OTHER_WEIGHT = 6
 CROSS_HAND_WEIGHT = ime.CROSS_HAND_WEIGHT
 DIGIT_CLASSES = frozenset({"digit", "fullwidth_digit"})
-# Characters no keyboard rule covers keep today's rule (kanji are handled through the reading).
+# Characters no keyboard rule covers keep the uniform rule (kanji are handled through the reading).
 FALLBACK_CLASSES = frozenset({"fullwidth_lower", "fullwidth_upper", "halfwidth_katakana"})
 KINDS = ("replace", "insert", "delete", "transpose", "conversion")
 
@@ -122,7 +122,7 @@ def insertions(word: str) -> tuple[Choice, ...]:
     """Every insertion the model may make: a stray key beside a kana unit that the IME reads as
     one more kana, or beside a Latin letter (repeated or a neighbour) in the case of the letter
     after the slot (the last letter at the end), weighted by the slot (slots 0 and 1 touch the
-    first letter); slots anchored on ``FALLBACK_CLASSES`` get today's rule."""
+    first letter); slots anchored on ``FALLBACK_CLASSES`` get the uniform rule."""
     n = len(word)
     units = kana_units(word)
     unit_ending = {e: (s, e) for s, e in units}
@@ -307,7 +307,7 @@ def _pick(choices: Iterable[Choice], r: int) -> Operation:
 
 
 def _resolve(op: Operation, word: str, r_char: int) -> Operation:
-    """Draw the character of a ``uniform`` fallback (today's rule for its script class)."""
+    """Draw the character of a ``uniform`` fallback (the uniform rule for its script class)."""
     if op.rule != "uniform" or op.new_char is not None:
         return op
     if op.op == "replace":

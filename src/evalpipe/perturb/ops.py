@@ -116,7 +116,7 @@ def validate_probabilities(
     ----------
     cfg : the ``perturb`` mapping of params.yaml. ``replace_prob``, ``insert_prob`` and
         ``delete_prob`` are required; ``transpose_prob`` and ``conversion_prob`` default to 0 and
-        ``model`` to ``uniform`` (today's typos, so older params files keep their results).
+        ``model`` to ``uniform`` (so a params file without these keys keeps its results).
     source, section : where the mapping came from, for error messages.
 
     Returns
@@ -333,9 +333,9 @@ def decide(
        anchor exactly when the anchored intervals do not overlap, i.e. for consecutive non-empty
        intervals (empty ones take no room and are skipped) ``r + t/2 <= 1/4``, ``t/2 + i/2 <=
        1/4``, ``i/2 + c/2 <= 1/4``, ``c/2 + d <= 1/4`` (with ``t = 0``: ``r + i/2 <= 1/2``, and so
-       on): in particular whenever every probability is at most 1/6, and for today's
-       ``r = i = d = 0.2`` while ``t, c <= 0.1``. With ``t = c = 0`` the layout is exactly the
-       three-interval one of earlier versions (same draws, same artifacts), where raising ``i``
+       on): in particular whenever every probability is at most 1/6, and for the default
+       ``r = i = d = 0.2`` while ``t, c <= 0.1``. With ``t = c = 0`` the layout is exactly
+       three intervals (replace, insert, delete: the draws and artifacts of a run without them), where raising ``i``
        keeps every decision on the whole domain and raising ``r`` or ``d`` keeps them while both
        stay at most ``(1 - i) / 2``. Outside the bound an interval slides by the least that keeps
        it clear, moving some decisions of its kind to other occurrences; the rates stay exact.
@@ -347,13 +347,13 @@ def decide(
     with probability 1/2 each, yet ``i = d = 1/2`` requires them disjoint.
 
     **Where and what.** ``digest[16:24]`` picks the position and ``digest[24:32]`` the character,
-    whatever the probabilities. Model ``uniform`` (today's rule): replacements pick a position
+    whatever the probabilities. Model ``uniform``: replacements pick a position
     whose character has a script class and a different character of the same class; insertions
     pick a slot 0..len(word) whose anchor (the character after the slot, or the last one at the
     end) has a class and insert a character of that class; deletions pick any position. Model
     ``keyboard``: replacements and insertions follow ``keyboard_replacements`` /
-    ``keyboard_insertions`` (QWERTY neighbours for Latin letters, romaji slips for kana, today's
-    rule for kanji and other scripts) and no operation touches a digit. If a replacement or
+    ``keyboard_insertions`` (QWERTY neighbours for Latin letters, romaji slips for kana, the
+    uniform rule for kanji and other scripts) and no operation touches a digit. If a replacement or
     insertion has no eligible place, the occurrence is deleted from instead, so that the perturbed
     fraction follows the probabilities. Both models: a transposition swaps two adjacent different
     letters or kana of the occurrence (``transposable``); a conversion replaces the occurrence by

@@ -20,7 +20,7 @@ class Operation(NamedTuple):
 
 
 RULES = {
-    "uniform": "a character of the same script class, uniformly (today's rule)",
+    "uniform": "a character of the same script class, uniformly",
     "qwerty": "a neighbouring key on QWERTY (2:1 horizontal over vertical), or a repeated key",
     "shift": "Shift held one key too long: the letter after a capital typed as a capital",
     "romaji": "a romaji slip re-read by an IME as kana",

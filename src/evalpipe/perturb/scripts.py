@@ -138,7 +138,7 @@ def edit_script(op: str, original_char: str | None, new_char: str | None) -> str
 
 
 def other_of_class(ch: str, r: int) -> str:
-    """A character of ``ch``'s class other than ``ch``, chosen by the integer ``r`` (today's
+    """A character of ``ch``'s class other than ``ch``, chosen by the integer ``r`` (the
     ``uniform`` rule; a kanji outside the inventory may become any inventory kanji)."""
     cls, index = inventory_index(ch)
     inv = INVENTORIES[cls]  # type: ignore[index]

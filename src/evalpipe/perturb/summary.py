@@ -107,7 +107,7 @@ class SummaryCounter:
             "drawn": self.drawn,
             # how each kind's new text was chosen (ops.RULES): uniform, qwerty, romaji, ...
             "operations_by_rule": {op: dict(sorted(r.items())) for op, r in self.rules.items()},
-            # model keyboard: replacements / insertions made by today's rule, by script class
+            # model keyboard: replacements / insertions made by the uniform rule, by script class
             "keyboard_fallback": dict(sorted(self.fallback.items())),
             # drawn transpositions / conversions with nothing to make (left unchanged), by reason
             "skipped": {op: dict(sorted(r.items())) for op, r in self.skipped.items()},

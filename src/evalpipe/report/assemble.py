@@ -57,7 +57,7 @@ def build_report(data: ReportData, options: ReportOptions | None = None) -> str:
         words=data.words, headline=headline, parse=parse_status_rows(data.scored)
     )
     languages = sorted({r["language"] for r in headline if r.get("language")})
-    # The answer first, the figures behind it next, provenance last (DESIGN.md section 4).
+    # The answer first, the figures behind it next, provenance last: a reader stops when answered.
     sections = [
         ("answer", "The answer: which typos cost most accuracy", answer),
         ("headline", "Accuracy per benchmark", headline_section(data)),

@@ -178,7 +178,7 @@ class ReportOptions:
 def by_model(metrics: Mapping[str, Any] | None, default_model: str) -> dict[str, dict[str, Any]]:
     """``{model: {benchmark: stats}}`` from a flat ``{benchmark: stats}`` or nested metrics file.
 
-    A flat file (one model per run, today's layout) is attributed to ``default_model``.
+    A flat file (one model per run) is attributed to ``default_model``.
     """
     if not metrics:
         return {}

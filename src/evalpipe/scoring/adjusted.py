@@ -222,7 +222,7 @@ def fragility_tilt(
     estimate makes); the slope of one on the other is tested with an example-clustered sandwich
     on ``G - 1`` degrees of freedom. The example effects of the adjusted estimator remove an
     additive fragility, not one that multiplies a word's harm: a kind drawn more often on fragile
-    examples then looks harmful (the issue's planted tilt gave 10% false rejections).
+    examples then looks harmful, which this diagnostic flags.
 
     Returns
     -------

@@ -1,12 +1,12 @@
-"""Scoring predictions made elsewhere: seed 003's ``evaluate_zero_shot.py`` workflow.
+"""Scoring predictions made elsewhere: a zero-shot sentiment run's gold and predictions files.
 
 A gold file holds ``{"text", "label"}`` lines; a predictions file holds the model's raw text, one
-line per gold line, either under ``output`` or ``text`` in a JSON object (as the article's
-``predictions.jsonl`` files have it), as a bare JSON object the model printed, as a JSON string, or
+line per gold line, either under ``output`` or ``text`` in a JSON object (as such
+``predictions.jsonl`` files often have it), as a bare JSON object the model printed, as a JSON string, or
 as a plain line of text. Both files may carry an ``id``: then lines are matched by id, otherwise by
 position.
 
-Unlike the article's script, an answer outside the label set is never turned into "neutral": it
+An answer outside the label set is never turned into a default label such as "neutral": it
 is counted as ``invalid`` and scored wrong (``strict`` mode), or shown as its own class in the
 confusion matrix (``invalid-class`` mode), exactly as the pipeline's sentiment scoring does.
 """

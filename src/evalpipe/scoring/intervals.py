@@ -404,7 +404,7 @@ def score_test_p(
 
     Examples
     --------
-    The issue's row, 4 right -> wrong and none wrong -> right: p = 0.0455 (the exact McNemar p,
+    4 right -> wrong and none wrong -> right: p = 0.0455 (the exact McNemar p,
     0.125, came from a different test).
 
     >>> round(float(score_test_p(c2i=4, i2c=0)), 4)

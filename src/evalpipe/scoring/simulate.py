@@ -64,7 +64,7 @@ from evalpipe.scoring.robustness import clustered_mcnemar
 
 N_BANDS: tuple[tuple[int, int], ...] = ((2, 9), (10, 29), (30, 99), (100, 299), (300, 100_000))
 # The interval estimators the simulator can run: the score intervals of evalpipe.scoring.intervals
-# and, as "before", the clustered stratified percentile bootstrap the tables used until now.
+# and, for comparison, a clustered stratified percentile bootstrap.
 BOOTSTRAP = "cluster_bootstrap"
 
 
@@ -87,7 +87,7 @@ def cluster_bootstrap_ci(
     """Percentile bootstrap CI of ``mean(diff)`` resampling whole clusters within strata.
 
     Not used by the tables: with no discordant pair it gives [0, 0], and a stratum of one pair
-    resamples into a single value. The simulator's "before" (:data:`BOOTSTRAP`), which
+    resamples into a single value. The simulator's comparison method (:data:`BOOTSTRAP`), which
     ``perf/interval_coverage.py`` compares the score intervals with.
 
     Each bootstrap sample draws, within every stratum, as many clusters as it has, with
@@ -245,7 +245,7 @@ def simulate(design: Design, rng: np.random.Generator) -> Replication:
 
 
 def _cr1_design_effect(diff: np.ndarray, clusters: np.ndarray) -> float:
-    """The design effect the tables used before CR2 (the "before" of the headline figures): CR1
+    """The CR1 design effect, a comparison method of the headline figures:
     (``G / (G - 1)``) over the independent-pairs variance, floored at 1, and 1 when the
     differences do not vary or there is one cluster."""
     codes = np.unique(clusters, return_inverse=True)[1].ravel()
@@ -284,7 +284,7 @@ def word_rows(
         One row per word with pairs: ``word, n`` (examples), ``delta, ci_low, ci_high,
         design_effect, mcnemar_p`` (the score test the interval inverts), ``mcnemar_exact_p``,
         ``p_holm, p_bh`` (Tarone-screened, as printed), ``p_holm_before, p_bh_before`` (plain
-        Holm / BH of the exact p, as printed before), ``harm, truth``.
+        Holm / BH of the exact McNemar p, for comparison), ``harm, truth``.
     """
     order = np.argsort(rep.word, kind="stable")
     word, o, p = rep.word[order], rep.original[order], rep.perturbed[order]
@@ -344,15 +344,15 @@ HEADLINE_METHODS = (
     "cr1_normal",  # CR1 design effect, normal quantile (p: exact McNemar beside it)
     "cr1_t",  # CR1 design effect, Student t on G - 1
     "bootstrap_floor",  # example (cluster) percentile bootstrap, hulled with the score interval
-    "cr2_bm",  # before: CR2 design effect floored at 1, Bell-McCaffrey df
+    "cr2_bm",  # CR2 design effect floored at 1, Bell-McCaffrey df
     "cr2_floor",  # CR2 at t on its df, hulled with the independent-pairs score interval
-    "cr3_floor",  # after: CR3 (jackknife) likewise (paired_score)
+    "cr3_floor",  # CR3 (jackknife) likewise: the tables' method (paired_score)
 )
 
 
 def _cr2_ratio_df(diff: np.ndarray, clusters: np.ndarray) -> tuple[float, float]:
     """CR2 over the independent-pairs variance of the mean (unfloored) and its Bell-McCaffrey
-    df: the clustered variance the headline used before CR3 (``cr2_bm``, ``cr2_floor``)."""
+    df (``cr2_bm``, ``cr2_floor``: comparison methods of the headline figures)."""
     codes = np.unique(clusters, return_inverse=True)[1].ravel()
     n, g = diff.size, int(codes.max()) + 1
     if g == n:
@@ -507,7 +507,7 @@ def run(
         rejections, false_rejections`` (Tarone-screened BH at ``alpha``), ``planted`` (rows of
         words with the planted harm), ``planted_ci_excludes_0, planted_bh, planted_bh_before``
         (of those: intervals excluding 0, screened BH rejections, plain BH of the exact McNemar p
-        as before), ``disagree, disagree_before`` (rows whose "interval excludes 0" differs from
+        for comparison), ``disagree, disagree_before`` (rows whose "interval excludes 0" differs from
         "p < alpha" with the score p / with the exact McNemar p); ``fdr``: one row per method:
         ``bh_fdr`` (mean false discovery proportion over replications), ``holm_fwer`` (share of
         replications with a false Holm rejection), their ``_before`` values, ``disagree,
@@ -654,7 +654,7 @@ def run_headline(
     return table.reset_index(drop=True)
 
 
-# The issue's designs for the headline: benchmarks of the sizes users run (20 examples is the
+# The designs for the headline: benchmarks of the sizes users run (20 examples is the
 # default max_samples), several target words per example with heavy-tailed (Lomax 1.5: a few
 # examples hold 20-60 words) or moderate-tailed (Lomax 3) counts, both about 4.5 words per example,
 # K = 1, 2 or 4 typo draws; SPARSE has moderate tails and 1.5 words per example (about 3

@@ -21,7 +21,7 @@ def alpha_of(level: float) -> float:
 
 
 def verdict_rounded(value: Any, threshold: float, decimals: int) -> Any:
-    """``value`` rounded to ``decimals``, on the same side of ``threshold`` as before.
+    """``value`` rounded to ``decimals``, on the same side of ``threshold`` as the unrounded value.
 
     Rounding to the nearest can carry a value onto the threshold: an interval limit of -0.00004
     prints as 0.0, a p of 0.04996 as 0.05, and the printed interval then seems to include 0 while

@@ -2,8 +2,8 @@
 
 The same text (in longer form) is in ``axis_definitions.md``, ``edge_cases.md`` and ``examples.json``
 next to this file; the web app and the spreadsheet show those, the LLM judge builds its rubric from
-:data:`AXIS_ANCHORS`. Japanese first, English gloss second. Written for evalpipe after the
-annotation spec (seed 001, B.1/B.2), in our own words.
+:data:`AXIS_ANCHORS`. Japanese first, English gloss second. Written for evalpipe in our own
+words.
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ AXIS_MARKERS: dict[str, dict[str, list[str]]] = {
         "comparison": ["他のAIと違って", "最先端の", "unlike other AIs", "state-of-the-art"],
     },
 }
-"""Linguistic markers per axis (seed 001, B.1) with English counterparts; cues, not rules."""
+"""Linguistic markers per axis with English counterparts; cues, not rules."""
 
 
 def guideline_text(name: str) -> str:

@@ -1,4 +1,4 @@
-"""The annotation web app (spec seed 001, A.2 ``collection/web_interface``).
+"""The annotation web app.
 
 ``create_app(Store(path), AppConfig(secret_key=...))`` builds the Flask app; ``evalpipe
 annotate serve`` runs it under waitress. See docs/annotation-web.md.

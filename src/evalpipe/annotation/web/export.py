@@ -1,4 +1,4 @@
-"""Turning stored ratings into the spec's raw annotation JSONL (seed 001, A.3).
+"""Turning stored ratings into raw annotation batches (JSONL, :mod:`evalpipe.annotation.schema`).
 
 A database is one collection round and maps to one batch file: the first export takes the next
 free ``batch_NNN.jsonl`` number and records it in the database; later exports rewrite that same

@@ -4,7 +4,7 @@
 mean polarity, -2 strong negative .. 2 strong positive).
 
 Polarity maps to three classes by its sign: below 0 negative, 0 neutral, above 0 positive (the
-seed 003 article's positive / neutral / negative task). The test rows are evaluated, the train
+three-class positive / neutral / negative task). The test rows are evaluated, the train
 rows feed demonstrations. WRIME is CC BY-NC-ND 4.0: evalpipe reads the file, never bundles it.
 """
 
