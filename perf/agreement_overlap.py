@@ -81,7 +81,7 @@ def designs() -> dict[str, np.ndarray]:
 
 def main() -> None:
     header = (
-        f"{'design':48s} {'old mean':>8s} {'headline':>8s} {'all, n-w':>8s} "
+        f"{'design':48s} {'plain':>8s} {'headline':>8s} {'all, n-w':>8s} "
         f"{'alpha':>7s} {'kripp.':>7s} {'max|pair-sklearn|':>17s}"
     )
     print(f"min_pair_overlap = {DEFAULT_MIN_PAIR_OVERLAP}")
