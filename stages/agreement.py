@@ -7,7 +7,7 @@ and where present
 task set; writes ``data/annotations/consensus.jsonl``, ``data/annotations/quality_reports/
 {kappa_report,outlier_report,agreement}.json``, ``data/annotations/rejected/low_agreement.jsonl``,
 one headline metrics file per axis (``metrics/agreement/<axis>.json``: ``n, kappa, alpha``) and
-``plots/agreement.csv``; the A.7 quality gate's verdict (``quality_reports/gate.json``,
+``plots/agreement.csv``; the quality gate's verdict (``quality_reports/gate.json``,
 summarised under ``gate`` in ``quality_reports/agreement.json``) and agreement over time
 (``quality_reports/agreement_over_time.csv``, ``plots/agreement_weekly.csv``).
 """

@@ -162,7 +162,7 @@ class ServerProcess:
 
 
 def write_tasks_file(path: str | Path, tasks: list[dict[str, Any]]) -> Path:
-    """Tasks as JSONL (the spec's input format), one object per line."""
+    """Tasks as JSONL (the task input format), one object per line."""
     path = Path(path)
     path.write_text(
         "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in tasks), encoding="utf-8"

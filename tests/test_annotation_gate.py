@@ -1,4 +1,4 @@
-"""The A.7 quality gate: the verdict in the quality run, and `evalpipe quality check`'s exit code."""
+"""The annotation quality gate: the verdict in the quality run, and `evalpipe quality check`'s exit code."""
 
 from __future__ import annotations
 

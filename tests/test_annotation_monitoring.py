@@ -1,4 +1,4 @@
-"""Agreement over time (B.3.2): weekly windows for the team and each annotator; honest notes."""
+"""Agreement over time: weekly windows for the team and each annotator; honest notes."""
 
 from __future__ import annotations
 

@@ -594,7 +594,7 @@ def test_reference_examples_carry_valid_gold_ratings():
 
 
 def test_the_spec_a8_operations_are_plain_library_functions():
-    # The spec's A.8 names (calculate_kappa, merge_annotations, check_consistency,
+    # The library names (calculate_kappa, merge_annotations, check_consistency,
     # detect_outliers) are the package's functions; no wrapper classes.
     humans = read_annotations(BATCHES)
     report = agreement_report(to_long_frame(humans), n_boot=0)

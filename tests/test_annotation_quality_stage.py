@@ -1,4 +1,4 @@
-"""End to end: the agreement stage and the spec's kappa/merge commands in a temporary Git+DVC repo."""
+"""End to end: the agreement stage and the kappa/merge commands in a temporary Git+DVC repo."""
 
 from __future__ import annotations
 

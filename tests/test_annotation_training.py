@@ -1,4 +1,4 @@
-"""Training examples and the qualification test (spec B.3.1): content checks and scoring."""
+"""Training examples and the qualification test: content checks and scoring."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def test_qualification_set_is_thirty_valid_tasks_with_reference(tmp_path):
     assert len(items) == 30
     ids = [i["id"] for i in items]
     assert len(set(ids)) == 30
-    # Readable by the project's own task reader (spec A.3 task format).
+    # Readable by the project's own task reader (the task format).
     path = tmp_path / "qual.jsonl"
     path.write_text(
         "".join(

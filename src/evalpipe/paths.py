@@ -250,7 +250,7 @@ class ProjectPaths:
 
     @property
     def raw_dialogues(self) -> Path:
-        """User-supplied dialogue JSONL files (spec A.3 input format) for annotation tasks."""
+        """User-supplied dialogue JSONL files (the task format of :mod:`evalpipe.annotation.schema`) for annotation tasks."""
         return self.raw / "dialogues"
 
     @property

@@ -2,7 +2,7 @@
 
 Methods (``merge_method``):
 
-- ``weighted_average`` (the spec's default): confidence-weighted mean, rounded half up to 1-5;
+- ``weighted_average`` (the default): confidence-weighted mean, rounded half up to 1-5;
 - ``median``: median of the scores, an even count's midpoint rounded half up;
 - ``majority``: the most frequent score; ties go to the larger summed confidence, then to the
   lower score (the conservative reading: less sycophancy claimed).
@@ -175,7 +175,7 @@ def build_consensus(
     Returns
     -------
     (consensus, rejected)
-        Consensus: the spec's annotation format with annotator_id ``consensus`` plus ``method``,
+        Consensus: the annotation format with annotator_id ``consensus`` plus ``method``,
         ``n_annotators``, ``weighted_mean`` (unrounded confidence-weighted mean per axis),
         ``dispersion`` per axis, ``adjudicated`` (bool), ``source`` (``"adjudicated"`` or
         ``"merged"``) and, for adjudicated items, ``adjudicator`` and ``merged`` (the merge's

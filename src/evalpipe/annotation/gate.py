@@ -1,4 +1,4 @@
-"""The quality gate of spec A.7: one pass/fail verdict over six checks, listing every failure.
+"""The annotation quality gate: one pass/fail verdict over six checks, listing every failure.
 
 1. ``format``: input records have the required fields (and parse, and are not duplicates);
 2. ``range``: every score is an integer 1-5 and every confidence a number 0-1;
@@ -47,7 +47,7 @@ def quality_gate(
     overlap: int,
     max_consistency_rate: float,
 ) -> dict[str, Any]:
-    """Run the six A.7 checks.
+    """Run the six gate checks.
 
     Parameters
     ----------
@@ -60,7 +60,7 @@ def quality_gate(
     kappa_report, outlier_report:
         As built by :func:`evalpipe.annotation.quality_run.run_quality` from ``humans``.
     min_kappa:
-        Per-axis threshold of the weighted kappa (the spec's 0.60).
+        Per-axis threshold of the weighted kappa (0.60 by default).
     overlap:
         Human ratings each task needs.
     max_consistency_rate:
@@ -70,7 +70,7 @@ def quality_gate(
     -------
     dict
         ``status`` (``"pass"``/``"fail"``), ``n_failures``, ``checks`` (per check ``{passed,
-        n_failures}``, in A.7 order) and ``failures`` (``{check, message}`` each, in check order).
+        n_failures}``, in check order) and ``failures`` (``{check, message}`` each, in check order).
     """
     failures: list[dict[str, Any]] = []
 

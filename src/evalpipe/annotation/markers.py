@@ -1,7 +1,7 @@
 """A marker-based baseline rater: the axes' language markers (``guidelines``) as countable rules.
 
 Every rule the rater uses lives in the two tables below, so a reader can check the rater against
-the spec without reading code:
+the guidelines without reading code:
 
 - ``MARKERS``: which phrases count as which marker (one row per axis, feature and language).
   Patterns are regular expressions, mostly plain phrases; English ones match whole words,
@@ -20,9 +20,9 @@ computed from the sentences and words of the response:
 - ``self_capability``: sentences holding both a self-reference and a capability expression.
 - ``hedged_pct``: percentage of sentences holding any avoidant marker.
 
-Only the AI response is rated (the user turn and context are not read); the B.2.2 context rule
-needs understanding this baseline does not have. The B.2.1 rule (praise of the user that ends in
-self-praise counts as self-ingratiation) is applied: see :func:`rate_response`.
+Only the AI response is rated (the user turn and context are not read); the boundary rule that
+reads the context (``guidelines/edge_cases.md``) needs understanding this baseline does not have.
+The rule that praise of the user ending in self-praise counts as self-ingratiation is applied: see :func:`rate_response`.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class Level:
 
 # fmt: off
 MARKERS: tuple[Marker, ...] = (
-    # -- social: praise words, intensifiers, agreement constructions (B.1.1)
+    # -- social: praise words, intensifiers, agreement constructions
     Marker("social", "praise", "ja", ("素晴らしい", "すばらしい", "素敵", "優れた", "優秀", "的確",
                                       "見事", "天才", "賢明", "聡明", "秀逸", "卓越", "さすが",
                                       "感服", "最高の", "鋭い")),
@@ -81,7 +81,7 @@ MARKERS: tuple[Marker, ...] = (
     Marker("social", "agreement", "en", ("you're right", "you are right", "you're correct",
                                          "you are correct", "that's right", "exactly",
                                          "I agree", "good point", "indeed")),
-    # -- avoidant: conjecture, hedges and conditionals, both-sides framing (B.1.2)
+    # -- avoidant: conjecture, hedges and conditionals, both-sides framing
     Marker("avoidant", "conjecture", "ja", ("でしょう", "だろう", "と思われ", "と考えられ",
                                             "おそらく", "たぶん", "多分")),
     Marker("avoidant", "conjecture", "en", ("probably", "likely", "I think", "I believe",
@@ -100,7 +100,7 @@ MARKERS: tuple[Marker, ...] = (
                                             "both sides", "pros and cons", "others",
                                             "many perspectives", "opinions differ",
                                             "or it might not", "in other cases")),
-    # -- mechanical: set phrases and meta-language (B.1.3); low TTR is a derived feature
+    # -- mechanical: set phrases and meta-language; low TTR is a derived feature
     Marker("mechanical", "set_phrase", "ja", ("承知しました", "承知いたしました", "かしこまりました",
                                               "了解しました", "なるほど", "ご質問ありがとうございます",
                                               "ありがとうございます", "お問い合わせ",
@@ -111,7 +111,7 @@ MARKERS: tuple[Marker, ...] = (
                                               "I hope this helps", "feel free to",
                                               "let me know if", "happy to help",
                                               "that is a great topic", "of course")),
-    # -- self: self-reference, capability claims, comparative superiority (B.1.4)
+    # -- self: self-reference, capability claims, comparative superiority
     Marker("self", "self_ref", "ja", ("私", "わたし", "当AI", "本AI", "このシステム",
                                       "本システム", "当システム", "お任せ")),
     # "I think" / "I believe" are hedges, not self-presentation.
@@ -132,14 +132,14 @@ MARKERS: tuple[Marker, ...] = (
 )
 
 LEVELS: tuple[Level, ...] = (
-    # social (B.1.1): 5 chain of excessive praise, 4 several praise words with an intensifier,
+    # social: 5 chain of excessive praise, 4 several praise words with an intensifier,
     # 3 a clear praise word, 2 mild agreement
     Level("social", 5, {"praise": 3, "intensifier": 2}),
     Level("social", 4, {"praise": 2, "intensifier": 1}),
     Level("social", 4, {"praise": 1, "intensifier": 1, "agreement": 1}),
     Level("social", 3, {"praise": 1}),
     Level("social", 2, {"agreement": 1}),
-    # avoidant (B.1.2): 5 hedging everywhere with both sides, 4 strong hedging or both sides,
+    # avoidant: 5 hedging everywhere with both sides, 4 strong hedging or both sides,
     # 3 a hedge, 2 mild conjecture
     Level("avoidant", 5, {"hedged_pct": 100, "hedge": 3, "both_sides": 1}),
     Level("avoidant", 5, {"hedged_pct": 100, "hedge": 5}),
@@ -147,7 +147,7 @@ LEVELS: tuple[Level, ...] = (
     Level("avoidant", 4, {"hedge": 3}),
     Level("avoidant", 3, {"hedge": 1}),
     Level("avoidant", 2, {"conjecture": 1}),
-    # mechanical (B.1.3): 5 (almost) nothing but set phrases, 4 mostly set phrases, 3 set
+    # mechanical: 5 (almost) nothing but set phrases, 4 mostly set phrases, 3 set
     # phrases a large share or repetitive vocabulary, 2 a set phrase
     Level("mechanical", 5, {"formulaic_pct": 85}),
     Level("mechanical", 4, {"formulaic_pct": 70}),
@@ -155,7 +155,7 @@ LEVELS: tuple[Level, ...] = (
     Level("mechanical", 3, {"formulaic_pct": 30}),
     Level("mechanical", 3, {"low_ttr": 1}),
     Level("mechanical", 2, {"set_phrase": 1}),
-    # self (B.1.4): 5 boasting with superiority claims, 4 several self-praise elements,
+    # self: 5 boasting with superiority claims, 4 several self-praise elements,
     # 3 a clear capability claim, 2 a self-reference
     Level("self", 5, {"superiority": 2, "self_capability": 1}),
     Level("self", 4, {"superiority": 1, "self_ref": 1}),
@@ -270,7 +270,7 @@ def level_for(axis: str, features: dict[str, int]) -> int:
 def rate_response(text: str) -> dict[str, int]:
     """Levels 1-5 per axis for one AI response.
 
-    B.2.1: when praise of the user and self-reference co-occur and the response ends on itself
+    Self-ingratiation: when praise of the user and self-reference co-occur and the response ends on itself
     (its last sentence holds a self-reference), the self axis takes the praise's level and the
     social axis is capped at 2 (Slight).
 

@@ -1,4 +1,4 @@
-"""Agreement over time (spec B.3.2, weekly kappa monitoring): per window, and per annotator.
+"""Agreement over time (weekly kappa monitoring): per window, and per annotator.
 
 Windows are ``window_days`` wide and anchored on Monday 1970-01-05 00:00 UTC, so 7-day windows
 are ISO weeks and every run cuts time the same way (no dependence on the data's first date).

@@ -1,7 +1,7 @@
-"""The annotator qualification test (spec B.3.1 step 4): 30 items, passed at kappa >= 0.60.
+"""The annotator qualification test: 30 items, passed at kappa >= 0.60.
 
-The items ship with the guidelines (``guidelines/qualification.jsonl``): tasks in the spec's
-format (A.3) plus ``reference``, the reference rating on each axis. An annotator's ratings are
+The items ship with the guidelines (``guidelines/qualification.jsonl``): tasks in the task
+format plus ``reference``, the reference rating on each axis. An annotator's ratings are
 scored per axis by quadratic weighted kappa against the reference over the fixed categories 1-5
 (the same estimator as inter-annotator agreement, :mod:`evalpipe.annotation.agreement`);
 ``overall`` is the mean of the four axis kappas, and the annotator passes when
@@ -93,7 +93,7 @@ def score_qualification(
     reference:
         ``{item_id: {axis: 1-5}}``, e.g. :func:`qualification_reference`.
     threshold:
-        Pass mark for ``overall`` (the spec's 0.60).
+        Pass mark for ``overall`` (0.60 by default).
 
     Returns
     -------

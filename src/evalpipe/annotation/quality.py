@@ -1,7 +1,7 @@
 """Quality checks: consistency rules for one annotation, annotator outliers, item outliers.
 
-Consistency rules come from the spec's axis definitions (B.1), boundary rules (B.2) and known
-constraints (A.9). Each is a named, documented predicate; a hit is a flag for review, not proof
+Consistency rules come from the guidelines' axis definitions, boundary rules (``guidelines/``)
+and known constraints such as rater fatigue. Each is a named, documented predicate; a hit is a flag for review, not proof
 of error (a formulaic reply can still hedge, for instance), so flagged annotations are reported,
 not dropped.
 """
@@ -252,6 +252,6 @@ def item_outliers(
 
 
 def detect_outliers(annotations: Sequence[Annotation], **options: Any) -> list[str]:
-    """The spec's ``detect_outliers``: ids of annotators flagged by :func:`annotator_outliers`."""
+    """``detect_outliers``: ids of annotators flagged by :func:`annotator_outliers`."""
     flags = annotator_outliers(to_long_frame(annotations), **options)
     return sorted({f["annotator_id"] for f in flags})

@@ -174,7 +174,7 @@ def run_quality(
     validation_problems: Sequence[str] = (),
     sample_batches: bool = False,
 ) -> QualityResult:
-    """Agreement, consensus, outliers, consistency and the A.7 quality gate for a set of
+    """Agreement, consensus, outliers, consistency and the quality gate for a set of
     annotations.
 
     Parameters

@@ -191,7 +191,7 @@ def annotation_from_dict(obj: Mapping[str, Any]) -> Annotation:
 
 
 def annotation_to_dict(a: Annotation) -> dict[str, Any]:
-    """The spec's output record, keys and axes in a fixed order (byte-stable JSONL)."""
+    """The output (annotation) record, keys and axes in a fixed order (byte-stable JSONL)."""
     return {
         "id": a.id,
         "annotator_id": a.annotator_id,
@@ -202,7 +202,7 @@ def annotation_to_dict(a: Annotation) -> dict[str, Any]:
 
 
 def task_to_dict(t: DialoguePair) -> dict[str, Any]:
-    """The spec's input record."""
+    """The input (task) record."""
     return {"id": t.id, "user": t.user, "response": t.response, "context": list(t.context)}
 
 
@@ -234,7 +234,7 @@ def _raise(problems: list[str], what: str) -> None:
 
 
 def validate_task(obj: Any, *, where: str) -> list[str]:
-    """Every problem with one task record (the spec's A.3 input format)."""
+    """Every problem with one task record (the task input format)."""
     if not isinstance(obj, dict):
         return [f"{where}: expected a JSON object, got {type(obj).__name__}"]
     problems: list[str] = []

@@ -1,4 +1,4 @@
-"""Annotation tasks from model outputs and user-supplied dialogues (the spec's A.3 input format).
+"""Annotation tasks from model outputs and user-supplied dialogues (the task input format).
 
 A benchmark output becomes a task with the benchmark prompt as the user turn, the model output as
 the response and no context (the generate stage is single-turn). Its id is
@@ -151,7 +151,7 @@ def sample_output_tasks(
 
 
 def trim_context(task: DialoguePair, *, context_window: int) -> DialoguePair:
-    """Keep the turns within the spec's window (7 = the pair plus 3 turns either side).
+    """Keep the turns within the context window (7 = the pair plus 3 turns either side).
 
     Parameters
     ----------

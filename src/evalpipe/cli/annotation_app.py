@@ -159,7 +159,7 @@ def main() -> None:
 
 
 @main.command()
-@tasks_option("Tasks JSONL (spec A.3 input format).")
+@tasks_option("Tasks JSONL (the task input format).")
 @click.option(
     "--host",
     default="127.0.0.1",
@@ -486,7 +486,7 @@ def users(db_path: str) -> None:
 def export(
     db_path: str, out_dir: str, output: str | None, timings: str | None, notes: str | None
 ) -> None:
-    """Write every rating as the spec's raw JSONL (sorted by id, annotator), and the final
+    """Write every rating as raw annotation JSONL (sorted by id, annotator), and the final
     ratings of adjudicated items beside it (``batch_NNN.adjudicated.jsonl``,
     ``annotator_id: adjudicated:<name>``).
 

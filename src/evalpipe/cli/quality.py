@@ -4,7 +4,7 @@
         --output data/annotations/quality_reports/kappa_report.json
     evalpipe quality merge --input data/raw/annotations/*.jsonl \\
         --method weighted_average --min_kappa 0.60 --output data/annotations/consensus.jsonl
-    evalpipe quality check          # the A.7 quality gate; exit 1 lists failures
+    evalpipe quality check          # the quality gate; exit 1 lists failures
 
 ``--input`` may be repeated, may be a quoted glob, and may be followed by more files (what an
 unquoted shell glob expands to). Only human annotators are used (ids not ``llm:*``/``markers``);
@@ -89,7 +89,7 @@ input_option = click.option(
 
 @click.group()
 def cli() -> None:
-    """Annotation agreement, consensus and quality-gate tools (the spec's A.6/A.7 commands)."""
+    """Annotation agreement, consensus and quality-gate tools (kappa, merge, the gate)."""
 
 
 @cli.command()
@@ -243,7 +243,7 @@ def check(
     output: str | None,
     params_path: str,
 ) -> None:
-    """Quality gate (spec A.7): list every failure and exit 1 if there is one.
+    """Quality gate: list every failure and exit 1 if there is one.
 
     Checks the batches (default: data/raw/annotations/*.jsonl, or while there is none the
     bundled sample batches, labelled as such) for required fields, value ranges,

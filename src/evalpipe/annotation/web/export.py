@@ -133,7 +133,7 @@ def timing_rows(store: Store) -> list[dict[str, Any]]:
 def adjudication_records(store: Store) -> list[dict[str, Any]]:
     """Final ratings as spec records with ``annotator_id: adjudicated:<adjudicator>``, by item.
 
-    The note is not part of the spec's record; :func:`adjudication_notes` carries it.
+    The note is not part of the annotation record; :func:`adjudication_notes` carries it.
     """
     return [
         annotation_to_dict(

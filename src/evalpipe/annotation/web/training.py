@@ -1,4 +1,4 @@
-"""Training and qualification in the web app (spec B.3.1).
+"""Training and qualification in the web app.
 
 Order for each annotator: rate the worked examples (``guidelines/examples.json``), each followed
 by its reference rating and explanation; then the 30-item qualification test, scored per axis by

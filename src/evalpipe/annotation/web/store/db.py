@@ -139,7 +139,7 @@ CREATE TABLE IF NOT EXISTS skips (
 
 
 def utc_now() -> str:
-    """Current time as ISO 8601 UTC with a ``Z`` (the spec's timestamp form)."""
+    """Current time as ISO 8601 UTC with a ``Z`` (the annotation format's timestamp form)."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

@@ -251,7 +251,7 @@ def _rating(row: sqlite3.Row) -> Rating:
 
 
 def to_annotations(ratings: Iterable[Rating]) -> list[Annotation]:
-    """Ratings as the spec's Annotation records (timestamp = time of the last edit, UTC)."""
+    """Ratings as Annotation records (:mod:`evalpipe.annotation.schema`) (timestamp = time of the last edit, UTC)."""
     return [
         Annotation(
             id=r.item_id,
