@@ -446,7 +446,7 @@ class OccurrenceRules:
     def summary(self, model: str, redrawn: Mapping[str, int]) -> dict[str, Any]:
         """The summary keys of the rules and of redrawn kinds (``{"redrawn": {"transpose->delete":
         n}, "eligibility": {...}}``), or ``{}`` for the uniform model without rules, whose
-        summaries then hold no rule keys."""
+        summaries stay as earlier versions wrote them."""
         if model == "uniform" and not self.active:
             return {}
         rules = self.rules or Eligibility()

@@ -230,7 +230,7 @@ def summary_rows(summaries: Mapping[str, Mapping[str, Any]]) -> list[dict[str, A
         row: dict[str, Any] = {
             "benchmark": str(s.get("benchmark") or name),
             "language": s.get("language"),
-            # a summary without `model` comes from a run whose only typos were the uniform model's
+            # summaries written before the typo models had no `model`: today's rule
             "model": s.get("model") or ("uniform" if ops else None),
             **{k: s.get(k) for k in PROBABILITY_KEYS},
             **counts,
