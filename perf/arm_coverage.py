@@ -41,16 +41,16 @@ LEVEL = 0.95
 CLUSTERS = {"moderate": MODERATE, "heavy": HEAVY}
 
 
-def _cell(rng: np.random.Generator) -> np.random.Generator:
-    return np.random.default_rng(rng.integers(2**63))
+def _chosen(options: dict, names: list[str]) -> list:
+    return [(k, v) for k, v in options.items() if k in names or not names]
 
 
-def means(replications: int, seed: int) -> pd.DataFrame:
+def means(replications: int, seed: int, only: argparse.Namespace) -> pd.DataFrame:
     rows = []
-    for kind in MEAN_KINDS:
-        for shape, clusters in CLUSTERS.items():
-            for draws in (1, 4):
-                for examples in SIZES:
+    for kind in [k for k in MEAN_KINDS if k in only.kinds or not only.kinds]:
+        for shape, clusters in _chosen(CLUSTERS, only.clusters):
+            for draws in only.draws:
+                for examples in only.sizes:
                     rng = np.random.default_rng(
                         hashed_seed(seed, "means", kind, shape, draws, examples)
                     )
@@ -66,7 +66,11 @@ def means(replications: int, seed: int) -> pd.DataFrame:
                             "cr2_t": clustered_mean_interval(d, study.clusters, level=LEVEL),
                             "hall_t": hall_mean_interval(d, study.clusters, level=LEVEL),
                             "bootstrap_t": bootstrap_t_mean_interval(
-                                d, study.clusters, level=LEVEL, seed=hashed_seed(seed, r, examples)
+                                d,
+                                study.clusters,
+                                level=LEVEL,
+                                seed=hashed_seed(seed, r, examples),
+                                samples=only.bootstrap_samples,
                             ),
                         }
                         for name, res in results.items():
@@ -82,12 +86,12 @@ def means(replications: int, seed: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def ladder(replications: int, seed: int) -> pd.DataFrame:
+def ladder(replications: int, seed: int, only: argparse.Namespace) -> pd.DataFrame:
     rows = []
-    for kind in LADDER_KINDS:
-        for shape, clusters in CLUSTERS.items():
-            for draws in (1, 4):
-                for examples in SIZES:
+    for kind in [k for k in LADDER_KINDS if k in only.kinds or not only.kinds]:
+        for shape, clusters in _chosen(CLUSTERS, only.clusters):
+            for draws in only.draws:
+                for examples in only.sizes:
                     rng = np.random.default_rng(
                         hashed_seed(seed, "ladder", kind, shape, draws, examples)
                     )
@@ -117,12 +121,12 @@ def ladder(replications: int, seed: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def recovered(replications: int, seed: int) -> pd.DataFrame:
+def recovered(replications: int, seed: int, only: argparse.Namespace) -> pd.DataFrame:
     rows = []
-    for kind in RECOVERED_KINDS:
-        for shape, clusters in CLUSTERS.items():
-            for draws in (1, 4):
-                for examples in SIZES:
+    for kind in [k for k in RECOVERED_KINDS if k in only.kinds or not only.kinds]:
+        for shape, clusters in _chosen(CLUSTERS, only.clusters):
+            for draws in only.draws:
+                for examples in only.sizes:
                     rng = np.random.default_rng(
                         hashed_seed(seed, "recovered", kind, shape, draws, examples)
                     )
@@ -163,6 +167,13 @@ def main() -> None:
     parser.add_argument("--replications", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--part", nargs="+", default=["means", "ladder", "recovered"])
+    parser.add_argument("--kinds", nargs="*", default=[], help="designs (default: all)")
+    parser.add_argument(
+        "--clusters", nargs="*", default=[], help="moderate / heavy (default: both)"
+    )
+    parser.add_argument("--draws", nargs="+", type=int, default=[1, 4])
+    parser.add_argument("--sizes", nargs="+", type=int, default=list(SIZES))
+    parser.add_argument("--bootstrap-samples", type=int, default=999, help="of the bootstrap-t")
     args = parser.parse_args()
     pd.set_option("display.width", 200)
     pd.set_option("display.max_rows", 500)
@@ -170,7 +181,7 @@ def main() -> None:
     print(f"{args.replications} studies per cell; Monte Carlo SE of a 0.95 coverage: {se:.4f}")
     for part in args.part:
         table = {"means": means, "ladder": ladder, "recovered": recovered}[part](
-            args.replications, args.seed
+            args.replications, args.seed, args
         )
         print(f"\n== {part}")
         if part == "recovered":

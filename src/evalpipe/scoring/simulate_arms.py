@@ -9,10 +9,12 @@ X))`` target words, X ~ Lomax(tail) (shape 3, s = 2: 1.6 words per example; shap
 examples with 20-60), each with ``draws`` typo draws; the pairs of an example are one cluster.
 
 - **Per-pair means** (:func:`mean_study`), designs of :data:`MEAN_KINDS`:
-  ``surprisal``: a typo raises the surprisal of its word's tokens by X ~ Gamma(0.6, 4) nats per
-  occurrence (1 + Poisson(0.3) occurrences), scaled by the example's fragility (log-normal, mean
-  1) and spread over the text's T_g ~ LogNormal(log 60, 0.6) tokens: ``d = f_g sum X / T_g``,
-  right-skewed, truth ``E f E o E X E[1/T]``; ``skewed_null``: ``u_g + e`` with centred
+  ``surprisal``: a typo raises the surprisal of its word's tokens by X ~ Gamma(a, 4) nats per
+  occurrence (1 + Poisson(0.3) occurrences), scaled by the example's fragility (log-normal with
+  log-sd s, mean 1) and spread over the text's T_g ~ LogNormal(log 60, 0.6) tokens: ``d = f_g sum
+  X / T_g``, right-skewed, truth ``E o E X E[1/T]``; a = 1, s = 0.3 (skew set so that the CR2 t
+  interval covers about what an independent simulator's realistic surprisal design found,
+  0.90-0.93), ``surprisal_extreme`` a = 0.6, s = 0.8 (a stress test); ``skewed_null``: ``u_g + e`` with centred
   log-normal example effects and pair noise, truth 0; ``symmetric``: the same with normal
   effects, truth 0.1; ``informative``: ``0.05 log n_g + u_g + e`` (skewed), so examples with more
   words have larger values and the truth is the pair-weighted ``0.05 E[n log n] / E[n]`` (exact,
@@ -38,7 +40,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-MEAN_KINDS = ("surprisal", "skewed_null", "symmetric", "informative")
+MEAN_KINDS = ("surprisal", "surprisal_extreme", "skewed_null", "symmetric", "informative")
+SURPRISAL = {  # (sigma of the example's log-normal fragility, Gamma shape of a typo's nats)
+    "surprisal": (0.3, 1.0),
+    "surprisal_extreme": (0.8, 0.6),
+}
 LADDER_KINDS = {  # (h_ref, h_var, noise)
     "rare": (0.02, 0.06, 0.02),
     "rare_null": (0.02, 0.02, 0.02),
@@ -98,8 +104,8 @@ def _pairs(rng: np.random.Generator, examples: int, clusters: Clusters, draws: i
 
 def mean_truth(kind: str, clusters: Clusters) -> float:
     """The pair-weighted mean of the design (module docstring)."""
-    if kind == "surprisal":
-        return 1.0 * 1.3 * (0.6 * 4.0) * math.exp(-math.log(60.0) + 0.6**2 / 2.0)
+    if kind in SURPRISAL:
+        return 1.3 * (SURPRISAL[kind][1] * 4.0) * math.exp(-math.log(60.0) + 0.6**2 / 2.0)
     if kind == "skewed_null":
         return 0.0
     if kind == "symmetric":
@@ -116,11 +122,12 @@ def mean_study(
     """One study of per-pair values ``d`` (module docstring)."""
     cl = _pairs(rng, examples, clusters, draws)
     n = cl.size
-    if kind == "surprisal":
+    if kind in SURPRISAL:
+        sigma, shape = SURPRISAL[kind]
         tokens = rng.lognormal(math.log(60.0), 0.6, examples)
-        fragility = rng.lognormal(-0.32, 0.8, examples)  # mean 1
+        fragility = rng.lognormal(-sigma * sigma / 2.0, sigma, examples)  # mean 1
         occurrences = 1 + rng.poisson(0.3, n)
-        extra = rng.gamma(0.6 * occurrences, 4.0)  # a sum of Gamma(0.6, 4) per occurrence
+        extra = rng.gamma(shape * occurrences, 4.0)  # a sum of Gamma(shape, 4) per occurrence
         values = fragility[cl] * extra / tokens[cl]
     elif kind in ("skewed_null", "informative"):
         values = _centred_lognormal(rng, examples, 0.3)[cl] + _centred_lognormal(rng, n, 0.2)

@@ -30,6 +30,7 @@ from evalpipe.scoring.intervals import cr2_weights_df, critical_value
 from evalpipe.scoring.mean_interval import MeanInterval
 
 BOOTSTRAP_SAMPLES = 999
+_CELLS = 2_000_000  # resamples x examples held in memory at once
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,18 @@ def hall_mean_interval(
     return MeanInterval(c.mean, low + 0.0, high + 0.0, c.n, c.groups, c.df)
 
 
+def _studentised(draws: np.ndarray, c: _Clustered) -> np.ndarray:
+    """``(mean* - mean) / se*`` of each resample (rows of ``draws``: times each example is drawn);
+    NaN or infinite when a resample has no spread."""
+    n_star = draws @ c.sizes
+    mean_star = (draws @ c.sums) / n_star
+    resid = c.sums[None, :] - c.sizes[None, :] * mean_star[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        weight = 1.0 / (1.0 - c.sizes[None, :] / n_star[:, None])
+        se_star = np.sqrt((draws * weight * resid**2).sum(axis=1)) / n_star
+        return (mean_star - c.mean) / se_star
+
+
 def bootstrap_t_mean_interval(
     values: Sequence[float] | np.ndarray,
     clusters: Sequence[Any] | np.ndarray | None,
@@ -179,15 +192,14 @@ def bootstrap_t_mean_interval(
     assert c is not None
     g = c.groups
     rng = np.random.default_rng(seed)
-    draws = rng.multinomial(g, np.full(g, 1.0 / g), size=samples).astype(float)
-    n_star = draws @ c.sizes
-    mean_star = (draws @ c.sums) / n_star
-    resid = c.sums[None, :] - c.sizes[None, :] * mean_star[:, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        weight = 1.0 / (1.0 - c.sizes[None, :] / n_star[:, None])
-        se_star = np.sqrt((draws * weight * resid**2).sum(axis=1)) / n_star
-        t_star = (mean_star - c.mean) / se_star
-    t_star = t_star[np.isfinite(t_star) & (se_star > 0)]
+    # Resamples in blocks, so memory stays bounded for tens of thousands of examples.
+    block = max(1, min(samples, _CELLS // g))
+    parts = []
+    for start in range(0, samples, block):
+        draws = rng.multinomial(g, np.full(g, 1.0 / g), size=min(block, samples - start))
+        parts.append(_studentised(draws.astype(float), c))
+    t_star = np.concatenate(parts)
+    t_star = t_star[np.isfinite(t_star)]
     if t_star.size == 0 or not c.se > 0:
         return MeanInterval(c.mean, c.mean, c.mean, c.n, c.groups, c.df)
     alpha = (1.0 - level) / 2.0
