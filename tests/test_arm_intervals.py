@@ -14,7 +14,9 @@ from scipy import stats
 from evalpipe.report.defences import defences_section
 from evalpipe.scoring.defences import LOSS_NOT_SHOWN, SHARE, recovered_figures
 from evalpipe.scoring.intervals import paired_score, tango_interval
+from evalpipe.scoring.ladder import ladder_table
 from evalpipe.scoring.mean_interval import clustered_mean_interval
+from evalpipe.scoring.perplexity import perplexity_summary
 from evalpipe.scoring.ratio_interval import fieller_interval
 from evalpipe.scoring.score_mean import score_mean_interval
 from evalpipe.scoring.simulate_arms import (
@@ -26,6 +28,7 @@ from evalpipe.scoring.simulate_arms import (
     recovered_study,
 )
 from evalpipe.scoring.skewed_mean import bootstrap_t_mean_interval, hall_mean_interval
+from evalpipe.seeding import hashed_seed
 
 Z = stats.norm.ppf(0.975)
 
@@ -164,3 +167,41 @@ def test_ladder_and_recovered_designs_have_the_truths_they_state() -> None:
     assert (c - t).mean() == pytest.approx(r.truth["loss"], abs=4e-3)
     assert (d - t).mean() == pytest.approx(r.truth["points"], abs=3e-3)
     assert pd.notna(r.truth["share"])
+
+
+def test_the_simulated_ladder_and_perplexity_run_through_the_tables_own_intervals() -> None:
+    """The simulator's figures describe the real estimators: the tables print what
+    perf/arm_coverage.py computes on the same study."""
+    rng = np.random.default_rng(21)
+    s = ladder_study("rare", rng, examples=30, clusters=HEAVY, draws=2)
+    v = s.values
+    common = {"benchmark": "b", "language": "english", "example_id": s.clusters.astype(str),
+              "variant": [f"w{i}" for i in range(s.clusters.size)], "word_rank": 1, "draw": 0}  # fmt: skip
+    pairs = pd.concat(
+        [
+            pd.DataFrame({"model": "ref", **common, "correct_original": v["o_ref"],
+                          "correct_perturbed": v["p_ref"]}),
+            pd.DataFrame({"model": "var", **common, "correct_original": v["o_var"],
+                          "correct_perturbed": v["p_var"]}),
+        ],
+        ignore_index=True,
+    )  # fmt: skip
+    labels = {"ref": {"family": "f"}, "var": {"family": "f", "quantisation": "awq"}}
+    table = ladder_table(pairs, labels, models=["ref", "var"], level=0.95)
+    row = table.loc[(table["model"] == "var") & (table["scope"] == "benchmark")].iloc[0]
+    diff = (v["p_var"].astype(float) - v["o_var"]) - (v["p_ref"].astype(float) - v["o_ref"])
+    expected = score_mean_interval(diff, s.clusters, level=0.95)
+    assert (row["diff_ci_low"], row["diff_ci_high"]) == pytest.approx((expected.low, expected.high))
+
+    m = mean_study("surprisal", rng, examples=30, clusters=HEAVY, draws=1)
+    frame = pd.DataFrame({**common, "example_id": m.clusters.astype(str), "cluster": m.clusters,
+                          "variant": [f"w{i}" for i in range(m.clusters.size)],
+                          "logprob_original": 0.0, "tokens_original": 1,
+                          "logprob_perturbed": -m.values["d"], "tokens_perturbed": 1})  # fmt: skip
+    figures = perplexity_summary(frame, level=0.95)["benchmarks"]["b"]
+    r = bootstrap_t_mean_interval(
+        m.values["d"], m.clusters, level=0.95, seed=hashed_seed("perplexity", "benchmark", "b")
+    )
+    assert (figures["ci_low"], figures["ci_high"]) == pytest.approx(
+        (math.exp(r.low), math.exp(r.high))
+    )
