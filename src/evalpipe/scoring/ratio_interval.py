@@ -53,7 +53,8 @@ def fieller_interval(
     -------
     RatioInterval
         ``estimate`` None when the denominator's mean is 0; ``low, high`` None and ``bounded``
-        False when the test cannot tell the denominator from 0.
+        False when the test cannot tell the denominator from 0, or when no pair differs from
+        another (no spread to estimate: never a zero-width interval).
 
     Examples
     --------
@@ -96,7 +97,8 @@ def fieller_interval(
     qb = -2.0 * (mean_a * mean_b - t2 * vab)
     qc = mean_a * mean_a - t2 * vaa
     disc = qb * qb - 4.0 * qa * qc
-    if qa <= 0.0 or disc < 0.0 or estimate is None:
+    # No spread in either mean (every pair alike): nothing to build an interval from.
+    if qa <= 0.0 or disc < 0.0 or estimate is None or vaa + vbb <= 0.0:
         return RatioInterval(estimate, None, None, False, df)
     root = math.sqrt(disc)
     low, high = (-qb - root) / (2.0 * qa), (-qb + root) / (2.0 * qa)
