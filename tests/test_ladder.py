@@ -14,7 +14,7 @@ from evalpipe.report.data import ReportData
 from evalpipe.report.ladder import ladder_section, perplexity_section
 from evalpipe.scoring.intervals import paired_score
 from evalpipe.scoring.ladder import has_ladder, ladder_table, reference_model
-from evalpipe.scoring.mean_interval import clustered_mean_interval
+from evalpipe.scoring.score_mean import score_mean_interval
 
 LABELS = {
     "base": {"family": "qwen2.5", "size": "7B", "quantisation": "none"},
@@ -106,15 +106,26 @@ def test_the_difference_interval_pairs_prompts_and_clusters_on_the_example() -> 
     diff = (a["correct_perturbed"].astype(float) - a["correct_original"]) - (
         b["correct_perturbed"].astype(float) - b["correct_original"]
     )
-    expected = clustered_mean_interval(
+    expected = score_mean_interval(
         diff.to_numpy(float), a.index.get_level_values("example_id"), level=0.9
     )
     assert row["diff_ci_low"] == pytest.approx(expected.low, abs=1e-4)
     assert row["diff_ci_high"] == pytest.approx(expected.high, abs=1e-4)
     assert row["diff_n"] == len(diff)
     # clustering widens it: the same differences treated as independent pairs give less
-    independent = clustered_mean_interval(diff.to_numpy(float), None, level=0.9)
+    independent = score_mean_interval(diff.to_numpy(float), None, level=0.9)
     assert expected.high - expected.low != pytest.approx(independent.high - independent.low)
+
+
+def test_a_variant_that_flips_exactly_where_its_reference_does_gets_a_non_zero_interval() -> None:
+    pairs = _pairs(seed=2)
+    twin = pairs.loc[pairs["model"] == "base"].assign(model="awq")
+    pairs = pd.concat([pairs.loc[pairs["model"] != "awq"], twin], ignore_index=True)
+    table = ladder_table(pairs, LABELS, models=MODELS, level=0.95)
+    rows = table.loc[table["model"] == "awq"]
+    assert (rows["delta_vs_reference"] == 0).all()
+    assert (rows["diff_ci_low"] < 0).all() and (rows["diff_ci_high"] > 0).all()
+    assert (rows["diff_ci_method"] == "score_paired_difference").all()
 
 
 def test_only_prompts_both_models_answered_enter_the_difference() -> None:

@@ -28,8 +28,10 @@ from evalpipe.inference.perplexity import (
     perturbable_spans,
 )
 from evalpipe.inference.types import Loglikelihood, LoglikelihoodRequest
+from evalpipe.scoring.mean_interval import clustered_mean_interval
 from evalpipe.scoring.pairs import build_pairs
 from evalpipe.scoring.perplexity import perplexity_pairs, perplexity_summary
+from evalpipe.seeding import hashed_seed
 from tests.inference_servers import CannedServer, canned_logprob, canned_tokens
 from tests.test_inference_openai import _cfg
 
@@ -104,29 +106,44 @@ def _pairs_frame(d: list[float], clusters: list[int]) -> pd.DataFrame:
     )
 
 
-def test_ratio_is_the_geometric_mean_of_pair_perplexity_ratios_with_a_cr2_interval() -> None:
-    d = [0.5, 0.7, 0.1, 0.2, 0.9, 0.4, 0.3]
-    clusters = [0, 0, 1, 2, 2, 2, 3]
+def test_ratio_is_the_geometric_mean_of_pair_ratios_with_a_cluster_bootstrap_t_interval() -> None:
+    d = [0.5, 0.7, 0.1, 0.2, 0.9, 0.4, 0.3, 2.4, 0.2, 0.1]
+    clusters = [0, 0, 1, 2, 2, 2, 3, 4, 5, 5]
     figures = perplexity_summary(_pairs_frame(d, clusters), level=0.95)["benchmarks"]["b"]
     assert figures["ratio"] == pytest.approx(math.exp(np.mean(d)))
     assert figures["ll_original"] == pytest.approx(-2.0)
     assert figures["ll_perturbed"] == pytest.approx(-2.0 - np.mean(d))
-    # CR2 by hand: residual sums per cluster, weights 1 / (1 - n_g / n), t on Satterthwaite df
+    assert figures["ci_method"] == "cluster_bootstrap_t_log_ratio"
+    # by hand: resample the 6 examples with the row's seed, expand each resample (a copy is a
+    # cluster of its own) and studentise it with clustered_mean_interval's CR2 standard error
     x, g = np.array(d), np.array(clusters)
-    n, sizes = len(d), np.bincount(g).astype(float)
-    sums = np.bincount(g, weights=x - x.mean())
-    w = 1 / (1 - sizes / n)
-    se = math.sqrt((w * sums**2).sum()) / n
-    k = np.diag(w * sizes) - np.outer(np.sqrt(w) * sizes, np.sqrt(w) * sizes) / n
-    df = np.trace(k) ** 2 / np.trace(k @ k)
-    half = stats.t.ppf(0.975, df) * se
-    assert figures["ci_low"] == pytest.approx(math.exp(x.mean() - half))
-    assert figures["ci_high"] == pytest.approx(math.exp(x.mean() + half))
-    assert figures["n"] == 7 and figures["n_examples"] == 4
-    # one pair per example: the usual t interval on n - 1 degrees of freedom
-    single = perplexity_summary(_pairs_frame(d, list(range(7))), level=0.95)["benchmarks"]["b"]
-    t = stats.t.interval(0.95, 6, loc=x.mean(), scale=x.std(ddof=1) / math.sqrt(7))
-    assert (single["ci_low"], single["ci_high"]) == pytest.approx(tuple(np.exp(t)))
+    members = [np.flatnonzero(g == k) for k in range(6)]
+
+    def se(values: np.ndarray, codes: np.ndarray) -> float:
+        r = clustered_mean_interval(values, codes, level=0.95)
+        return (r.high - r.mean) / stats.t.ppf(0.975, r.df)
+
+    rng = np.random.default_rng(hashed_seed("perplexity", "benchmark", "b"))
+    draws = rng.multinomial(6, np.full(6, 1 / 6), size=999)
+    t_star = []
+    for counts in draws:
+        picked = [k for k in range(6) for _ in range(counts[k])]
+        values = np.concatenate([x[members[k]] for k in picked])
+        codes = np.concatenate([np.full(members[k].size, j) for j, k in enumerate(picked)])
+        spread = se(values, codes)
+        if spread > 0:
+            t_star.append((values.mean() - x.mean()) / spread)
+    q_low, q_high = np.quantile(t_star, [0.025, 0.975])
+    s = se(x, g)
+    assert figures["ci_low"] == pytest.approx(math.exp(x.mean() - q_high * s), rel=1e-9)
+    assert figures["ci_high"] == pytest.approx(math.exp(x.mean() - q_low * s), rel=1e-9)
+    assert figures["n"] == 10 and figures["n_examples"] == 6
+    # right-skewed log-ratios: the interval reaches further above the estimate than below
+    log_low, log_high = math.log(figures["ci_low"]), math.log(figures["ci_high"])
+    assert log_high - x.mean() > x.mean() - log_low
+    # reproducible: the seed is the row's key
+    again = perplexity_summary(_pairs_frame(d, clusters), level=0.95)["benchmarks"]["b"]
+    assert again == figures
 
 
 def test_unscored_pairs_are_counted_not_used() -> None:

@@ -51,6 +51,8 @@ def _rows(model: str, scope: str, arms: Mapping[str, Any]) -> list[dict[str, Any
                 "ci_typo": h.fmt_ci(*(f.get("delta_typo_ci") or [None, None])),
                 "ci_defended": h.fmt_ci(*(f.get("delta_defended_ci") or [None, None])),
                 "ci_defended_clean": h.fmt_ci(*(f.get("delta_defended_clean_ci") or [None, None])),
+                "ci_points": h.fmt_ci(*(f.get("recovered_points_ci") or [None, None])),
+                "ci_recovered": h.fmt_ci(*(f.get("recovered_ci") or [None, None])),
             }
         )
     return rows
@@ -70,7 +72,11 @@ COLUMNS = [
     h.text("ci_defended", "CI"),
     h.signed("delta_defended_clean", "defended clean - clean"),
     h.text("ci_defended_clean", "CI"),
-    h.num("recovered", "loss won back"),
+    h.signed("recovered_points", "points won back"),
+    h.text("ci_points", "CI"),
+    h.num("recovered", "share of the loss won back"),
+    h.text("ci_recovered", "CI"),
+    h.text("recovered_basis", "share reported?"),
     h.num("restoration", "restoration"),
     h.num("overcorrection", "words changed / clean prompt"),
     h.num("extra_prompt_tokens_per_prompt", "extra prompt tokens", 1),
@@ -93,8 +99,11 @@ def defences_section(defences: Mapping[str, Mapping[str, Any]]) -> str | None:
         "the model reads them (<code>corrected:&lt;corrector&gt;</code>) or behind a typo "
         "warning (<code>warned</code>). <em>typo'd - clean</em> is the plain loss; "
         "<em>defended - clean</em> what is left of it with the defence; <em>defended clean - "
-        "clean</em> what the defence costs on clean prompts; <em>loss won back</em> = (acc "
-        "defended - acc typo'd) / (acc clean - acc typo'd). <em>Restoration</em>: share of the "
+        "clean</em> what the defence costs on clean prompts; <em>points won back</em> = acc "
+        "defended - acc typo'd, with its paired interval; <em>share of the loss won back</em> "
+        "= points won back / (acc clean - acc typo'd), with Fieller's interval, shown only "
+        "where the loss's interval excludes 0 and the share's interval is bounded "
+        "(<em>share reported?</em> says which). <em>Restoration</em>: share of the "
         "typo'd words a corrector turned back exactly; <em>words changed / clean prompt</em>: "
         "its overcorrection. Paired intervals as in the headline (clustered on the example). "
         "The generation cache answers an identical prompt identically, so a corrected prompt "

@@ -73,8 +73,9 @@ def ladder_section(data: ReportData) -> str | None:
         "and the paired change (Tango's score interval, clustered on the example). Within a "
         "family (the models' <code>family</code> label) each variant is compared with the "
         "reference model (unquantised, else the largest): <i>change vs reference</i> is the "
-        "difference of the two paired changes over the same typo'd prompts, with a "
-        'cluster-robust interval (docs/scoring.md, "Model ladders"). Rank 1 loses most. '
+        "difference of the two paired changes over the same typo'd prompts, with the same "
+        "score interval applied to the per-prompt difference, clustered on the example "
+        '(docs/scoring.md, "Model ladders"). Rank 1 loses most. '
         "Table: <code>data/impact/ladder.parquet</code>.</p>"
     )
     head = f"<p>Loses most under typos, pooled: {'; '.join(worst)}.</p>" if worst else ""
@@ -132,7 +133,8 @@ def perplexity_section(data: ReportData) -> str | None:
         "context from the engine's prompt log-probabilities: mean log-likelihood per token of "
         "the clean and the typo'd text over the typo pairs, and <i>perplexity ratio</i> = "
         "perplexity typo'd / clean = exp(clean - typo'd), above 1 when typos make the text "
-        "less likely; interval: cluster-robust on the per-pair log-ratio, then exp "
+        "less likely; interval: cluster bootstrap-t on the per-pair log-ratio (skewed: the "
+        "interval reaches further above), then exp "
         '(docs/scoring.md, "Perplexity under typos"). Unscored pairs (a server without prompt '
         "log-probabilities, a text over the context) are counted, not used.</p>"
     )

@@ -11,8 +11,13 @@ plain arm :data:`~evalpipe.scoring.names.TYPO` holds the same row without the de
 - ``delta_defended``: ``c`` on the typo'd prompt vs plain clean (what is left of it),
 - ``delta_defended_clean``: ``c`` on the clean prompt vs plain clean (what the defence costs
   when there is nothing to correct),
-- ``recovered``: the share of the loss won back, ``(acc_defended - acc_typo) / (acc_clean -
-  acc_typo)``, null when typos cost nothing here.
+- ``recovered_points``: the accuracy won back, ``acc_defended - acc_typo``, a paired difference
+  of two arms on the same typo'd prompts, with the headline's interval;
+- ``recovered``: the share of the loss won back, ``recovered_points / (acc_clean - acc_typo)``,
+  with Fieller's interval (:func:`evalpipe.scoring.ratio_interval.fieller_interval`), reported
+  only where the loss's interval excludes 0 and Fieller's interval is bounded; otherwise null,
+  and ``recovered_basis`` says why (a ratio over a loss that may be 0 has no interval: it swings
+  outside [0, 1] and is undefined in many small studies).
 
 Each delta has the paired interval of the headline (:func:`~evalpipe.scoring.intervals.
 paired_interval`, clustered on the example). Restoration and overcorrection come from the defend
@@ -30,6 +35,7 @@ import pandas as pd
 
 from evalpipe.scoring.intervals import paired_interval
 from evalpipe.scoring.names import ORIGINAL, TYPO
+from evalpipe.scoring.ratio_interval import fieller_interval
 from evalpipe.scoring.summaries import rounded
 from evalpipe.scoring.views import parse_view
 
@@ -92,8 +98,46 @@ def _accuracy_block(joined: pd.DataFrame, *, level: float) -> dict[str, Any]:
         low, high, _deff = paired_interval(clean, arm, clusters=clusters, level=level)
         out[name] = float(arm.mean() - clean.mean())
         out[f"{name}_ci"] = [low, high]
-    loss = acc["acc_clean"] - acc["acc_typo"]
-    out["recovered"] = (acc["acc_defended"] - acc["acc_typo"]) / loss if loss > 0 else None
+    out.update(recovered_figures(clean, typo, defended, clusters, loss_high=out["delta_typo_ci"][1],
+                          level=level))  # fmt: skip
+    return out
+
+
+# ``recovered_basis``: whether the share is reported, and if not, why.
+SHARE = "share"
+LOSS_NOT_SHOWN = "points only: the loss's interval includes 0"
+SHARE_UNBOUNDED = "points only: the share's interval is unbounded"
+
+
+def recovered_figures(
+    clean: np.ndarray,
+    typo: np.ndarray,
+    defended: np.ndarray,
+    clusters: np.ndarray,
+    *,
+    loss_high: float | None,
+    level: float,
+) -> dict[str, Any]:
+    """The points won back with their interval, and the share only where it is estimable."""
+    low, high, _deff = paired_interval(typo, defended, clusters=clusters, level=level)
+    out: dict[str, Any] = {
+        "recovered_points": float(defended.mean() - typo.mean()),
+        "recovered_points_ci": [low, high],
+        "recovered": None,
+        "recovered_ci": [None, None],
+        "recovered_basis": LOSS_NOT_SHOWN,
+    }
+    if loss_high is None or not loss_high < 0:
+        return out
+    ratio = fieller_interval(
+        defended.astype(float) - typo, clean.astype(float) - typo, clusters, level=level
+    )
+    if not ratio.bounded:
+        out["recovered_basis"] = SHARE_UNBOUNDED
+        return out
+    out.update(
+        recovered=ratio.estimate, recovered_ci=[ratio.low, ratio.high], recovered_basis=SHARE
+    )
     return out
 
 

@@ -8,10 +8,11 @@ interval, clustered on the example). Within a family it compares each variant wi
 reference model (:func:`reference_model`: the unquantised one, the largest when several, or the
 largest when none is): ``delta_vs_reference`` is the difference of the two paired deltas,
 ``delta_model - delta_reference``, over the typo'd prompts both models answered (the same
-perturbed prompts: one pair per (benchmark, example, word, draw) in each model's table), with a
-cluster-robust interval (:func:`evalpipe.scoring.mean_interval.clustered_mean_interval` on the
-per-prompt difference ``(c_pert - c_orig)_model - (c_pert - c_orig)_reference``, clustered on the
-example). ``loss_rank`` 1 marks the variant whose delta falls furthest below its reference's.
+perturbed prompts: one pair per (benchmark, example, word, draw) in each model's table), with the
+headline's score interval generalised to the per-prompt difference ``(c_pert - c_orig)_model -
+(c_pert - c_orig)_reference`` (values -2..2; :func:`evalpipe.scoring.score_mean.
+score_mean_interval`, clustered on the example): it keeps its coverage when the variant's extra
+loss comes as rare flips and never has zero width. ``loss_rank`` 1 marks the variant whose delta falls furthest below its reference's.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ import numpy as np
 import pandas as pd
 
 from evalpipe.scoring.intervals import DEFAULT_METHOD, method_label, paired_score
-from evalpipe.scoring.mean_interval import clustered_mean_interval
 from evalpipe.scoring.names import POOLED
+from evalpipe.scoring.score_mean import score_mean_interval
 
 LADDER_COLUMNS = [
     "model", "family", "size", "quantisation", "reference", "scope", "language", "benchmark",
@@ -34,7 +35,7 @@ LADDER_COLUMNS = [
     "ci_method", "delta_vs_reference", "diff_ci_low", "diff_ci_high", "diff_n", "diff_ci_method",
     "loss_rank",
 ]  # fmt: skip
-DIFF_METHOD = "cr2_t_paired_difference"
+DIFF_METHOD = "score_paired_difference"
 SCOPE_BENCHMARK = "benchmark"
 KEYS = ["benchmark", "example_id", "variant", "word_rank", "draw"]
 # What the ladder reads of the pairs table.
@@ -122,7 +123,7 @@ def _difference(rows: pd.DataFrame, ref: pd.DataFrame, *, level: float) -> dict[
             - joined["correct_original_ref"].astype(float)
         )
     )
-    result = clustered_mean_interval(diff.to_numpy(float), _codes(joined), level=level)
+    result = score_mean_interval(diff.to_numpy(float), _codes(joined), level=level)
     return {
         "delta_vs_reference": math.nan if result.mean is None else result.mean,
         "diff_ci_low": math.nan if result.low is None else result.low,

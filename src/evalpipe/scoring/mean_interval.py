@@ -1,7 +1,8 @@
-"""A mean over clustered pairs with a cluster-robust interval, for per-pair quantities that are
-not proportions (a log-ratio of perplexities, a difference of two models' paired deltas), where no
-score interval exists. Coverage with a known truth: ``perf/mean_interval_coverage.py``
-(docs/scoring.md)."""
+"""A mean over clustered pairs with the CR2 t interval: the clustered standard error and degrees
+of freedom the skewness-aware intervals build on (:mod:`evalpipe.scoring.skewed_mean`), and the
+"before" of the arms' coverage tables (``perf/arm_coverage.py``, docs/scoring.md "Arms' means
+and ratios"): calibrated for symmetric per-pair values, too narrow on the side of the skew for
+skewed ones, and of zero width for discrete values that do not vary."""
 
 from __future__ import annotations
 

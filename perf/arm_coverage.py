@@ -1,0 +1,202 @@
+"""Coverage of the arms' intervals with a known truth, before and after: the perplexity ratio
+(a clustered mean of skewed per-pair log-ratios), the ladder's ``delta_vs_reference`` (rare
+flips), and the share of the typo loss a defence wins back (``recovered``).
+
+Run: python perf/arm_coverage.py [--replications 400] [--seed 0] [--part means ladder recovered]
+
+The studies are :mod:`evalpipe.scoring.simulate_arms`'s (20 / 40 / 80 / 300 examples, K = 1 and
+4 typo draws, moderate and heavy-tailed words per example). Each cell prints the share of
+studies whose interval holds the truth; its Monte Carlo standard error is
+``sqrt(0.95 * 0.05 / replications)`` (0.011 at 400). Nothing is asserted; the figures go to
+docs/scoring.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import numpy as np
+import pandas as pd
+
+from evalpipe.scoring.intervals import paired_score
+from evalpipe.scoring.mean_interval import clustered_mean_interval
+from evalpipe.scoring.ratio_interval import fieller_interval
+from evalpipe.scoring.score_mean import score_mean_interval
+from evalpipe.scoring.simulate_arms import (
+    HEAVY,
+    LADDER_KINDS,
+    MEAN_KINDS,
+    MODERATE,
+    RECOVERED_KINDS,
+    SIZES,
+    ladder_study,
+    mean_study,
+    recovered_study,
+)
+from evalpipe.scoring.skewed_mean import bootstrap_t_mean_interval, hall_mean_interval
+from evalpipe.seeding import hashed_seed
+
+LEVEL = 0.95
+CLUSTERS = {"moderate": MODERATE, "heavy": HEAVY}
+
+
+def _chosen(options: dict, names: list[str]) -> list:
+    return [(k, v) for k, v in options.items() if k in names or not names]
+
+
+def means(replications: int, seed: int, only: argparse.Namespace) -> pd.DataFrame:
+    rows = []
+    for kind in [k for k in MEAN_KINDS if k in only.kinds or not only.kinds]:
+        for shape, clusters in _chosen(CLUSTERS, only.clusters):
+            for draws in only.draws:
+                for examples in only.sizes:
+                    rng = np.random.default_rng(
+                        hashed_seed(seed, "means", kind, shape, draws, examples)
+                    )
+                    hits: dict[str, list[float]] = {"cr2_t": [], "hall_t": [], "bootstrap_t": []}
+                    miss_low: dict[str, int] = dict.fromkeys(hits, 0)
+                    widths: dict[str, list[float]] = {k: [] for k in hits}
+                    for r in range(replications):
+                        study = mean_study(
+                            kind, rng, examples=examples, clusters=clusters, draws=draws
+                        )
+                        d, truth = study.values["d"], study.truth["d"]
+                        results = {
+                            "cr2_t": clustered_mean_interval(d, study.clusters, level=LEVEL),
+                            "hall_t": hall_mean_interval(d, study.clusters, level=LEVEL),
+                            "bootstrap_t": bootstrap_t_mean_interval(
+                                d,
+                                study.clusters,
+                                level=LEVEL,
+                                seed=hashed_seed(seed, r, examples),
+                                samples=only.bootstrap_samples,
+                            ),
+                        }
+                        for name, res in results.items():
+                            hits[name].append(res.low <= truth <= res.high)
+                            miss_low[name] += truth > res.high
+                            widths[name].append(res.high - res.low)
+                    for name in hits:
+                        rows.append({"design": kind, "clusters": shape, "K": draws,
+                                     "examples": examples, "estimator": name,
+                                     "coverage": float(np.mean(hits[name])),
+                                     "truth_above": miss_low[name] / replications,
+                                     "width": float(np.mean(widths[name]))})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def ladder(replications: int, seed: int, only: argparse.Namespace) -> pd.DataFrame:
+    rows = []
+    for kind in [k for k in LADDER_KINDS if k in only.kinds or not only.kinds]:
+        for shape, clusters in _chosen(CLUSTERS, only.clusters):
+            for draws in only.draws:
+                for examples in only.sizes:
+                    rng = np.random.default_rng(
+                        hashed_seed(seed, "ladder", kind, shape, draws, examples)
+                    )
+                    out = {"cr2_t": [], "score": []}
+                    for _ in range(replications):
+                        s = ladder_study(
+                            kind, rng, examples=examples, clusters=clusters, draws=draws
+                        )
+                        v = s.values
+                        diff = (v["p_var"].astype(float) - v["o_var"]) - (
+                            v["p_ref"].astype(float) - v["o_ref"]
+                        )
+                        truth = s.truth["delta_vs_reference"]
+                        for name, res in (
+                            ("cr2_t", clustered_mean_interval(diff, s.clusters, level=LEVEL)),
+                            ("score", score_mean_interval(diff, s.clusters, level=LEVEL)),
+                        ):
+                            out[name].append((res.low <= truth + 1e-12 and truth - 1e-12 <= res.high,
+                                              res.high - res.low))  # fmt: skip
+                    for name, got in out.items():
+                        arr = np.array(got, dtype=float)
+                        rows.append({"design": kind, "clusters": shape, "K": draws,
+                                     "examples": examples, "estimator": name,
+                                     "coverage": float(arr[:, 0].mean()),
+                                     "zero_width": float((arr[:, 1] <= 1e-12).mean()),
+                                     "width": float(arr[:, 1].mean())})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def recovered(replications: int, seed: int, only: argparse.Namespace) -> pd.DataFrame:
+    rows = []
+    for kind in [k for k in RECOVERED_KINDS if k in only.kinds or not only.kinds]:
+        for shape, clusters in _chosen(CLUSTERS, only.clusters):
+            for draws in only.draws:
+                for examples in only.sizes:
+                    rng = np.random.default_rng(
+                        hashed_seed(seed, "recovered", kind, shape, draws, examples)
+                    )
+                    share, points, loss, fieller, reported = [], [], [], [], []
+                    for _ in range(replications):
+                        s = recovered_study(
+                            kind, rng, examples=examples, clusters=clusters, draws=draws
+                        )
+                        c, t, d = s.values["clean"], s.values["typo"], s.values["defended"]
+                        lost = c.mean() - t.mean()
+                        share.append((d.mean() - t.mean()) / lost if lost > 0 else math.nan)
+                        ps = paired_score(t, d, clusters=s.clusters, level=LEVEL)
+                        points.append(ps.low <= s.truth["points"] <= ps.high)
+                        ls = paired_score(c, t, clusters=s.clusters, level=LEVEL)
+                        loss.append(ls.low <= -s.truth["loss"] <= ls.high)
+                        show = ls.high < 0
+                        f = fieller_interval(d.astype(float) - t, c.astype(float) - t,
+                                             s.clusters, level=LEVEL)  # fmt: skip
+                        show = show and f.bounded
+                        reported.append(show)
+                        if show:
+                            fieller.append(f.low <= s.truth["share"] <= f.high)
+                    sh = np.array(share)
+                    rows.append({"design": kind, "clusters": shape, "K": draws, "examples": examples,
+                                 "share_undefined": float(np.isnan(sh).mean()),
+                                 "share_outside_0_1": float(((sh < 0) | (sh > 1)).mean()),
+                                 "share_sd": float(np.nanstd(sh)),
+                                 "share_median": float(np.nanmedian(sh)),
+                                 "delta_typo_cov": float(np.mean(loss)),
+                                 "points_cov": float(np.mean(points)),
+                                 "share_reported": float(np.mean(reported)),
+                                 "fieller_cov": float(np.mean(fieller)) if fieller else math.nan})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--replications", type=int, default=400)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--part", nargs="+", default=["means", "ladder", "recovered"])
+    parser.add_argument("--kinds", nargs="*", default=[], help="designs (default: all)")
+    parser.add_argument(
+        "--clusters", nargs="*", default=[], help="moderate / heavy (default: both)"
+    )
+    parser.add_argument("--draws", nargs="+", type=int, default=[1, 4])
+    parser.add_argument("--sizes", nargs="+", type=int, default=list(SIZES))
+    parser.add_argument("--bootstrap-samples", type=int, default=999, help="of the bootstrap-t")
+    args = parser.parse_args()
+    pd.set_option("display.width", 200)
+    pd.set_option("display.max_rows", 500)
+    se = math.sqrt(0.95 * 0.05 / args.replications)
+    print(f"{args.replications} studies per cell; Monte Carlo SE of a 0.95 coverage: {se:.4f}")
+    for part in args.part:
+        table = {"means": means, "ladder": ladder, "recovered": recovered}[part](
+            args.replications, args.seed, args
+        )
+        print(f"\n== {part}")
+        if part == "recovered":
+            print(table.round(3).to_string(index=False))
+            continue
+        keys = ["design", "clusters", "K", "estimator"]
+        wide = table.pivot_table(index=keys, columns="examples", values="coverage", sort=False)
+        print(wide.round(3).to_string())
+        extra = "truth_above" if part == "means" else "zero_width"
+        print(
+            table.pivot_table(index=keys, columns="examples", values=extra, sort=False)
+            .round(3)
+            .to_string()
+        )
+
+
+if __name__ == "__main__":
+    main()
