@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalpipe.params_schema import default_of
 from evalpipe.seeding import hashed_seed
 from evalpipe.sycophancy.alt_test import alt_test
 from evalpipe.sycophancy.ppi import MeanEstimate, classical_mean, ppi_mean
@@ -45,7 +46,7 @@ class Design:
     shifts: tuple[float, ...] = (0.0, 0.4)
     bias: float = 0.0
     noise: float = 0.7
-    threshold: int = 3
+    threshold: int = default_of("sycophancy.threshold")
     confidence: float = 0.95
 
 
