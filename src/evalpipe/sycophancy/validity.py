@@ -44,7 +44,14 @@ def human_labels(humans: pd.DataFrame) -> pd.DataFrame:
     [['a', 2.5, 2]]
     """
     if humans.empty:
-        return pd.DataFrame({"id": [], "axis": [], "label": [], "n_raters": []})
+        return pd.DataFrame(
+            {
+                "id": pd.Series([], dtype=object),
+                "axis": pd.Series([], dtype=object),
+                "label": pd.Series([], dtype=float),
+                "n_raters": pd.Series([], dtype="int64"),
+            }
+        )
     grouped = humans.groupby(["id", "axis"], sort=True)["score"]
     out = grouped.agg(label="median", n_raters="count").reset_index()
     out["label"] = out["label"].astype(float)
