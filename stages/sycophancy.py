@@ -4,7 +4,8 @@ Reads data/sycophancy/replies.parquet (every model's replies, the human sample m
 data/sycophancy/ratings.parquet (every judge's ratings), the annotation tasks and the human
 batches (data/raw/annotations/*.jsonl; while it holds none, the illustrative sample batches,
 labelled as such). Writes data/sycophancy/estimates.parquet (judge-only, humans-only and PPI++
-per model, axis and statistic), differences.parquet (paired model differences), panel.parquet
+per model, axis and statistic), differences.parquet (paired model differences),
+arm_changes.parquet (paired variants of a dialogue: each model's change), panel.parquet
 (per reply and axis: the panel's median and disagreement), judge_validity.json (per judge and
 axis: the alternative annotator test, confusion, kappa, ECE, Brier, length slope; self-grading
 flags), panel_agreement.json, metrics/sycophancy/<model>.json and
@@ -61,6 +62,7 @@ def main(params_path: str) -> None:
 
     atomic.write_parquet(paths.sycophancy / "estimates.parquet", result.estimates)
     atomic.write_parquet(paths.sycophancy / "differences.parquet", result.differences)
+    atomic.write_parquet(paths.sycophancy / "arm_changes.parquet", result.arm_changes)
     atomic.write_parquet(paths.sycophancy / "panel.parquet", result.panel)
     atomic.write_json(paths.sycophancy / "judge_validity.json", json_safe(result.validity))
     atomic.write_json(paths.sycophancy / "panel_agreement.json", json_safe(result.panel_agreement))

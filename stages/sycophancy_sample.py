@@ -32,7 +32,7 @@ def main(params_path: str) -> None:
         for slug in model_configs(params, source=params_path)
     ]
     replies = pd.concat(frames, ignore_index=True)
-    n_dialogues = replies["dialogue_id"].nunique()
+    n_dialogues = replies["group"].nunique()  # a dialogue with its paired variants is one unit
     size = sample_size(
         float(cfg["human_sample"]), n_dialogues, where=f"{params_path}: sycophancy.human_sample"
     )

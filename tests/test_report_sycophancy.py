@@ -64,3 +64,36 @@ def test_without_people_the_section_says_the_figures_are_the_judges_alone():
 
 def test_no_section_without_the_study():
     assert sycophancy_section(ReportData()) is None
+
+
+def test_paired_variants_get_their_own_table():
+    import pandas as pd
+
+    result = _study(with_people=True)
+    arms = pd.DataFrame(
+        [
+            {
+                "model": "calm",
+                "arm": "opinion",
+                "axis": "social",
+                "statistic": "mean",
+                "estimator": "ppi",
+                "available": True,
+                "estimate": 0.4,
+                "ci_low": 0.1,
+                "ci_high": 0.7,
+                "n_judged": 30,
+            }
+        ]
+    )
+    html = sycophancy_section(
+        ReportData(
+            sycophancy={
+                "estimates": result.estimates,
+                "differences": result.differences,
+                "arm_changes": arms,
+                "validity": result.validity,
+            }
+        )
+    )
+    assert "sycophancy-arms" in html and "opinion" in html and "[0.10, 0.70]" in html

@@ -75,9 +75,9 @@ class ReportData:
         ``{model: metrics/<model>/perplexity.json}`` of the models scored with
         ``scoring.perplexity: true`` (empty otherwise).
     sycophancy:
-        ``{"estimates", "differences", "validity"}``: ``data/sycophancy/estimates.parquet``,
-        ``differences.parquet`` and ``judge_validity.json``, or None when the sycophancy stage
-        has not run.
+        ``{"estimates", "differences", "arm_changes", "validity"}``:
+        ``data/sycophancy/estimates.parquet``, ``differences.parquet``, ``arm_changes.parquet``
+        and ``judge_validity.json``, or None when the sycophancy stage has not run.
     metrics:
         ``{metrics file path: parsed JSON}`` as committed (for the comparison's diff); the
         tables use ``robustness`` / ``classification``, which the stage fills from the full

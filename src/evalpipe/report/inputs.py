@@ -232,6 +232,7 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
     for key, name in (
         ("estimates", "estimates.parquet"),
         ("differences", "differences.parquet"),
+        ("arm_changes", "arm_changes.parquet"),
         ("validity", "judge_validity.json"),
     ):
         path = str(syco / name)

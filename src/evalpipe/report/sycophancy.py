@@ -2,7 +2,8 @@
 paired differences and whether the judges may stand in for people.
 
 Inputs (``ReportData.sycophancy``, read only when the sycophancy stage ran):
-``data/sycophancy/estimates.parquet``, ``differences.parquet`` and ``judge_validity.json``.
+``data/sycophancy/estimates.parquet``, ``differences.parquet``, ``arm_changes.parquet`` (when
+paired variants exist) and ``judge_validity.json``.
 The ranking uses the PPI++ estimate where people rated the random sample, and otherwise the
 panel alone, saying so plainly: a judge-only interval is an interval for the judge's opinion.
 """
@@ -98,6 +99,29 @@ def difference_rows(differences: pd.DataFrame) -> list[dict[str, Any]]:
     return rows
 
 
+def arm_rows(arm_changes: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per axis, model and arm: the change from the neutral dialogue's reply (mean rating)."""
+    rows = []
+    for axis in AXIS_ORDER:
+        sub = arm_changes[(arm_changes["axis"] == axis) & (arm_changes["statistic"] == "mean")]
+        for (model, arm), group in sub.groupby(["model", "arm"], sort=True):
+            best = _best(group)
+            if best is None:
+                continue
+            rows.append(
+                {
+                    "axis": axis,
+                    "model": model,
+                    "arm": arm,
+                    "estimator": "PPI++" if best["estimator"] == "ppi" else "judges only",
+                    "change": best["estimate"],
+                    "ci": h.fmt_ci(best["ci_low"], best["ci_high"], 2),
+                    "n_pairs": best["n_judged"],
+                }
+            )
+    return rows
+
+
 def _verdict(low: float, high: float, a: str, b: str) -> str:
     if low > 0:
         return f"{a} more sycophantic"
@@ -180,6 +204,25 @@ def sycophancy_section(data: ReportData) -> str | None:
                 ],
                 diff_rows,
                 table_id="sycophancy-differences",
+            )
+        )
+    arms = syco.get("arm_changes")
+    changes = arm_rows(arms) if arms is not None else []
+    if changes:
+        parts.append("<h3>Change with the arm (paired variants minus the neutral dialogue)</h3>")
+        parts.append(
+            h.table(
+                [
+                    h.text("axis", "axis"),
+                    h.text("model", "model"),
+                    h.text("arm", "arm"),
+                    h.signed("change", "mean change", 2),
+                    h.text("ci", "95% CI"),
+                    h.text("estimator", "from"),
+                    h.num("n_pairs", "pairs", 0),
+                ],
+                changes,
+                table_id="sycophancy-arms",
             )
         )
     validity = syco.get("validity") or {}

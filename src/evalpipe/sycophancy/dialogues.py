@@ -2,7 +2,10 @@
 
 A dialogue file is JSONL, one ``{id, user, response, context}`` per line (the annotation tasks'
 format: ``response`` is optional here and ignored, since every model writes its own; ``context``
-the earlier turns ``{turn, speaker: user | ai, text}``). ``sample`` names the 30 bundled sample
+the earlier turns ``{turn, speaker: user | ai, text}``). A paired variant of a dialogue (the same
+request carrying the user's opinion, a follow-up "are you sure?") adds ``base`` (the neutral
+dialogue's id) and ``arm`` (a label): each model's change from the neutral reply is an estimate
+of its own. ``sample`` names the 30 bundled sample
 dialogues. A line without a user turn (``user`` missing or blank), a bad context or a repeated id
 stops the run with every problem listed (file:line and field): a dialogue is never skipped.
 
@@ -27,10 +30,19 @@ SPEAKER_NAMES = {"user": "User", "ai": "Assistant"}
 
 @dataclass(frozen=True)
 class Dialogue:
+    """One dialogue; a paired variant names its neutral dialogue (``base``) and its ``arm``."""
+
     id: str
     user: str
     context: list[dict[str, Any]] = field(default_factory=list)
     source: str = SAMPLE
+    base: str | None = None
+    arm: str | None = None
+
+    @property
+    def group(self) -> str:
+        """The sampling unit: a neutral dialogue together with its variants."""
+        return self.base or self.id
 
 
 def dialogue_path(entry: str) -> Path:
@@ -48,6 +60,14 @@ def _problems(obj: Any, loc: str) -> list[str]:
         problems.append(
             f'{loc}: field "user": every dialogue needs a user turn (a non-empty string), '
             f"got {obj.get('user')!r}"
+        )
+    base, arm = obj.get("base"), obj.get("arm")
+    if base is not None and (not isinstance(base, str) or not base.strip()):
+        problems.append(f'{loc}: field "base": expected the id of another dialogue, got {base!r}')
+    if (base is None) != (arm is None) or (arm is not None and not str(arm).strip()):
+        problems.append(
+            f'{loc}: fields "base" and "arm": a paired variant names both its neutral '
+            f"dialogue and its arm (e.g. opinion), got base={base!r}, arm={arm!r}"
         )
     context = obj.get("context", [])
     if not isinstance(context, list):
@@ -106,7 +126,9 @@ def read_dialogues(entry: str) -> list[Dialogue]:
             continue
         seen[obj["id"]] = lineno
         context = sorted(obj.get("context", []), key=lambda t: t["turn"])
-        out.append(Dialogue(obj["id"], obj["user"], context, entry))
+        out.append(
+            Dialogue(obj["id"], obj["user"], context, entry, obj.get("base"), obj.get("arm"))
+        )
     if problems:
         raise InputError(f"{path}: {len(problems)} problem(s):\n" + "\n".join(problems))
     return out
@@ -127,6 +149,14 @@ def read_all(entries: list[str]) -> list[Dialogue]:
             out.append(d)
     if not out:
         raise InputError("sycophancy.dialogues: no dialogue to answer")
+    plain = {d.id for d in out if d.base is None}
+    wrong = [
+        f"dialogue {d.id!r} ({d.source}): base {d.base!r} is not a dialogue without a base"
+        for d in out
+        if d.base is not None and d.base not in plain
+    ]
+    if wrong:
+        raise InputError("sycophancy.dialogues: " + "; ".join(wrong))
     return out
 
 

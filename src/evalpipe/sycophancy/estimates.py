@@ -16,6 +16,9 @@ replies people rated: when people rated only part of the sample, the part must b
 
 Paired differences (model a minus model b) use the dialogues both models answered: per dialogue
 the difference of the two replies' ratings, then the same three estimators on the differences.
+Arm changes (a paired variant's reply minus the neutral dialogue's reply, per model and arm) are
+estimated the same way, paired on the neutral dialogue; the human sample draws a neutral
+dialogue together with its variants, so both replies of a pair are rated.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ ESTIMATE_COLUMNS = (
     "reason",
 )
 DIFFERENCE_COLUMNS = ("model_a", "model_b", *ESTIMATE_COLUMNS[1:])
+ARM_COLUMNS = ("model", "arm", *ESTIMATE_COLUMNS[1:])
 MIN_HUMAN = 2
 
 
@@ -148,7 +152,9 @@ def unit_frame(
     """Per reply: ``model, dialogue_id, task_id, sampled, judged, label`` for one axis."""
     p = panel[panel["axis"] == axis].set_index("id")["panel"]
     lab = labels[labels["axis"] == axis].set_index("id")["label"]
-    out = replies[["model", "dialogue_id", "task_id", "human_sample"]].copy()
+    keep = ["model", "dialogue_id", "task_id", "human_sample"]
+    keep += [c for c in ("base", "arm") if c in replies.columns]
+    out = replies[keep].copy()
     out = out.rename(columns={"human_sample": "sampled"})
     out["judged"] = out["task_id"].map(p).astype(float)
     out["label"] = out["task_id"].map(lab).astype(float)
@@ -196,23 +202,59 @@ def paired_differences(
                 left = units[units["model"] == a].set_index("dialogue_id")
                 right = units[units["model"] == b].set_index("dialogue_id")
                 common = left.index.intersection(right.index).sort_values()
-                left, right = left.loc[common], right.loc[common]
-                for statistic in STATISTICS:
-                    diff = pd.DataFrame(
-                        {
-                            "judged": _values_or_nan(left["judged"], statistic, threshold)
-                            - _values_or_nan(right["judged"], statistic, threshold),
-                            "label": _values_or_nan(left["label"], statistic, threshold)
-                            - _values_or_nan(right["label"], statistic, threshold),
-                            "sampled": left["sampled"].to_numpy() & right["sampled"].to_numpy(),
-                        }
-                    ).reset_index(drop=True)
-                    for r in estimate_block(
-                        diff, statistic="mean", threshold=threshold, confidence=confidence
-                    ):
-                        r["statistic"] = statistic
-                        rows.append({"model_a": a, "model_b": b, "axis": axis, **r})
+                for r in _paired(left.loc[common], right.loc[common], threshold, confidence):
+                    rows.append({"model_a": a, "model_b": b, "axis": axis, **r})
     return _frame(rows, [*DIFFERENCE_COLUMNS, "halving_note"])
+
+
+def _paired(
+    left: pd.DataFrame, right: pd.DataFrame, threshold: int, confidence: float
+) -> list[dict[str, Any]]:
+    """The three estimators on the unit-wise differences left - right (aligned rows); a pair is
+    human-labelled when both of its replies were sampled."""
+    rows = []
+    for statistic in STATISTICS:
+        diff = pd.DataFrame(
+            {
+                "judged": _values_or_nan(left["judged"], statistic, threshold)
+                - _values_or_nan(right["judged"], statistic, threshold),
+                "label": _values_or_nan(left["label"], statistic, threshold)
+                - _values_or_nan(right["label"], statistic, threshold),
+                "sampled": left["sampled"].to_numpy() & right["sampled"].to_numpy(),
+            }
+        ).reset_index(drop=True)
+        for r in estimate_block(diff, statistic="mean", threshold=threshold, confidence=confidence):
+            r["statistic"] = statistic
+            rows.append(r)
+    return rows
+
+
+def arm_changes(
+    replies: pd.DataFrame,
+    panel: pd.DataFrame,
+    labels: pd.DataFrame,
+    *,
+    models: Sequence[str],
+    threshold: int,
+    confidence: float,
+) -> pd.DataFrame:
+    """Per model and arm: the variant's reply minus the neutral dialogue's reply, paired on the
+    neutral dialogue (``data/sycophancy/arm_changes.parquet``; empty without paired variants)."""
+    rows = []
+    if "arm" in replies.columns and replies["arm"].notna().any():
+        arms = sorted(replies["arm"].dropna().unique())
+        for axis in AXES:
+            units = unit_frame(replies, panel, labels, axis)
+            for model in models:
+                mine = units[units["model"] == model]
+                neutral = mine[mine["base"].isna()].set_index("dialogue_id")
+                for arm in arms:
+                    variant = mine[mine["arm"] == arm].set_index("base")
+                    common = variant.index.intersection(neutral.index).sort_values()
+                    pairs = _paired(variant.loc[common], neutral.loc[common], threshold, confidence)
+                    for r in pairs:
+                        rows.append({"model": model, "arm": arm, "axis": axis, **r})
+    return _frame(rows, [*ARM_COLUMNS, "halving_note"])
 
 
 def _values_or_nan(series: pd.Series, statistic: str, threshold: int) -> np.ndarray:

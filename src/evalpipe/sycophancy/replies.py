@@ -1,7 +1,8 @@
 """Every model's reply to every dialogue, as one table per model, and the human sample over them.
 
-Columns of ``data/sycophancy/replies/<model>.parquet``: ``model, model_id, dialogue_id, source,
-user, context`` (JSON list of the earlier turns), ``prompt, reply, finish_reason, prompt_tokens, output_tokens, reply_chars, task_id``. A reply cut
+Columns of ``data/sycophancy/replies/<model>.parquet``: ``model, model_id, dialogue_id, group``
+(the sampling unit: a neutral dialogue with its variants), ``base, arm`` (null for a neutral
+dialogue), ``source, user, context`` (JSON list of the earlier turns), ``prompt, reply, finish_reason, prompt_tokens, output_tokens, reply_chars, task_id``. A reply cut
 at the budget keeps ``finish_reason`` ``length``; one the engine did not send (too long, refused)
 keeps its empty reply and its reason: it is still judged (an empty reply rates as it rates) and
 counted, never dropped. The sample stage adds ``human_sample`` (bool) and ``inclusion_prob``.
@@ -23,6 +24,9 @@ REPLY_COLUMNS = (
     "model",
     "model_id",
     "dialogue_id",
+    "group",
+    "base",
+    "arm",
     "source",
     "user",
     "context",
@@ -61,6 +65,9 @@ def replies_frame(
             "model": model,
             "model_id": model_id,
             "dialogue_id": d.id,
+            "group": d.group,
+            "base": d.base,
+            "arm": d.arm,
             "source": d.source,
             "user": d.user,
             "context": json.dumps(d.context, ensure_ascii=False, sort_keys=True),
@@ -79,11 +86,13 @@ def replies_frame(
 
 def mark_human_sample(replies: pd.DataFrame, size: int, *, seed: int) -> pd.DataFrame:
     """``replies`` (every model) with ``human_sample`` and ``inclusion_prob``, sorted by model
-    and dialogue: ``size`` dialogues drawn uniformly, every model's reply to them sampled."""
-    ids = sorted(replies["dialogue_id"].unique())
+    and dialogue: ``size`` groups (a neutral dialogue with its paired variants; a dialogue
+    without variants is its own group) drawn uniformly, every model's reply to them sampled."""
+    unit = "group" if "group" in replies.columns else "dialogue_id"
+    ids = sorted(replies[unit].unique())
     drawn = set(draw_dialogues(ids, size, seed=seed))
     out = replies.sort_values(["model", "dialogue_id"], kind="stable").reset_index(drop=True)
-    out["human_sample"] = out["dialogue_id"].isin(drawn)
+    out["human_sample"] = out[unit].isin(drawn)
     out["inclusion_prob"] = size / len(ids) if ids else 0.0
     return out
 

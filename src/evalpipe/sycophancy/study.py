@@ -11,7 +11,12 @@ from typing import Any
 import pandas as pd
 
 from evalpipe.annotation.schema import AXES
-from evalpipe.sycophancy.estimates import metrics_of, model_estimates, paired_differences
+from evalpipe.sycophancy.estimates import (
+    arm_changes,
+    metrics_of,
+    model_estimates,
+    paired_differences,
+)
 from evalpipe.sycophancy.panel import inter_judge_agreement, panel_ratings
 from evalpipe.sycophancy.validity import human_labels, judge_validity, self_grading
 
@@ -37,6 +42,7 @@ class StudySettings:
 class StudyResult:
     estimates: pd.DataFrame
     differences: pd.DataFrame
+    arm_changes: pd.DataFrame
     panel: pd.DataFrame
     validity: dict[str, Any]
     panel_agreement: dict[str, Any]
@@ -125,6 +131,15 @@ def run_study(
         confidence=settings.confidence,
     )
 
+    arms = arm_changes(
+        replies,
+        panel,
+        labels,
+        models=settings.models,
+        threshold=settings.threshold,
+        confidence=settings.confidence,
+    )
+
     flags = self_grading(settings.judge_names, settings.model_names)
     validity: dict[str, Any] = {}
     judge_metrics: dict[str, dict[str, Any]] = {}
@@ -156,4 +171,6 @@ def run_study(
         }
     metrics = {m: metrics_of(estimates, m) for m in settings.models}
     agreement = inter_judge_agreement(on_replies)
-    return StudyResult(estimates, differences, panel, validity, agreement, metrics, judge_metrics)
+    return StudyResult(
+        estimates, differences, arms, panel, validity, agreement, metrics, judge_metrics
+    )
