@@ -57,6 +57,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("inference", ("evalpipe.inference",)),
     ("scoring", ("evalpipe.scoring",)),
     ("annotation", ("evalpipe.annotation",)),
+    ("sycophancy", ("evalpipe.sycophancy",)),
     ("report", ("evalpipe.report",)),
     ("cli", ("evalpipe.cli",)),
     ("stages", ("stages",)),

@@ -1,5 +1,6 @@
-"""Stage annotation_tasks: dialogues + a sample of model outputs -> data/annotation_tasks/tasks.jsonl
-and the spreadsheet template data/annotation_tasks/template.xlsx."""
+"""Stage annotation_tasks: dialogues + a sample of model outputs + the sycophancy study's sampled
+replies (data/sycophancy/human_tasks.jsonl) -> data/annotation_tasks/tasks.jsonl and the
+spreadsheet template data/annotation_tasks/template.xlsx."""
 
 from __future__ import annotations
 
@@ -81,7 +82,12 @@ def main(params_path: str) -> None:
         benchmarks=cfg["benchmarks"],
         source=out_source,
     )
-    tasks = combine_tasks(*dialogue_groups, sampled, sources=[*sources, out_source])
+    # The sycophancy study's random sample of replies (sycophancy_sample), blind to the model.
+    syc_path = paths.sycophancy / "human_tasks.jsonl"
+    syc_tasks = read_tasks(syc_path) if syc_path.exists() else []
+    tasks = combine_tasks(
+        *dialogue_groups, sampled, syc_tasks, sources=[*sources, out_source, str(syc_path)]
+    )
     atomic.write_jsonl(paths.annotation_tasks, (task_to_dict(t) for t in tasks))
     template = write_template(tasks, paths.annotation_template, context_window=window)
 
@@ -89,7 +95,8 @@ def main(params_path: str) -> None:
     blank = sum(stats.blank.values())
     click.echo(
         f"annotation_tasks: {len(tasks)} tasks ({n_dialogues} dialogues, {len(sampled)} model "
-        f"outputs from {len(stats.taken)} benchmarks; {blank} blank outputs skipped) -> "
+        f"outputs from {len(stats.taken)} benchmarks, {len(syc_tasks)} sycophancy replies; "
+        f"{blank} blank outputs skipped) -> "
         f"{paths.annotation_tasks}, {template}"
     )
 

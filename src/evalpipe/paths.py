@@ -290,6 +290,28 @@ class ProjectPaths:
         return self.plots / "report"
 
     @property
+    def sycophancy(self) -> Path:
+        """The sycophancy study's data (docs/sycophancy.md)."""
+        return self.data / "sycophancy"
+
+    def sycophancy_replies(self, model: str) -> Path:
+        """One model's replies to the sycophancy dialogues (sycophancy_replies@<model>)."""
+        return self.sycophancy / "replies" / f"{check_slug(model)}.parquet"
+
+    def sycophancy_generation_cache(self, model: str) -> Path:
+        return self.data / "cache" / "sycophancy_generations" / check_slug(model)
+
+    @property
+    def sycophancy_judge_cache(self) -> Path:
+        """Every panel judge's generation cache, one folder per judge slug."""
+        return self.data / "cache" / "sycophancy_judges"
+
+    @property
+    def sycophancy_metrics(self) -> Path:
+        """metrics/sycophancy/<model>.json, one per model."""
+        return self.metrics / "sycophancy"
+
+    @property
     def model_cache(self) -> Path:
         """Where locally built models (tiny-random) live; outside data/ so DVC never tracks it."""
         return self.root / ".cache" / "models"

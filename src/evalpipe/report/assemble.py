@@ -27,6 +27,7 @@ from evalpipe.report.impact import impact_forest, kinds_section, words_section
 from evalpipe.report.ladder import ladder_sections
 from evalpipe.report.provenance import provenance_section
 from evalpipe.report.svg import empty_figure
+from evalpipe.report.sycophancy import sycophancy_section
 from evalpipe.report.typos import typos_section
 
 
@@ -89,6 +90,7 @@ def build_report(data: ReportData, options: ReportOptions | None = None) -> str:
         ("classification", "Confusion matrices", confusion_section(data)),
         ("parsing", "How the answers parsed", parse_section(data)),
         ("examples", "Examples", examples_section(data, options)),
+        ("sycophancy", "How sycophantic is each model", sycophancy_section(data)),
         ("annotation", "Annotation agreement", annotation_section(data)),
         ("provenance", "What produced this report", provenance_section(data)),
     ]

@@ -74,6 +74,10 @@ class ReportData:
     perplexity:
         ``{model: metrics/<model>/perplexity.json}`` of the models scored with
         ``scoring.perplexity: true`` (empty otherwise).
+    sycophancy:
+        ``{"estimates", "differences", "arm_changes", "validity"}``:
+        ``data/sycophancy/estimates.parquet``, ``differences.parquet``, ``arm_changes.parquet``
+        and ``judge_validity.json``, or None when the sycophancy stage has not run.
     metrics:
         ``{metrics file path: parsed JSON}`` as committed (for the comparison's diff); the
         tables use ``robustness`` / ``classification``, which the stage fills from the full
@@ -101,6 +105,7 @@ class ReportData:
     metrics: dict[str, Any] = field(default_factory=dict)
     ladder: pd.DataFrame | None = None
     perplexity: dict[str, Any] = field(default_factory=dict)
+    sycophancy: dict[str, Any] | None = None
 
 
 # Every interval the report prints beside the p of the test it inverts (docs/scoring.md "One

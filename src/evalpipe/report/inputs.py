@@ -226,6 +226,23 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
             zip(known["benchmark"].astype(str), known["language"].astype(str), strict=True)
         )
     data.defences = load_defences(read, slugs, hashes)
+    # The sycophancy study, read only when its stage ran (absent: no section, nothing missing).
+    syco = rel.sycophancy
+    found = {}
+    for key, name in (
+        ("estimates", "estimates.parquet"),
+        ("differences", "differences.parquet"),
+        ("arm_changes", "arm_changes.parquet"),
+        ("validity", "judge_validity.json"),
+    ):
+        path = str(syco / name)
+        if (raw := read(path)) is not None:
+            hashes[path] = hashlib.md5(raw).hexdigest()[:12]
+            found[key] = (
+                _parse_parquet(path, raw) if name.endswith(".parquet") else _parse_json(path, raw)
+            )
+    if "estimates" in found:
+        data.sycophancy = found
     ids: dict[str, set[str]] = {}
     for frame in data.scored.values():
         if "model_id" in frame.columns:
