@@ -228,7 +228,7 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
     data.defences = load_defences(read, slugs, hashes)
     # The sycophancy study, read only when its stage ran (absent: no section, nothing missing).
     syco = rel.sycophancy
-    found = {}
+    syco_found: dict[str, Any] = {}
     for key, name in (
         ("estimates", "estimates.parquet"),
         ("differences", "differences.parquet"),
@@ -238,11 +238,11 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
         path = str(syco / name)
         if (raw := read(path)) is not None:
             hashes[path] = hashlib.md5(raw).hexdigest()[:12]
-            found[key] = (
+            syco_found[key] = (
                 _parse_parquet(path, raw) if name.endswith(".parquet") else _parse_json(path, raw)
             )
-    if "estimates" in found:
-        data.sycophancy = found
+    if "estimates" in syco_found:
+        data.sycophancy = syco_found
     ids: dict[str, set[str]] = {}
     for frame in data.scored.values():
         if "model_id" in frame.columns:
