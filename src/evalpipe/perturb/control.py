@@ -63,6 +63,7 @@ from evalpipe.perturb.japanese import Tokenizer
 from evalpipe.perturb.ops import Operation, Probabilities, decide, key_hasher, key_part
 from evalpipe.perturb.scripts import char_class
 from evalpipe.perturb.targets import make_finder, read_targets
+from evalpipe.perturb.typo_models import typo_model
 from evalpipe.seeding import hashed_seed
 
 MAX_BAND_DISTANCE = 1  # a candidate lies in the target's Zipf band or the next one
@@ -353,7 +354,10 @@ def add_controls(
         tokenizer = Tokenizer()
     find = make_finder(targets, language, source=words_source, tokenizer=tokenizer)
     homophones, reader = human.prepare(
-        language, probabilities.model, probabilities.conversion, homophones
+        language,
+        typo_model(probabilities.model).reads_context,
+        probabilities.conversion,
+        homophones,
     )
     rules = eligibility or Eligibility()
     index_of = {(t.variant, t.rank): i for i, t in enumerate(targets)}

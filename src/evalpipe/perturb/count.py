@@ -46,6 +46,7 @@ from evalpipe.perturb.english import TOKEN
 from evalpipe.perturb.frame import PerturbResult
 from evalpipe.perturb.ops import Operation, Probabilities, decide, key_hasher
 from evalpipe.perturb.summary import SummaryCounter
+from evalpipe.perturb.typo_models import typo_model
 
 DESIGNS = ("words", "count")
 MAX_ATTEMPTS = 8  # redraws of a word whose drawn operation had nothing to make
@@ -247,7 +248,10 @@ def perturb_count_frame(
     if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
         raise InputError(f"perturb.draws must be an integer >= 1, found {draws!r}")
     homophones, reader = human.prepare(
-        language, probabilities.model, probabilities.conversion, homophones
+        language,
+        typo_model(probabilities.model).reads_context,
+        probabilities.conversion,
+        homophones,
     )
     if language == "japanese" and reader is None:
         reader = ime.JapaneseContext()  # the tokens and their POS, whatever the model
@@ -263,7 +267,7 @@ def perturb_count_frame(
         else [None] * len(benchmark)
     )
     rows = PerturbedColumns()
-    counter = SummaryCounter(keyboard=probabilities.model != "uniform")
+    counter = SummaryCounter(keyboard=not typo_model(probabilities.model).plain)
     top = counts[-1]
     shortfall = dict.fromkeys(counts, 0)
     made = dict.fromkeys(counts, 0)

@@ -42,6 +42,7 @@ from evalpipe.perturb.japanese import Tokenizer
 from evalpipe.perturb.ops import Probabilities, Skipped, decide, key_hasher, key_part
 from evalpipe.perturb.summary import SummaryCounter
 from evalpipe.perturb.targets import make_finder, read_targets
+from evalpipe.perturb.typo_models import typo_model
 
 _encode_text = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) uses
 
@@ -125,7 +126,10 @@ def perturb_frame(
     targets = read_targets(words, language=language, source=words_source)
     find = make_finder(targets, language, source=words_source, tokenizer=tokenizer)
     homophones, reader = human.prepare(
-        language, probabilities.model, probabilities.conversion, homophones
+        language,
+        typo_model(probabilities.model).reads_context,
+        probabilities.conversion,
+        homophones,
     )
     eligible = OccurrenceRules(eligibility, benchmark, language, reader)
 
@@ -141,7 +145,7 @@ def perturb_frame(
     decide_ = functools.partial(decide, homophones=homophones)
     rows = PerturbedColumns()
     # keyboard or natural: replacements by the uniform rule are counted as fallbacks
-    counter = SummaryCounter(keyboard=probabilities.model != "uniform")
+    counter = SummaryCounter(keyboard=not typo_model(probabilities.model).plain)
     drawn_counts = counter.drawn
 
     # Key parts hashed once, not once per occurrence: the digest of (seed, benchmark, example,
