@@ -18,6 +18,7 @@ from evalpipe.arms import WARNED, corrected
 from evalpipe.benchmarks import build_prompts, get_spec, validate_suites
 from evalpipe.benchmarks.loading import recorded_metadata
 from evalpipe.errors import InputError
+from evalpipe.inference.backends import word_token_counter
 from evalpipe.inference.cache import cache_key
 from evalpipe.inference.engine import make_engine
 from evalpipe.inference.generate import (
@@ -40,7 +41,7 @@ from evalpipe.inference.perplexity import (
 )
 from evalpipe.inference.tiny import TINY_RANDOM_NOTE, default_model_cache
 from evalpipe.inference.types import Generation
-from evalpipe.inference.word_tokens import edit_token_columns, token_arrays, word_token_counter
+from evalpipe.inference.word_tokens import edit_token_columns, token_arrays
 from evalpipe.model_list import locate_settings, model_configs, model_labels
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
