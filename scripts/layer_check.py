@@ -38,6 +38,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "evalpipe",
             "evalpipe.errors",
+            "evalpipe.registries",
             "evalpipe.arms",
             "evalpipe.atomic",
             "evalpipe.languages",

@@ -199,7 +199,7 @@ def test_unknown_corrector_is_refused_with_the_key(tmp_path):
 
 def test_the_corrector_registry_names_each_kind_and_what_it_needs():
     from evalpipe.defences.correctors import corrector, split_name
-    from evalpipe.params_schema.registries import CORRECTORS
+    from evalpipe.registries import CORRECTORS
 
     assert split_name("llm:qwen2-7b") == ("llm", "qwen2-7b")
     for kind in CORRECTORS.names:  # each registered name has its module, one way of proposing

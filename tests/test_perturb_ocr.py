@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from evalpipe.errors import InputError
 from evalpipe.params import load_params
 from evalpipe.params_schema import default_of
-from evalpipe.params_schema.registries import TYPO_MODELS
 from evalpipe.perturb import Probabilities, Skipped, decide, occurrence_digest, perturb_frame
 from evalpipe.perturb.ops import validate_probabilities
 from evalpipe.perturb.typo_models import ocr, typo_model
+from evalpipe.registries import TYPO_MODELS
 
 OCR = Probabilities(0.2, 0.2, 0.2, 0.2, 0.2, model="ocr")
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from evalpipe.answers.parsers import ParseResult, normalise_gold, parse_answer
 from evalpipe.errors import InputError
-from evalpipe.params_schema.registries import ANSWER_METRICS
+from evalpipe.registries import ANSWER_METRICS
 
 # How a prediction is compared with the gold answers (a spec's `metric`; evalpipe.answers.metrics).
 METRICS = ANSWER_METRICS.names

@@ -11,8 +11,9 @@ Add one entry to the section's ``Section({...})`` below, e.g. in ``annotation``:
 This table is the one place a default is written: ``load_params`` fills them in and
 ``default_of`` reads one for a library function's keyword default. A key without a default is
 optional: a stage that needs it still reports it missing. Rules that tie a section's keys
-together (``check=``) and the choices of a key (``BENCHMARK_SOURCES``, ``BACKENDS``) live here
-with the key.
+together (``check=``) and the choices of a key (``BENCHMARK_SOURCES``) live here with the key;
+the names of the extension points (typo models, correctors, backends) come from their
+registries (:mod:`evalpipe.registries`).
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from evalpipe.params_schema.language import (
     probability,
     text,
 )
-from evalpipe.params_schema.registries import CORRECTORS, INFERENCE_BACKENDS, TYPO_MODELS
 from evalpipe.paths import check_slug
+from evalpipe.registries import CORRECTORS, INFERENCE_BACKENDS, TYPO_MODELS
 
 
 def _perturb_check(cfg: Mapping[str, Any], source: str) -> None:

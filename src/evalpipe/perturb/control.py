@@ -51,15 +51,13 @@ import pyarrow as pa
 from evalpipe.arms import CONTROL
 from evalpipe.perturb import human
 from evalpipe.perturb.benchmark_rows import (
-    parse_fields,
-    perturbable_fields,
     protected_spans,
-    protected_strings,
 )
 from evalpipe.perturb.columns import Edit, PerturbedColumns, PerturbedRow
 from evalpipe.perturb.eligibility import Eligibility, RowContext, is_content_morpheme
 from evalpipe.perturb.english import TOKEN, normalise_target
 from evalpipe.perturb.japanese import Tokenizer
+from evalpipe.perturb.loop import BenchmarkRows, original_seed
 from evalpipe.perturb.ops import Operation, Probabilities, decide, key_hasher, key_part
 from evalpipe.perturb.scripts import char_class
 from evalpipe.perturb.targets import make_finder, read_targets
@@ -362,6 +360,7 @@ def add_controls(
     rules = eligibility or Eligibility()
     index_of = {(t.variant, t.rank): i for i, t in enumerate(targets)}
     position = {str(e): i for i, e in enumerate(benchmark["example_id"].astype(str))}
+    benchmark_rows = BenchmarkRows(benchmark, source=source)  # each example read once, as needed
     records = table.select(["example_id", "variant", "word_rank", "draw", "perturbations"])
     rows = PerturbedColumns()
     counts = ControlCounts(unmatched=Counter(), match=Counter())
@@ -376,14 +375,8 @@ def add_controls(
         counts.targets += 1
         r = position[str(rec["example_id"])]
         if r not in examples:
+            fields, perturbable, protected = benchmark_rows.example(r)[4:]
             row = benchmark.iloc[r]
-            fields = parse_fields(row["fields"], source=source, row=r + 1)
-            perturbable = perturbable_fields(row["perturbable"], fields, source=source, row=r + 1)
-            protected = (
-                protected_strings(row["protected"], source=source, row=r + 1)
-                if "protected" in benchmark.columns
-                else []
-            )
             context = RowContext.from_row(row.to_dict()) if rules.active else RowContext()
             fields_of[r] = fields
             examples[r] = ExampleWords(
@@ -457,7 +450,7 @@ def add_controls(
                     "original",
                     0,
                     0,
-                    hashed_seed(*key[:3], CONTROL),
+                    original_seed(CONTROL, *key[:3]),
                     _dumps(fields),
                     0,
                     (),

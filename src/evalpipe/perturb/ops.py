@@ -19,11 +19,11 @@ from typing import Any
 
 from evalpipe.errors import InputError
 from evalpipe.params_schema import default_of
-from evalpipe.params_schema.registries import TYPO_MODELS
 from evalpipe.perturb.keyboard import is_kana
 from evalpipe.perturb.records import RULES, Operation, Skipped
 from evalpipe.perturb.scripts import INVENTORIES, char_class, other_of_class
 from evalpipe.perturb.typo_models import typo_model
+from evalpipe.registries import TYPO_MODELS
 
 __all__ = ["RULES", "Operation", "Skipped"]  # re-exported: defined in records
 

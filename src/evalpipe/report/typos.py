@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalpipe.params_schema.registries import TYPO_MODELS
+from evalpipe.registries import TYPO_MODELS
 from evalpipe.report import html as h
 
 # The operation kinds in the order the perturb stage lists them (data/perturbed/*.summary.json).

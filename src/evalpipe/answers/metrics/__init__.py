@@ -2,7 +2,7 @@
 ``metric``).
 
 One module per metric, named as registered in
-:data:`evalpipe.params_schema.registries.ANSWER_METRICS`, holding ``METRIC = AnswerMetric(...)``.
+:data:`evalpipe.registries.ANSWER_METRICS`, holding ``METRIC = AnswerMetric(...)``.
 Adding a metric is its module and its name in the registry (docs/extending.md).
 """
 
@@ -12,7 +12,7 @@ import functools
 from importlib import import_module
 
 from evalpipe.answers.metrics.base import AnswerMetric
-from evalpipe.params_schema.registries import ANSWER_METRICS
+from evalpipe.registries import ANSWER_METRICS
 
 
 @functools.cache

@@ -1,7 +1,7 @@
 """Input correctors (params.yaml ``defences.correctors``; docs/defences.md).
 
 One module per corrector, named as registered in
-:data:`evalpipe.params_schema.registries.CORRECTORS`, holding ``CORRECTOR = Corrector(...)``
+:data:`evalpipe.registries.CORRECTORS`, holding ``CORRECTOR = Corrector(...)``
 (:class:`evalpipe.defences.correctors.base.Corrector`). Adding one is its module and its name in
 the registry (docs/extending.md).
 """
@@ -12,7 +12,7 @@ import functools
 from importlib import import_module
 
 from evalpipe.defences.correctors.base import Corrector
-from evalpipe.params_schema.registries import CORRECTORS
+from evalpipe.registries import CORRECTORS
 
 
 def split_name(name: str) -> tuple[str, str]:

@@ -1,7 +1,7 @@
 """Inference backends (params.yaml ``model_defaults.backend``; docs/inference.md).
 
 One module per backend, named as registered in
-:data:`evalpipe.params_schema.registries.INFERENCE_BACKENDS`, holding ``BACKEND =
+:data:`evalpipe.registries.INFERENCE_BACKENDS`, holding ``BACKEND =
 BackendKind(...)`` (:class:`evalpipe.inference.backends.base.BackendKind`): how the engine's
 backend is built from a model's settings and where the model's tokenizer comes from. Adding one
 is its module and its name in the registry (docs/extending.md).
@@ -15,7 +15,7 @@ from typing import Any
 
 from evalpipe.inference.backends.base import BackendKind, Cache
 from evalpipe.inference.word_tokens import WordTokenCounter
-from evalpipe.params_schema.registries import INFERENCE_BACKENDS
+from evalpipe.registries import INFERENCE_BACKENDS
 
 
 @functools.cache

@@ -1,7 +1,7 @@
 """Typo models: how the typo of a drawn kind is made (params.yaml ``perturb.model``).
 
 One module per model, named as registered in
-:data:`evalpipe.params_schema.registries.TYPO_MODELS`, holding ``MODEL = TypoModel(...)``.
+:data:`evalpipe.registries.TYPO_MODELS`, holding ``MODEL = TypoModel(...)``.
 ``ops.decide`` draws the kind (replace, insert, delete, transpose, conversion) from the
 occurrence's digest; the model (:class:`evalpipe.perturb.typo_base.TypoModel`) makes the
 edit. Adding a model is its module and its name in the registry (docs/extending.md); no other
@@ -13,8 +13,8 @@ from __future__ import annotations
 import functools
 from importlib import import_module
 
-from evalpipe.params_schema.registries import TYPO_MODELS
 from evalpipe.perturb.typo_base import TypoModel
+from evalpipe.registries import TYPO_MODELS
 
 
 @functools.cache
