@@ -43,8 +43,8 @@ class Registry:
     def check(self, name: object, *, where: str) -> str:
         """``name`` when it is registered; an InputError naming ``where`` and the choices.
 
-        >>> TYPO_MODELS.check("keyboard", where="params.yaml: perturb.model")
-        'keyboard'
+        >>> INFERENCE_BACKENDS.check("openai", where="params.yaml: model_defaults.backend")
+        'openai'
         """
         if not isinstance(name, str) or name not in self.names:
             raise InputError(

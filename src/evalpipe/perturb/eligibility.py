@@ -344,10 +344,10 @@ def from_params(cfg: Mapping[str, Any], *, source: str = "params.yaml") -> Eligi
 
     Examples
     --------
-    >>> from_params({"model": "uniform"}).active
+    >>> from_params({}).active  # the default model, design words
     False
-    >>> sorted(from_params({"model": "keyboard"}).exclude)[:3]
-    ['digits', 'gold_spans', 'maths']
+    >>> sorted(from_params({"exclude": ["maths", "digits"]}).exclude)
+    ['digits', 'maths']
     >>> from_params({"design": "count"}).min_letters
     3
     """

@@ -60,12 +60,13 @@ def build_report(data: ReportData, options: ReportOptions | None = None) -> str:
         ("answer", "The answer: which typos cost most accuracy", answer),
         ("headline", "Accuracy per benchmark", headline_section(data)),
         ("models", "Models compared", models_section(data)),
+        *sections_at(STUDIES, "effects", data),  # dose response
         (
             "transitions",
             "Transitions: which answers typos broke or fixed",
             transitions_section(data.robustness, default_model(data)),
         ),
-        *sections_at(STUDIES, "figures", data),  # dose response, ladder, perplexity
+        *sections_at(STUDIES, "figures", data),  # ladder, perplexity
         (
             "words",
             "Which words hurt most: every row",

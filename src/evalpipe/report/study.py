@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from evalpipe.report.data import ReportData
 
 Section = tuple[str, str, str | None]
-PLACES = ("figures", "arms")  # after the models compared; after the typos section
+# after the models compared; after the transitions; after the typos section
+PLACES = ("effects", "figures", "arms")
 
 
 @dataclass(frozen=True)

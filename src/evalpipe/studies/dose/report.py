@@ -12,4 +12,4 @@ def _sections(data: ReportData) -> list[Section]:
     return [("dose", "Dose-response: accuracy by number of typo'd words", body)]
 
 
-PART = ReportPart("dose", "figures", _sections)
+PART = ReportPart("dose", "effects", _sections)
