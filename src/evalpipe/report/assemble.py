@@ -25,7 +25,10 @@ from evalpipe.report.provenance import provenance_section
 from evalpipe.report.study import sections_at
 from evalpipe.report.svg import empty_figure
 from evalpipe.report.typos import typos_section
-from evalpipe.studies.report import STUDIES
+
+# the module, not its tuple: a study's report part imports report modules, so either package
+# may be imported first
+from evalpipe.studies import report as study_reports
 
 
 def build_report(data: ReportData, options: ReportOptions | None = None) -> str:
@@ -60,13 +63,13 @@ def build_report(data: ReportData, options: ReportOptions | None = None) -> str:
         ("answer", "The answer: which typos cost most accuracy", answer),
         ("headline", "Accuracy per benchmark", headline_section(data)),
         ("models", "Models compared", models_section(data)),
-        *sections_at(STUDIES, "effects", data),  # dose response
+        *sections_at(study_reports.STUDIES, "effects", data),  # dose response
         (
             "transitions",
             "Transitions: which answers typos broke or fixed",
             transitions_section(data.robustness, default_model(data)),
         ),
-        *sections_at(STUDIES, "figures", data),  # ladder, perplexity
+        *sections_at(study_reports.STUDIES, "figures", data),  # ladder, perplexity
         (
             "words",
             "Which words hurt most: every row",
@@ -82,7 +85,7 @@ def build_report(data: ReportData, options: ReportOptions | None = None) -> str:
             "The typos: model, counts and examples",
             typos_section(summaries=data.perturb_summaries, perturbed=data.edits),
         ),
-        *sections_at(STUDIES, "arms", data),  # defences, matched control, token split
+        *sections_at(study_reports.STUDIES, "arms", data),  # defences, matched control, token split
         ("classification", "Confusion matrices", confusion_section(data)),
         ("parsing", "How the answers parsed", parse_section(data)),
         ("examples", "Examples", examples_section(data, options)),
