@@ -38,6 +38,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "evalpipe",
             "evalpipe.errors",
+            "evalpipe.registries",
             "evalpipe.arms",
             "evalpipe.atomic",
             "evalpipe.languages",
@@ -64,8 +65,17 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+# A study (evalpipe.studies.<name>) is one package whose modules each serve one stage: a module
+# named after the stage sits in that stage's layer (the stages' lists of studies too, e.g.
+# evalpipe.studies.generate), so generate depends on the generation parts only.
+STUDY_PARTS = {"generate": "inference", "score": "scoring", "impact": "scoring", "report": "report"}
+
+
 def layer_of(module: str) -> int:
     """The index in :data:`LAYERS` of ``module``'s layer."""
+    if module.startswith("evalpipe.studies"):
+        part = STUDY_PARTS.get(module.rsplit(".", 1)[-1], "settings")
+        return next(i for i, (name, _) in enumerate(LAYERS) if name == part)
     best, level = -1, -1
     for i, (_, prefixes) in enumerate(LAYERS):
         for prefix in prefixes:

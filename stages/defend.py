@@ -17,13 +17,8 @@ import pyarrow.parquet as pq
 from evalpipe import atomic
 from evalpipe.arms import corrected
 from evalpipe.benchmarks import validate_suites
-from evalpipe.defences.correct import (
-    LLM_PREFIX,
-    SPELLING,
-    SpellingCorrector,
-    aligned_corrections,
-    llm_prompt,
-)
+from evalpipe.defences.correctors import corrector as corrector_of
+from evalpipe.defences.correctors import split_name
 from evalpipe.defences.frame import (
     COUNT_KEYS,
     correction_counts,
@@ -56,10 +51,16 @@ def main(progress: bool, params_path: str, root: str) -> None:
     correctors = list(cfg["correctors"] or [])
     configs = model_configs(params, source=params_path)
     for i, name in enumerate(correctors):
-        if name.startswith(LLM_PREFIX) and name[len(LLM_PREFIX) :] not in configs:
+        kind, slug = split_name(name)
+        if corrector_of(kind).uses_model and slug not in configs:
             raise InputError(
                 f"{params_path}: defences.correctors[{i}]: {name!r} names no entry of models; "
                 f"declared: {', '.join(configs)}"
+            )
+        if not corrector_of(kind).uses_model and slug:
+            raise InputError(
+                f"{params_path}: defences.correctors[{i}]: {name!r}: {kind} takes no model; "
+                f"expected {kind}"
             )
     declared = validate_suites(
         section(params, "benchmarks", "suites", path=params_path),
@@ -87,7 +88,7 @@ def main(progress: bool, params_path: str, root: str) -> None:
             frames[name].append(defended_rows(rows, texts, kept, condition=corrected(corrector)))
             counts[name][corrector] = {
                 **correction_counts(
-                    rows, texts, kept, supported=lambda lang, c=corrector: _supports(c, lang)
+                    rows, texts, kept, supported=corrector_of(split_name(corrector)[0]).supports
                 ),
                 "corrector_tokens": tokens.get(name, 0),
             }
@@ -112,23 +113,21 @@ def main(progress: bool, params_path: str, root: str) -> None:
         click.echo(f"defend: no correctors (defences.correctors) -> {paths.defended_summary()}")
 
 
-def _supports(corrector: str, language: str) -> bool:
-    return corrector != SPELLING or language in SpellingCorrector.languages
-
-
-def _propose(corrector, sets, cfg, configs, paths, progress, params_path):
+def _propose(name, sets, cfg, configs, paths, progress, params_path):
     """Each benchmark's proposed edits per field text, and the corrector's tokens per benchmark."""
-    if corrector == SPELLING:
-        speller = SpellingCorrector()
+    kind, slug = split_name(name)
+    corrector = corrector_of(kind)
+    if corrector.local is not None:
+        edits = corrector.local()
         return {
-            name: [speller.edits(t.text, language=t.language) for t in texts]
+            name: [edits(t.text, language=t.language) for t in texts]
             for name, (_rows, texts, _schema) in sets.items()
         }, {}
-    slug = corrector[len(LLM_PREFIX) :]
+    assert corrector.prompt is not None and corrector.from_answer is not None
     requests = {
         name: [
             GenerationRequest(
-                llm_prompt(t.text, language=t.language),
+                corrector.prompt(t.text, language=t.language),
                 max_tokens=int(cfg["llm_max_tokens"]),
                 temperature=0.0,
             )
@@ -152,7 +151,7 @@ def _propose(corrector, sets, cfg, configs, paths, progress, params_path):
         gens = generations[at : at + len(texts)]
         at += len(texts)
         proposed[name] = [
-            aligned_corrections(t.text, g.output, language=t.language)
+            corrector.from_answer(t.text, g.output, language=t.language)
             for t, g in zip(texts, gens, strict=True)
         ]
         tokens[name] = sum(int(g.prompt_tokens) + int(g.output_tokens) for g in gens)

@@ -17,16 +17,8 @@ from evalpipe.model_list import model_configs, model_labels
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.comparison import model_comparison
-from evalpipe.scoring.controls import (
-    TOKEN_PAIR_COLUMNS,
-    control_effect,
-    token_split,
-    with_control,
-)
-from evalpipe.scoring.ladder import has_ladder, ladder_table
 from evalpipe.scoring.names import POOLED
-from evalpipe.scoring.summaries import rounded_frame
-from evalpipe.scoring.transitions import DOSE_PAIR_COLUMNS, dose_response
+from evalpipe.scoring.study import ImpactInputs
 from evalpipe.scoring.word_impact import (
     IMPACT_PAIR_COLUMNS,
     ImpactSettings,
@@ -34,6 +26,7 @@ from evalpipe.scoring.word_impact import (
     select_pairs,
     top_words,
 )
+from evalpipe.studies.impact import STUDIES
 from stages._common import fail_cleanly, params_option, root_option
 
 
@@ -86,7 +79,8 @@ def main(params_path: str, root: str) -> None:
     details: dict[str, dict] = {}
     for slug in slugs:
         path = paths.pairs(slug)
-        pairs = read_parquet(path, [*IMPACT_PAIR_COLUMNS, *DOSE_PAIR_COLUMNS, *TOKEN_PAIR_COLUMNS])
+        columns = [*IMPACT_PAIR_COLUMNS, *(c for study in STUDIES for c in study.columns)]
+        pairs = read_parquet(path, columns)
         # the plain typo'd arm and its matched control: a defence's arms have their own figures
         # (score@<model>)
         pairs = pairs.loc[pairs["condition"].isin([TYPO, CONTROL])].reset_index(drop=True)
@@ -102,53 +96,22 @@ def main(params_path: str, root: str) -> None:
     words = {language: read_parquet(paths.words(language)) for language in languages}
     word_table, operations, scripts = build_impact(pairs, words, n_base=n_base, settings=settings)
     chosen, _ = select_pairs(pairs, n_base)
-    control, _ = select_pairs(pairs, n_base, condition=CONTROL)
-    if len(control):  # perturb.control: harm beyond a matched random word, per word
-        effect = control_effect(chosen, control, level=settings.level)
-        word_table = with_control(word_table, effect)
+    configs = model_configs(params, source=params_path)
+    labels = {slug: model_labels(configs[slug]) for slug in slugs}
+    inputs = ImpactInputs(paths, pairs, chosen, n_base, settings.level, slugs, labels)
+    for study in STUDIES:  # e.g. the control arm's harm beyond a matched random word, per word
+        word_table = study.words(inputs, word_table)
     atomic.write_parquet(paths.impact("words"), word_table)
     atomic.write_parquet(paths.impact("operations"), operations)
     atomic.write_parquet(paths.impact("scripts"), scripts)
-    # accuracy by number of edited words, paired per dose (one view per benchmark, the typo arm)
-    dose = rounded_frame(dose_response(chosen, level=settings.level))
-    atomic.write_parquet(paths.impact("dose"), dose)
-    pooled_dose = dose.loc[dose["scope"] == POOLED].drop(columns=["scope", "benchmark"])
-    atomic.write_csv(
-        paths.dose_response_plot,
-        pooled_dose.assign(label=pooled_dose["model"] + " (" + pooled_dose["language"] + ")"),
-    )
-    # accuracy change by how many tokens the typos added to their words (the model's tokenizer)
-    split = rounded_frame(token_split(chosen, level=settings.level))
-    atomic.write_parquet(paths.impact("token_split"), split)
-    pooled_split = split.loc[split["scope"] == POOLED].drop(columns=["scope", "benchmark"])
-    atomic.write_csv(
-        paths.token_split_plot,
-        pooled_split.assign(
-            label=pooled_split["model"]
-            + " ("
-            + pooled_split["language"]
-            + "): "
-            + pooled_split["extra_tokens"]
-            + " extra tokens"
-        ),
-    )
+    for study in STUDIES:  # dose response, token split, the ladder: groupings of the pairs
+        study.write(inputs)
     # One CSV per known language, empty when none of its benchmarks ran: dvc.yaml declares each.
     for language in LANGUAGES:
         top = top_words(word_table, language=language, top_n=top_n, level=settings.level)
         atomic.write_csv(paths.top_words_plot(language), top)
     comparison = model_comparison(details)
     atomic.write_csv(paths.model_comparison, comparison)
-    # The ladder: two models or more with labels (the labels generation.json records, from the
-    # same params entries); nothing is written otherwise, so a single model's outputs stay as
-    # they were.
-    configs = model_configs(params, source=params_path)
-    labels = {slug: model_labels(configs[slug]) for slug in slugs}
-    ladder_path = paths.impact("ladder")
-    if has_ladder(slugs, labels):
-        ladder = ladder_table(chosen, labels, models=slugs, level=settings.level)
-        atomic.write_parquet(ladder_path, rounded_frame(ladder))
-    elif ladder_path.exists():
-        ladder_path.unlink()  # a ladder no longer declared (run by hand, outside DVC)
 
     pooled = word_table.loc[(word_table["scope"] == POOLED) & ~word_table["small_n"]]
     heads = []

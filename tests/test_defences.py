@@ -193,5 +193,16 @@ def test_spelling_on_a_perturbed_gsm8k_row_restores_and_keeps_numbers(speller):
 def test_unknown_corrector_is_refused_with_the_key(tmp_path):
     path = tmp_path / "params.yaml"
     path.write_text("defences:\n  correctors: [spellcheck]\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"defences.correctors\[0\].*spelling or llm"):
+    with pytest.raises(InputError, match=r"defences.correctors\[0\].*one of spelling, llm"):
         load_params(str(path))
+
+
+def test_the_corrector_registry_names_each_kind_and_what_it_needs():
+    from evalpipe.defences.correctors import corrector, split_name
+    from evalpipe.registries import CORRECTORS
+
+    assert split_name("llm:qwen2-7b") == ("llm", "qwen2-7b")
+    for kind in CORRECTORS.names:  # each registered name has its module, one way of proposing
+        c = corrector(kind)
+        assert (c.local is None) == c.uses_model
+    assert not corrector("spelling").supports("japanese") and corrector("llm").uses_model

@@ -50,7 +50,7 @@ def test_arguments_evalpipe_sets_point_at_their_own_setting() -> None:
 
 def test_a_server_takes_its_engine_arguments_at_start_up() -> None:
     cfg = {"name": "m", "backend": "openai", "base_urls": ["http://127.0.0.1:9/v1"]}
-    with pytest.raises(EngineError, match="applies to backend vllm only"):
+    with pytest.raises(EngineError, match="backend openai takes none"):
         make_backend({**cfg, "engine_args": {"quantization": "awq"}})
     assert make_backend({**cfg, "engine_args": {}}).identity.fields["name"] == "m"
 

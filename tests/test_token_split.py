@@ -11,12 +11,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from evalpipe.inference.backends import word_token_counter
 from evalpipe.inference.word_tokens import (
     WordTokenCounter,
     edit_token_columns,
     hf_counter,
     server_counter,
-    word_token_counter,
 )
 from evalpipe.perturb import Probabilities, perturb_frame
 from evalpipe.scoring.controls import (

@@ -15,9 +15,10 @@ from typing import Any
 
 from evalpipe.answers.parsers import ParseResult, normalise_gold, parse_answer
 from evalpipe.errors import InputError
+from evalpipe.registries import ANSWER_METRICS
 
-# How a prediction is compared with the gold answers (a spec's `metric`; evalpipe.scoring.metrics).
-METRICS = ("exact_match", "accuracy", "char_f1")
+# How a prediction is compared with the gold answers (a spec's `metric`; evalpipe.answers.metrics).
+METRICS = ANSWER_METRICS.names
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,6 @@ from spellchecker import SpellChecker
 
 from evalpipe.perturb.eligibility import WORDS_DESIGN_RULES, Eligibility, RowContext
 
-SPELLING = "spelling"
-LLM_PREFIX = "llm:"
 MIN_SIMILARITY = 0.5
 # Word tokens as the English occurrence finder reads them (evalpipe.perturb.english.TOKEN).
 WORD = re.compile(r"\w+(?:['’]\w+)*")

@@ -3,7 +3,6 @@ cache in front so that only misses reach a backend and a run with no misses neve
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import math
@@ -16,10 +15,10 @@ from typing import Any
 from tqdm import tqdm
 
 from evalpipe.errors import InputError
+from evalpipe.inference.backends import backend_kind
+from evalpipe.inference.backends.base import int_setting
 from evalpipe.inference.cache import CacheEntry, GenerationCache, cache_key, loglikelihood_key
-from evalpipe.inference.engine_args import check_engine_args, identity_args
-from evalpipe.inference.models import local_tokenizer_dir, resolve_model
-from evalpipe.inference.openai_engine import OpenAIBackend
+from evalpipe.inference.engine_args import check_engine_args
 from evalpipe.inference.tiny import TINY_RANDOM, TINY_RANDOM_NOTE
 from evalpipe.inference.types import (
     NOT_SENT,
@@ -30,7 +29,6 @@ from evalpipe.inference.types import (
     LoglikelihoodRequest,
     ModelIdentity,
 )
-from evalpipe.inference.vllm_engine import VLLMBackend
 from evalpipe.params_schema import BACKENDS, default_of, engine_defaults
 
 log = logging.getLogger(__name__)
@@ -311,18 +309,6 @@ def _loglikelihood_from_cache(gen: Generation) -> Loglikelihood:
     )
 
 
-def _opt_int(cfg: dict[str, Any], key: str, default: int | None = None) -> int:
-    if default is None:
-        default = int(default_of(f"model_defaults.{key}"))
-    value = cfg.get(key, default)
-    if value is None:
-        return default
-    try:
-        return int(value)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"params.yaml: model.{key}: expected an integer, got {value!r}") from exc
-
-
 def make_backend(
     model_cfg: dict[str, Any], *, model_cache: str | os.PathLike[str] | None = None
 ) -> Backend:
@@ -349,48 +335,11 @@ def make_backend(
             f"params.yaml: model.backend: unknown backend {backend!r}; expected one "
             f"of {', '.join(BACKENDS)}"
         )
-    engine_args = check_engine_args(model_cfg.get("engine_args"), backend=backend)
-    if backend == "vllm":
-        for key in ("max_model_len", "tensor_parallel_size"):
-            if _opt_int(model_cfg, key) < 1:
-                raise InputError(f"params.yaml: model.{key}: expected an integer >= 1")
-        target, identity = resolve_model(model_cfg, model_cache=model_cache)
-        changing = identity_args(engine_args)
-        if changing:
-            # quantization, kv_cache_dtype, ... change the outputs: part of every cache key
-            shown = ",".join(f"{k}={v}" for k, v in changing.items())
-            identity = ModelIdentity(
-                f"{identity.label}[{shown}]", {**identity.fields, "engine_args": changing}
-            )
-        settings = dict(model_cfg, engine_args=engine_args)
-        # a hub model loads the resolved commit; a local folder (tiny-random's seed<N>
-        # included) has no revision to pass on
-        settings["revision"] = identity.fields.get("revision")
-        return VLLMBackend(target, identity, settings)
-    name = str(model_cfg.get("name") or "")
-    if not name:
-        raise InputError("params.yaml: model.name: expected the served model name")
-    fields = {"backend": "openai", "name": name, "revision": model_cfg.get("revision")}
-    identity = ModelIdentity(
-        name if not fields["revision"] else f"{name}@{fields['revision']}", fields
+    kind = backend_kind(backend)
+    engine_args = check_engine_args(
+        model_cfg.get("engine_args"), backend=backend, accepted=kind.engine_args
     )
-    return OpenAIBackend(
-        list(model_cfg.get("base_urls") or []),
-        name,
-        identity,
-        api_key_env=model_cfg.get("api_key_env"),
-        max_concurrency=_opt_int(model_cfg, "max_concurrency"),
-        max_retries=_opt_int(model_cfg, "max_retries"),
-        # null in the file means "the default", as for every nullable engine number
-        timeout_s=float(
-            model_cfg["request_timeout_s"] or default_of("model_defaults.request_timeout_s")
-        ),
-        backoff_s=float(
-            model_cfg["retry_backoff_s"] or default_of("model_defaults.retry_backoff_s")
-        ),
-        structured_outputs=bool(model_cfg["structured_outputs"]),
-        tokenizer_dir=functools.partial(local_tokenizer_dir, model_cfg, model_cache=model_cache),
-    )
+    return kind.build(model_cfg, engine_args=engine_args, model_cache=model_cache)
 
 
 def make_engine(
@@ -427,7 +376,7 @@ def make_engine(
     """
     backend = make_backend(model_cfg, model_cache=model_cache)
     cache = GenerationCache(cache_dir, read_also=read_also) if cache_dir is not None else None
-    every = _opt_int(model_cfg, "checkpoint_every")
+    every = int_setting(model_cfg, "checkpoint_every")
     if every < 1:
         raise InputError("params.yaml: model.checkpoint_every: expected an integer >= 1")
     return Engine(backend, cache, checkpoint_every=every)

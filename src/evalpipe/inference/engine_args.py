@@ -81,7 +81,7 @@ def engine_argument_names() -> frozenset[str]:
     return frozenset(names)
 
 
-def check_engine_args(value: Any, *, backend: str) -> dict[str, Any]:
+def check_engine_args(value: Any, *, backend: str, accepted: bool = True) -> dict[str, Any]:
     """The ``engine_args`` mapping, checked: every name an argument of vLLM's engine that
     evalpipe does not set itself.
 
@@ -90,7 +90,10 @@ def check_engine_args(value: Any, *, backend: str) -> dict[str, Any]:
     value:
         ``model.engine_args`` (None or a mapping).
     backend:
-        The model's backend; ``openai`` takes none (a server gets its arguments at start-up).
+        The model's backend, for messages.
+    accepted:
+        Whether the backend takes engine arguments (``BackendKind.engine_args``); a server
+        gets its arguments at start-up.
 
     Returns
     -------
@@ -116,9 +119,9 @@ def check_engine_args(value: Any, *, backend: str) -> dict[str, Any]:
         )
     if not value:
         return {}
-    if backend != "vllm":
+    if not accepted:
         raise EngineError(
-            "params.yaml: model.engine_args: applies to backend vllm only; an OpenAI-compatible "
+            f"params.yaml: model.engine_args: backend {backend} takes none; an OpenAI-compatible "
             "server takes its engine arguments when it starts (vllm serve ... --quantization awq)"
         )
     valid = engine_argument_names()

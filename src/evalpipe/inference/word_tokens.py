@@ -8,7 +8,8 @@ space when the text has whitespace before the occurrence (``" word"``, so byte-l
 the boundary) are not attributed; the count is the word's own. The original row's field text
 gives the character before each occurrence (the perturbation records index it).
 
-Where the tokenizer comes from (:func:`word_token_counter`):
+Where the tokenizer comes from (each backend's ``word_counter``,
+:func:`evalpipe.inference.backends.word_token_counter`):
 
 - ``vllm`` backend: the Hugging Face tokenizer of the model vLLM loads (tiny-random's is built
   locally; a hub model's must be in the local Hugging Face cache);
@@ -28,8 +29,6 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
-
-from evalpipe.inference.models import local_tokenizer_dir, resolve_model
 
 EDIT_TOKEN_TYPES = {
     "edit_tokens_before": pa.list_(pa.int32()),
@@ -114,23 +113,6 @@ def server_counter(base_url: str, model: str, *, timeout_s: float = 30.0) -> Wor
         return out
 
     return WordTokenCounter(encode, source="server")
-
-
-def word_token_counter(
-    model_cfg: dict[str, Any], *, model_cache: str | os.PathLike[str] | None
-) -> WordTokenCounter:
-    """The counter for one model of params.yaml ``models`` (see the module docstring)."""
-    if model_cfg.get("backend") == "vllm":
-        target, identity = resolve_model(model_cfg, model_cache=model_cache)
-        revision = identity.fields.get("revision")
-        return hf_counter(str(target), revision=str(revision) if revision else None)
-    local = local_tokenizer_dir(model_cfg, model_cache=model_cache)
-    if local is not None:
-        return hf_counter(str(local))
-    urls = list(model_cfg.get("base_urls") or [])
-    if urls:
-        return server_counter(str(urls[0]), str(model_cfg.get("name") or ""))
-    return WordTokenCounter(None, source=None, reason="tokenizer_unavailable")
 
 
 def in_context(text: str, start: int, word: str) -> str:

@@ -11,8 +11,9 @@ Add one entry to the section's ``Section({...})`` below, e.g. in ``annotation``:
 This table is the one place a default is written: ``load_params`` fills them in and
 ``default_of`` reads one for a library function's keyword default. A key without a default is
 optional: a stage that needs it still reports it missing. Rules that tie a section's keys
-together (``check=``) and the choices of a key (``BENCHMARK_SOURCES``, ``BACKENDS``) live here
-with the key.
+together (``check=``) and the choices of a key (``BENCHMARK_SOURCES``) live here with the key;
+the names of the extension points (typo models, correctors, backends) come from their
+registries (:mod:`evalpipe.registries`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from evalpipe.params_schema.language import (
     text,
 )
 from evalpipe.paths import check_slug
+from evalpipe.registries import CORRECTORS, INFERENCE_BACKENDS, TYPO_MODELS
 
 
 def _perturb_check(cfg: Mapping[str, Any], source: str) -> None:
@@ -98,23 +100,23 @@ WARNING_JA = (
 
 
 def _defences_check(cfg: Mapping[str, Any], source: str) -> None:
-    # spelling, or llm:<slug> (that the slug is one of `models` is checked by the defend stage,
-    # which sees the whole file)
+    # a registered corrector, with its argument after a colon (llm:<slug>; that the slug is one
+    # of `models` is checked by the defend stage, which sees the whole file)
     seen = set()
     for i, name in enumerate(cfg.get("correctors") or []):
-        if name != "spelling" and not (isinstance(name, str) and name.startswith("llm:")):
-            raise InputError(
-                f"{source}: defences.correctors[{i}]: expected spelling or llm:<slug of models>, "
-                f"found {name!r}"
-            )
-        if name.startswith("llm:"):
-            check_slug(name[4:], where=f"{source}: defences.correctors[{i}]")
+        where = f"{source}: defences.correctors[{i}]"
+        if not isinstance(name, str):
+            raise InputError(f"{where}: expected a corrector name, found {name!r}")
+        kind, _, argument = name.partition(":")
+        CORRECTORS.check(kind, where=where)
+        if argument:
+            check_slug(argument, where=where)
         if name in seen:
-            raise InputError(f"{source}: defences.correctors[{i}]: {name!r} is listed twice")
+            raise InputError(f"{where}: {name!r} is listed twice")
         seen.add(name)
 
 
-BACKENDS = ("vllm", "openai")
+BACKENDS = INFERENCE_BACKENDS.names
 # The prompt styles every benchmark spec has a template and a budget for (``prompt.style``).
 PROMPT_STYLES = ("zero_shot", "few_shot", "cot")
 
@@ -122,7 +124,9 @@ PROMPT_STYLES = ("zero_shot", "few_shot", "cot")
 def _engine_keys() -> dict[str, Value | Section]:
     """Keys of an inference engine, shared by ``model`` and ``judge``."""
     return {
-        "backend": text("which engine runs the model", choices=BACKENDS, default="vllm"),
+        "backend": text(
+            "which engine runs the model", choices=BACKENDS, default=INFERENCE_BACKENDS.default
+        ),
         "dtype": text("vLLM dtype, e.g. auto, bfloat16", default="auto"),
         "max_model_len": integer("context length in tokens", minimum=1, default=2048),
         "tensor_parallel_size": integer("GPUs per model", minimum=1, default=1),
@@ -241,8 +245,8 @@ SCHEMA = Section(
                 ),
                 "model": text(
                     "how replaced / inserted characters are chosen",
-                    choices=("uniform", "keyboard", "natural"),
-                    default="uniform",
+                    choices=TYPO_MODELS.names,
+                    default=TYPO_MODELS.default,
                 ),
                 # checked by evalpipe.perturb.eligibility.from_params
                 "exclude": anything("occurrences never edited: auto or a list", default="auto"),

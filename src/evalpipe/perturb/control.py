@@ -51,18 +51,17 @@ import pyarrow as pa
 from evalpipe.arms import CONTROL
 from evalpipe.perturb import human
 from evalpipe.perturb.benchmark_rows import (
-    parse_fields,
-    perturbable_fields,
     protected_spans,
-    protected_strings,
 )
 from evalpipe.perturb.columns import Edit, PerturbedColumns, PerturbedRow
 from evalpipe.perturb.eligibility import Eligibility, RowContext, is_content_morpheme
 from evalpipe.perturb.english import TOKEN, normalise_target
 from evalpipe.perturb.japanese import Tokenizer
+from evalpipe.perturb.loop import BenchmarkRows, original_seed
 from evalpipe.perturb.ops import Operation, Probabilities, decide, key_hasher, key_part
 from evalpipe.perturb.scripts import char_class
 from evalpipe.perturb.targets import make_finder, read_targets
+from evalpipe.perturb.typo_models import typo_model
 from evalpipe.seeding import hashed_seed
 
 MAX_BAND_DISTANCE = 1  # a candidate lies in the target's Zipf band or the next one
@@ -354,11 +353,15 @@ def add_controls(
         tokenizer = Tokenizer()
     find = make_finder(targets, language, source=words_source, tokenizer=tokenizer)
     homophones, reader = human.prepare(
-        language, probabilities.model, probabilities.conversion, homophones
+        language,
+        typo_model(probabilities.model).reads_context,
+        probabilities.conversion,
+        homophones,
     )
     rules = eligibility or Eligibility()
     index_of = {(t.variant, t.rank): i for i, t in enumerate(targets)}
     position = {str(e): i for i, e in enumerate(benchmark["example_id"].astype(str))}
+    benchmark_rows = BenchmarkRows(benchmark, source=source)  # each example read once, as needed
     records = table.select(["example_id", "variant", "word_rank", "draw", "perturbations"])
     rows = PerturbedColumns()
     counts = ControlCounts(unmatched=Counter(), match=Counter())
@@ -373,14 +376,8 @@ def add_controls(
         counts.targets += 1
         r = position[str(rec["example_id"])]
         if r not in examples:
+            fields, perturbable, protected = benchmark_rows.example(r)[4:]
             row = benchmark.iloc[r]
-            fields = parse_fields(row["fields"], source=source, row=r + 1)
-            perturbable = perturbable_fields(row["perturbable"], fields, source=source, row=r + 1)
-            protected = (
-                protected_strings(row["protected"], source=source, row=r + 1)
-                if "protected" in benchmark.columns
-                else []
-            )
             context = RowContext.from_row(row.to_dict()) if rules.active else RowContext()
             fields_of[r] = fields
             examples[r] = ExampleWords(
@@ -454,7 +451,7 @@ def add_controls(
                     "original",
                     0,
                     0,
-                    hashed_seed(*key[:3], CONTROL),
+                    original_seed(CONTROL, *key[:3]),
                     _dumps(fields),
                     0,
                     (),

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-from tqdm import tqdm
 
 from evalpipe.arms import count_variant
 from evalpipe.errors import InputError
@@ -35,17 +34,16 @@ from evalpipe.params_schema import default_of
 from evalpipe.perturb import human, ime
 from evalpipe.perturb.benchmark_rows import (
     check_benchmark,
-    parse_fields,
-    perturbable_fields,
     protected_spans,
-    protected_strings,
 )
 from evalpipe.perturb.columns import Edit, PerturbedColumns, PerturbedRow
 from evalpipe.perturb.eligibility import Eligibility, OccurrenceRules
 from evalpipe.perturb.english import TOKEN
 from evalpipe.perturb.frame import PerturbResult
+from evalpipe.perturb.loop import BenchmarkRows, Example, for_each_example, original_seed
 from evalpipe.perturb.ops import Operation, Probabilities, decide, key_hasher
 from evalpipe.perturb.summary import SummaryCounter
+from evalpipe.perturb.typo_models import typo_model
 
 DESIGNS = ("words", "count")
 MAX_ATTEMPTS = 8  # redraws of a word whose drawn operation had nothing to make
@@ -247,33 +245,27 @@ def perturb_count_frame(
     if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
         raise InputError(f"perturb.draws must be an integer >= 1, found {draws!r}")
     homophones, reader = human.prepare(
-        language, probabilities.model, probabilities.conversion, homophones
+        language,
+        typo_model(probabilities.model).reads_context,
+        probabilities.conversion,
+        homophones,
     )
     if language == "japanese" and reader is None:
         reader = ime.JapaneseContext()  # the tokens and their POS, whatever the model
     rules = OccurrenceRules(eligibility, benchmark, language, reader)
     decide_ = functools.partial(decide, homophones=homophones)
-    names = benchmark["benchmark"].astype(str).tolist()
-    ids = benchmark["example_id"].astype(str).tolist()
-    fields_col = benchmark["fields"].tolist()
-    pert_col = benchmark["perturbable"].tolist()
-    prot_col = (
-        benchmark["protected"].tolist()
-        if "protected" in benchmark.columns
-        else [None] * len(benchmark)
-    )
+    benchmark_rows = BenchmarkRows(benchmark, source=source)
+    names, ids = benchmark_rows.names, benchmark_rows.ids
     rows = PerturbedColumns()
-    counter = SummaryCounter(keyboard=probabilities.model != "uniform")
+    counter = SummaryCounter(keyboard=not typo_model(probabilities.model).plain)
     top = counts[-1]
     shortfall = dict.fromkeys(counts, 0)
     made = dict.fromkeys(counts, 0)
     eligible_total = uneditable = edits_total = inside = 0
 
-    for r in tqdm(range(len(benchmark)), desc=f"perturb {names[0]} (count)", unit="ex",
-                  disable=not progress):  # fmt: skip
-        fields = parse_fields(fields_col[r], source=source, row=r + 1)
-        perturbable = perturbable_fields(pert_col[r], fields, source=source, row=r + 1)
-        protected = protected_strings(prot_col[r], source=source, row=r + 1)
+    def example(ex: Example) -> None:
+        nonlocal eligible_total, uneditable, edits_total, inside
+        r, fields, perturbable, protected = ex.r, ex.fields, ex.perturbable, ex.protected
         rules.row(r)
         words: list[Word] = []
         for name in perturbable:
@@ -288,21 +280,8 @@ def perturb_count_frame(
                     continue
                 words.append(Word(name, position, start, end))
         eligible_total += len(words)
-        example = key_hasher(seed, names[r], ids[r])
-        original_seed = example.copy()
-        original_seed.update(b"original")
-        rows.add(
-            PerturbedRow(
-                r,
-                "original",
-                0,
-                0,
-                int.from_bytes(original_seed.digest()[:8], "big") >> 1,
-                fields_col[r] if isinstance(fields_col[r], str) else _dumps(fields),
-                0,
-                (),
-            )
-        )
+        seed_of_original = original_seed("count", seed, ex.benchmark, ex.example_id)
+        rows.add(PerturbedRow(r, "original", 0, 0, seed_of_original, ex.original_fields(), 0, ()))
         keys = [key_hasher(seed, names[r], ids[r], w.field, w.position) for w in words]
         for d in range(draws):
             order = sorted(
@@ -354,6 +333,9 @@ def perturb_count_frame(
                 )
         if rows.pending >= 16_384:
             rows.flush()
+
+    desc = f"perturb {names[0]} (count)"
+    for_each_example(benchmark_rows, example, desc=desc, progress=progress)
     table = rows.table(benchmark)
     base = counter.summary(
         benchmark=names[0],

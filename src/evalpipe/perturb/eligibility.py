@@ -34,6 +34,7 @@ from typing import Any
 
 from evalpipe.errors import InputError
 from evalpipe.params_schema import default_of
+from evalpipe.perturb.typo_models import typo_model
 
 RULES = (
     "digits",
@@ -343,10 +344,10 @@ def from_params(cfg: Mapping[str, Any], *, source: str = "params.yaml") -> Eligi
 
     Examples
     --------
-    >>> from_params({"model": "uniform"}).active
+    >>> from_params({}).active  # the default model, design words
     False
-    >>> sorted(from_params({"model": "keyboard"}).exclude)[:3]
-    ['digits', 'gold_spans', 'maths']
+    >>> sorted(from_params({"exclude": ["maths", "digits"]}).exclude)
+    ['digits', 'maths']
     >>> from_params({"design": "count"}).min_letters
     3
     """
@@ -357,7 +358,7 @@ def from_params(cfg: Mapping[str, Any], *, source: str = "params.yaml") -> Eligi
     if exclude == "auto" or exclude is None:
         if design == "count":
             rules = frozenset(RULES)
-        elif model == "uniform":
+        elif typo_model(model).plain:
             rules = frozenset()
         else:
             rules = frozenset(WORDS_DESIGN_RULES)
@@ -447,7 +448,7 @@ class OccurrenceRules:
         """The summary keys of the rules and of redrawn kinds (``{"redrawn": {"transpose->delete":
         n}, "eligibility": {...}}``), or ``{}`` for the uniform model without rules, whose
         summaries stay as earlier versions wrote them."""
-        if model == "uniform" and not self.active:
+        if typo_model(model).plain and not self.active:
             return {}
         rules = self.rules or Eligibility()
         return {

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import gc
 import json
 import json.encoder
 from dataclasses import dataclass, field
@@ -24,24 +23,22 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
-from tqdm import tqdm
 
 from evalpipe.errors import InputError
 from evalpipe.params_schema import default_of
 from evalpipe.perturb import columns, human
 from evalpipe.perturb.benchmark_rows import (
     check_benchmark,
-    parse_fields,
-    perturbable_fields,
     protected_spans,
-    protected_strings,
 )
 from evalpipe.perturb.columns import Edit, PerturbedColumns, PerturbedRow
 from evalpipe.perturb.eligibility import Eligibility, OccurrenceRules
 from evalpipe.perturb.japanese import Tokenizer
+from evalpipe.perturb.loop import BenchmarkRows, Example, for_each_example, original_seed
 from evalpipe.perturb.ops import Probabilities, Skipped, decide, key_hasher, key_part
 from evalpipe.perturb.summary import SummaryCounter
 from evalpipe.perturb.targets import make_finder, read_targets
+from evalpipe.perturb.typo_models import typo_model
 
 _encode_text = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) uses
 
@@ -125,29 +122,24 @@ def perturb_frame(
     targets = read_targets(words, language=language, source=words_source)
     find = make_finder(targets, language, source=words_source, tokenizer=tokenizer)
     homophones, reader = human.prepare(
-        language, probabilities.model, probabilities.conversion, homophones
+        language,
+        typo_model(probabilities.model).reads_context,
+        probabilities.conversion,
+        homophones,
     )
     eligible = OccurrenceRules(eligibility, benchmark, language, reader)
 
-    names = benchmark["benchmark"].astype(str).tolist()
-    ids = benchmark["example_id"].astype(str).tolist()
-    fields_col = benchmark["fields"].tolist()
-    pert_col = benchmark["perturbable"].tolist()
-    prot_col = (
-        benchmark["protected"].tolist()
-        if "protected" in benchmark.columns
-        else [None] * len(benchmark)
-    )
+    benchmark_rows = BenchmarkRows(benchmark, source=source)
+    names = benchmark_rows.names
     decide_ = functools.partial(decide, homophones=homophones)
     rows = PerturbedColumns()
     # keyboard or natural: replacements by the uniform rule are counted as fallbacks
-    counter = SummaryCounter(keyboard=probabilities.model != "uniform")
+    counter = SummaryCounter(keyboard=not typo_model(probabilities.model).plain)
     drawn_counts = counter.drawn
 
     # Key parts hashed once, not once per occurrence: the digest of (seed, benchmark, example,
     # word, field, occurrence) is reached by extending copies of the shared prefixes.
     variant_parts = [key_part(t.variant) for t in targets]
-    original_part = key_part("")
     int_parts = [key_part(k) for k in range(256)]
     draw_parts = [b""] + [key_part(d) for d in range(1, draws)]
     draw_range = range(draws)
@@ -158,147 +150,125 @@ def perturb_frame(
     find_interval = bisect.bisect_right
     field_parts: dict[str, bytes] = {}
 
-    # The loop makes millions of small acyclic objects; the cyclic collector would only rescan
-    # them, so it is paused (and restored) for the loop.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for r in tqdm(
-            range(len(benchmark)), desc=f"perturb {names[0]}", unit="ex", disable=not progress
-        ):
-            fields = parse_fields(fields_col[r], source=source, row=r + 1)
-            perturbable = perturbable_fields(pert_col[r], fields, source=source, row=r + 1)
-            protected = protected_strings(prot_col[r], source=source, row=r + 1)
-            example_hasher = key_hasher(seed, names[r], ids[r])
-            eligible.row(r)
-            h = example_hasher.copy()
-            h.update(original_part)
+    def example(ex: Example) -> None:
+        r, fields, perturbable, protected = ex.r, ex.fields, ex.perturbable, ex.protected
+        example_hasher = key_hasher(seed, ex.benchmark, ex.example_id)
+        eligible.row(r)
+        seed_of_original = original_seed("words", seed, ex.benchmark, ex.example_id)
+        rows.add(PerturbedRow(r, "original", 0, 0, seed_of_original, ex.original_fields(), 0, ()))
+
+        # One pass over the example's occurrences: hash each, keep only those where a typo fires.
+        word_hashers: dict[int, Any] = {}
+        counts: dict[int, int] = {}
+        fired_by: dict[tuple[int, int], list[Edit]] = {}
+        for name in perturbable:
+            text = fields[name]
+            part = field_parts.get(name)
+            if part is None:
+                part = field_parts[name] = key_part(name)
+            field_hashers: dict[int, Any] = {}
+            k_of: dict[int, int] = {}
+            shielded = protected_spans(text, protected) if protected else ()
+            skipped: dict[int, int] = {}
+            ruled_out: dict[int, int] = {}  # occurrences the eligibility rules exclude
+            eligible.field(text)
+            for t, start, end in find(text):
+                k = k_of.get(t, 0)
+                k_of[t] = k + 1
+                if shielded and any(ps < end and start < pe for ps, pe in shielded):
+                    skipped[t] = skipped.get(t, 0) + 1  # e.g. inside the JSQuAD answer span
+                    continue
+                if eligible.active and eligible.excluded(start, end):
+                    ruled_out[t] = ruled_out.get(t, 0) + 1
+                    continue
+                fh = field_hashers.get(t)
+                if fh is None:
+                    wh = word_hashers.get(t)
+                    if wh is None:
+                        wh = word_hashers[t] = example_hasher.copy()
+                        wh.update(variant_parts[t])
+                    fh = field_hashers[t] = wh.copy()
+                    fh.update(part)
+                h = fh.copy()
+                h.update(int_parts[k] if k < 256 else key_part(k))
+                for d in draw_range:
+                    if d == 0:
+                        digest = h.digest()
+                    else:
+                        hd = h.copy()
+                        hd.update(draw_parts[d])
+                        digest = hd.digest()
+                    u = int.from_bytes(digest[:8], "big")
+                    at = find_interval(starts, u) - 1
+                    if at < 0 or u >= ends[at]:
+                        continue  # the common case: no typo for this occurrence
+                    drawn_counts[kinds[at]] += 1
+                    word = text[start:end]
+                    ctx = reader.occurrence(text, start, end) if reader else None
+                    op = decide_(word, digest, probabilities, context=ctx)
+                    if isinstance(op, Skipped):
+                        counter.count_skipped(op)
+                    elif op is not None:
+                        edit = Edit(name, k, start, end, word, op)
+                        hit = fired_by.get((t, d))
+                        if hit is None:
+                            fired_by[(t, d)] = [edit]
+                        else:
+                            hit.append(edit)
+            for t, n in k_of.items():
+                if n > skipped.get(t, 0) + ruled_out.get(t, 0):
+                    counts[t] = counts.get(t, 0) + n - skipped.get(t, 0) - ruled_out.get(t, 0)
+            counter.protected_occurrences += sum(skipped.values())
+        if rows.pending >= columns.FLUSH_ROWS:
+            rows.flush()
+        if not counts:
+            return
+        counter.found_targets.update(counts)
+        counter.occurrences += sum(counts.values())
+        encoded: list[tuple[str, str, str]] | None = None  # (key, '"key": ', value JSON)
+        for t, d in sorted(fired_by):
+            edits = fired_by[(t, d)]
+            counter.count_operations([e.operation for e in edits])
+            changed: dict[str, str] = {}
+            for name in {e.field for e in edits}:
+                text = fields[name]
+                pieces = []
+                cursor = 0
+                for e in edits:
+                    if e.field == name:
+                        pieces.append(text[cursor : e.start])
+                        pieces.append(e.operation.perturbed)
+                        cursor = e.end
+                pieces.append(text[cursor:])
+                changed[name] = "".join(pieces)
+            if encoded is None:
+                encoded = [
+                    (key, _encode_text(key) + ": ", _dumps(value))
+                    for key, value in sorted(fields.items())
+                ]
+            word_hasher = word_hashers[t]
+            if d:
+                word_hasher = word_hasher.copy()
+                word_hasher.update(draw_parts[d])
             rows.add(
                 PerturbedRow(
                     r,
-                    "original",
-                    0,
-                    0,
-                    int.from_bytes(h.digest()[:8], "big") >> 1,
-                    fields_col[r] if isinstance(fields_col[r], str) else _dumps(fields),
-                    0,
-                    (),
+                    targets[t].variant,
+                    targets[t].rank,
+                    d,
+                    int.from_bytes(word_hasher.digest()[:8], "big") >> 1,
+                    "{"
+                    + ", ".join(
+                        ek + (_encode_text(changed[key]) if key in changed else ev)
+                        for key, ek, ev in encoded
+                    )
+                    + "}",
+                    counts[t],
+                    edits,
                 )
             )
 
-            # One pass over the example's occurrences: hash each, keep only those where a typo fires.
-            word_hashers: dict[int, Any] = {}
-            counts: dict[int, int] = {}
-            fired_by: dict[tuple[int, int], list[Edit]] = {}
-            for name in perturbable:
-                text = fields[name]
-                part = field_parts.get(name)
-                if part is None:
-                    part = field_parts[name] = key_part(name)
-                field_hashers: dict[int, Any] = {}
-                k_of: dict[int, int] = {}
-                shielded = protected_spans(text, protected) if protected else ()
-                skipped: dict[int, int] = {}
-                ruled_out: dict[int, int] = {}  # occurrences the eligibility rules exclude
-                eligible.field(text)
-                for t, start, end in find(text):
-                    k = k_of.get(t, 0)
-                    k_of[t] = k + 1
-                    if shielded and any(ps < end and start < pe for ps, pe in shielded):
-                        skipped[t] = skipped.get(t, 0) + 1  # e.g. inside the JSQuAD answer span
-                        continue
-                    if eligible.active and eligible.excluded(start, end):
-                        ruled_out[t] = ruled_out.get(t, 0) + 1
-                        continue
-                    fh = field_hashers.get(t)
-                    if fh is None:
-                        wh = word_hashers.get(t)
-                        if wh is None:
-                            wh = word_hashers[t] = example_hasher.copy()
-                            wh.update(variant_parts[t])
-                        fh = field_hashers[t] = wh.copy()
-                        fh.update(part)
-                    h = fh.copy()
-                    h.update(int_parts[k] if k < 256 else key_part(k))
-                    for d in draw_range:
-                        if d == 0:
-                            digest = h.digest()
-                        else:
-                            hd = h.copy()
-                            hd.update(draw_parts[d])
-                            digest = hd.digest()
-                        u = int.from_bytes(digest[:8], "big")
-                        at = find_interval(starts, u) - 1
-                        if at < 0 or u >= ends[at]:
-                            continue  # the common case: no typo for this occurrence
-                        drawn_counts[kinds[at]] += 1
-                        word = text[start:end]
-                        ctx = reader.occurrence(text, start, end) if reader else None
-                        op = decide_(word, digest, probabilities, context=ctx)
-                        if isinstance(op, Skipped):
-                            counter.count_skipped(op)
-                        elif op is not None:
-                            edit = Edit(name, k, start, end, word, op)
-                            hit = fired_by.get((t, d))
-                            if hit is None:
-                                fired_by[(t, d)] = [edit]
-                            else:
-                                hit.append(edit)
-                for t, n in k_of.items():
-                    if n > skipped.get(t, 0) + ruled_out.get(t, 0):
-                        counts[t] = counts.get(t, 0) + n - skipped.get(t, 0) - ruled_out.get(t, 0)
-                counter.protected_occurrences += sum(skipped.values())
-            if rows.pending >= columns.FLUSH_ROWS:
-                rows.flush()
-            if not counts:
-                continue
-            counter.found_targets.update(counts)
-            counter.occurrences += sum(counts.values())
-            encoded: list[tuple[str, str, str]] | None = None  # (key, '"key": ', value JSON)
-            for t, d in sorted(fired_by):
-                edits = fired_by[(t, d)]
-                counter.count_operations([e.operation for e in edits])
-                changed: dict[str, str] = {}
-                for name in {e.field for e in edits}:
-                    text = fields[name]
-                    pieces = []
-                    cursor = 0
-                    for e in edits:
-                        if e.field == name:
-                            pieces.append(text[cursor : e.start])
-                            pieces.append(e.operation.perturbed)
-                            cursor = e.end
-                    pieces.append(text[cursor:])
-                    changed[name] = "".join(pieces)
-                if encoded is None:
-                    encoded = [
-                        (key, _encode_text(key) + ": ", _dumps(value))
-                        for key, value in sorted(fields.items())
-                    ]
-                word_hasher = word_hashers[t]
-                if d:
-                    word_hasher = word_hasher.copy()
-                    word_hasher.update(draw_parts[d])
-                rows.add(
-                    PerturbedRow(
-                        r,
-                        targets[t].variant,
-                        targets[t].rank,
-                        d,
-                        int.from_bytes(word_hasher.digest()[:8], "big") >> 1,
-                        "{"
-                        + ", ".join(
-                            ek + (_encode_text(changed[key]) if key in changed else ev)
-                            for key, ek, ev in encoded
-                        )
-                        + "}",
-                        counts[t],
-                        edits,
-                    )
-                )
-    finally:
-        if gc_was_enabled:
-            gc.enable()
+    for_each_example(benchmark_rows, example, desc=f"perturb {names[0]}", progress=progress)
     table = rows.table(benchmark)
     summary = counter.summary(
         benchmark=names[0],

@@ -326,7 +326,7 @@ def make(
     digest: bytes,
     widths: Mapping[str, int],
     *,
-    model: str,
+    dictionary: bool,
     lexicon: ime.ImeLexicon | None = None,
     context: ime.Reading | None = None,
 ) -> Operation | Skipped:
@@ -344,14 +344,18 @@ def make(
     r_alt = int.from_bytes(digest[8:16], "big")
     r_pos = int.from_bytes(digest[16:24], "big")
     r_char = int.from_bytes(digest[24:32], "big")
-    first = _attempt(kind, word, r_pos, r_char, model=model, lexicon=lexicon, context=context)
+    first = _attempt(
+        kind, word, r_pos, r_char, dictionary=dictionary, lexicon=lexicon, context=context
+    )
     if first is not None:
         return first
     made: list[tuple[Operation, int]] = []
     for other in KINDS:
         if other == kind or not widths.get(other):
             continue
-        op = _attempt(other, word, r_pos, r_char, model=model, lexicon=lexicon, context=context)
+        op = _attempt(
+            other, word, r_pos, r_char, dictionary=dictionary, lexicon=lexicon, context=context
+        )
         if op is not None:
             made.append((op._replace(drawn=kind), widths[other]))
     if not made:
@@ -365,11 +369,11 @@ def _attempt(
     r_pos: int,
     r_char: int,
     *,
-    model: str,
+    dictionary: bool,
     lexicon: ime.ImeLexicon | None,
     context: ime.Reading | None,
 ) -> Operation | None:
-    if model == "natural" and lexicon is None and kind != "conversion":
+    if dictionary and lexicon is None and kind != "conversion":
         typo = dictionary_typo(word, kind, r_char)
         if typo is not None:
             return typo
@@ -384,7 +388,9 @@ def shared_lexicon() -> ime.ImeLexicon:
     return ime.ImeLexicon()
 
 
-def prepare(language: str, model: str, conversion: float, homophones: Any) -> tuple[Any, Any]:
+def prepare(
+    language: str, reads_context: bool, conversion: float, homophones: Any
+) -> tuple[Any, Any]:
     """What ``perturb_frame`` hands to ``ops.decide`` for a benchmark: the homophone source
     (``homophones.Homophones`` for the uniform model, ``ime.ImeLexicon`` for the others; None
     for English) and, for Japanese under the keyboard and natural models, an
@@ -392,7 +398,7 @@ def prepare(language: str, model: str, conversion: float, homophones: Any) -> tu
     (None otherwise)."""
     if language != "japanese":
         return None, None
-    if model == "uniform":
+    if not reads_context:
         if conversion > 0 and homophones is None:
             homophones = Homophones()
         return homophones, None

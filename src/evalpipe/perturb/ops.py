@@ -19,16 +19,16 @@ from typing import Any
 
 from evalpipe.errors import InputError
 from evalpipe.params_schema import default_of
-from evalpipe.perturb import human
 from evalpipe.perturb.keyboard import is_kana
-from evalpipe.perturb.natural import natural_probabilities
 from evalpipe.perturb.records import RULES, Operation, Skipped
 from evalpipe.perturb.scripts import INVENTORIES, char_class, other_of_class
+from evalpipe.perturb.typo_models import typo_model
+from evalpipe.registries import TYPO_MODELS
 
 __all__ = ["RULES", "Operation", "Skipped"]  # re-exported: defined in records
 
 OPS = ("replace", "insert", "delete", "transpose", "conversion")
-MODELS = ("uniform", "keyboard", "natural")
+MODELS = TYPO_MODELS.names
 PROBABILITY_KEYS = (
     "replace_prob",
     "insert_prob",
@@ -62,7 +62,7 @@ class Probabilities:
     delete: float
     transpose: float = 0.0
     conversion: float = 0.0
-    model: str = "uniform"
+    model: str = TYPO_MODELS.default  # type: ignore[assignment]
 
     @property
     def total(self) -> float:
@@ -165,20 +165,10 @@ def validate_probabilities(
             + f" = {total:g}"
         )
     model = cfg.get("model", default_of("perturb.model"))
-    if model not in MODELS:
-        raise InputError(
-            f"{source}: {section}.model must be one of {', '.join(MODELS)}, found {model!r}"
-        )
-    if model == "natural":  # the total rate is configured, the mix is the human one
-        values.update(
-            (f"{k}_prob", v)
-            for k, v in natural_probabilities(
-                values["replace_prob"],
-                values["insert_prob"],
-                values["delete_prob"],
-                values["transpose_prob"],
-            ).items()
-        )
+    TYPO_MODELS.check(model, where=f"{source}: {section}.model")
+    mix = typo_model(model).mix
+    if mix is not None:
+        values.update(mix(values))
     return Probabilities(
         values["replace_prob"],
         values["insert_prob"],
@@ -395,10 +385,9 @@ def decide(
         return None
     r_pos = int.from_bytes(digest[16:24], "big")
     r_char = int.from_bytes(digest[24:32], "big")
-    if probs.model != "uniform":
-        return human.make(
-            op, word, digest, probs.widths(), model=probs.model, lexicon=homophones, context=context
-        )
+    make = typo_model(probs.model).make
+    if make is not None:
+        return make(op, word, digest, probs.widths(), lexicon=homophones, context=context)
     if op == "transpose":
         return _transpose(word, r_pos)
     if op == "conversion":

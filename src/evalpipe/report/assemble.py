@@ -17,18 +17,19 @@ from evalpipe.report.accuracy import (
 )
 from evalpipe.report.annotation import agreement_figure, annotation_section, data_notes
 from evalpipe.report.answer import answer_section, most_harmful
-from evalpipe.report.controls import control_section, token_split_section
-from evalpipe.report.data import ReportData, ReportOptions, printed_verdicts
-from evalpipe.report.defences import TITLE as DEFENCES_TITLE
-from evalpipe.report.defences import defences_section
-from evalpipe.report.dose import report_sections
+from evalpipe.report.data import ReportData, ReportOptions, default_model, printed_verdicts
+from evalpipe.report.dose import transitions_section
 from evalpipe.report.examples import examples_section
 from evalpipe.report.impact import impact_forest, kinds_section, words_section
-from evalpipe.report.ladder import ladder_sections
 from evalpipe.report.provenance import provenance_section
+from evalpipe.report.study import sections_at
 from evalpipe.report.svg import empty_figure
 from evalpipe.report.sycophancy import sycophancy_section
 from evalpipe.report.typos import typos_section
+
+# the module, not its tuple: a study's report part imports report modules, so either package
+# may be imported first
+from evalpipe.studies import report as study_reports
 
 
 def build_report(data: ReportData, options: ReportOptions | None = None) -> str:
@@ -63,8 +64,13 @@ def build_report(data: ReportData, options: ReportOptions | None = None) -> str:
         ("answer", "The answer: which typos cost most accuracy", answer),
         ("headline", "Accuracy per benchmark", headline_section(data)),
         ("models", "Models compared", models_section(data)),
-        *report_sections(data),  # dose-response and transitions, when they have data
-        *ladder_sections(data),  # only with a ladder / scoring.perplexity
+        *sections_at(study_reports.STUDIES, "effects", data),  # dose response
+        (
+            "transitions",
+            "Transitions: which answers typos broke or fixed",
+            transitions_section(data.robustness, default_model(data)),
+        ),
+        *sections_at(study_reports.STUDIES, "figures", data),  # ladder, perplexity
         (
             "words",
             "Which words hurt most: every row",
@@ -80,13 +86,7 @@ def build_report(data: ReportData, options: ReportOptions | None = None) -> str:
             "The typos: model, counts and examples",
             typos_section(summaries=data.perturb_summaries, perturbed=data.edits),
         ),
-        ("defences", DEFENCES_TITLE, defences_section(data.defences)),
-        (
-            "controls",
-            "Harm beyond a matched random word",
-            control_section(data.words, data.perturb_summaries),
-        ),
-        ("token-split", "Accuracy by tokenizer split", token_split_section(data.token_split)),
+        *sections_at(study_reports.STUDIES, "arms", data),  # defences, matched control, token split
         ("classification", "Confusion matrices", confusion_section(data)),
         ("parsing", "How the answers parsed", parse_section(data)),
         ("examples", "Examples", examples_section(data, options)),

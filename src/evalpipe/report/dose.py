@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from evalpipe.report import html as h
-from evalpipe.report.data import ReportData, by_model, default_model
+from evalpipe.report.data import by_model
 
 COUNT_DESIGN = "count"
 TRANSITION_KEYS = ("right_right", "right_wrong", "wrong_right", "wrong_wrong")
@@ -219,15 +219,3 @@ def transitions_section(robustness: Mapping[str, Any] | None, model: str) -> str
         "<code>scoring.margin</code> (docs/scoring.md).</p>"
         + h.table(columns, rows, sortable=True, table_id="transitions", scroll=True)
     )
-
-
-def report_sections(data: ReportData) -> list[tuple[str, str, str]]:
-    """The sections of this module that have data, as ``(id, title, body)`` for the page."""
-    out = []
-    dose = dose_section(data.dose, data.perturb_summaries)
-    if dose is not None:
-        out.append(("dose", "Dose-response: accuracy by number of typo'd words", dose))
-    transitions = transitions_section(data.robustness, default_model(data))
-    if transitions is not None:
-        out.append(("transitions", "Transitions: which answers typos broke or fixed", transitions))
-    return out

@@ -139,13 +139,3 @@ def perplexity_section(data: ReportData) -> str | None:
         "log-probabilities, a text over the context) are counted, not used.</p>"
     )
     return note + h.table(columns, rows, sortable=True, table_id="perplexity-table", scroll=True)
-
-
-def ladder_sections(data: ReportData) -> list[tuple[str, str, str]]:
-    """The report sections this module adds, only those with data (for ``assemble``)."""
-    out = []
-    if (body := ladder_section(data)) is not None:
-        out.append(("ladder", "Model ladder: which variant loses most under typos", body))
-    if (body := perplexity_section(data)) is not None:
-        out.append(("perplexity", "Perplexity under typos", body))
-    return out

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalpipe.registries import TYPO_MODELS
 from evalpipe.report import html as h
 
 # The operation kinds in the order the perturb stage lists them (data/perturbed/*.summary.json).
@@ -230,8 +231,8 @@ def summary_rows(summaries: Mapping[str, Mapping[str, Any]]) -> list[dict[str, A
         row: dict[str, Any] = {
             "benchmark": str(s.get("benchmark") or name),
             "language": s.get("language"),
-            # summaries written before the typo models had no `model`: today's rule
-            "model": s.get("model") or ("uniform" if ops else None),
+            # a summary without `model` was drawn with the default model
+            "model": s.get("model") or (TYPO_MODELS.default if ops else None),
             **{k: s.get(k) for k in PROBABILITY_KEYS},
             **counts,
             "operations": sum(v for v in ops.values() if isinstance(v, int | float))

@@ -1,11 +1,5 @@
-"""Per-answer scores (exact match, llm-jp-eval char_f1) and classification metrics.
-
-``char_f1`` follows llm-jp-eval: ``fuzz.token_sort_ratio(pred, gold) / 100`` (lowercase, non-word
-characters to spaces, tokens sorted, Indel similarity). It is not a bag-of-characters F1. We use
-rapidfuzz with ``processor=rapidfuzz.utils.default_process``, which reproduces fuzzywuzzy's
-preprocessing; unlike fuzzywuzzy the ratio is not rounded to an integer (about 0.7% of random pairs
-differ from fuzzywuzzy by that rounding, by at most 0.005).
-"""
+"""Per-answer scores (the registered answer metrics of :mod:`evalpipe.answers.metrics`: exact
+match, llm-jp-eval's char_f1) and classification metrics."""
 
 from __future__ import annotations
 
@@ -13,42 +7,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from rapidfuzz import fuzz
-from rapidfuzz.utils import default_process
 
+from evalpipe.answers.metrics import answer_metric
+from evalpipe.answers.metrics.char_f1 import char_f1
+from evalpipe.answers.metrics.exact_match import exact_match
 from evalpipe.answers.parsers import INVALID
 
-
-def char_f1(prediction: str | None, gold: str | None) -> float:
-    """llm-jp-eval's char_f1: token-sort similarity in [0, 1].
-
-    Parameters
-    ----------
-    prediction, gold : strings (None or empty prediction scores 0).
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> char_f1("Tokyo", "tokyo")
-    1.0
-    >>> char_f1("徳川家康。", "徳川家康")
-    1.0
-    """
-    if not prediction or gold is None:
-        return 0.0
-    return float(fuzz.token_sort_ratio(prediction, gold, processor=default_process)) / 100.0
-
-
-def exact_match(prediction: str | None, gold: str | None) -> bool:
-    """String equality of already-normalised prediction and gold; None never matches.
-
-    >>> exact_match("b", "b"), exact_match(None, "b"), exact_match("", "")
-    (True, False, False)
-    """
-    return prediction is not None and gold is not None and prediction != "" and prediction == gold
+__all__ = ["accuracy_score", "best_score", "char_f1", "classification_report", "exact_match"]
 
 
 def best_score(prediction: str | None, golds: Sequence[str | None], *, metric: str) -> float:
@@ -58,7 +23,7 @@ def best_score(prediction: str | None, golds: Sequence[str | None], *, metric: s
     ----------
     prediction : canonical prediction or None.
     golds : accepted gold answers, already normalised.
-    metric : "exact_match" | "accuracy" (1.0 or 0.0) or "char_f1".
+    metric : a registered answer metric (``ANSWER_METRICS``: exact_match, accuracy, char_f1).
 
     Returns
     -------
@@ -69,11 +34,7 @@ def best_score(prediction: str | None, golds: Sequence[str | None], *, metric: s
     >>> best_score("東京都", ["東京", "東京都"], metric="char_f1")
     1.0
     """
-    if metric == "char_f1":
-        return max((char_f1(prediction, g) for g in golds), default=0.0)
-    if metric in ("exact_match", "accuracy"):
-        return float(any(exact_match(prediction, g) for g in golds))
-    raise ValueError(f"unknown metric {metric!r}; expected exact_match, accuracy or char_f1")
+    return answer_metric(metric).best(prediction, golds)
 
 
 def accuracy_score(correct: Sequence[bool] | np.ndarray) -> float | None:

@@ -1,0 +1,111 @@
+"""The one perturb loop: every example of a benchmark, read once (its fields, perturbable
+fields and protected strings), handed to a design; and the row seeds of every design.
+
+A design is what makes an example's rows: ``words`` (:func:`evalpipe.perturb.perturb_frame`:
+every occurrence of one target word per row), ``count`` (:mod:`evalpipe.perturb.count`:
+exactly k eligible words per row) and ``control`` (:mod:`evalpipe.perturb.control`: the same
+typos on matched random words, one row per typo row). A design is a function of one
+:class:`Example` (``for_each_example`` runs it over the benchmark) or, for ``control``, which
+follows the typo rows, reads the examples it needs through :meth:`BenchmarkRows.example`.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import pandas as pd
+from tqdm import tqdm
+
+from evalpipe.arms import CONTROL
+from evalpipe.perturb.benchmark_rows import parse_fields, perturbable_fields, protected_strings
+from evalpipe.perturb.ops import key_hasher, key_part
+from evalpipe.seeding import hashed_seed
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+class Example(NamedTuple):
+    """One benchmark row, read: ``r`` its index, ``fields`` the parsed texts, ``perturbable``
+    the fields a typo may touch (sorted), ``protected`` the strings it may not."""
+
+    r: int
+    benchmark: str
+    example_id: str
+    stored: Any  # the row's ``fields`` as stored (a JSON string, or a mapping)
+    fields: dict[str, Any]
+    perturbable: list[str]
+    protected: list[str]
+
+    def original_fields(self) -> str:
+        """The clean row's ``fields`` column: the stored JSON as it is, else the contract's."""
+        return self.stored if isinstance(self.stored, str) else _dumps(self.fields)
+
+
+class BenchmarkRows:
+    """The columns of a benchmark frame every design reads, and each row's setup."""
+
+    def __init__(self, benchmark: pd.DataFrame, *, source: str) -> None:
+        self.source = source
+        self.names = benchmark["benchmark"].astype(str).tolist()
+        self.ids = benchmark["example_id"].astype(str).tolist()
+        self.fields = benchmark["fields"].tolist()
+        self.perturbable = benchmark["perturbable"].tolist()
+        self.protected = (
+            benchmark["protected"].tolist()
+            if "protected" in benchmark.columns
+            else [None] * len(benchmark)
+        )
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def example(self, r: int) -> Example:
+        """Row ``r`` read and checked (InputError naming the file, row and column)."""
+        row = r + 1
+        fields = parse_fields(self.fields[r], source=self.source, row=row)
+        perturbable = perturbable_fields(self.perturbable[r], fields, source=self.source, row=row)
+        protected = protected_strings(self.protected[r], source=self.source, row=row)
+        return Example(
+            r, self.names[r], self.ids[r], self.fields[r], fields, perturbable, protected
+        )
+
+
+def for_each_example(
+    rows: BenchmarkRows, design: Callable[[Example], None], *, desc: str, progress: bool
+) -> None:
+    """Run ``design`` over every example, in order.
+
+    The designs make millions of small acyclic objects; the cyclic collector would only rescan
+    them, so it is paused (and restored) for the loop.
+    """
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for r in tqdm(range(len(rows)), desc=desc, unit="ex", disable=not progress):
+            design(rows.example(r))
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+# The clean row's seed of each design. The three derivations differ (an empty key part, the
+# bytes "original", the seeding module's hash with the arm's name) because each design was
+# added on its own; they stay as they are so that every existing study's perturbed sets, and
+# so its caches, metrics and tables, are reproduced byte for byte. A new design should use
+# ``hashed_seed`` (as ``control`` does).
+def original_seed(design: str, seed: int, benchmark: str, example_id: str) -> int:
+    """The seed of an example's clean (``original``) row under ``design``.
+
+    >>> original_seed("words", 42, "b", "1") != original_seed("count", 42, "b", "1")
+    True
+    """
+    if design == CONTROL:
+        return hashed_seed(seed, benchmark, example_id, CONTROL)
+    h = key_hasher(seed, benchmark, example_id)
+    h.update(key_part("") if design == "words" else b"original")
+    return int.from_bytes(h.digest()[:8], "big") >> 1

@@ -1,0 +1,1 @@
+"""Dose response: accuracy by the number of edited words (the count design's main table)."""

@@ -1,0 +1,10 @@
+"""The studies the generate stage runs, in order: each ``generation(params, paths, *, slug,
+source) -> GenerationPart`` (:mod:`evalpipe.inference.plan`); their arms follow the plain rows
+in this order."""
+
+from __future__ import annotations
+
+from evalpipe.studies.defences import generate as defences
+from evalpipe.studies.perplexity import generate as perplexity
+
+STUDIES = (defences.generation, perplexity.generation)

@@ -1,0 +1,52 @@
+"""Studies are units the stages iterate over: the stages name no study, stay short, and every
+study module is listed where its stage reads it; the registries' names each have a module."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+
+from evalpipe.registries import ANSWER_METRICS, CORRECTORS, INFERENCE_BACKENDS, TYPO_MODELS
+from evalpipe.studies import generate, impact, report, score
+
+REPO = Path(__file__).resolve().parents[1]
+STUDY_NAMES = ("perplexity", "defences", "ladder", "control", "dose", "token_split")
+
+
+@pytest.mark.parametrize("stage", ["generate", "score", "impact"])
+def test_the_stages_name_no_study_and_stay_short(stage):
+    text = (REPO / "stages" / f"{stage}.py").read_text(encoding="utf-8")
+    assert len(text.splitlines()) < 150
+    code = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
+    for name in STUDY_NAMES:
+        assert not any(f'"{name}"' in line or f"'{name}'" in line for line in code), name
+
+
+def test_every_study_module_is_listed_by_its_stage():
+    listed = {
+        "generate": {f.__module__ for f in generate.STUDIES},
+        "score": {f.__module__ for f in score.STUDIES},
+        "impact": {type(p).__module__ and p.write.__module__ for p in impact.STUDIES}
+        | {p.words.__module__ for p in impact.STUDIES},
+        "report": {p.sections.__module__ for p in report.STUDIES},
+    }
+    folder = REPO / "src" / "evalpipe" / "studies"
+    for path in sorted(folder.glob("*/*.py")):
+        if path.stem == "__init__":
+            continue
+        module = f"evalpipe.studies.{path.parent.name}.{path.stem}"
+        assert module in listed[path.stem], f"{module} is not in evalpipe.studies.{path.stem}"
+    assert {p.parent.name for p in folder.glob("*/__init__.py")} == set(STUDY_NAMES)
+
+
+@pytest.mark.parametrize(
+    ("registry", "attribute"),
+    [(TYPO_MODELS, "MODEL"), (CORRECTORS, "CORRECTOR"), (INFERENCE_BACKENDS, "BACKEND"),
+     (ANSWER_METRICS, "METRIC")],
+)  # fmt: skip
+def test_every_registered_name_has_its_module(registry, attribute):
+    for name in registry.names:
+        assert hasattr(importlib.import_module(registry.module(name)), attribute), name
+    assert registry.default is None or registry.default in registry.names
