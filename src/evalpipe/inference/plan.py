@@ -149,7 +149,7 @@ def choice_lists(column: list | None) -> list | None:
     """
     if column is None:
         return None
-    out = []
+    out: list[list[str] | None] = []
     for value in column:
         if value is None or (isinstance(value, float) and value != value):
             out.append(None)

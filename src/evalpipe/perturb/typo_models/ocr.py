@@ -103,7 +103,7 @@ def confusions(word: str) -> list[tuple[int, str, str]]:
     >>> confusions("corn")[-4:]
     [(1, 'o', 'a'), (2, 'rn', 'm'), (3, 'n', 'h'), (3, 'n', 'ri')]
     """
-    out = []
+    out: list[tuple[int, str, str]] = []
     for start in range(len(word)):
         for length in range(1, _LONGEST + 1):
             original = word[start : start + length]
