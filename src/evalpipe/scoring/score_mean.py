@@ -32,7 +32,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 
 from evalpipe.scoring.intervals import cluster_correction, critical_value
 from evalpipe.scoring.mean_interval import MeanInterval
@@ -66,6 +65,8 @@ def _constrained_variance(delta: float, support: Sequence[float], counts: Sequen
         lam, rest_v = lam_low, hi_v  # mass on the highest value
     else:
         span = lam_high - lam_low
+        from scipy.optimize import brentq  # lazily: the impact stage imports this module
+
         lam = brentq(h, lam_low + 1e-15 * span, lam_high - 1e-15 * span, xtol=1e-14, rtol=1e-14)
         rest_v = 0.0
     pi = [(n / (total + lam * v), v) for n, v in seen]
