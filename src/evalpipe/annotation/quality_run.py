@@ -235,6 +235,7 @@ def run_quality(
         max_item_range=settings.max_item_range,
         min_annotators=settings.min_annotators,
         exclude=excluded,
+        min_pair_overlap=settings.min_pair_overlap,
     )
     judge_agreement = _reference_agreement(judges, consensus)
     marker_agreement = _reference_agreement(markers, consensus)

@@ -399,7 +399,7 @@ SCHEMA = Section(
                 "context_window": integer("dialogue turns shown", minimum=0, default=7),
                 "merge_method": text(
                     "how ratings merge",
-                    choices=("weighted_average", "median", "majority"),
+                    choices=("weighted_average", "median", "majority", "kappa_weighted"),
                     default="weighted_average",
                 ),
                 "bootstrap_samples": integer("bootstrap resamples", minimum=1, default=1000),
