@@ -7,7 +7,7 @@ and where present
 task set; writes ``data/annotations/consensus.jsonl``, ``data/annotations/quality_reports/
 {kappa_report,outlier_report,agreement}.json``, ``data/annotations/rejected/low_agreement.jsonl``,
 one headline metrics file per axis (``metrics/agreement/<axis>.json``: ``n, kappa, alpha``) and
-``plots/agreement.csv``; the A.7 quality gate's verdict (``quality_reports/gate.json``,
+``plots/agreement.csv``; the re-annotation list (``data/annotations/for_reannotation.jsonl``); the A.7 quality gate's verdict (``quality_reports/gate.json``,
 summarised under ``gate`` in ``quality_reports/agreement.json``) and agreement over time
 (``quality_reports/agreement_over_time.csv``, ``plots/agreement_weekly.csv``).
 """
@@ -84,6 +84,7 @@ def main(
 
     atomic.write_jsonl(PATHS.consensus, result.consensus)
     atomic.write_jsonl(PATHS.rejected, result.rejected)
+    atomic.write_jsonl(PATHS.for_reannotation, result.reannotation)
     atomic.write_json(PATHS.quality_reports / "kappa_report.json", result.kappa_report)
     atomic.write_json(PATHS.quality_reports / "outlier_report.json", result.outlier_report)
     atomic.write_json(PATHS.quality_reports / "agreement.json", result.metrics)
@@ -95,6 +96,8 @@ def main(
     atomic.write_json(PATHS.quality_reports / "gate.json", result.gate)
     atomic.write_csv(PATHS.quality_reports / "agreement_over_time.csv", result.over_time)
     atomic.write_csv(PATHS.plots / "agreement_weekly.csv", result.weekly_plot)
+    for warning in result.metrics["warnings"]:
+        log.warning("%s", warning)
 
     kappas = ", ".join(
         f"{axis} {result.metrics[axis]['kappa']:.2f}"

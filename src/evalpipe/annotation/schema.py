@@ -61,6 +61,8 @@ class Annotation:
     timestamp: str
     annotations: dict[str, int]
     confidence: dict[str, float]
+    # Seconds from opening the item to saving it (``annotation_duration``), where recorded.
+    duration: float | None = None
 
 
 def annotator_kind(annotator_id: str) -> str:
@@ -133,6 +135,13 @@ def validate_annotation(obj: Any, *, where: str) -> list[str]:
             f'{where}: field "timestamp": expected ISO 8601 with a time zone '
             f'(e.g. "2025-01-01T10:00:00Z"), got {ts!r}'
         )
+    duration = obj.get("annotation_duration")
+    if duration is not None and (
+        not _is_number(duration) or math.isnan(float(duration)) or float(duration) < 0
+    ):
+        problems.append(
+            f'{where}: field "annotation_duration": expected seconds >= 0, got {duration!r}'
+        )
     for name, check, expect in (
         ("annotations", _check_score, "an integer 1-5"),
         ("confidence", _check_confidence, "a number 0-1"),
@@ -187,6 +196,11 @@ def annotation_from_dict(obj: Mapping[str, Any]) -> Annotation:
         timestamp=obj["timestamp"],
         annotations={axis: int(obj["annotations"][axis]) for axis in AXES},
         confidence={axis: float(obj["confidence"][axis]) for axis in AXES},
+        duration=(
+            float(obj["annotation_duration"])
+            if obj.get("annotation_duration") is not None
+            else None
+        ),
     )
 
 

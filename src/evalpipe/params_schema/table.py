@@ -453,6 +453,41 @@ SCHEMA = Section(
                     default=["sample"],
                 ),
                 "overlap": integer("annotators per task", minimum=1, default=2),
+                "reannotation_high_kappa": number(
+                    "item kappa from which a rejected item goes back to the same raters",
+                    minimum=-1.0,
+                    maximum=1.0,
+                    default=0.4,
+                ),
+                "reannotation_medium_kappa": number(
+                    "item kappa from which more raters are added (below: revise the item)",
+                    minimum=-1.0,
+                    maximum=1.0,
+                    default=0.2,
+                ),
+                "rater_min_items": integer(
+                    "ratings an annotator needs before the straight-liner, variance and speed "
+                    "flags judge them",
+                    minimum=1,
+                    default=10,
+                ),
+                "fast_ratio": number(
+                    "flag an annotator whose median seconds per item is below this share of "
+                    "the team's median",
+                    minimum=0.0,
+                    maximum=1.0,
+                    default=0.33,
+                ),
+                "rater_variance_min": number(
+                    "flag an annotator whose score variance on an axis is below this (but not 0)",
+                    minimum=0.0,
+                    default=0.05,
+                ),
+                "rater_variance_max": number(
+                    "flag an annotator whose score variance on an axis is above this",
+                    minimum=0.0,
+                    default=2.0,
+                ),
             }
         ),
         "judge": Section(
