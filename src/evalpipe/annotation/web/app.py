@@ -43,6 +43,7 @@ from evalpipe.annotation.web.forms import (
 )
 from evalpipe.annotation.web.ratelimit import LoginLimiter
 from evalpipe.annotation.web.store import MAX_COMMENT_CHARS, Store, comment_too_long
+from evalpipe.annotation.web.store.db import utc_now_ms
 from evalpipe.errors import InputError
 from evalpipe.params_schema import default_of
 
@@ -454,7 +455,13 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             if not errors:
                 try:
                     changed = store.save_rating(
-                        g.user.id, item_id, scores, confidence, active_ms=active_ms
+                        g.user.id,
+                        item_id,
+                        scores,
+                        confidence,
+                        active_ms=active_ms,
+                        started_at=request.form.get("opened_at"),
+                        browser_meta=browser_meta(request),
                     )
                 except InputError as exc:
                     errors = [str(exc)]
@@ -542,6 +549,7 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             comment_error=comment_error,
             rating_saved=rating_saved,
             max_comment=MAX_COMMENT_CHARS,
+            opened_at=utc_now_ms(),
         )
         return html, status
 
@@ -571,6 +579,37 @@ def create_app(store: Store, config: AppConfig) -> Flask:
     training_mod.register(app, store, config, require_login)
     review_mod.register(app, store, config, require_login)
     return app
+
+
+_OS_MARKERS = (
+    ("Windows", "Windows"),
+    ("Android", "Android"),
+    ("iPhone", "iOS"),
+    ("iPad", "iOS"),
+    ("Mac OS X", "macOS"),
+    ("CrOS", "ChromeOS"),
+    ("Linux", "Linux"),
+)
+
+
+def os_from_user_agent(user_agent: str) -> str:
+    """The operating system a User-Agent names (``""`` when none is recognised).
+
+    >>> os_from_user_agent("Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0")
+    'Linux'
+    """
+    return next((name for marker, name in _OS_MARKERS if marker in user_agent), "")
+
+
+def browser_meta(req: Any) -> dict[str, str]:
+    """The logging spec's ``browser_meta`` of a rating request: the User-Agent, its operating
+    system and the viewport the page's script reported (``WIDTHxHEIGHT``)."""
+    agent = req.headers.get("User-Agent", "")
+    return {
+        "user_agent": agent,
+        "os": os_from_user_agent(agent),
+        "viewport": req.form.get("viewport", ""),
+    }
 
 
 def too_large_message(endpoint: str, limit_bytes: int) -> str:

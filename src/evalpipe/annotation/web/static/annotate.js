@@ -65,6 +65,8 @@
     var by = e.submitter;
     if (by && by.value === "save" && blockedUnseen()) { e.preventDefault(); return; }
     tick();
+    var vp = document.getElementById("viewport");
+    if (vp) { vp.value = window.innerWidth + "x" + window.innerHeight; }
     submitting = true;
   });
 
