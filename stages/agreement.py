@@ -21,6 +21,7 @@ import click
 
 from evalpipe import atomic
 from evalpipe.annotation.batches import find_batches
+from evalpipe.annotation.pseudonyms import pseudonymise, rater_salt
 from evalpipe.annotation.quality_run import QualitySettings, run_quality
 from evalpipe.annotation.schema import AXES, read_annotations, read_tasks, tasks_or_sample
 from evalpipe.params import load_params, section
@@ -80,6 +81,10 @@ def main(
         log.warning("%s holds no batch: using the SAMPLE batches in %s", raw_dir, found.folder)
     extra = [Path(p) for p in (judge_path, markers_path) if Path(p).exists()]
     annotations = read_annotations([*found.paths, *extra], task_ids=[t.id for t in tasks])
+    if not found.samples:
+        # Batches exported by the tools already carry pseudonyms; hand-made ones and raw CSV
+        # may not, and no plain annotator id may reach data/, metrics/ or plots/.
+        annotations = pseudonymise(annotations, rater_salt(PATHS.root))
     result = run_quality(annotations, tasks, settings, sample_batches=found.samples)
 
     atomic.write_jsonl(PATHS.consensus, result.consensus)

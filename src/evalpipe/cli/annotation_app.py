@@ -22,6 +22,7 @@ from typing import Any
 import click
 
 from evalpipe import atomic
+from evalpipe.annotation.pseudonyms import pseudonymise_id, rater_salt
 from evalpipe.commands import fail_cleanly, params_option
 from evalpipe.errors import InputError
 from evalpipe.params import load_params
@@ -302,6 +303,7 @@ def serve(
             idle_hours=idle_hours,
             raise_coverage=raise_coverage,
             seed=cfg["seed"],
+            rater_salt=rater_salt(PATHS.root),
             require_qualification=bool(
                 require_qualification
                 if require_qualification is not None
@@ -496,11 +498,12 @@ def export(
     from evalpipe.annotation.web import export as ex
 
     store = _open_store(db_path, must_exist=True)
-    records = ex.export_records(store)
+    salt = rater_salt(PATHS.root)
+    records = ex.export_records(store, salt=salt)
     if not records:
         raise InputError(f"{db_path}: no ratings to export yet")
     target = Path(output) if output else ex.batch_path(store, out_dir)
-    adjudicated = ex.adjudication_records(store)
+    adjudicated = ex.adjudication_records(store, salt=salt)
     adj_target = ex.adjudication_path(target)
     _refuse_duplicates(records, target.parent, exclude=target)
     _refuse_duplicates(adjudicated, adj_target.parent, exclude=adj_target)
@@ -511,13 +514,17 @@ def export(
         ex.remember_batch(store, target)
     if notes:
         atomic.write_text(
-            notes, ex.csv_text(ex.notes_rows(store), ["id", "annotator_id", "kind", "flag", "text"])
+            notes,
+            ex.csv_text(
+                ex.notes_rows(store, salt=salt), ["id", "annotator_id", "kind", "flag", "text"]
+            ),
         )
     if timings:
         atomic.write_text(
             timings,
             ex.csv_text(
-                ex.timing_rows(store), ["id", "annotator_id", "active_seconds", "revisions"]
+                ex.timing_rows(store, salt=salt),
+                ["id", "annotator_id", "active_seconds", "revisions"],
             ),
         )
     n_people = len({r["annotator_id"] for r in records})
@@ -546,7 +553,7 @@ def export_qualification(db_path: str, output: str) -> None:
     from evalpipe.annotation.web import export as ex
 
     store = _open_store(db_path, must_exist=True)
-    rows = ex.qualification_records(store)
+    rows = ex.qualification_records(store, salt=rater_salt(PATHS.root))
     atomic.write_text(output, ex.to_jsonl(rows))
     passed = sorted({r["annotator_id"] for r in rows if r["passed"]})
     click.echo(
@@ -623,11 +630,76 @@ def import_(
 
     check_annotator_id(annotator_id)
     task_ids = [t.id for t in read_tasks(tasks_path)] if Path(tasks_path).exists() else None
-    result = read_filled(xlsx, annotator_id=annotator_id, task_ids=task_ids, timestamp=timestamp)
+    result = read_filled(
+        xlsx,
+        annotator_id=pseudonymise_id(annotator_id, rater_salt(PATHS.root)),
+        task_ids=task_ids,
+        timestamp=timestamp,
+    )
     target = Path(output) if output else next_batch_path(out_dir)
     _refuse_duplicates(result.records, target.parent, exclude=target)
     atomic.write_text(target, to_jsonl(result.records))
     click.echo(
         f"annotate import: {len(result.records)} ratings by {annotator_id} "
         f"({len(result.skipped_rows)} rows left empty) -> {target}"
+    )
+
+
+@main.command()
+@click.argument("annotator_id")
+@db_option
+@click.option(
+    "--raw-dir",
+    default=str(PATHS.raw_annotations),
+    show_default=True,
+    help="Folder of exported batches to remove the person's records from.",
+)
+@click.option(
+    "--qualification",
+    default=str(PATHS.raw / "qualification" / "results.jsonl"),
+    show_default=True,
+    help="Exported qualification results to remove the person's attempts from.",
+)
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@fail_cleanly
+def forget(annotator_id: str, db_path: str, raw_dir: str, qualification: str, yes: bool) -> None:
+    """Delete one person's data: their account and everything they entered in the database,
+    and their records (by pseudonym) in the exported batches and qualification results.
+
+    ANNOTATOR_ID is the login id or its pseudonym. Run ``dvc repro agreement`` afterwards so
+    the reports follow.
+    """
+    store = _open_store(db_path, must_exist=True)
+    salt = rater_salt(PATHS.root)
+    login = store.login_for(annotator_id, salt=salt)
+    if login is None:
+        raise InputError(f"{db_path}: no annotator {annotator_id!r} (login id or pseudonym)")
+    if not yes:
+        click.confirm(f"Delete every record of {login}?", abort=True)
+    alias = pseudonymise_id(login, salt)
+    names = {login, alias, f"adjudicated:{login}", f"adjudicated:{alias}"}
+    deleted = store.forget_annotator(login)
+    files = 0
+    removed = 0
+    paths = sorted(Path(raw_dir).glob("*.jsonl")) if Path(raw_dir).exists() else []
+    if Path(qualification).exists():
+        paths.append(Path(qualification))
+    for path in paths:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        keep = []
+        for line in lines:
+            try:
+                who = json.loads(line).get("annotator_id") if line.strip() else None
+            except (json.JSONDecodeError, AttributeError):
+                who = None
+            if who in names:
+                removed += 1
+            else:
+                keep.append(line)
+        if len(keep) != len(lines):
+            files += 1
+            atomic.write_text(path, "".join(line + "\n" for line in keep))
+    click.echo(
+        f"annotate forget: {login} ({alias[:12]}...): {deleted} database rows, {removed} "
+        f"exported records in {files} file(s) deleted"
     )

@@ -96,6 +96,9 @@ class AppConfig:
         when every request goes through those proxies, else a client can pick its own address.
     require_qualification:
         Annotators must pass the qualification test before they get items.
+    rater_salt:
+        The campaign's salt: ratings leaving the app (the admin's download) name annotators by
+        their pseudonym (``annotation.pseudonyms``). None: login ids (tests of the app alone).
     top_up, idle_hours, raise_coverage, seed:
         An annotator with no unrated item left gets up to ``top_up`` more (0: never): first the
         unrated items of annotators idle for ``idle_hours`` or more (0: never move items), then,
@@ -121,6 +124,7 @@ class AppConfig:
     idle_hours: float = 72.0
     raise_coverage: bool = True
     seed: int = default_of("seed")
+    rater_salt: str | None = None
 
 
 def create_app(store: Store, config: AppConfig) -> Flask:
