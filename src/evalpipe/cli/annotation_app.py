@@ -703,3 +703,42 @@ def forget(annotator_id: str, db_path: str, raw_dir: str, qualification: str, ye
         f"annotate forget: {login} ({alias[:12]}...): {deleted} database rows, {removed} "
         f"exported records in {files} file(s) deleted"
     )
+
+
+@main.command()
+@click.argument("plan_path", default=str(PATHS.for_reannotation), type=click.Path(dir_okay=False))
+@db_option
+@click.option(
+    "--add-raters",
+    default=1,
+    show_default=True,
+    help="Annotators added to each item whose strategy is add_raters.",
+)
+@params_option
+@fail_cleanly
+def reannotate(plan_path: str, db_path: str, add_raters: int, params_path: str) -> None:
+    """Feed the re-annotation list (``dvc repro agreement`` writes it) into the queues: items
+    open again for the same raters (high priority), go to added raters (medium), or are listed
+    for revision (low). Safe while the server runs."""
+    path = Path(plan_path)
+    if not path.exists():
+        raise InputError(f"{path}: no re-annotation list (run `dvc repro agreement` first)")
+    plan = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from exc
+        if not isinstance(row, dict) or not {"id", "strategy", "priority"} <= set(row):
+            raise InputError(f"{path}:{lineno}: expected an object with id, priority, strategy")
+        plan.append(row)
+    store = _open_store(db_path, must_exist=True)
+    seed = int(load_params(params_path)["seed"])
+    counts = store.reannotate(plan, salt=rater_salt(PATHS.root), add_raters=add_raters, seed=seed)
+    click.echo(
+        f"annotate reannotate: {len(plan)} items: {counts['reopened']} ratings reopened for the "
+        f"same raters, {counts['added']} assignments to added raters, {counts['revise']} items "
+        f"listed for revision"
+    )

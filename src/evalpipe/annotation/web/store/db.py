@@ -80,6 +80,19 @@ CREATE TABLE IF NOT EXISTS rating_history (
     delta TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS rating_history_key ON rating_history(annotator_id, item_id);
+CREATE TABLE IF NOT EXISTS reopened (
+    annotator_id TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    priority TEXT NOT NULL,
+    reopened_at TEXT NOT NULL,
+    PRIMARY KEY (annotator_id, item_id)
+);
+CREATE TABLE IF NOT EXISTS item_revisions (
+    item_id TEXT PRIMARY KEY,
+    kappa REAL,
+    reasons TEXT NOT NULL,
+    listed_at TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS sessions (
     id TEXT PRIMARY KEY,
     annotator_id TEXT NOT NULL,

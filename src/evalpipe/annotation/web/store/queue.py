@@ -8,7 +8,9 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
+from evalpipe.annotation.pseudonyms import pseudonymise_id
 from evalpipe.annotation.schema import DialoguePair
 from evalpipe.annotation.web.assignment import (
     TopUp,
@@ -330,9 +332,11 @@ class Queue(Database):
             .execute(
                 """
             SELECT s.position, s.item_id,
-                   r.item_id IS NOT NULL AS rated, k.item_id IS NOT NULL AS skipped
+                   r.item_id IS NOT NULL AND o.item_id IS NULL AS rated,
+                   k.item_id IS NOT NULL AS skipped
             FROM assignments s
             LEFT JOIN ratings r ON r.annotator_id = s.annotator_id AND r.item_id = s.item_id
+            LEFT JOIN reopened o ON o.annotator_id = s.annotator_id AND o.item_id = s.item_id
             LEFT JOIN skips k ON k.annotator_id = s.annotator_id AND k.item_id = s.item_id
             WHERE s.annotator_id = ? ORDER BY s.position
             """,
@@ -365,3 +369,89 @@ class Queue(Database):
             .fetchone()
         )
         return None if row is None else str(row[0])
+
+    def reannotate(
+        self, plan: Sequence[dict[str, Any]], *, salt: str, add_raters: int = 1, seed: int = 0
+    ) -> dict[str, int]:
+        """Feed the re-annotation list back into the queues.
+
+        ``same_raters``: the item opens again (unrated) for each listed annotator who still has
+        it, until they save it again (an edit, in the audit trail). ``add_raters``: up to
+        ``add_raters`` more annotators get it, those with the fewest items first. ``revise_item``:
+        the item goes on the revision list (:meth:`item_revisions`), not to anyone's queue.
+        Annotators are named in the list by pseudonym; the store maps them back with ``salt``.
+
+        Returns
+        -------
+        dict
+            ``{"reopened", "added", "revise"}``: assignments reopened, assignments added, items
+            listed for revision.
+        """
+        counts = {"reopened": 0, "added": 0, "revise": 0}
+        now = utc_now()
+        with self._write() as con:
+            people = [
+                str(r[0])
+                for r in con.execute(
+                    "SELECT id FROM annotators WHERE role = 'annotator' "
+                    "AND id NOT IN (SELECT annotator_id FROM released) ORDER BY id"
+                )
+            ]
+            alias = {pseudonymise_id(p, salt): p for p in people} | {p: p for p in people}
+            known = {r[0] for r in con.execute("SELECT id FROM items")}
+            for row in plan:
+                item = row["id"]
+                if item not in known:
+                    continue
+                if row["strategy"] == "revise_item":
+                    con.execute(
+                        "INSERT INTO item_revisions(item_id, kappa, reasons, listed_at) "
+                        "VALUES (?, ?, ?, ?) ON CONFLICT(item_id) DO UPDATE SET "
+                        "kappa = excluded.kappa, reasons = excluded.reasons",
+                        (item, row.get("kappa"), json.dumps(row.get("reasons", [])), now),
+                    )
+                    counts["revise"] += 1
+                elif row["strategy"] == "same_raters":
+                    for name in row.get("annotators", []):
+                        who = alias.get(name)
+                        if who is None:
+                            continue
+                        cur = con.execute(
+                            "INSERT INTO reopened(annotator_id, item_id, priority, reopened_at) "
+                            "SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM ratings WHERE "
+                            "annotator_id = ? AND item_id = ?) ON CONFLICT DO NOTHING",
+                            (who, item, row["priority"], now, who, item),
+                        )
+                        counts["reopened"] += cur.rowcount
+                elif row["strategy"] == "add_raters":
+                    have = {
+                        r[0]
+                        for r in con.execute(
+                            "SELECT annotator_id FROM assignments WHERE item_id = ?", (item,)
+                        )
+                    }
+                    load = dict(
+                        con.execute(
+                            "SELECT annotator_id, COUNT(*) FROM assignments GROUP BY annotator_id"
+                        ).fetchall()
+                    )
+                    free = sorted(
+                        (p for p in people if p not in have), key=lambda p: (load.get(p, 0), p)
+                    )
+                    for who in free[:add_raters]:
+                        self._append_items(con, who, [item], seed)
+                        counts["added"] += 1
+            self._bump_version(con)
+        return counts
+
+    def item_revisions(self) -> list[dict[str, Any]]:
+        """Items the re-annotation list sent for revision: ``{item_id, kappa, reasons}``."""
+        rows = self._conn().execute("SELECT * FROM item_revisions ORDER BY item_id").fetchall()
+        return [dict(r) | {"reasons": json.loads(r["reasons"])} for r in rows]
+
+    def reopened(self, annotator_id: str) -> set[str]:
+        """Items reopened for the annotator (rated, to look at again)."""
+        rows = self._conn().execute(
+            "SELECT item_id FROM reopened WHERE annotator_id = ?", (annotator_id,)
+        )
+        return {r[0] for r in rows}

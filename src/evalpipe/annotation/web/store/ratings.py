@@ -144,6 +144,11 @@ class Ratings(Database):
                 "DELETE FROM drafts WHERE annotator_id = ? AND item_id = ?",
                 (annotator_id, item_id),
             )
+            # A reopened item is done again once saved, whether or not the values changed.
+            con.execute(
+                "DELETE FROM reopened WHERE annotator_id = ? AND item_id = ?",
+                (annotator_id, item_id),
+            )
             old = con.execute(
                 f"SELECT {', '.join(cols)} FROM ratings WHERE annotator_id = ? AND item_id = ?",
                 (annotator_id, item_id),
