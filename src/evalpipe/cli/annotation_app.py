@@ -22,6 +22,7 @@ from typing import Any
 import click
 
 from evalpipe import atomic
+from evalpipe.annotation.gold import read_gold, score_gold
 from evalpipe.annotation.pseudonyms import pseudonymise_id, rater_salt
 from evalpipe.commands import fail_cleanly, params_option
 from evalpipe.errors import InputError
@@ -248,6 +249,38 @@ def main() -> None:
     help="Annotators must pass the qualification test before they get items "
     "(default: params annotation.require_qualification, else on).",
 )
+@click.option(
+    "--gold",
+    "gold_path",
+    default=None,
+    help="Gold items (JSONL: a task plus reference {axis: 1-5} per line) hidden in the queues "
+    "(default: params annotation.gold_file).",
+)
+@click.option(
+    "--gold-share",
+    type=float,
+    default=None,
+    help="Share of each queue that is gold items (default: params annotation.gold_share).",
+)
+@click.option(
+    "--review-step/--no-review-step",
+    default=None,
+    help="Show the rating for review before it is saved (default: params annotation.review_step).",
+)
+@click.option(
+    "--autosave-seconds",
+    type=int,
+    default=None,
+    help="Save a draft of a changed form this often; 0: never (default: params "
+    "annotation.autosave_seconds).",
+)
+@click.option(
+    "--session-timeout-minutes",
+    type=float,
+    default=None,
+    help="Sign out after this long without a request; 0: never (default: params "
+    "annotation.session_timeout_minutes).",
+)
 @params_option
 @fail_cleanly
 def serve(
@@ -267,6 +300,11 @@ def serve(
     idle_hours: float,
     raise_coverage: bool,
     require_qualification: bool | None,
+    gold_path: str | None,
+    gold_share: float | None,
+    review_step: bool | None,
+    autosave_seconds: int | None,
+    session_timeout_minutes: float | None,
     params_path: str,
 ) -> None:
     """Serve the annotation web app with waitress (not Flask's development server)."""
@@ -281,8 +319,14 @@ def serve(
     tasks = read_tasks(tasks_path)
     store = _open_store(db_path, synchronous=synchronous)
     added, _known = store.load_tasks(tasks)
+    gold_path = gold_path or cfg["gold_file"]
+    if gold_path:
+        store.load_gold(read_gold(gold_path))
+    share = float(cfg["gold_share"] if gold_share is None else gold_share)
+    if not 0 <= share < 1:
+        raise InputError(f"--gold-share: expected a share 0 <= x < 1, got {share}")
     overlap = _overlap(overlap, cfg)
-    assigned = store.rebalance(overlap=overlap, seed=cfg["seed"])
+    assigned = store.rebalance(overlap=overlap, seed=cfg["seed"], gold_share=share)
     app = create_app(
         store,
         AppConfig(
@@ -304,6 +348,15 @@ def serve(
             raise_coverage=raise_coverage,
             seed=cfg["seed"],
             rater_salt=rater_salt(PATHS.root),
+            review_step=bool(cfg["review_step"] if review_step is None else review_step),
+            autosave_seconds=int(
+                cfg["autosave_seconds"] if autosave_seconds is None else autosave_seconds
+            ),
+            session_timeout_minutes=float(
+                cfg["session_timeout_minutes"]
+                if session_timeout_minutes is None
+                else session_timeout_minutes
+            ),
             require_qualification=bool(
                 require_qualification
                 if require_qualification is not None
@@ -380,7 +433,9 @@ def add_annotator(
     role = "admin" if admin else "adjudicator" if adjudicator else "annotator"
     token = store.add_annotator(annotator_id, role=role)
     cfg = _annotation_params(params_path)
-    new = store.rebalance(overlap=_overlap(overlap, cfg), seed=cfg["seed"])
+    new = store.rebalance(
+        overlap=_overlap(overlap, cfg), seed=cfg["seed"], gold_share=float(cfg["gold_share"])
+    )
     detail = "" if role != "annotator" else f", {new} assignments added"
     click.echo(f"created {role} {annotator_id}{detail}; their login token (shown once):")
     click.echo(token)
@@ -742,3 +797,27 @@ def reannotate(plan_path: str, db_path: str, add_raters: int, params_path: str) 
         f"same raters, {counts['added']} assignments to added raters, {counts['revise']} items "
         f"listed for revision"
     )
+
+
+@main.command("export-gold")
+@db_option
+@click.option(
+    "--output",
+    default=str(PATHS.raw / "gold" / "results.jsonl"),
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="Where to write the per-annotator gold scores.",
+)
+@fail_cleanly
+def export_gold(db_path: str, output: str) -> None:
+    """Score every annotator on the gold items hidden in their queue: accuracy, mean absolute
+    error, and drift (later half minus earlier half). Annotators by pseudonym."""
+
+    store = _open_store(db_path, must_exist=True)
+    salt = rater_salt(PATHS.root)
+    rows = score_gold(store.gold_ratings(), store.gold_reference())
+    for row in rows:
+        row["annotator_id"] = pseudonymise_id(row["annotator_id"], salt)
+    rows.sort(key=lambda r: r["annotator_id"])
+    atomic.write_text(output, "".join(json.dumps(r) + "\n" for r in rows))
+    click.echo(f"annotate export-gold: {len(rows)} annotators scored on gold items -> {output}")

@@ -488,6 +488,28 @@ SCHEMA = Section(
                     minimum=0.0,
                     default=2.0,
                 ),
+                "gold_file": text(
+                    "web app: gold items (task + reference per line) hidden in the queues",
+                    nullable=True,
+                    default=None,
+                ),
+                "gold_share": number(
+                    "web app: share of each queue that is gold items",
+                    minimum=0.0,
+                    maximum=0.9,
+                    default=0.1,
+                ),
+                "review_step": boolean(
+                    "web app: show a rating for review before it is saved", default=False
+                ),
+                "autosave_seconds": integer(
+                    "web app: seconds between draft autosaves (0: never)", minimum=0, default=30
+                ),
+                "session_timeout_minutes": number(
+                    "web app: sign out after this long without a request (0: never)",
+                    minimum=0.0,
+                    default=30.0,
+                ),
             }
         ),
         "judge": Section(

@@ -80,6 +80,10 @@ CREATE TABLE IF NOT EXISTS rating_history (
     delta TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS rating_history_key ON rating_history(annotator_id, item_id);
+CREATE TABLE IF NOT EXISTS gold_items (
+    item_id TEXT PRIMARY KEY REFERENCES items(id),
+    reference TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS reopened (
     annotator_id TEXT NOT NULL,
     item_id TEXT NOT NULL,

@@ -80,10 +80,38 @@ class Queue(Database):
             id=obj["id"], user=obj["user"], response=obj["response"], context=obj.get("context", [])
         )
 
-    def rebalance(self, *, overlap: int, seed: int = 0) -> int:
-        """Give every item ``overlap`` annotators (non-admins, not released); returns new pairs."""
+    def load_gold(self, gold: Sequence[tuple[DialoguePair, dict[str, int]]]) -> int:
+        """Store gold items (``gold.read_gold``): items like any other, plus their reference.
+        Returns how many are new."""
+        added, _known = self.load_tasks([task for task, _ref in gold])
         with self._write() as con:
-            items = [r[0] for r in con.execute("SELECT id FROM items ORDER BY seq")]
+            for task, ref in gold:
+                con.execute(
+                    "INSERT INTO gold_items(item_id, reference) VALUES (?, ?) "
+                    "ON CONFLICT(item_id) DO UPDATE SET reference = excluded.reference",
+                    (task.id, json.dumps(ref, sort_keys=True)),
+                )
+        return added
+
+    def gold_reference(self) -> dict[str, dict[str, int]]:
+        """``{item_id: {axis: 1-5}}`` of the gold items."""
+        rows = self._conn().execute("SELECT item_id, reference FROM gold_items")
+        return {r[0]: json.loads(r[1]) for r in rows}
+
+    def rebalance(self, *, overlap: int, seed: int = 0, gold_share: float = 0.0) -> int:
+        """Give every item ``overlap`` annotators (non-admins, not released); returns new pairs.
+
+        With ``gold_share`` > 0, each annotator's queue also gets gold items (hidden among the
+        others, in the same shuffled order) until they are that share of it, as far as the gold
+        items go.
+        """
+        with self._write() as con:
+            items = [
+                r[0]
+                for r in con.execute(
+                    "SELECT id FROM items WHERE id NOT IN (SELECT item_id FROM gold_items) ORDER BY seq"
+                )
+            ]
             people = [
                 r[0]
                 for r in con.execute(
@@ -98,6 +126,24 @@ class Queue(Database):
             by_annotator: dict[str, list[str]] = {}
             for item, person in added:
                 by_annotator.setdefault(person, []).append(item)
+            gold = [r[0] for r in con.execute("SELECT item_id FROM gold_items ORDER BY item_id")]
+            if gold and gold_share > 0:
+                for person in people:
+                    have = {
+                        r[0]
+                        for r in con.execute(
+                            "SELECT item_id FROM assignments WHERE annotator_id = ?", (person,)
+                        )
+                    }
+                    n_gold = len(have & set(gold))
+                    n_real = len(have - set(gold)) + len(by_annotator.get(person, []))
+                    target = round(gold_share / (1 - gold_share) * n_real) if gold_share < 1 else 0
+                    fresh = [
+                        g for g in presentation_order(gold, person, seed=seed) if g not in have
+                    ]
+                    extra = fresh[: max(0, target - n_gold)]
+                    if extra:
+                        by_annotator.setdefault(person, []).extend(extra)
             for person, new_items in by_annotator.items():
                 self._append_items(con, person, new_items, seed)
         return len(added)
@@ -219,13 +265,18 @@ class Queue(Database):
             if open_items:
                 return TopUp([], [])
             con.execute("DELETE FROM released WHERE annotator_id = ?", (annotator_id,))
-            items = [r[0] for r in con.execute("SELECT id FROM items ORDER BY seq")]
+            items = [
+                r[0]
+                for r in con.execute(
+                    "SELECT id FROM items WHERE id NOT IN (SELECT item_id FROM gold_items) ORDER BY seq"
+                )
+            ]
             rows = [
                 (r[0], r[1], bool(r[2]))
                 for r in con.execute(
                     "SELECT s.item_id, s.annotator_id, EXISTS (SELECT 1 FROM ratings r WHERE "
                     "r.annotator_id = s.annotator_id AND r.item_id = s.item_id) "
-                    "FROM assignments s"
+                    "FROM assignments s WHERE s.item_id NOT IN (SELECT item_id FROM gold_items)"
                 )
             ]
             plan = top_up(

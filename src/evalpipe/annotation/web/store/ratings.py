@@ -268,12 +268,15 @@ class Ratings(Database):
             replayed = self.replay_history()
         except InputError as exc:
             return [str(exc)]
-        stored = {(r.annotator_id, r.item_id): (r.scores, r.confidence) for r in self.ratings()}
+        stored = {
+            (r.annotator_id, r.item_id): (r.scores, r.confidence)
+            for r in self.ratings(include_gold=True)
+        }
         for key in sorted(set(stored) | set(replayed)):
             if stored.get(key) != replayed.get(key):
                 problems.append(f"{key}: stored {stored.get(key)} != replayed {replayed.get(key)}")
         rows = [("history", h) for h in self.history()]
-        rows += [("rating", r.__dict__) for r in self.ratings()]
+        rows += [("rating", r.__dict__) for r in self.ratings(include_gold=True)]
         for kind, row in rows:
             if row.get("timestamp_start") is None:
                 continue
@@ -311,15 +314,43 @@ class Ratings(Database):
         )
         return None if row is None else _rating(row)
 
-    def ratings(self, *, annotator_id: str | None = None) -> list[Rating]:
-        """All ratings (or one annotator's), sorted by item id then annotator id."""
-        sql = "SELECT * FROM ratings"
+    def ratings(
+        self, *, annotator_id: str | None = None, include_gold: bool = False
+    ) -> list[Rating]:
+        """All ratings (or one annotator's), sorted by item id then annotator id.
+
+        Ratings of gold items are left out unless ``include_gold``: they are a check on the
+        annotator, never a rating of the campaign (:meth:`gold_ratings` has them).
+        """
+        sql = "SELECT * FROM ratings WHERE 1 = 1"
         args: tuple[str, ...] = ()
+        if not include_gold:
+            sql += " AND item_id NOT IN (SELECT item_id FROM gold_items)"
         if annotator_id is not None:
-            sql += " WHERE annotator_id = ?"
+            sql += " AND annotator_id = ?"
             args = (annotator_id,)
         rows = self._conn().execute(sql + " ORDER BY item_id, annotator_id", args).fetchall()
         return [_rating(r) for r in rows]
+
+    def gold_ratings(self) -> list[dict[str, Any]]:
+        """Ratings of gold items: ``{annotator_id, item_id, scores, saved_at}``, by save time."""
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT * FROM ratings WHERE item_id IN (SELECT item_id FROM gold_items) "
+                "ORDER BY updated_at, item_id, annotator_id"
+            )
+            .fetchall()
+        )
+        return [
+            {
+                "annotator_id": r["annotator_id"],
+                "item_id": r["item_id"],
+                "scores": {a: int(r[f"s_{a}"]) for a in AXES},
+                "saved_at": r["timestamp_end"] or r["updated_at"],
+            }
+            for r in rows
+        ]
 
     def count_ratings(self) -> int:
         return int(self._conn().execute("SELECT COUNT(*) FROM ratings").fetchone()[0])
