@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalpipe.annotation.raw_csv import csv_records
 from evalpipe.errors import InputError, where
 
 AXES: tuple[str, ...] = ("social", "avoidant", "mechanical", "self")
@@ -238,6 +239,22 @@ def _iter_json_lines(path: Path, problems: list[str]) -> Iterable[tuple[int, Any
             problems.append(f"{where(path, line=lineno)}: not valid JSON ({exc.msg})")
 
 
+def _iter_records(path: Path, problems: list[str]) -> Iterable[tuple[int, Any]]:
+    """Annotation objects of a JSONL batch, or of a raw CSV (``.csv``: the filtering
+    protocol's ``dialogue_id, annotator_id, social, avoidant, mechanical, self, timestamp``)."""
+    if path.suffix.lower() != ".csv":
+        yield from _iter_json_lines(path, problems)
+        return
+    if not path.exists():
+        problems.append(f"{path}: file not found")
+        return
+    for rowno, rec in csv_records(path, axes=AXES):
+        if isinstance(rec, str):
+            problems.append(f"{where(path, line=rowno)}: {rec}")
+        else:
+            yield rowno, rec
+
+
 def _raise(problems: list[str], what: str) -> None:
     if not problems:
         return
@@ -374,7 +391,7 @@ def collect_annotations(
     seen: dict[tuple[str, str], str] = {}
     for raw_path in paths:
         path = Path(raw_path)
-        for lineno, obj in _iter_json_lines(path, problems):
+        for lineno, obj in _iter_records(path, problems):
             loc = where(path, line=lineno)
             found = validate_annotation(obj, where=loc)
             if found:

@@ -821,3 +821,37 @@ def export_gold(db_path: str, output: str) -> None:
     rows.sort(key=lambda r: r["annotator_id"])
     atomic.write_text(output, "".join(json.dumps(r) + "\n" for r in rows))
     click.echo(f"annotate export-gold: {len(rows)} annotators scored on gold items -> {output}")
+
+
+@main.command("import-csv")
+@click.argument("csv_path", type=click.Path(dir_okay=False))
+@tasks_option("Check ids against this task set (skipped if the file does not exist).")
+@out_dir_option()
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Exact output file (default: the next free batch_NNN.jsonl in --out-dir).",
+)
+@fail_cleanly
+def import_csv(csv_path: str, tasks_path: str, out_dir: str, output: str | None) -> None:
+    """Turn a raw CSV (``dialogue_id, annotator_id, social, avoidant, mechanical, self,
+    timestamp``) into a batch, annotators by pseudonym; nothing is written on any error."""
+    from evalpipe.annotation.schema import annotation_to_dict, read_annotations, read_tasks
+    from evalpipe.annotation.web.export import next_batch_path, to_jsonl
+
+    task_ids = [t.id for t in read_tasks(tasks_path)] if Path(tasks_path).exists() else None
+    rows = read_annotations(csv_path, task_ids=task_ids)
+    salt = rater_salt(PATHS.root)
+    records = sorted(
+        (
+            annotation_to_dict(a) | {"annotator_id": pseudonymise_id(a.annotator_id, salt)}
+            for a in rows
+        ),
+        key=lambda r: (r["id"], r["annotator_id"]),
+    )
+    target = Path(output) if output else next_batch_path(out_dir)
+    _refuse_duplicates(records, target.parent, exclude=target)
+    atomic.write_text(target, to_jsonl(records))
+    people = len({r["annotator_id"] for r in records})
+    click.echo(f"annotate import-csv: {len(records)} ratings by {people} annotators -> {target}")
