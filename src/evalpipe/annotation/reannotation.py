@@ -5,11 +5,10 @@ confident rating) or when its own agreement (``quality_metrics.kappa``, see
 :func:`evalpipe.annotation.consensus.item_kappa`) is below ``min_kappa``. Its tier follows the
 item's kappa:
 
-| kappa | priority | strategy | why |
-|---|---|---|---|
-| ``high_kappa`` (0.40) to ``min_kappa`` | high | ``same_raters`` | close: the same annotators look again |
-| ``medium_kappa`` (0.20) to 0.40 | medium | ``add_raters`` | a wide split: more annotators settle it |
-| below 0.20 | low | ``revise_item`` | no agreement at all: the item itself is the problem |
+- ``high_kappa`` (0.40) to ``min_kappa``: high, ``same_raters`` (close: the same annotators look
+  again);
+- ``medium_kappa`` (0.20) to 0.40: medium, ``add_raters`` (a wide split: more annotators settle it);
+- below 0.20: low, ``revise_item`` (no agreement at all: the item itself is the problem).
 
 An item with too few ratings for a kappa needs more raters (medium, ``add_raters``); a rejected
 item whose kappa is fine (e.g. no confident rating) goes back to the same raters (high).

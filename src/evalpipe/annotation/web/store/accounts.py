@@ -60,7 +60,6 @@ PERSONAL_TABLES = (
     ("released", "annotator_id"),
     ("sessions", "annotator_id"),
     ("adjudications", "adjudicator_id"),
-    ("gold_ratings", "annotator_id"),
     ("reopened", "annotator_id"),
     ("assignments", "annotator_id"),
     ("annotators", "id"),

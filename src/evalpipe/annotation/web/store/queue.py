@@ -32,6 +32,10 @@ class Slot:
     skipped: bool
 
 
+# Items of the campaign: gold items are checks on the annotator, never assigned as work.
+_REAL_ITEMS = "SELECT id FROM items WHERE id NOT IN (SELECT item_id FROM gold_items) ORDER BY seq"
+
+
 class Queue(Database):
     """Items and assignments."""
 
@@ -106,12 +110,7 @@ class Queue(Database):
         items go.
         """
         with self._write() as con:
-            items = [
-                r[0]
-                for r in con.execute(
-                    "SELECT id FROM items WHERE id NOT IN (SELECT item_id FROM gold_items) ORDER BY seq"
-                )
-            ]
+            items = [r[0] for r in con.execute(_REAL_ITEMS)]
             people = [
                 r[0]
                 for r in con.execute(
@@ -265,12 +264,7 @@ class Queue(Database):
             if open_items:
                 return TopUp([], [])
             con.execute("DELETE FROM released WHERE annotator_id = ?", (annotator_id,))
-            items = [
-                r[0]
-                for r in con.execute(
-                    "SELECT id FROM items WHERE id NOT IN (SELECT item_id FROM gold_items) ORDER BY seq"
-                )
-            ]
+            items = [r[0] for r in con.execute(_REAL_ITEMS)]
             rows = [
                 (r[0], r[1], bool(r[2]))
                 for r in con.execute(
