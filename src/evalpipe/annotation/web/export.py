@@ -44,7 +44,8 @@ def export_records(store: Store, *, salt: str | None = None) -> list[dict[str, A
         the database's CHECK constraints hold the same ranges).
     """
     records = []
-    for rating, a in zip(store.ratings(), to_annotations(store.ratings()), strict=True):
+    stored = store.ratings()  # read once: the server may be writing meanwhile
+    for rating, a in zip(stored, to_annotations(stored), strict=True):
         rec = annotation_to_dict(a)
         rec["annotator_id"] = _pid(a.annotator_id, salt)
         if rating.timestamp_start is not None:
