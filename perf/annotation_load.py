@@ -144,8 +144,12 @@ def main(
                 f"mismatched {a.mismatched}, duplicated {a.duplicated}, "
                 f"failed requests {res.errors}"
             )
+            print(
+                f"  audit trail (history replays to the stored ratings, |end - start - "
+                f"duration| < 0.01 s): {len(a.audit_trail_problems)} problem(s)"
+            )
             ok = ok and a.lost == a.duplicated == a.mismatched == 0
-            ok = ok and len(res.acks) == per * annotators
+            ok = ok and len(res.acks) == per * annotators and not a.audit_trail_problems
 
         db2, tasks, accounts2 = setup(tmp, "kill", annotators, items)
         srv2 = ServerProcess(db=db2, tasks=tasks, cwd=REPO, secret=secret, extra_args=extra)
@@ -178,7 +182,8 @@ def main(
             reopened = Store(db2).count_ratings()
         print(f"  restarted server on the crashed database: {reopened} ratings readable")
         ok = (
-            a.lost == a.duplicated == a.mismatched == 0
+            ok
+            and a.lost == a.duplicated == a.mismatched == 0
             and b.lost == b.duplicated == 0
             and b.mismatched == 0
             and len(res.acks) == per * annotators

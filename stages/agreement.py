@@ -7,7 +7,7 @@ and where present
 task set; writes ``data/annotations/consensus.jsonl``, ``data/annotations/quality_reports/
 {kappa_report,outlier_report,agreement}.json``, ``data/annotations/rejected/low_agreement.jsonl``,
 one headline metrics file per axis (``metrics/agreement/<axis>.json``: ``n, kappa, alpha``) and
-``plots/agreement.csv``; the quality gate's verdict (``quality_reports/gate.json``,
+``plots/agreement.csv``; the re-annotation list (``data/annotations/for_reannotation.jsonl``); the quality gate's verdict (``quality_reports/gate.json``,
 summarised under ``gate`` in ``quality_reports/agreement.json``) and agreement over time
 (``quality_reports/agreement_over_time.csv``, ``plots/agreement_weekly.csv``).
 """
@@ -21,6 +21,7 @@ import click
 
 from evalpipe import atomic
 from evalpipe.annotation.batches import find_batches
+from evalpipe.annotation.pseudonyms import pseudonymise, rater_salt
 from evalpipe.annotation.quality_run import QualitySettings, run_quality
 from evalpipe.annotation.schema import AXES, read_annotations, read_tasks, tasks_or_sample
 from evalpipe.params import load_params, section
@@ -80,10 +81,15 @@ def main(
         log.warning("%s holds no batch: using the SAMPLE batches in %s", raw_dir, found.folder)
     extra = [Path(p) for p in (judge_path, markers_path) if Path(p).exists()]
     annotations = read_annotations([*found.paths, *extra], task_ids=[t.id for t in tasks])
+    if not found.samples:
+        # Batches exported by the tools already carry pseudonyms; hand-made ones and raw CSV
+        # may not, and no plain annotator id may reach data/, metrics/ or plots/.
+        annotations = pseudonymise(annotations, rater_salt(PATHS.root))
     result = run_quality(annotations, tasks, settings, sample_batches=found.samples)
 
     atomic.write_jsonl(PATHS.consensus, result.consensus)
     atomic.write_jsonl(PATHS.rejected, result.rejected)
+    atomic.write_jsonl(PATHS.for_reannotation, result.reannotation)
     atomic.write_json(PATHS.quality_reports / "kappa_report.json", result.kappa_report)
     atomic.write_json(PATHS.quality_reports / "outlier_report.json", result.outlier_report)
     atomic.write_json(PATHS.quality_reports / "agreement.json", result.metrics)
@@ -95,6 +101,8 @@ def main(
     atomic.write_json(PATHS.quality_reports / "gate.json", result.gate)
     atomic.write_csv(PATHS.quality_reports / "agreement_over_time.csv", result.over_time)
     atomic.write_csv(PATHS.plots / "agreement_weekly.csv", result.weekly_plot)
+    for warning in result.metrics["warnings"]:
+        log.warning("%s", warning)
 
     kappas = ", ".join(
         f"{axis} {result.metrics[axis]['kappa']:.2f}"

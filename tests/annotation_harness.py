@@ -32,6 +32,8 @@ from evalpipe.annotation.web.store import Store
 
 _CSRF_RE = re.compile(r'name="csrf_token" value="([^"]+)"')
 _ITEM_RE = re.compile(r"/item/(\d+)$")
+_OPENED_RE = re.compile(r'name="opened_at" value="([^"]+)"')
+USER_AGENT = "Mozilla/5.0 (X11; Linux x86_64) evalpipe-harness/1.0"
 
 
 REPO = Path(__file__).resolve().parents[1]
@@ -233,8 +235,14 @@ class AnnotatorClient:
         self.base_url = base_url
         self.annotator_id = annotator_id
         self.token = token
-        self.http = httpx.Client(base_url=base_url, timeout=timeout, follow_redirects=False)
+        self.http = httpx.Client(
+            base_url=base_url,
+            timeout=timeout,
+            follow_redirects=False,
+            headers={"User-Agent": USER_AGENT},
+        )
         self.csrf = ""
+        self.opened_at = ""
 
     def close(self) -> None:
         self.http.close()
@@ -258,6 +266,8 @@ class AnnotatorClient:
     def page(self, position: int) -> httpx.Response:
         resp = self.http.get(f"/item/{position}")
         self._remember_csrf(resp.text)
+        m = _OPENED_RE.search(resp.text)
+        self.opened_at = m.group(1) if m else ""
         return resp
 
     def next_position(self) -> int | None:
@@ -280,6 +290,8 @@ class AnnotatorClient:
             "csrf_token": self.csrf,
             "action": action,
             "active_ms": str(active_ms),
+            "opened_at": self.opened_at,
+            "viewport": "1400x950",
         }
         for axis in AXES:
             if axis in scores:
@@ -421,6 +433,7 @@ class Audit:
     mismatched: int
     duplicated: int
     unacknowledged_but_stored: int
+    audit_trail_problems: tuple[str, ...] = ()
 
 
 def audit(db_path: str | Path, acks: list[Ack]) -> Audit:
@@ -441,6 +454,11 @@ def audit(db_path: str | Path, acks: list[Ack]) -> Audit:
         ).fetchone()[0]
     finally:
         con.close()
+    store = Store(db_path)
+    try:
+        trail = tuple(store.check_audit_trail())
+    finally:
+        store.close()
     n = len(AXES)
     stored = {(r[0], r[1]): (list(r[2 : 2 + n]), list(r[2 + n :])) for r in rows}
     lost = mismatched = 0
@@ -459,6 +477,7 @@ def audit(db_path: str | Path, acks: list[Ack]) -> Audit:
         mismatched=mismatched,
         duplicated=int(dup),
         unacknowledged_but_stored=len(set(stored) - acked_keys),
+        audit_trail_problems=trail,
     )
 
 

@@ -14,6 +14,7 @@ pytestmark = [pytest.mark.e2e]
 SUMMARY = "data/annotations/quality_reports/agreement.json"
 OUTPUTS = (
     "data/annotations/consensus.jsonl",
+    "data/annotations/for_reannotation.jsonl",
     "data/annotations/quality_reports/kappa_report.json",
     "data/annotations/quality_reports/outlier_report.json",
     "data/annotations/rejected/low_agreement.jsonl",
@@ -62,8 +63,20 @@ def test_agreement_stage_runs_on_the_bundled_batches_and_reruns_byte_identically
     assert "using the SAMPLE batches" in proc.stderr
     assert "bundled sample tasks" in proc.stderr  # no data/annotation_tasks/tasks.jsonl yet
     metrics = json.loads((project.root / SUMMARY).read_text())
+    assert set(metrics["confidence_split"]) == set(AXES)
     for axis in AXES:
-        assert set(metrics[axis]) == {"kappa", "alpha", "ac2", "n", "judge_kappa", "markers_kappa"}
+        assert set(metrics[axis]) == {
+            "kappa",
+            "alpha",
+            "ac2",
+            "n",
+            "judge_kappa",
+            "markers_kappa",
+            "judge_macro_f1",
+            "judge_mae",
+            "markers_macro_f1",
+            "markers_mae",
+        }
         assert metrics[axis]["kappa"] >= 0.6 and metrics[axis]["n"] == 30
         # The DVC metric: the headline figures of the summary, the same keys per axis, with
         # the sample label, so `dvc metrics show` says on every row that these are samples.

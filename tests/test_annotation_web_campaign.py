@@ -10,11 +10,14 @@ from pathlib import Path
 import pytest
 
 from evalpipe.annotation import guidelines as gl
+from evalpipe.annotation.pseudonyms import pseudonym, pseudonymise_id, rater_salt
 from evalpipe.annotation.qualification import qualification_items, qualification_reference
 from evalpipe.annotation.schema import AXES, read_annotations
 from evalpipe.annotation.web.store import Store
 from tests.annotation_harness import ServerProcess, annotate_cli
 from tests.test_annotation_web_browser import TASKS
+
+SALT = rater_salt(Path(__file__).resolve().parents[1])
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -206,9 +209,10 @@ def test_adjudicator_settles_the_most_disputed_item_first_and_it_is_exported(bro
     assert proc.returncode == 0, proc.stderr
     adjudicated = read_annotations(out / "batch_001.adjudicated.jsonl")
     assert [(r.id, r.annotator_id, r.annotations) for r in adjudicated] == [
-        ("b1", "adjudicated:judy", final)
+        ("b1", pseudonymise_id("adjudicated:judy", SALT), final)
     ]
     assert all(v == 1.0 for v in adjudicated[0].confidence.values())
     raw = read_annotations(out / "batch_001.jsonl")
-    assert {r.annotator_id for r in raw} == {"ann_a", "ann_b"}
+    # Exports name annotators by their salted pseudonym, never by their login id.
+    assert {r.annotator_id for r in raw} == {pseudonym("ann_a", SALT), pseudonym("ann_b", SALT)}
     assert "anchor 3" in (tmp_path / "n.csv").read_text()

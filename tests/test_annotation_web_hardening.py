@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from evalpipe.annotation.pseudonyms import pseudonym, rater_salt
 from evalpipe.annotation.schema import AXES
 from evalpipe.annotation.web.store import MAX_ACTIVE_MS_PER_ITEM, Store
 from tests.annotation_harness import AnnotatorClient, annotate_cli, campaign_server
@@ -310,7 +311,11 @@ def test_export_works_next_to_unrelated_jsonl_files_but_still_refuses_real_clash
     assert proc.returncode == 0, proc.stderr
     batch = out / "batch_001.jsonl"
     records = [json.loads(line) for line in batch.read_text().splitlines()]
-    assert records and {r["annotator_id"] for r in records} <= {"ann_a", "ann_b"}
+    salt = rater_salt(Path(__file__).resolve().parents[1])
+    assert records and {r["annotator_id"] for r in records} <= {
+        pseudonym("ann_a", salt),
+        pseudonym("ann_b", salt),
+    }
     # A real batch holding the same (id, annotator) pairs is still a clash.
     clash = out / "old_round.jsonl"
     clash.write_text(batch.read_text(), encoding="utf-8")

@@ -85,3 +85,31 @@ def test_sigkill_mid_load_loses_nothing_acknowledged(tmp_path: Path):
         client = AnnotatorClient(again.base_url, "ann_00", accounts["ann_00"])
         assert client.login().status_code == 303
     assert store.count_ratings() == report.stored
+
+
+def test_fifty_annotators_lose_nothing_and_the_audit_trail_replays(tmp_path: Path):
+    # The protocol's load: 50 concurrent annotators; each rates, then edits, three items.
+    db, tasks, accounts = prepare(tmp_path, annotators=50, items=75)
+    with ServerProcess(
+        db=db, tasks=tasks, cwd=REPO, secret=SECRET, extra_args=["--overlap", "2", "--threads", "8"]
+    ) as srv:
+        first = run_load(srv.base_url, accounts, per_annotator=3, seed=11)
+        second = run_load(srv.base_url, accounts, per_annotator=3, seed=12)
+    report = audit(db, second.acks)
+    assert first.errors == second.errors == 0
+    assert report.acknowledged == 150 and report.stored == 150
+    assert (report.lost, report.mismatched, report.duplicated) == (0, 0, 0)
+    # Every rating and every edit is in the history, and replaying it gives the stored ratings.
+    assert report.audit_trail_problems == ()
+    store = Store(db)
+    edits = sum(
+        a.scores != b.scores or a.confidence != b.confidence
+        for a, b in zip(
+            sorted(first.acks, key=lambda a: (a.annotator_id, a.position)),
+            sorted(second.acks, key=lambda a: (a.annotator_id, a.position)),
+            strict=True,
+        )
+    )
+    assert len(store.history()) == 150 + edits
+    assert all(r.is_modified for r in store.ratings() if r.revisions > 1)
+    store.close()

@@ -262,6 +262,11 @@ class ProjectPaths:
         return self.annotations / "consensus.jsonl"
 
     @property
+    def for_reannotation(self) -> Path:
+        """Items to annotate again, with a priority and a strategy each."""
+        return self.annotations / "for_reannotation.jsonl"
+
+    @property
     def quality_reports(self) -> Path:
         return self.annotations / "quality_reports"
 

@@ -571,6 +571,26 @@ def annotator_kappas(
     return out
 
 
+def macro_f1_score(reference: Sequence[int], rater: Sequence[int]) -> float:
+    """Macro-averaged F1 of ``rater`` against ``reference`` over the labels either uses.
+
+    The same as ``sklearn.metrics.f1_score(reference, rater, average="macro",
+    zero_division=0)``: a label that one side never uses gets F1 0.
+
+    >>> macro_f1_score([1, 1, 2, 3], [1, 2, 2, 3])
+    0.7778
+    """
+    a = np.asarray(reference)
+    b = np.asarray(rater)
+    f1s = []
+    for label in sorted(set(a.tolist()) | set(b.tolist())):
+        tp = float(np.sum((a == label) & (b == label)))
+        pred = float(np.sum(b == label))
+        true = float(np.sum(a == label))
+        f1s.append(2 * tp / (pred + true) if tp else 0.0)
+    return round(float(np.mean(f1s)), 4) if f1s else math.nan
+
+
 def rater_vs_reference(
     rater: dict[str, int], reference: dict[str, int]
 ) -> dict[str, float | int | None]:
@@ -584,16 +604,27 @@ def rater_vs_reference(
     Returns
     -------
     dict
-        ``kappa`` (quadratic), ``raw_agreement``, ``within_one_agreement``, ``n``.
+        ``kappa`` (quadratic), ``raw_agreement``, ``within_one_agreement``, ``macro_f1``
+        (:func:`macro_f1_score`, the reference as truth), ``mae`` (mean absolute difference in
+        points), ``n``.
     """
     common = sorted(set(rater) & set(reference))
     if not common:
-        return {"kappa": None, "raw_agreement": None, "within_one_agreement": None, "n": 0}
+        return {
+            "kappa": None,
+            "raw_agreement": None,
+            "within_one_agreement": None,
+            "macro_f1": None,
+            "mae": None,
+            "n": 0,
+        }
     a = np.array([rater[i] for i in common])
     b = np.array([reference[i] for i in common])
     return {
         "kappa": _num(quadratic_weighted_kappa(a, b)),
         "raw_agreement": _num(float(np.mean(a == b))),
         "within_one_agreement": _num(float(np.mean(np.abs(a - b) <= 1))),
+        "macro_f1": _num(macro_f1_score(b, a)),
+        "mae": _num(float(np.mean(np.abs(a - b)))),
         "n": len(common),
     }

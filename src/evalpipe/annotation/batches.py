@@ -47,7 +47,8 @@ class BatchSet:
 def _jsonl(folder: Path) -> list[Path]:
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.glob("*.jsonl") if p.is_file())
+    # Raw CSV batches (the filtering protocol's input) count too.
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in {".jsonl", ".csv"})
 
 
 def find_batches(raw_dir: str | Path, *, samples_dir: str | Path | None) -> BatchSet:

@@ -7,7 +7,7 @@
 4. ``completeness``: every task has at least ``overlap`` human ratings;
 5. ``consistency``: at most ``max_consistency_rate`` of the human annotations break a
    consistency rule (:data:`evalpipe.annotation.quality.RULES`);
-6. ``outliers``: no annotator is flagged for bias or low agreement.
+6. ``outliers``: no annotator is flagged for bias, low agreement or straight-lining.
 
 The gate is a pure function of what the quality run already computed, so the agreement stage
 records (under ``gate`` in ``data/annotations/quality_reports/agreement.json``) the same verdict
@@ -123,6 +123,15 @@ def quality_gate(
                 rate=round(rate, 4),
             )
 
+    for f in outlier_report.get("rater_flags", []):
+        # A straight-liner's kappa is undefined, so the low-agreement check cannot catch them.
+        if f["kind"] == "straight_liner":
+            fail(
+                "outliers",
+                f"{f['annotator_id']}: straight-liner on {f['axis']} (every one of {f['n']} "
+                f"ratings is {f['value']:g})",
+                annotator_id=f["annotator_id"],
+            )
     for f in outlier_report.get("annotators", []):
         if f["kind"] == "bias":
             what = f"bias on {f['axis']} ({f['value']:+.3f} points, n={f['n']})"

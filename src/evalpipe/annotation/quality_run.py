@@ -15,6 +15,7 @@ import pandas as pd
 
 from evalpipe.annotation.agreement import agreement_report, annotator_kappas, rater_vs_reference
 from evalpipe.annotation.batches import NOTE_SAMPLE_BATCHES
+from evalpipe.annotation.confidence_split import confidence_split
 from evalpipe.annotation.consensus import build_consensus
 from evalpipe.annotation.gate import quality_gate
 from evalpipe.annotation.monitoring import agreement_over_time
@@ -25,6 +26,8 @@ from evalpipe.annotation.quality import (
     consistency_flags,
     item_outliers,
 )
+from evalpipe.annotation.rater_flags import rater_flags
+from evalpipe.annotation.reannotation import reannotation_plan
 from evalpipe.annotation.schema import (
     AXES,
     Annotation,
@@ -93,6 +96,12 @@ class QualitySettings:
     overlap: int = default_of("annotation.overlap")
     max_consistency_rate: float = default_of("annotation.max_consistency_rate")
     monitor_window_days: int = default_of("annotation.monitor_window_days")
+    reannotation_high_kappa: float = default_of("annotation.reannotation_high_kappa")
+    reannotation_medium_kappa: float = default_of("annotation.reannotation_medium_kappa")
+    rater_min_items: int = default_of("annotation.rater_min_items")
+    fast_ratio: float = default_of("annotation.fast_ratio")
+    rater_variance_min: float = default_of("annotation.rater_variance_min")
+    rater_variance_max: float = default_of("annotation.rater_variance_max")
     seed: int = default_of("seed")
 
     @classmethod
@@ -148,6 +157,7 @@ class QualityResult:
     over_time: pd.DataFrame = field(default_factory=pd.DataFrame)
     weekly_plot: pd.DataFrame = field(default_factory=pd.DataFrame)
     headline: dict[str, dict[str, Any]] = field(default_factory=dict)
+    reannotation: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _reference_agreement(
@@ -235,6 +245,19 @@ def run_quality(
         max_item_range=settings.max_item_range,
         min_annotators=settings.min_annotators,
         exclude=excluded,
+        min_pair_overlap=settings.min_pair_overlap,
+    )
+    raters: dict[str, list[str]] = {}
+    for a in humans:
+        raters.setdefault(a.id, []).append(a.annotator_id)
+    reannotation = reannotation_plan(
+        consensus,
+        rejected,
+        raters,
+        min_kappa=settings.min_kappa,
+        min_annotators=settings.min_annotators,
+        high_kappa=settings.reannotation_high_kappa,
+        medium_kappa=settings.reannotation_medium_kappa,
     )
     judge_agreement = _reference_agreement(judges, consensus)
     marker_agreement = _reference_agreement(markers, consensus)
@@ -260,8 +283,16 @@ def run_quality(
     )
     bias = annotator_bias(long) if len(long) else pd.DataFrame(columns=["annotator_id", "axis"])
     task_map = {t.id: t for t in tasks}
+    flags = rater_flags(
+        humans,
+        min_items=settings.rater_min_items,
+        fast_ratio=settings.fast_ratio,
+        variance_min=settings.rater_variance_min,
+        variance_max=settings.rater_variance_max,
+    )
     outlier_report = {
         "annotators": outliers,
+        "rater_flags": flags,
         "bias": [
             {
                 "annotator_id": r.annotator_id,
@@ -279,6 +310,10 @@ def run_quality(
             "outlier_bias": settings.outlier_bias,
             "min_kappa": settings.min_kappa,
             "max_item_range": settings.max_item_range,
+            "rater_min_items": settings.rater_min_items,
+            "fast_ratio": settings.fast_ratio,
+            "rater_variance_min": settings.rater_variance_min,
+            "rater_variance_max": settings.rater_variance_max,
         },
     }
     judge_id = sorted(judge_agreement)[0] if judge_agreement else None
@@ -287,12 +322,17 @@ def run_quality(
         "consensus_items": len(consensus),
         "rejected_items": len(rejected),
         "adjudicated_items": sum(c["adjudicated"] for c in consensus),
+        "reannotation_items": {
+            p: sum(r["priority"] == p for r in reannotation) for p in ("high", "medium", "low")
+        },
     }
     plot_rows = []
     for axis in AXES:
         entry = report["axes"][axis]
-        judge_k = judge_agreement[judge_id][axis]["kappa"] if judge_id else None
-        marker_k = marker_agreement["markers"][axis]["kappa"] if marker_agreement else None
+        judge = judge_agreement[judge_id][axis] if judge_id else {}
+        marker = marker_agreement["markers"][axis] if marker_agreement else {}
+        judge_k = judge.get("kappa")
+        marker_k = marker.get("kappa")
         metrics[axis] = {
             "kappa": entry["kappa"],
             "alpha": entry["alpha"],
@@ -300,6 +340,10 @@ def run_quality(
             "n": entry["n_items"],
             "judge_kappa": judge_k,
             "markers_kappa": marker_k,
+            "judge_macro_f1": judge.get("macro_f1"),
+            "judge_mae": judge.get("mae"),
+            "markers_macro_f1": marker.get("macro_f1"),
+            "markers_mae": marker.get("mae"),
         }
         ci = entry.get("kappa_ci", [None, None])
         plot_rows.append(
@@ -316,6 +360,24 @@ def run_quality(
         )
     if judge_id:
         metrics["judge"] = judge_id
+    metrics["confidence_split"] = (
+        confidence_split(
+            long,
+            min_confidence=settings.min_confidence,
+            min_pair_overlap=settings.min_pair_overlap,
+        )
+        if len(long)
+        else {}
+    )
+    # The CI protocol's nightly warning: Macro-F1 below the operating threshold.
+    metrics["warnings"] = []
+    for axis in AXES:
+        for who in ("judge", "markers"):
+            f1 = metrics[axis][f"{who}_macro_f1"]
+            if f1 is not None and f1 < settings.min_kappa:
+                metrics["warnings"].append(
+                    f"{axis}: {who} Macro-F1 {f1:.3f} below {settings.min_kappa:.2f}"
+                )
     flags, notes = _data_notes(humans, markers, sample_batches=sample_batches)
     metrics["data_notes"] = flags
     report["data_notes"] = notes
@@ -356,4 +418,5 @@ def run_quality(
         over_time,
         weekly_plot,
         axis_headlines(metrics),
+        reannotation,
     )

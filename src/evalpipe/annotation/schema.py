@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalpipe.annotation.raw_csv import csv_records
 from evalpipe.errors import InputError, where
 
 AXES: tuple[str, ...] = ("social", "avoidant", "mechanical", "self")
@@ -61,6 +62,8 @@ class Annotation:
     timestamp: str
     annotations: dict[str, int]
     confidence: dict[str, float]
+    # Seconds from opening the item to saving it (``annotation_duration``), where recorded.
+    duration: float | None = None
 
 
 def annotator_kind(annotator_id: str) -> str:
@@ -133,6 +136,13 @@ def validate_annotation(obj: Any, *, where: str) -> list[str]:
             f'{where}: field "timestamp": expected ISO 8601 with a time zone '
             f'(e.g. "2025-01-01T10:00:00Z"), got {ts!r}'
         )
+    duration = obj.get("annotation_duration")
+    if duration is not None and (
+        not _is_number(duration) or math.isnan(float(duration)) or float(duration) < 0
+    ):
+        problems.append(
+            f'{where}: field "annotation_duration": expected seconds >= 0, got {duration!r}'
+        )
     for name, check, expect in (
         ("annotations", _check_score, "an integer 1-5"),
         ("confidence", _check_confidence, "a number 0-1"),
@@ -187,6 +197,11 @@ def annotation_from_dict(obj: Mapping[str, Any]) -> Annotation:
         timestamp=obj["timestamp"],
         annotations={axis: int(obj["annotations"][axis]) for axis in AXES},
         confidence={axis: float(obj["confidence"][axis]) for axis in AXES},
+        duration=(
+            float(obj["annotation_duration"])
+            if obj.get("annotation_duration") is not None
+            else None
+        ),
     )
 
 
@@ -222,6 +237,22 @@ def _iter_json_lines(path: Path, problems: list[str]) -> Iterable[tuple[int, Any
             yield lineno, json.loads(line)
         except json.JSONDecodeError as exc:
             problems.append(f"{where(path, line=lineno)}: not valid JSON ({exc.msg})")
+
+
+def _iter_records(path: Path, problems: list[str]) -> Iterable[tuple[int, Any]]:
+    """Annotation objects of a JSONL batch, or of a raw CSV (``.csv``: the filtering
+    protocol's ``dialogue_id, annotator_id, social, avoidant, mechanical, self, timestamp``)."""
+    if path.suffix.lower() != ".csv":
+        yield from _iter_json_lines(path, problems)
+        return
+    if not path.exists():
+        problems.append(f"{path}: file not found")
+        return
+    for rowno, rec in csv_records(path, axes=AXES):
+        if isinstance(rec, str):
+            problems.append(f"{where(path, line=rowno)}: {rec}")
+        else:
+            yield rowno, rec
 
 
 def _raise(problems: list[str], what: str) -> None:
@@ -360,7 +391,7 @@ def collect_annotations(
     seen: dict[tuple[str, str], str] = {}
     for raw_path in paths:
         path = Path(raw_path)
-        for lineno, obj in _iter_json_lines(path, problems):
+        for lineno, obj in _iter_records(path, problems):
             loc = where(path, line=lineno)
             found = validate_annotation(obj, where=loc)
             if found:

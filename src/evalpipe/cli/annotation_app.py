@@ -22,6 +22,8 @@ from typing import Any
 import click
 
 from evalpipe import atomic
+from evalpipe.annotation.gold import read_gold, score_gold
+from evalpipe.annotation.pseudonyms import pseudonymise_id, rater_salt
 from evalpipe.commands import fail_cleanly, params_option
 from evalpipe.errors import InputError
 from evalpipe.params import load_params
@@ -247,6 +249,38 @@ def main() -> None:
     help="Annotators must pass the qualification test before they get items "
     "(default: params annotation.require_qualification, else on).",
 )
+@click.option(
+    "--gold",
+    "gold_path",
+    default=None,
+    help="Gold items (JSONL: a task plus reference {axis: 1-5} per line) hidden in the queues "
+    "(default: params annotation.gold_file).",
+)
+@click.option(
+    "--gold-share",
+    type=float,
+    default=None,
+    help="Share of each queue that is gold items (default: params annotation.gold_share).",
+)
+@click.option(
+    "--review-step/--no-review-step",
+    default=None,
+    help="Show the rating for review before it is saved (default: params annotation.review_step).",
+)
+@click.option(
+    "--autosave-seconds",
+    type=int,
+    default=None,
+    help="Save a draft of a changed form this often; 0: never (default: params "
+    "annotation.autosave_seconds).",
+)
+@click.option(
+    "--session-timeout-minutes",
+    type=float,
+    default=None,
+    help="Sign out after this long without a request; 0: never (default: params "
+    "annotation.session_timeout_minutes).",
+)
 @params_option
 @fail_cleanly
 def serve(
@@ -266,6 +300,11 @@ def serve(
     idle_hours: float,
     raise_coverage: bool,
     require_qualification: bool | None,
+    gold_path: str | None,
+    gold_share: float | None,
+    review_step: bool | None,
+    autosave_seconds: int | None,
+    session_timeout_minutes: float | None,
     params_path: str,
 ) -> None:
     """Serve the annotation web app with waitress (not Flask's development server)."""
@@ -280,8 +319,14 @@ def serve(
     tasks = read_tasks(tasks_path)
     store = _open_store(db_path, synchronous=synchronous)
     added, _known = store.load_tasks(tasks)
+    gold_path = gold_path or cfg["gold_file"]
+    if gold_path:
+        store.load_gold(read_gold(gold_path))
+    share = float(cfg["gold_share"] if gold_share is None else gold_share)
+    if not 0 <= share < 1:
+        raise InputError(f"--gold-share: expected a share 0 <= x < 1, got {share}")
     overlap = _overlap(overlap, cfg)
-    assigned = store.rebalance(overlap=overlap, seed=cfg["seed"])
+    assigned = store.rebalance(overlap=overlap, seed=cfg["seed"], gold_share=share)
     app = create_app(
         store,
         AppConfig(
@@ -302,6 +347,16 @@ def serve(
             idle_hours=idle_hours,
             raise_coverage=raise_coverage,
             seed=cfg["seed"],
+            rater_salt=rater_salt(PATHS.root),
+            review_step=bool(cfg["review_step"] if review_step is None else review_step),
+            autosave_seconds=int(
+                cfg["autosave_seconds"] if autosave_seconds is None else autosave_seconds
+            ),
+            session_timeout_minutes=float(
+                cfg["session_timeout_minutes"]
+                if session_timeout_minutes is None
+                else session_timeout_minutes
+            ),
             require_qualification=bool(
                 require_qualification
                 if require_qualification is not None
@@ -378,7 +433,9 @@ def add_annotator(
     role = "admin" if admin else "adjudicator" if adjudicator else "annotator"
     token = store.add_annotator(annotator_id, role=role)
     cfg = _annotation_params(params_path)
-    new = store.rebalance(overlap=_overlap(overlap, cfg), seed=cfg["seed"])
+    new = store.rebalance(
+        overlap=_overlap(overlap, cfg), seed=cfg["seed"], gold_share=float(cfg["gold_share"])
+    )
     detail = "" if role != "annotator" else f", {new} assignments added"
     click.echo(f"created {role} {annotator_id}{detail}; their login token (shown once):")
     click.echo(token)
@@ -496,11 +553,12 @@ def export(
     from evalpipe.annotation.web import export as ex
 
     store = _open_store(db_path, must_exist=True)
-    records = ex.export_records(store)
+    salt = rater_salt(PATHS.root)
+    records = ex.export_records(store, salt=salt)
     if not records:
         raise InputError(f"{db_path}: no ratings to export yet")
     target = Path(output) if output else ex.batch_path(store, out_dir)
-    adjudicated = ex.adjudication_records(store)
+    adjudicated = ex.adjudication_records(store, salt=salt)
     adj_target = ex.adjudication_path(target)
     _refuse_duplicates(records, target.parent, exclude=target)
     _refuse_duplicates(adjudicated, adj_target.parent, exclude=adj_target)
@@ -511,13 +569,17 @@ def export(
         ex.remember_batch(store, target)
     if notes:
         atomic.write_text(
-            notes, ex.csv_text(ex.notes_rows(store), ["id", "annotator_id", "kind", "flag", "text"])
+            notes,
+            ex.csv_text(
+                ex.notes_rows(store, salt=salt), ["id", "annotator_id", "kind", "flag", "text"]
+            ),
         )
     if timings:
         atomic.write_text(
             timings,
             ex.csv_text(
-                ex.timing_rows(store), ["id", "annotator_id", "active_seconds", "revisions"]
+                ex.timing_rows(store, salt=salt),
+                ["id", "annotator_id", "active_seconds", "revisions"],
             ),
         )
     n_people = len({r["annotator_id"] for r in records})
@@ -546,7 +608,7 @@ def export_qualification(db_path: str, output: str) -> None:
     from evalpipe.annotation.web import export as ex
 
     store = _open_store(db_path, must_exist=True)
-    rows = ex.qualification_records(store)
+    rows = ex.qualification_records(store, salt=rater_salt(PATHS.root))
     atomic.write_text(output, ex.to_jsonl(rows))
     passed = sorted({r["annotator_id"] for r in rows if r["passed"]})
     click.echo(
@@ -623,7 +685,12 @@ def import_(
 
     check_annotator_id(annotator_id)
     task_ids = [t.id for t in read_tasks(tasks_path)] if Path(tasks_path).exists() else None
-    result = read_filled(xlsx, annotator_id=annotator_id, task_ids=task_ids, timestamp=timestamp)
+    result = read_filled(
+        xlsx,
+        annotator_id=pseudonymise_id(annotator_id, rater_salt(PATHS.root)),
+        task_ids=task_ids,
+        timestamp=timestamp,
+    )
     target = Path(output) if output else next_batch_path(out_dir)
     _refuse_duplicates(result.records, target.parent, exclude=target)
     atomic.write_text(target, to_jsonl(result.records))
@@ -631,3 +698,160 @@ def import_(
         f"annotate import: {len(result.records)} ratings by {annotator_id} "
         f"({len(result.skipped_rows)} rows left empty) -> {target}"
     )
+
+
+@main.command()
+@click.argument("annotator_id")
+@db_option
+@click.option(
+    "--raw-dir",
+    default=str(PATHS.raw_annotations),
+    show_default=True,
+    help="Folder of exported batches to remove the person's records from.",
+)
+@click.option(
+    "--qualification",
+    default=str(PATHS.raw / "qualification" / "results.jsonl"),
+    show_default=True,
+    help="Exported qualification results to remove the person's attempts from.",
+)
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@fail_cleanly
+def forget(annotator_id: str, db_path: str, raw_dir: str, qualification: str, yes: bool) -> None:
+    """Delete one person's data: their account and everything they entered in the database,
+    and their records (by pseudonym) in the exported batches and qualification results.
+
+    ANNOTATOR_ID is the login id or its pseudonym. Run ``dvc repro agreement`` afterwards so
+    the reports follow.
+    """
+    store = _open_store(db_path, must_exist=True)
+    salt = rater_salt(PATHS.root)
+    login = store.login_for(annotator_id, salt=salt)
+    if login is None:
+        raise InputError(f"{db_path}: no annotator {annotator_id!r} (login id or pseudonym)")
+    if not yes:
+        click.confirm(f"Delete every record of {login}?", abort=True)
+    alias = pseudonymise_id(login, salt)
+    names = {login, alias, f"adjudicated:{login}", f"adjudicated:{alias}"}
+    deleted = store.forget_annotator(login)
+    files = 0
+    removed = 0
+    paths = sorted(Path(raw_dir).glob("*.jsonl")) if Path(raw_dir).exists() else []
+    if Path(qualification).exists():
+        paths.append(Path(qualification))
+    for path in paths:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        keep = []
+        for line in lines:
+            try:
+                who = json.loads(line).get("annotator_id") if line.strip() else None
+            except (json.JSONDecodeError, AttributeError):
+                who = None
+            if who in names:
+                removed += 1
+            else:
+                keep.append(line)
+        if len(keep) != len(lines):
+            files += 1
+            atomic.write_text(path, "".join(line + "\n" for line in keep))
+    click.echo(
+        f"annotate forget: {login} ({alias[:12]}...): {deleted} database rows, {removed} "
+        f"exported records in {files} file(s) deleted"
+    )
+
+
+@main.command()
+@click.argument("plan_path", default=str(PATHS.for_reannotation), type=click.Path(dir_okay=False))
+@db_option
+@click.option(
+    "--add-raters",
+    default=1,
+    show_default=True,
+    help="Annotators added to each item whose strategy is add_raters.",
+)
+@params_option
+@fail_cleanly
+def reannotate(plan_path: str, db_path: str, add_raters: int, params_path: str) -> None:
+    """Feed the re-annotation list (``dvc repro agreement`` writes it) into the queues: items
+    open again for the same raters (high priority), go to added raters (medium), or are listed
+    for revision (low). Safe while the server runs."""
+    path = Path(plan_path)
+    if not path.exists():
+        raise InputError(f"{path}: no re-annotation list (run `dvc repro agreement` first)")
+    plan = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from exc
+        if not isinstance(row, dict) or not {"id", "strategy", "priority"} <= set(row):
+            raise InputError(f"{path}:{lineno}: expected an object with id, priority, strategy")
+        plan.append(row)
+    store = _open_store(db_path, must_exist=True)
+    seed = int(load_params(params_path)["seed"])
+    counts = store.reannotate(plan, salt=rater_salt(PATHS.root), add_raters=add_raters, seed=seed)
+    click.echo(
+        f"annotate reannotate: {len(plan)} items: {counts['reopened']} ratings reopened for the "
+        f"same raters, {counts['added']} assignments to added raters, {counts['revise']} items "
+        f"listed for revision"
+    )
+
+
+@main.command("export-gold")
+@db_option
+@click.option(
+    "--output",
+    default=str(PATHS.raw / "gold" / "results.jsonl"),
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="Where to write the per-annotator gold scores.",
+)
+@fail_cleanly
+def export_gold(db_path: str, output: str) -> None:
+    """Score every annotator on the gold items hidden in their queue: accuracy, mean absolute
+    error, and drift (later half minus earlier half). Annotators by pseudonym."""
+
+    store = _open_store(db_path, must_exist=True)
+    salt = rater_salt(PATHS.root)
+    rows = score_gold(store.gold_ratings(), store.gold_reference())
+    for row in rows:
+        row["annotator_id"] = pseudonymise_id(row["annotator_id"], salt)
+    rows.sort(key=lambda r: r["annotator_id"])
+    atomic.write_text(output, "".join(json.dumps(r) + "\n" for r in rows))
+    click.echo(f"annotate export-gold: {len(rows)} annotators scored on gold items -> {output}")
+
+
+@main.command("import-csv")
+@click.argument("csv_path", type=click.Path(dir_okay=False))
+@tasks_option("Check ids against this task set (skipped if the file does not exist).")
+@out_dir_option()
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Exact output file (default: the next free batch_NNN.jsonl in --out-dir).",
+)
+@fail_cleanly
+def import_csv(csv_path: str, tasks_path: str, out_dir: str, output: str | None) -> None:
+    """Turn a raw CSV (``dialogue_id, annotator_id, social, avoidant, mechanical, self,
+    timestamp``) into a batch, annotators by pseudonym; nothing is written on any error."""
+    from evalpipe.annotation.schema import annotation_to_dict, read_annotations, read_tasks
+    from evalpipe.annotation.web.export import next_batch_path, to_jsonl
+
+    task_ids = [t.id for t in read_tasks(tasks_path)] if Path(tasks_path).exists() else None
+    rows = read_annotations(csv_path, task_ids=task_ids)
+    salt = rater_salt(PATHS.root)
+    records = sorted(
+        (
+            annotation_to_dict(a) | {"annotator_id": pseudonymise_id(a.annotator_id, salt)}
+            for a in rows
+        ),
+        key=lambda r: (r["id"], r["annotator_id"]),
+    )
+    target = Path(output) if output else next_batch_path(out_dir)
+    _refuse_duplicates(records, target.parent, exclude=target)
+    atomic.write_text(target, to_jsonl(records))
+    people = len({r["annotator_id"] for r in records})
+    click.echo(f"annotate import-csv: {len(records)} ratings by {people} annotators -> {target}")

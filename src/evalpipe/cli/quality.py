@@ -205,6 +205,7 @@ def merge(
         min_confidence=min_confidence,
         max_item_range=max_item_range,
         exclude=excluded,
+        min_pair_overlap=min_pair_overlap,
     )
     atomic.write_jsonl(output, consensus)
     if rejected:

@@ -408,7 +408,7 @@ SCHEMA = Section(
                 "context_window": integer("dialogue turns shown", minimum=0, default=7),
                 "merge_method": text(
                     "how ratings merge",
-                    choices=("weighted_average", "median", "majority"),
+                    choices=("weighted_average", "median", "majority", "kappa_weighted"),
                     default="weighted_average",
                 ),
                 "bootstrap_samples": integer("bootstrap resamples", minimum=1, default=1000),
@@ -462,6 +462,63 @@ SCHEMA = Section(
                     default=["sample"],
                 ),
                 "overlap": integer("annotators per task", minimum=1, default=2),
+                "reannotation_high_kappa": number(
+                    "item kappa from which a rejected item goes back to the same raters",
+                    minimum=-1.0,
+                    maximum=1.0,
+                    default=0.4,
+                ),
+                "reannotation_medium_kappa": number(
+                    "item kappa from which more raters are added (below: revise the item)",
+                    minimum=-1.0,
+                    maximum=1.0,
+                    default=0.2,
+                ),
+                "rater_min_items": integer(
+                    "ratings an annotator needs before the straight-liner, variance and speed "
+                    "flags judge them",
+                    minimum=1,
+                    default=10,
+                ),
+                "fast_ratio": number(
+                    "flag an annotator whose median seconds per item is below this share of "
+                    "the team's median",
+                    minimum=0.0,
+                    maximum=1.0,
+                    default=0.33,
+                ),
+                "rater_variance_min": number(
+                    "flag an annotator whose score variance on an axis is below this (but not 0)",
+                    minimum=0.0,
+                    default=0.05,
+                ),
+                "rater_variance_max": number(
+                    "flag an annotator whose score variance on an axis is above this",
+                    minimum=0.0,
+                    default=2.0,
+                ),
+                "gold_file": text(
+                    "web app: gold items (task + reference per line) hidden in the queues",
+                    nullable=True,
+                    default=None,
+                ),
+                "gold_share": number(
+                    "web app: share of each queue that is gold items",
+                    minimum=0.0,
+                    maximum=0.9,
+                    default=0.1,
+                ),
+                "review_step": boolean(
+                    "web app: show a rating for review before it is saved", default=False
+                ),
+                "autosave_seconds": integer(
+                    "web app: seconds between draft autosaves (0: never)", minimum=0, default=30
+                ),
+                "session_timeout_minutes": number(
+                    "web app: sign out after this long without a request (0: never)",
+                    minimum=0.0,
+                    default=30.0,
+                ),
             }
         ),
         "sycophancy": Section(

@@ -9,6 +9,8 @@ access: an annotator can reach only the items assigned to them and sees only the
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -43,6 +45,7 @@ from evalpipe.annotation.web.forms import (
 )
 from evalpipe.annotation.web.ratelimit import LoginLimiter
 from evalpipe.annotation.web.store import MAX_COMMENT_CHARS, Store, comment_too_long
+from evalpipe.annotation.web.store.db import utc_now_ms
 from evalpipe.errors import InputError
 from evalpipe.params_schema import default_of
 
@@ -95,6 +98,15 @@ class AppConfig:
         when every request goes through those proxies, else a client can pick its own address.
     require_qualification:
         Annotators must pass the qualification test before they get items.
+    review_step:
+        Saving a rating first shows it for review; it is stored when confirmed.
+    autosave_seconds:
+        The page saves a draft of a changed form this often (0: only when leaving the item).
+    session_timeout_minutes:
+        A session with no request for this long is signed out (0: never).
+    rater_salt:
+        The campaign's salt: ratings leaving the app (the admin's download) name annotators by
+        their pseudonym (``annotation.pseudonyms``). None: login ids (tests of the app alone).
     top_up, idle_hours, raise_coverage, seed:
         An annotator with no unrated item left gets up to ``top_up`` more (0: never): first the
         unrated items of annotators idle for ``idle_hours`` or more (0: never move items), then,
@@ -120,6 +132,10 @@ class AppConfig:
     idle_hours: float = 72.0
     raise_coverage: bool = True
     seed: int = default_of("seed")
+    rater_salt: str | None = None
+    review_step: bool = default_of("annotation.review_step")
+    autosave_seconds: int = default_of("annotation.autosave_seconds")
+    session_timeout_minutes: float = default_of("annotation.session_timeout_minutes")
 
 
 def create_app(store: Store, config: AppConfig) -> Flask:
@@ -251,12 +267,36 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             "error.html", title="Not allowed", message="This page is for the administrator."
         ), 403
 
+    # Last request per session (monotonic seconds), for the idle timeout; in memory, so a
+    # restart gives everyone a fresh allowance rather than costing a database write per request.
+    last_seen: dict[str, float] = {}
+    seen_lock = threading.Lock()
+    idle_limit_s = config.session_timeout_minutes * 60
+
+    def idle_expired(sid: str) -> bool:
+        now = time.monotonic()
+        with seen_lock:
+            before = last_seen.get(sid)
+            if idle_limit_s > 0 and before is not None and now - before > idle_limit_s:
+                last_seen.pop(sid, None)
+                return True
+            last_seen[sid] = now
+        return False
+
     @app.before_request
     def load_user() -> Any:
         g.user = None
         if request.endpoint in {"static", "healthz", "favicon"}:
             return None
         uid, sid = session.get("uid"), session.get("sid")
+        if uid and isinstance(sid, str) and idle_expired(sid):
+            store.end_session(sid)
+            session.clear()
+            flash(
+                f"Signed out after {config.session_timeout_minutes:g} minutes without activity. "
+                "Your saved ratings and drafts are kept."
+            )
+            return None
         if uid:
             user = store.annotator(uid)
             # A session is valid only while the server holds it (logout deletes it), and the
@@ -451,10 +491,32 @@ def create_app(store: Store, config: AppConfig) -> Flask:
                     )
                 store.skip(g.user.id, item_id, active_ms=active_ms)
                 return _go_next(store, g.user.id, position)
+            if not errors and config.review_step and request.form.get("confirmed") != "1":
+                # The review step: show the rating; it is stored when confirmed. Until then
+                # it is a draft, so "Edit" (or leaving) loses nothing.
+                store.save_draft(g.user.id, item_id, form_values(request.form) | kept)
+                return render_template(
+                    "review.html",
+                    position=position,
+                    scores=scores,
+                    confidence=confidence,
+                    note=note,
+                    fields=[
+                        (k, v)
+                        for k, v in request.form.items(multi=True)
+                        if k not in {"csrf_token", "confirmed"}
+                    ],
+                )
             if not errors:
                 try:
                     changed = store.save_rating(
-                        g.user.id, item_id, scores, confidence, active_ms=active_ms
+                        g.user.id,
+                        item_id,
+                        scores,
+                        confidence,
+                        active_ms=active_ms,
+                        started_at=request.form.get("opened_at"),
+                        browser_meta=browser_meta(request),
                     )
                 except InputError as exc:
                     errors = [str(exc)]
@@ -542,6 +604,8 @@ def create_app(store: Store, config: AppConfig) -> Flask:
             comment_error=comment_error,
             rating_saved=rating_saved,
             max_comment=MAX_COMMENT_CHARS,
+            opened_at=utc_now_ms(),
+            autosave_seconds=config.autosave_seconds,
         )
         return html, status
 
@@ -571,6 +635,37 @@ def create_app(store: Store, config: AppConfig) -> Flask:
     training_mod.register(app, store, config, require_login)
     review_mod.register(app, store, config, require_login)
     return app
+
+
+_OS_MARKERS = (
+    ("Windows", "Windows"),
+    ("Android", "Android"),
+    ("iPhone", "iOS"),
+    ("iPad", "iOS"),
+    ("Mac OS X", "macOS"),
+    ("CrOS", "ChromeOS"),
+    ("Linux", "Linux"),
+)
+
+
+def os_from_user_agent(user_agent: str) -> str:
+    """The operating system a User-Agent names (``""`` when none is recognised).
+
+    >>> os_from_user_agent("Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0")
+    'Linux'
+    """
+    return next((name for marker, name in _OS_MARKERS if marker in user_agent), "")
+
+
+def browser_meta(req: Any) -> dict[str, str]:
+    """The logging spec's ``browser_meta`` of a rating request: the User-Agent, its operating
+    system and the viewport the page's script reported (``WIDTHxHEIGHT``)."""
+    agent = req.headers.get("User-Agent", "")
+    return {
+        "user_agent": agent,
+        "os": os_from_user_agent(agent),
+        "viewport": req.form.get("viewport", ""),
+    }
 
 
 def too_large_message(endpoint: str, limit_bytes: int) -> str:

@@ -1,5 +1,8 @@
 """Turning stored ratings into raw annotation batches (JSONL, :mod:`evalpipe.annotation.schema`).
 
+Every file written here names annotators by their pseudonym (``pseudonyms.pseudonymise_id``
+with the campaign's salt), never by their login id: the login id stays in the database.
+
 A database is one collection round and maps to one batch file: the first export takes the next
 free ``batch_NNN.jsonl`` number and records it in the database; later exports rewrite that same
 file. Re-exporting after edits therefore never puts the same (id, annotator) into two batches,
@@ -13,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from evalpipe.annotation.pseudonyms import pseudonymise_id
 from evalpipe.annotation.schema import Annotation, annotation_to_dict, validate_annotation
 from evalpipe.annotation.spreadsheet import FORMULA_AFTER_BREAK, FORMULA_TRIGGERS
 from evalpipe.annotation.web.store import Store, to_annotations
@@ -22,8 +26,16 @@ BATCH_RE = re.compile(r"^batch_(\d{3,})\.jsonl$")
 _BATCH_META = "export_batch"
 
 
-def export_records(store: Store) -> list[dict[str, Any]]:
+def _pid(annotator_id: str, salt: str | None) -> str:
+    return annotator_id if salt is None else pseudonymise_id(annotator_id, salt)
+
+
+def export_records(store: Store, *, salt: str | None = None) -> list[dict[str, Any]]:
     """Every rating as a spec record, sorted by (id, annotator_id), each checked by the validator.
+
+    Records also carry the audit fields ``timestamp_start``, ``timestamp_end``,
+    ``annotation_duration`` (seconds from opening the item to the last save) and ``is_modified``.
+    With ``salt``, annotators are named by their pseudonym. Gold items are never exported.
 
     Raises
     ------
@@ -31,7 +43,18 @@ def export_records(store: Store) -> list[dict[str, Any]]:
         If a stored rating would not pass ``schema.validate_annotation`` (should never happen:
         the database's CHECK constraints hold the same ranges).
     """
-    records = [annotation_to_dict(a) for a in to_annotations(store.ratings())]
+    records = []
+    stored = store.ratings()  # read once: the server may be writing meanwhile
+    for rating, a in zip(stored, to_annotations(stored), strict=True):
+        rec = annotation_to_dict(a)
+        rec["annotator_id"] = _pid(a.annotator_id, salt)
+        if rating.timestamp_start is not None:
+            rec["timestamp_start"] = rating.timestamp_start
+            rec["timestamp_end"] = rating.timestamp_end
+            rec["annotation_duration"] = rating.annotation_duration
+            rec["is_modified"] = rating.is_modified
+        records.append(rec)
+    records.sort(key=lambda r: (r["id"], r["annotator_id"]))
     problems = [
         p
         for i, rec in enumerate(records, 1)
@@ -114,14 +137,14 @@ def csv_safe_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: csv_safe(v) for k, v in row.items()} for row in rows]
 
 
-def timing_rows(store: Store) -> list[dict[str, Any]]:
+def timing_rows(store: Store, *, salt: str | None = None) -> list[dict[str, Any]]:
     """Time per item (visible, non-idle seconds) and edit count, for a CSV beside the batch
     (text cells made :func:`csv_safe`)."""
     return csv_safe_rows(
         [
             {
                 "id": r.item_id,
-                "annotator_id": r.annotator_id,
+                "annotator_id": _pid(r.annotator_id, salt),
                 "active_seconds": round(r.active_ms / 1000, 1),
                 "revisions": r.revisions,
             }
@@ -130,7 +153,7 @@ def timing_rows(store: Store) -> list[dict[str, Any]]:
     )
 
 
-def adjudication_records(store: Store) -> list[dict[str, Any]]:
+def adjudication_records(store: Store, *, salt: str | None = None) -> list[dict[str, Any]]:
     """Final ratings as spec records with ``annotator_id: adjudicated:<adjudicator>``, by item.
 
     The note is not part of the annotation record; :func:`adjudication_notes` carries it.
@@ -139,7 +162,7 @@ def adjudication_records(store: Store) -> list[dict[str, Any]]:
         annotation_to_dict(
             Annotation(
                 id=a.item_id,
-                annotator_id=a.annotator_id,
+                annotator_id=_pid(a.annotator_id, salt),
                 timestamp=a.updated_at,
                 annotations=dict(a.scores),
                 confidence=dict(a.confidence),
@@ -154,13 +177,13 @@ def adjudication_path(batch: Path) -> Path:
     return batch.with_name(batch.name.removesuffix(".jsonl") + ".adjudicated.jsonl")
 
 
-def notes_rows(store: Store) -> list[dict[str, Any]]:
+def notes_rows(store: Store, *, salt: str | None = None) -> list[dict[str, Any]]:
     """Adjudication notes and annotators' comments and flags, one row each, for a CSV (text
     cells made :func:`csv_safe`: comments are free text, ``=HYPERLINK(...)`` included)."""
     rows = [
         {
             "id": a.item_id,
-            "annotator_id": a.annotator_id,
+            "annotator_id": _pid(a.annotator_id, salt),
             "kind": "adjudication",
             "flag": False,
             "text": a.note,
@@ -170,7 +193,7 @@ def notes_rows(store: Store) -> list[dict[str, Any]]:
     rows += [
         {
             "id": n["item_id"],
-            "annotator_id": n["annotator_id"],
+            "annotator_id": _pid(n["annotator_id"], salt),
             "kind": "comment",
             "flag": n["flag"],
             "text": n["comment"],
@@ -180,14 +203,14 @@ def notes_rows(store: Store) -> list[dict[str, Any]]:
     return csv_safe_rows(sorted(rows, key=lambda r: (r["id"], r["kind"], r["annotator_id"])))
 
 
-def qualification_records(store: Store) -> list[dict[str, Any]]:
+def qualification_records(store: Store, *, salt: str | None = None) -> list[dict[str, Any]]:
     """Every scored qualification attempt: annotator, attempt, pass, overall and per-axis kappa."""
     out = []
     for a in store.qual_attempts():
         res = a["result"]
         out.append(
             {
-                "annotator_id": a["annotator_id"],
+                "annotator_id": _pid(a["annotator_id"], salt),
                 "attempt": a["attempt"],
                 "finished_at": a["finished_at"],
                 "passed": a["passed"],

@@ -375,7 +375,10 @@ def register(app: Flask, store: Store, config: Any, require_login: Callable[[], 
     def admin_export() -> Any:
         if (resp := staff("admin")) is not None:
             return resp
-        records = export_mod.export_records(store) + export_mod.adjudication_records(store)
+        salt = config.rater_salt
+        records = export_mod.export_records(store, salt=salt) + export_mod.adjudication_records(
+            store, salt=salt
+        )
         body = export_mod.to_jsonl(records)
         return Response(
             body,

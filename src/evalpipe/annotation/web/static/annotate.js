@@ -65,6 +65,8 @@
     var by = e.submitter;
     if (by && by.value === "save" && blockedUnseen()) { e.preventDefault(); return; }
     tick();
+    var vp = document.getElementById("viewport");
+    if (vp) { vp.value = window.innerWidth + "x" + window.innerHeight; }
     submitting = true;
   });
 
@@ -96,6 +98,25 @@
       leave(a.href);
     });
   });
+  // Autosave: a changed form is saved as a draft every data-autosave seconds.
+  var autosaveS = parseInt(form.getAttribute("data-autosave") || "0", 10);
+  if (autosaveS > 0) {
+    setInterval(function () {
+      if (!dirty || submitting) { return; }
+      dirty = false;
+      fetch(form.getAttribute("action"), { method: "POST", body: draftData(), credentials: "same-origin" })
+        .catch(function () { dirty = true; });
+    }, autosaveS * 1000);
+  }
+  // The visible timer: time since the page opened.
+  var timer = document.getElementById("timer");
+  var openedAt = Date.now();
+  if (timer) {
+    setInterval(function () {
+      var s = Math.floor((Date.now() - openedAt) / 1000);
+      timer.textContent = Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0");
+    }, 1000);
+  }
   // Closing the tab or following any other link: a best-effort beacon.
   window.addEventListener("pagehide", function () {
     if (dirty && !submitting && navigator.sendBeacon) {

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from evalpipe.annotation.pseudonyms import pseudonymise_id
 from evalpipe.annotation.web import auth
 from evalpipe.annotation.web.store.db import Database, iso, utc_now
 from evalpipe.errors import InputError
@@ -45,8 +46,49 @@ class Annotator:
         return self.role == "annotator"
 
 
+# Every table that holds a person's data, and the column naming them.
+PERSONAL_TABLES = (
+    ("rating_history", "annotator_id"),
+    ("ratings", "annotator_id"),
+    ("notes", "annotator_id"),
+    ("drafts", "annotator_id"),
+    ("skips", "annotator_id"),
+    ("dropped", "annotator_id"),
+    ("training", "annotator_id"),
+    ("qual_answers", "annotator_id"),
+    ("qual_attempts", "annotator_id"),
+    ("released", "annotator_id"),
+    ("sessions", "annotator_id"),
+    ("adjudications", "adjudicator_id"),
+    ("reopened", "annotator_id"),
+    ("assignments", "annotator_id"),
+    ("annotators", "id"),
+)
+
+
 class Accounts(Database):
     """Annotator accounts (roles, hashed tokens) and the sessions that sign them in."""
+
+    def login_for(self, name: str, *, salt: str) -> str | None:
+        """The login id of an account given its login id or its pseudonym (None: no such
+        account)."""
+        for (who,) in self._conn().execute("SELECT id FROM annotators"):
+            if name in (who, pseudonymise_id(who, salt)):
+                return str(who)
+        return None
+
+    def forget_annotator(self, annotator_id: str) -> int:
+        """Delete an account and every row naming it (ratings, their history, notes, drafts,
+        training, qualification, sessions, adjudications, assignments); returns rows deleted."""
+        total = 0
+        with self._write() as con:
+            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
+            for table, column in PERSONAL_TABLES:
+                if table in tables:
+                    cur = con.execute(f"DELETE FROM {table} WHERE {column} = ?", (annotator_id,))
+                    total += cur.rowcount
+            self._bump_version(con)
+        return total
 
     def add_annotator(
         self,

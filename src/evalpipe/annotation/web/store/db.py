@@ -69,6 +69,34 @@ CREATE TABLE IF NOT EXISTS ratings (
     PRIMARY KEY (annotator_id, item_id),
     FOREIGN KEY (annotator_id, item_id) REFERENCES assignments(annotator_id, item_id)
 );
+CREATE TABLE IF NOT EXISTS rating_history (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    annotator_id TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    timestamp_start TEXT NOT NULL,
+    timestamp_end TEXT NOT NULL,
+    annotation_duration REAL NOT NULL,
+    delta TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS rating_history_key ON rating_history(annotator_id, item_id);
+CREATE TABLE IF NOT EXISTS gold_items (
+    item_id TEXT PRIMARY KEY REFERENCES items(id),
+    reference TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS reopened (
+    annotator_id TEXT NOT NULL,
+    item_id TEXT NOT NULL,
+    priority TEXT NOT NULL,
+    reopened_at TEXT NOT NULL,
+    PRIMARY KEY (annotator_id, item_id)
+);
+CREATE TABLE IF NOT EXISTS item_revisions (
+    item_id TEXT PRIMARY KEY,
+    kappa REAL,
+    reasons TEXT NOT NULL,
+    listed_at TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS sessions (
     id TEXT PRIMARY KEY,
     annotator_id TEXT NOT NULL,
@@ -143,6 +171,16 @@ def utc_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def utc_now_ms() -> str:
+    """Current time as ISO 8601 UTC with milliseconds (the audit trail's timestamps)."""
+    return iso_ms(datetime.now(UTC))
+
+
+def iso_ms(when: datetime) -> str:
+    """``when`` as ISO 8601 UTC with milliseconds and a ``Z``."""
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
 def iso(when: datetime) -> str:
     """``when`` as ISO 8601 UTC with a ``Z``."""
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -188,6 +226,17 @@ class Database:
                     "ALTER TABLE annotators ADD COLUMN role TEXT NOT NULL DEFAULT 'annotator'"
                 )
                 con.execute("UPDATE annotators SET role = 'admin' WHERE is_admin = 1")
+        cols = {r[1] for r in self._conn().execute("PRAGMA table_info(ratings)")}
+        if "timestamp_start" not in cols:  # databases made before the audit trail
+            with self._write() as con:
+                for col in (
+                    "timestamp_start TEXT",
+                    "timestamp_end TEXT",
+                    "annotation_duration REAL",
+                    "is_modified INTEGER NOT NULL DEFAULT 0",
+                    "browser_meta TEXT NOT NULL DEFAULT '{}'",
+                ):
+                    con.execute(f"ALTER TABLE ratings ADD COLUMN {col}")
         cols = {r[1] for r in self._conn().execute("PRAGMA table_info(assignments)")}
         if "assigned_at" not in cols:  # databases made before receiving items counted as activity
             with self._write() as con:

@@ -8,7 +8,9 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
+from evalpipe.annotation.pseudonyms import pseudonymise_id
 from evalpipe.annotation.schema import DialoguePair
 from evalpipe.annotation.web.assignment import (
     TopUp,
@@ -28,6 +30,10 @@ class Slot:
     item_id: str
     rated: bool
     skipped: bool
+
+
+# Items of the campaign: gold items are checks on the annotator, never assigned as work.
+_REAL_ITEMS = "SELECT id FROM items WHERE id NOT IN (SELECT item_id FROM gold_items) ORDER BY seq"
 
 
 class Queue(Database):
@@ -78,10 +84,33 @@ class Queue(Database):
             id=obj["id"], user=obj["user"], response=obj["response"], context=obj.get("context", [])
         )
 
-    def rebalance(self, *, overlap: int, seed: int = 0) -> int:
-        """Give every item ``overlap`` annotators (non-admins, not released); returns new pairs."""
+    def load_gold(self, gold: Sequence[tuple[DialoguePair, dict[str, int]]]) -> int:
+        """Store gold items (``gold.read_gold``): items like any other, plus their reference.
+        Returns how many are new."""
+        added, _known = self.load_tasks([task for task, _ref in gold])
         with self._write() as con:
-            items = [r[0] for r in con.execute("SELECT id FROM items ORDER BY seq")]
+            for task, ref in gold:
+                con.execute(
+                    "INSERT INTO gold_items(item_id, reference) VALUES (?, ?) "
+                    "ON CONFLICT(item_id) DO UPDATE SET reference = excluded.reference",
+                    (task.id, json.dumps(ref, sort_keys=True)),
+                )
+        return added
+
+    def gold_reference(self) -> dict[str, dict[str, int]]:
+        """``{item_id: {axis: 1-5}}`` of the gold items."""
+        rows = self._conn().execute("SELECT item_id, reference FROM gold_items")
+        return {r[0]: json.loads(r[1]) for r in rows}
+
+    def rebalance(self, *, overlap: int, seed: int = 0, gold_share: float = 0.0) -> int:
+        """Give every item ``overlap`` annotators (non-admins, not released); returns new pairs.
+
+        With ``gold_share`` > 0, each annotator's queue also gets gold items (hidden among the
+        others, in the same shuffled order) until they are that share of it, as far as the gold
+        items go.
+        """
+        with self._write() as con:
+            items = [r[0] for r in con.execute(_REAL_ITEMS)]
             people = [
                 r[0]
                 for r in con.execute(
@@ -96,6 +125,24 @@ class Queue(Database):
             by_annotator: dict[str, list[str]] = {}
             for item, person in added:
                 by_annotator.setdefault(person, []).append(item)
+            gold = [r[0] for r in con.execute("SELECT item_id FROM gold_items ORDER BY item_id")]
+            if gold and gold_share > 0:
+                for person in people:
+                    have = {
+                        r[0]
+                        for r in con.execute(
+                            "SELECT item_id FROM assignments WHERE annotator_id = ?", (person,)
+                        )
+                    }
+                    n_gold = len(have & set(gold))
+                    n_real = len(have - set(gold)) + len(by_annotator.get(person, []))
+                    target = round(gold_share / (1 - gold_share) * n_real) if gold_share < 1 else 0
+                    fresh = [
+                        g for g in presentation_order(gold, person, seed=seed) if g not in have
+                    ]
+                    extra = fresh[: max(0, target - n_gold)]
+                    if extra:
+                        by_annotator.setdefault(person, []).extend(extra)
             for person, new_items in by_annotator.items():
                 self._append_items(con, person, new_items, seed)
         return len(added)
@@ -217,13 +264,13 @@ class Queue(Database):
             if open_items:
                 return TopUp([], [])
             con.execute("DELETE FROM released WHERE annotator_id = ?", (annotator_id,))
-            items = [r[0] for r in con.execute("SELECT id FROM items ORDER BY seq")]
+            items = [r[0] for r in con.execute(_REAL_ITEMS)]
             rows = [
                 (r[0], r[1], bool(r[2]))
                 for r in con.execute(
                     "SELECT s.item_id, s.annotator_id, EXISTS (SELECT 1 FROM ratings r WHERE "
                     "r.annotator_id = s.annotator_id AND r.item_id = s.item_id) "
-                    "FROM assignments s"
+                    "FROM assignments s WHERE s.item_id NOT IN (SELECT item_id FROM gold_items)"
                 )
             ]
             plan = top_up(
@@ -330,9 +377,11 @@ class Queue(Database):
             .execute(
                 """
             SELECT s.position, s.item_id,
-                   r.item_id IS NOT NULL AS rated, k.item_id IS NOT NULL AS skipped
+                   r.item_id IS NOT NULL AND o.item_id IS NULL AS rated,
+                   k.item_id IS NOT NULL AS skipped
             FROM assignments s
             LEFT JOIN ratings r ON r.annotator_id = s.annotator_id AND r.item_id = s.item_id
+            LEFT JOIN reopened o ON o.annotator_id = s.annotator_id AND o.item_id = s.item_id
             LEFT JOIN skips k ON k.annotator_id = s.annotator_id AND k.item_id = s.item_id
             WHERE s.annotator_id = ? ORDER BY s.position
             """,
@@ -365,3 +414,89 @@ class Queue(Database):
             .fetchone()
         )
         return None if row is None else str(row[0])
+
+    def reannotate(
+        self, plan: Sequence[dict[str, Any]], *, salt: str, add_raters: int = 1, seed: int = 0
+    ) -> dict[str, int]:
+        """Feed the re-annotation list back into the queues.
+
+        ``same_raters``: the item opens again (unrated) for each listed annotator who still has
+        it, until they save it again (an edit, in the audit trail). ``add_raters``: up to
+        ``add_raters`` more annotators get it, those with the fewest items first. ``revise_item``:
+        the item goes on the revision list (:meth:`item_revisions`), not to anyone's queue.
+        Annotators are named in the list by pseudonym; the store maps them back with ``salt``.
+
+        Returns
+        -------
+        dict
+            ``{"reopened", "added", "revise"}``: assignments reopened, assignments added, items
+            listed for revision.
+        """
+        counts = {"reopened": 0, "added": 0, "revise": 0}
+        now = utc_now()
+        with self._write() as con:
+            people = [
+                str(r[0])
+                for r in con.execute(
+                    "SELECT id FROM annotators WHERE role = 'annotator' "
+                    "AND id NOT IN (SELECT annotator_id FROM released) ORDER BY id"
+                )
+            ]
+            alias = {pseudonymise_id(p, salt): p for p in people} | {p: p for p in people}
+            known = {r[0] for r in con.execute("SELECT id FROM items")}
+            for row in plan:
+                item = row["id"]
+                if item not in known:
+                    continue
+                if row["strategy"] == "revise_item":
+                    con.execute(
+                        "INSERT INTO item_revisions(item_id, kappa, reasons, listed_at) "
+                        "VALUES (?, ?, ?, ?) ON CONFLICT(item_id) DO UPDATE SET "
+                        "kappa = excluded.kappa, reasons = excluded.reasons",
+                        (item, row.get("kappa"), json.dumps(row.get("reasons", [])), now),
+                    )
+                    counts["revise"] += 1
+                elif row["strategy"] == "same_raters":
+                    for name in row.get("annotators", []):
+                        who = alias.get(name)
+                        if who is None:
+                            continue
+                        cur = con.execute(
+                            "INSERT INTO reopened(annotator_id, item_id, priority, reopened_at) "
+                            "SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM ratings WHERE "
+                            "annotator_id = ? AND item_id = ?) ON CONFLICT DO NOTHING",
+                            (who, item, row["priority"], now, who, item),
+                        )
+                        counts["reopened"] += cur.rowcount
+                elif row["strategy"] == "add_raters":
+                    have = {
+                        r[0]
+                        for r in con.execute(
+                            "SELECT annotator_id FROM assignments WHERE item_id = ?", (item,)
+                        )
+                    }
+                    load = dict(
+                        con.execute(
+                            "SELECT annotator_id, COUNT(*) FROM assignments GROUP BY annotator_id"
+                        ).fetchall()
+                    )
+                    free = sorted(
+                        (p for p in people if p not in have), key=lambda p: (load.get(p, 0), p)
+                    )
+                    for who in free[:add_raters]:
+                        self._append_items(con, who, [item], seed)
+                        counts["added"] += 1
+            self._bump_version(con)
+        return counts
+
+    def item_revisions(self) -> list[dict[str, Any]]:
+        """Items the re-annotation list sent for revision: ``{item_id, kappa, reasons}``."""
+        rows = self._conn().execute("SELECT * FROM item_revisions ORDER BY item_id").fetchall()
+        return [dict(r) | {"reasons": json.loads(r["reasons"])} for r in rows]
+
+    def reopened(self, annotator_id: str) -> set[str]:
+        """Items reopened for the annotator (rated, to look at again)."""
+        rows = self._conn().execute(
+            "SELECT item_id FROM reopened WHERE annotator_id = ?", (annotator_id,)
+        )
+        return {r[0] for r in rows}
