@@ -624,7 +624,7 @@ def rater_vs_reference(
         "kappa": _num(quadratic_weighted_kappa(a, b)),
         "raw_agreement": _num(float(np.mean(a == b))),
         "within_one_agreement": _num(float(np.mean(np.abs(a - b) <= 1))),
-        "macro_f1": _num(macro_f1_score(b, a)),
+        "macro_f1": _num(macro_f1_score(b.tolist(), a.tolist())),
         "mae": _num(float(np.mean(np.abs(a - b)))),
         "n": len(common),
     }

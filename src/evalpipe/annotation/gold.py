@@ -58,6 +58,7 @@ def read_gold(path: str | os.PathLike[str]) -> list[tuple[DialoguePair, dict[str
             problems.extend(found)
             continue
         seen.add(obj["id"])
+        assert isinstance(ref, dict)  # a missing or malformed reference was a problem above
         task = DialoguePair(obj["id"], obj["user"], obj["response"], list(obj.get("context", [])))
         out.append((task, {a: int(ref[a]) for a in AXES}))
     if problems:

@@ -378,8 +378,8 @@ def run_quality(
                 metrics["warnings"].append(
                     f"{axis}: {who} Macro-F1 {f1:.3f} below {settings.min_kappa:.2f}"
                 )
-    flags, notes = _data_notes(humans, markers, sample_batches=sample_batches)
-    metrics["data_notes"] = flags
+    note_flags, notes = _data_notes(humans, markers, sample_batches=sample_batches)
+    metrics["data_notes"] = note_flags
     report["data_notes"] = notes
     gate = quality_gate(
         validation_problems=validation_problems,
