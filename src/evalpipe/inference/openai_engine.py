@@ -32,12 +32,13 @@ import math
 import os
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from evalpipe.inference.http_client import Client, Reply, TransportError
+from evalpipe.inference.inflight import OrderedWorkers, bounded_map
 from evalpipe.inference.types import (
     PROMPT_TOO_LONG,
     REJECTED,
@@ -52,7 +53,6 @@ from evalpipe.params_schema import default_of
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-R = TypeVar("R")
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 PER_REQUEST_STATUS = {400, 413, 422}
@@ -306,23 +306,27 @@ class OpenAIBackend:
             "(a refused connection means nothing listens at that host:port)"
         )
 
-    async def _session_map(
-        self, items: Sequence[T], fn: Callable[[T], Awaitable[R]], *, workers: int
-    ) -> list[R]:
-        """``fn`` over ``items`` in an HTTP session, results in order (see :func:`_bounded_map`)."""
+    async def _open(self) -> None:
         # the API key as the environment has it now
         self._client = Client(self._headers(), timeout_s=self.timeout_s)
-        try:
-            await self._read_limits()
-            return await _bounded_map(items, fn, workers=workers)
-        finally:
+        await self._read_limits()
+
+    async def _close(self) -> None:
+        if self._client is not None:
             self._client.close()
             self._client = None
 
-    def _run(self, coro: Awaitable[T]) -> T:
-        factory = _loop_factory()
-        with asyncio.Runner(loop_factory=factory) as runner:
-            return runner.run(coro)  # type: ignore[arg-type]
+    async def _map(self, items: Sequence[T], fn: Callable[[T], Awaitable[Any]]) -> list[Any]:
+        await self._open()
+        try:
+            return await bounded_map(items, fn, workers=self.max_concurrency)
+        finally:
+            await self._close()
+
+    def _mark_started(self) -> None:
+        if not self.started:
+            OpenAIBackend.starts += 1
+            self.started = True
 
     def generate(
         self, requests: list[GenerationRequest], *, progress: bool = False
@@ -330,15 +334,41 @@ class OpenAIBackend:
         """Send every request; results come back in request order."""
         if not requests:
             return []
-        if not self.started:
-            OpenAIBackend.starts += 1
-            self.started = True
+        self._mark_started()
         t0 = time.perf_counter()
-        out = self._run(
-            self._session_map(requests, self._one, workers=min(self.max_concurrency, len(requests)))
-        )
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            out = runner.run(self._map(requests, self._one))
         log.debug("%d requests in %.1fs", len(requests), time.perf_counter() - t0)
         return out
+
+    def generate_chunks(
+        self, requests: list[GenerationRequest], every: int
+    ) -> Iterator[list[Generation]]:
+        """Each chunk of ``every`` requests' results, in order, while the next chunk's requests
+        are already in flight: the server is never left idle at a chunk's end nor while the
+        caller checkpoints it. A run killed at any point loses at most one chunk plus
+        ``max_concurrency`` answers."""
+        if not requests:
+            return
+        self._mark_started()
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            runner.run(self._open())
+            run = OrderedWorkers(
+                requests,
+                self._one,
+                workers=self.max_concurrency,
+                every=every,
+                lookahead=self.max_concurrency,
+            )
+            try:
+                runner.run(run.__aenter__())
+                for k in range(run.n_chunks):
+                    # between two chunks the loop stands still: the requests in flight go on
+                    # at the server, and their answers wait in the socket
+                    yield runner.run(run.chunk(k))
+            finally:
+                runner.run(run.__aexit__(None, None, None))
+                runner.run(self._close())
 
     async def _token_ids(
         self,
@@ -444,15 +474,12 @@ class OpenAIBackend:
         """
         if not requests:
             return []
-        if not self.started:
-            OpenAIBackend.starts += 1
-            self.started = True
+        self._mark_started()
         before = self.refused.total()
         memo: dict[tuple[str, bool], asyncio.Future[list[int]]] = {}
         score = functools.partial(self._score, memo, unsupported_ok=unsupported_ok)
-        out = self._run(
-            self._session_map(requests, score, workers=min(self.max_concurrency, len(requests)))
-        )
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            out = runner.run(self._map(requests, score))
         if self.refused.total() > before:
             log.warning(
                 "%d log-likelihood requests were not scored (over the server's max_model_len "
@@ -533,34 +560,3 @@ def _parse_loglikelihood(
         if top:
             greedy = greedy and max(top.items(), key=lambda kv: kv[1])[0] == token
     return Loglikelihood(total, n_continuation, greedy)
-
-
-async def _bounded_map(
-    items: Sequence[T], fn: Callable[[T], Awaitable[R]], *, workers: int
-) -> list[R]:
-    """``fn`` over every item with ``workers`` tasks in flight, results in item order.
-
-    Each worker takes the next item when its previous one is done, so the event loop holds
-    ``workers`` tasks however many items there are. On the first failure the other workers are
-    cancelled (a dead server must not leave hundreds of requests retrying in the background)
-    and the failure is raised.
-    """
-    out: list[Any] = [None] * len(items)
-    queue = iter(range(len(items)))
-
-    async def worker() -> None:
-        for i in queue:
-            out[i] = await fn(items[i])
-
-    tasks = [asyncio.create_task(worker()) for _ in range(max(1, workers))]
-    try:
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-        for task in done:
-            failure = task.exception()
-            if failure is not None:
-                raise failure
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-    return out
