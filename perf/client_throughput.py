@@ -14,7 +14,9 @@ each in a fresh process (imports included), at each ``--concurrency``, alternati
 goes first. Every answer is checked against the server's (``echo <sha256(prompt)[:8]>``). It
 prints one row per concurrency: seconds and prompts/s per side (median of ``--repeats``), the
 ratio evalpipe / lm-eval, and the CPU seconds the client and the server used, so a reader can
-see which side of the socket was busy.
+see which side of the socket was busy (on a shared machine the wall times follow the other
+processes' load; the client CPU seconds do not). The repeats are rounds over every concurrency
+and side, so a change in load falls on all of them alike.
 
 lm-eval is installed in its own venv (``python -m venv /path/lmeval && /path/lmeval/bin/pip
 install lm-eval==0.4.13``) and named with ``--lm-eval-python`` (or ``$LM_EVAL_PYTHON``); without
@@ -91,7 +93,9 @@ def expected(prompt: str) -> str:
     return "echo " + hashlib.sha256(prompt.encode()).hexdigest()[:8]
 
 
-def run_evalpipe(prompts: list[str], url: str, concurrency: int, work: Path) -> list[str]:
+def run_evalpipe(
+    prompts: list[str], url: str, concurrency: int, work: Path
+) -> tuple[list[str], float]:
     from evalpipe.inference.engine import make_engine
     from evalpipe.inference.types import GenerationRequest
 
@@ -102,18 +106,22 @@ def run_evalpipe(prompts: list[str], url: str, concurrency: int, work: Path) -> 
         "api_key_env": None,
         "max_concurrency": concurrency,
     }
+    t0 = time.perf_counter()
     engine = make_engine(cfg, cache_dir=work / "cache")
     requests = [GenerationRequest(p, max_tokens=MAX_TOKENS, temperature=0.0) for p in prompts]
     out = engine.generate(requests, progress=False)
     engine.close()
-    return [g.output for g in out]
+    return [g.output for g in out], time.perf_counter() - t0
 
 
-def run_lm_eval(prompts: list[str], url: str, concurrency: int, work: Path) -> list[str]:
+def run_lm_eval(
+    prompts: list[str], url: str, concurrency: int, work: Path
+) -> tuple[list[str], float]:
     from lm_eval.api.instance import Instance
     from lm_eval.api.registry import get_model
     from lm_eval.models.api_models import JsonChatStr
 
+    t0 = time.perf_counter()
     lm = get_model("local-chat-completions")(
         model=MODEL,
         base_url=url + "/chat/completions",
@@ -134,7 +142,7 @@ def run_lm_eval(prompts: list[str], url: str, concurrency: int, work: Path) -> l
         )
         for i, p in enumerate(prompts)
     ]
-    return list(lm.generate_until(instances, disable_tqdm=True))
+    return list(lm.generate_until(instances, disable_tqdm=True)), time.perf_counter() - t0
 
 
 def child(args: argparse.Namespace) -> None:
@@ -142,9 +150,7 @@ def child(args: argparse.Namespace) -> None:
     prompts = json.loads(Path(args.prompts_file).read_text("utf-8"))
     work = Path(args.work)
     run = run_evalpipe if args.side == "evalpipe" else run_lm_eval
-    t0 = time.perf_counter()
-    outputs = run(prompts, args.url, args.concurrency[0], work)
-    seconds = time.perf_counter() - t0
+    outputs, seconds = run(prompts, args.url, args.concurrency[0], work)
     wrong = sum(o != expected(p) for p, o in zip(prompts, outputs, strict=True))
     print(json.dumps({"n": len(outputs), "wrong": wrong, "requests_s": seconds}), flush=True)
 
@@ -275,44 +281,53 @@ def main() -> None:
         prompts_file = scratch / "prompts.json"
         prompts_file.write_text(json.dumps(make_prompts(args.prompts)), "utf-8")
         server = Server(args.server_workers)
-        rows = []
+        names = [name for name, _ in sides]
+        runs: dict[tuple[int, str], list[dict]] = {}
+        step = 0
         try:
-            for concurrency in args.concurrency:
-                runs: dict[str, list[dict]] = {name: [] for name, _ in sides}
-                for repeat in range(args.repeats):
-                    order = sides if (repeat + len(rows)) % 2 == 0 else sides[::-1]
+            # rounds over every concurrency and side, the order turning each time, so a change
+            # in the machine's load falls on all of them alike
+            for repeat in range(args.repeats):
+                for concurrency in args.concurrency:
+                    order = sides if step % 2 == 0 else sides[::-1]
+                    step += 1
                     for name, python in order:
-                        runs[name].append(measure(name, python, server, concurrency,
-                                                  prompts_file, args.prompts, scratch))  # fmt: skip
-                row = {"concurrency": concurrency}
-                for name, found in runs.items():
-                    row[name] = {k: statistics.median(r[k] for r in found) for k in found[0]}
-                rows.append(row)
-                _print_row(row, args.prompts, [name for name, _ in sides])
+                        found = measure(name, python, server, concurrency, prompts_file,
+                                        args.prompts, scratch)  # fmt: skip
+                        runs.setdefault((concurrency, name), []).append(found)
+                        _print_run(repeat, concurrency, name, found, args.prompts)
         finally:
             server.stop()
+    rows = []
+    for concurrency in args.concurrency:
+        row: dict = {"concurrency": concurrency}
+        for name in names:
+            found = runs[(concurrency, name)]
+            row[name] = {k: statistics.median(r[k] for r in found) for k in found[0]}
+        rows.append(row)
     _print_table(rows, args.prompts, [name for name, _ in sides])
 
 
-def _print_row(row: dict, n: int, names: list[str]) -> None:
-    parts = [f"concurrency {row['concurrency']}:"]
-    for name in names:
-        r = row[name]
-        parts.append(f"{name} {r['wall']:.1f} s ({n / r['wall']:.0f}/s; requests "
-                     f"{r['requests_s']:.1f} s, client CPU {r['client_cpu']:.1f} s, "
-                     f"server CPU {r['server_cpu']:.1f} s)")  # fmt: skip
-    print("  ".join(parts), flush=True)
+def _print_run(repeat: int, concurrency: int, name: str, r: dict, n: int) -> None:
+    print(f"round {repeat + 1}, concurrency {concurrency}, {name}: {r['wall']:.1f} s "
+          f"({n / r['wall']:.0f}/s; after imports {r['requests_s']:.1f} s, client CPU "
+          f"{r['client_cpu']:.1f} s, server CPU {r['server_cpu']:.1f} s)", flush=True)  # fmt: skip
 
 
 def _print_table(rows: list[dict], n: int, names: list[str]) -> None:
-    head = "| concurrency | " + " | ".join(f"{name} s (prompts/s)" for name in names)
+    head = "| concurrency | " + " | ".join(
+        f"{name}: wall s (prompts/s, client CPU s)" for name in names
+    )
     if "lm-eval" in names:
         head += " | evalpipe / lm-eval"
     print()
     print(head + " |")
     print("|" + "---|" * (len(names) + 1 + ("lm-eval" in names)))
     for row in rows:
-        cells = [f"{row[name]['wall']:.1f} ({n / row[name]['wall']:.0f}/s)" for name in names]
+        cells = [
+            f"{row[name]['wall']:.1f} ({n / row[name]['wall']:.0f}/s, CPU {row[name]['client_cpu']:.1f})"
+            for name in names
+        ]
         if "lm-eval" in names:
             cells.append(f"{row['lm-eval']['wall'] / row['evalpipe']['wall']:.2f}x")
         print(f"| {row['concurrency']} | " + " | ".join(cells) + " |")
