@@ -4,12 +4,16 @@ it, and requests kept in flight across checkpoint chunks."""
 
 from __future__ import annotations
 
+import asyncio
+import socket
+import threading
 from pathlib import Path
 
 import pytest
 
 from evalpipe.inference.cache import GenerationCache
 from evalpipe.inference.engine import make_engine
+from evalpipe.inference.http_client import Client
 from evalpipe.inference.types import GenerationRequest
 from tests.inference_servers import CannedServer, canned_answer
 
@@ -114,3 +118,40 @@ def test_the_next_chunk_is_in_flight_while_a_chunk_finishes(tmp_path: Path) -> N
     assert max(len(r["in_flight"]) for r in records) <= 4
     assert len(list((tmp_path / "cache").glob("seg-*.parquet"))) >= 1
     assert len(GenerationCache(tmp_path / "cache")) == 16
+
+
+def test_replies_in_chunks_or_ended_by_the_connection_are_read_whole() -> None:
+    # llama.cpp-style proxies and HTTP/1.0 servers frame replies these two other ways
+    replies = [
+        b'HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{"a": 1}',
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        b'3\r\n{"a\r\n5\r\n": 2}\r\n0\r\n\r\n',
+    ]
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(2)
+        port = listener.getsockname()[1]
+
+        def serve() -> None:
+            for reply in replies:
+                conn, _ = listener.accept()
+                with conn:
+                    conn.recv(65536)
+                    conn.sendall(reply)
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+
+        async def ask() -> list[tuple[int, object]]:
+            client = Client({}, timeout_s=30)
+            try:
+                out = []
+                for _ in replies:
+                    reply = await client.request("POST", f"http://127.0.0.1:{port}/v1/x", b"{}")
+                    out.append((reply.status, reply.json()))
+                return out
+            finally:
+                client.close()
+
+        assert asyncio.run(ask()) == [(200, {"a": 1}), (200, {"a": 2})]
+        thread.join(timeout=10)

@@ -81,7 +81,7 @@ class _Connection(asyncio.Protocol):
         self.received = False
         self._headers: dict[str, str] = {}
         self._body: list[bytes] = []
-        self._name = b""
+        self._unframed = False
 
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -97,11 +97,18 @@ class _Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        if exc is None and self._unframed and self.waiter is not None and not self.waiter.done():
+            # a reply with neither Content-Length nor chunks ends with its connection
+            status = self.parser.get_status_code()
+            self.waiter.set_result(Reply(status, self._headers, b"".join(self._body)))
         self._fail(TransportError(f"connection dropped ({exc or 'closed by the server'})"))
 
     # httptools callbacks
     def on_message_begin(self) -> None:
-        self._headers, self._body = {}, []
+        self._headers, self._body, self._unframed = {}, [], False
+
+    def on_headers_complete(self) -> None:
+        self._unframed = not {"content-length", "transfer-encoding"} & self._headers.keys()
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self._headers[name.decode("latin-1").lower()] = value.decode("latin-1")
