@@ -1,11 +1,11 @@
 """A lean asyncio HTTP/1.1 client for the OpenAI-compatible backend: keep-alive connections, one
 request in flight per connection, responses parsed by httptools (llhttp, as uvicorn uses it).
 
-Sending one small JSON request and reading its answer costs about 80 microseconds of client CPU
-here, against about 400 for aiohttp and more for httpx, whose pool also scans every waiting
-request for each one it assigns (docs/inference.md has the measurements). The backend bounds
-the requests in flight itself (one worker task per concurrent request), so the pool only keeps
-idle connections per server for reuse, and never waits.
+A request and its reply cost a fraction of the client CPU that aiohttp's or httpx's machinery
+takes (httpx's pool also scans every waiting request for each one it assigns, so it slows down
+as the concurrency rises; docs/inference.md has the measurements). The backend bounds the
+requests in flight itself (one worker task per concurrent request), so the pool only keeps idle
+connections per server for reuse, and never waits.
 
 What it does not do, because an OpenAI-compatible API does not need it: redirects, cookies,
 compression (no ``Accept-Encoding`` is sent), proxies (it connects straight to the URL's host),
