@@ -1,6 +1,7 @@
 """Real HTTP servers on 127.0.0.1 for the OpenAI backend's tests: a canned OpenAI-compatible
 server (stdlib ``http.server``, run as its own process) that can answer 500s or 429s for a while,
-answer slowly, die after N answers, publish a context length and refuse longer prompts (HTTP 400),
+answer slowly (or after a delay hashed from the prompt, so answers finish out of order), drop
+the connection without answering, die after N answers, publish a context length and refuse longer prompts (HTTP 400),
 refuse a request outright, tokenize (``/tokenize``: one id per UTF-8 byte) and echo token-id
 prompts with log-probabilities (or, with ``no_echo``, answer completions without them, as
 chat-only APIs and some proxies do); or act as a planted model that knows every clean prompt's
@@ -124,6 +125,8 @@ class CannedServer:
         max_model_len: int = 0,
         oracle: Path | None = None,
         no_echo: bool = False,
+        jitter: float = 0.0,
+        drop_first: int = 0,
     ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
@@ -148,6 +151,10 @@ class CannedServer:
                 str(max_model_len),
                 *(["--oracle", str(oracle)] if oracle else []),
                 *(["--no-echo"] if no_echo else []),
+                "--jitter",
+                str(jitter),
+                "--drop-first",
+                str(drop_first),
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -181,10 +188,13 @@ class CannedServer:
 
 def _serve(args: argparse.Namespace) -> None:
     lock = threading.Lock()
-    counts = {"seen": 0, "answered": 0}
+    counts = {"seen": 0, "answered": 0, "dropped": 0}
+    active: list[str] = []  # what is being answered now: chat prompts, or the path
     oracle = json.loads(Path(args.oracle).read_text("utf-8")) if args.oracle else None
 
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as real servers: clients reuse connections
+
         def log_message(self, *a: object) -> None:
             pass
 
@@ -214,11 +224,31 @@ def _serve(args: argparse.Namespace) -> None:
             with lock:
                 counts["seen"] += 1
                 failing = counts["seen"] <= args.fail_first
+                dropping = counts["dropped"] < args.drop_first
+                counts["dropped"] += dropping
+            if dropping:  # the connection goes down with no answer, as a crashing proxy's
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
             if failing:
                 self._send(args.status, {"error": "canned failure"}, {"Retry-After": "0"})
                 return
+            key = body["messages"][-1]["content"] if "messages" in body else self.path
+            with lock:
+                active.append(key)
+                in_flight = sorted(active)
+            try:
+                self._answer(body, in_flight)
+            finally:
+                with lock:
+                    active.remove(key)
+
+        def _answer(self, body: dict, in_flight: list[str]) -> None:
             if args.delay:
                 time.sleep(args.delay)
+            if args.jitter:
+                text = json.dumps(body, sort_keys=True).encode()
+                time.sleep(args.jitter * hashlib.sha256(text).digest()[0] / 255)
             if self.path.endswith("/completions") and "prompt" in body:
                 with lock, open(args.log, "a", encoding="utf-8") as fh:
                     fh.write(json.dumps({"body": body, "path": self.path}) + "\n")
@@ -244,7 +274,11 @@ def _serve(args: argparse.Namespace) -> None:
                 content = (
                     json.dumps(CANNED_JSON) if "response_format" in body else canned_answer(prompt)
                 )
-            record = {"body": body, "authorization": self.headers.get("Authorization")}
+            record = {
+                "body": body,
+                "authorization": self.headers.get("Authorization"),
+                "in_flight": in_flight,  # what was being answered when it arrived, itself too
+            }
             with lock:
                 if args.die_after and counts["answered"] >= args.die_after:
                     os._exit(1)  # die mid-run: the connection drops, nothing listens any more
@@ -271,7 +305,11 @@ def _serve(args: argparse.Namespace) -> None:
                 },
             )
 
-    ThreadingHTTPServer(("127.0.0.1", args.port), Handler).serve_forever()
+    class Server(ThreadingHTTPServer):
+        request_queue_size = 256  # a client opening many connections at once is not refused
+        daemon_threads = True
+
+    Server(("127.0.0.1", args.port), Handler).serve_forever()
 
 
 if __name__ == "__main__":
@@ -287,4 +325,6 @@ if __name__ == "__main__":
         "--oracle", help="JSON [[clean prompt, right, wrong], ...]: a planted model"
     )
     parser.add_argument("--no-echo", action="store_true")
+    parser.add_argument("--jitter", type=float, default=0.0, help="up to this many s, hashed")
+    parser.add_argument("--drop-first", type=int, default=0)
     _serve(parser.parse_args())

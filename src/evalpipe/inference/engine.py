@@ -8,7 +8,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -164,11 +164,14 @@ class Engine:
             was_started = self.backend.started
             in_backend = 0.0  # cache writes between chunks are not generation time
             bar = tqdm(total=len(pending), desc="generate", unit="prompt", disable=not progress)
+            chunks = generate_chunks(
+                self.backend, [unique[k] for k in pending], self.checkpoint_every
+            )
             try:
                 for start in range(0, len(pending), self.checkpoint_every):
                     chunk = pending[start : start + self.checkpoint_every]
                     t0 = time.perf_counter()
-                    outs = self.backend.generate([unique[k] for k in chunk])
+                    outs = next(chunks)
                     in_backend += time.perf_counter() - t0
                     if self.cache is not None:
                         self.cache.add(
@@ -184,6 +187,7 @@ class Engine:
                         stats.output_tokens += g.output_tokens
                     bar.update(len(chunk))
             finally:
+                chunks.close()  # a backend with requests in flight stops them
                 bar.close()
                 if self.cache is not None:
                     self.cache.finish()
@@ -282,6 +286,20 @@ class Engine:
 
     def close(self) -> None:
         self.backend.close()
+
+
+def generate_chunks(
+    backend: Backend, requests: list[GenerationRequest], every: int
+) -> Iterator[list[Generation]]:
+    """The generations of each chunk of ``every`` requests, in order. A backend with a
+    ``generate_chunks`` of its own (the OpenAI-compatible one) keeps requests in flight across
+    the chunks' borders; any other gets one ``generate`` call per chunk."""
+    own = getattr(backend, "generate_chunks", None)
+    if own is not None:
+        yield from own(requests, every)
+        return
+    for start in range(0, len(requests), every):
+        yield backend.generate(requests[start : start + every])
 
 
 def _loglikelihood_to_cache(request: LoglikelihoodRequest, result: Loglikelihood) -> Generation:

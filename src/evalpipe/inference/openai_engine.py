@@ -1,8 +1,8 @@
 """OpenAI-compatible backend: ``vllm serve``, llama.cpp's server, or any ``/v1/chat/completions``.
 
 Requests spread round-robin over one or several base URLs with bounded concurrency; 429, 5xx,
-timeouts and refused connections are retried with exponential backoff (on the next URL, so a dead
-server in a fleet is routed around). A prompt the server refuses with a client error that
+timeouts, dropped and refused connections are retried with exponential backoff (on the next URL,
+so a dead server in a fleet is routed around). A prompt the server refuses with a client error that
 retrying cannot fix (400, 413, 422: a prompt over the context length, a request it cannot take)
 is recorded with finish_reason ``prompt_too_long`` or ``rejected`` and counted, as the offline
 engine records an over-long prompt; the run goes on. The API key is read from the environment
@@ -14,6 +14,11 @@ model is a local folder or tiny-random), sent as one token-id prompt to ``/v1/co
 ``echo`` and ``logprobs``, and the continuation's score is the sum of the echoed log-probabilities
 at its positions. Character offsets are never used: byte-fallback tokens (Japanese) echo as empty
 strings sharing one ``text_offset``.
+
+Requests are sent by ``max_concurrency`` worker tasks, each taking the next request when its
+previous one is answered, over keep-alive connections (:mod:`evalpipe.inference.http_client`,
+on uvloop when it is installed): the client's cost per request does not grow with the
+concurrency (docs/inference.md has the figures).
 """
 
 from __future__ import annotations
@@ -21,18 +26,19 @@ from __future__ import annotations
 import asyncio
 import functools
 import itertools
+import json
 import logging
 import math
 import os
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-import httpx
-
+from evalpipe.inference.http_client import Client, Reply, TransportError
+from evalpipe.inference.inflight import OrderedWorkers, bounded_map
 from evalpipe.inference.types import (
     PROMPT_TOO_LONG,
     REJECTED,
@@ -81,7 +87,7 @@ class Refusal:
         return PROMPT_TOO_LONG if any(w in text for w in _CONTEXT_WORDS) else REJECTED
 
 
-def _error_message(resp: httpx.Response) -> str:
+def _error_message(resp: Reply) -> str:
     """The server's own error message (OpenAI's ``{"error": {"message": ...}}``) or the body."""
     try:
         error = resp.json().get("error")
@@ -93,17 +99,13 @@ def _error_message(resp: httpx.Response) -> str:
     return resp.text[:500]
 
 
-def quiet_request_logs() -> None:
-    """Keep httpx's and httpcore's per-request lines out of INFO output.
-
-    httpx logs one ``INFO HTTP Request: POST ...`` line per request (17,944 lines for one run,
-    burying the progress bar). A logger the user left unset (NOTSET) is raised to WARNING, so
-    per-request lines show only when someone asks for them by setting that logger to DEBUG.
-    """
-    for name in ("httpx", "httpcore"):
-        logger = logging.getLogger(name)
-        if logger.level == logging.NOTSET:
-            logger.setLevel(logging.WARNING)
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's event loop where it is installed (less client CPU per request than asyncio's)."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
 
 
 class OpenAIBackend:
@@ -187,10 +189,10 @@ class OpenAIBackend:
         self._tokenizer_dir = tokenizer_dir
         self._local_tokenizer: Any = None
         self._next_url = itertools.cycle(range(len(self.base_urls)))
-        quiet_request_logs()
+        self._client: Client | None = None
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json"}
+        headers: dict[str, str] = {}
         key = os.environ.get(self.api_key_env) if self.api_key_env else None
         if key:
             headers["Authorization"] = f"Bearer {key}"
@@ -223,10 +225,8 @@ class OpenAIBackend:
             }
         return body
 
-    async def _one(
-        self, client: httpx.AsyncClient, sem: asyncio.Semaphore, req: GenerationRequest
-    ) -> Generation:
-        result = await self._post(client, sem, "/chat/completions", self._payload(req), _parse)
+    async def _one(self, req: GenerationRequest) -> Generation:
+        result = await self._post("/chat/completions", self._payload(req), _parse)
         if isinstance(result, Refusal):
             return Generation("", self._refused(result), 0, 0)
         return result
@@ -244,72 +244,89 @@ class OpenAIBackend:
         self.refused[reason] += 1
         return reason
 
-    async def _read_limits(self, client: httpx.AsyncClient) -> None:
+    async def _read_limits(self) -> None:
         """The served model's ``max_model_len`` from ``/models``, where the server publishes it
         (vLLM does); without it, over-long prompts are found by the server's refusals."""
         if self._limits_read:
             return
         self._limits_read = True
+        assert self._client is not None
         try:
-            resp = await client.get(self.base_urls[0] + "/models", headers=self._headers())
-            for entry in resp.json().get("data") or []:
+            data = (await self._client.request("GET", self.base_urls[0] + "/models")).json()
+            for entry in data.get("data") or []:
                 if entry.get("id") == self.model and entry.get("max_model_len"):
                     self.max_model_len = int(entry["max_model_len"])
-        except (httpx.HTTPError, ValueError, AttributeError, TypeError):
+        except (TransportError, ValueError, AttributeError, TypeError):
             return  # the requests themselves say what is wrong with the server
 
     async def _post(
         self,
-        client: httpx.AsyncClient,
-        sem: asyncio.Semaphore,
         path: str,
         body: dict[str, Any],
-        parse: Callable[[httpx.Response, str], T],
+        parse: Callable[[Reply, str], T],
         *,
         refusable: bool = True,
         root: bool = False,
     ) -> T | Refusal:
         """POST with retries. A per-request client error comes back as a :class:`Refusal`
         (``refusable``) or raises; ``root``: ``path`` is under the server root, not ``/v1``."""
+        assert self._client is not None
+        data = json.dumps(body).encode()
         last = ""
-        async with sem:
-            for attempt in range(self.max_retries + 1):
-                base = self.base_urls[next(self._next_url)]
-                if root and base.endswith("/v1"):
-                    base = base[: -len("/v1")]
-                url = base + path
-                delay = min(self.backoff_s * (2**attempt), 30.0)
-                try:
-                    resp = await client.post(url, json=body, headers=self._headers())
-                except (httpx.TimeoutException, httpx.TransportError) as exc:
-                    last = f"{url}: {type(exc).__name__}: {exc or 'no response'}"
-                else:
-                    if resp.status_code == 200:
-                        return parse(resp, url)
-                    if refusable and resp.status_code in PER_REQUEST_STATUS:
-                        return Refusal(url, resp.status_code, _error_message(resp))
-                    if resp.status_code not in RETRY_STATUS:
-                        raise EngineError(f"{url}: HTTP {resp.status_code}: {_error_message(resp)}")
-                    last = f"{url}: HTTP {resp.status_code}: {resp.text[:200]}"
-                    retry_after = resp.headers.get("retry-after")
-                    if retry_after and retry_after.replace(".", "", 1).isdigit():
-                        delay = min(float(retry_after), 60.0)
-                if attempt < self.max_retries:
-                    self.retries += 1
-                    log.warning("retrying in %.1fs after %s", delay, last)
-                    await asyncio.sleep(delay)
+        for attempt in range(self.max_retries + 1):
+            base = self.base_urls[next(self._next_url)]
+            if root and base.endswith("/v1"):
+                base = base[: -len("/v1")]
+            url = base + path
+            delay = min(self.backoff_s * (2**attempt), 30.0)
+            try:
+                resp = await self._client.request("POST", url, data)
+            except TransportError as exc:
+                last = f"{url}: {exc}"
+            else:
+                if log.isEnabledFor(logging.DEBUG):
+                    log.debug("POST %s: HTTP %d", url, resp.status)
+                if resp.status == 200:
+                    return parse(resp, url)
+                if refusable and resp.status in PER_REQUEST_STATUS:
+                    return Refusal(url, resp.status, _error_message(resp))
+                if resp.status not in RETRY_STATUS:
+                    raise EngineError(f"{url}: HTTP {resp.status}: {_error_message(resp)}")
+                last = f"{url}: HTTP {resp.status}: {resp.text[:200]}"
+                retry_after = resp.headers.get("retry-after")
+                if retry_after and retry_after.replace(".", "", 1).isdigit():
+                    delay = min(float(retry_after), 60.0)
+            if attempt < self.max_retries:
+                self.retries += 1
+                log.warning("retrying in %.1fs after %s", delay, last)
+                await asyncio.sleep(delay)
         raise EngineError(
             f"model.base_urls {self.base_urls}: no answer after {self.max_retries + 1} attempts; "
             f"last error: {last}. Check that the servers are running and reachable "
             "(a refused connection means nothing listens at that host:port)"
         )
 
-    async def _all(self, requests: list[GenerationRequest]) -> list[Generation]:
-        sem = asyncio.Semaphore(self.max_concurrency)
-        limits = httpx.Limits(max_connections=self.max_concurrency)
-        async with httpx.AsyncClient(timeout=self.timeout_s, limits=limits) as client:
-            await self._read_limits(client)
-            return await _gather_or_cancel([self._one(client, sem, r) for r in requests])
+    async def _open(self) -> None:
+        # the API key as the environment has it now
+        self._client = Client(self._headers(), timeout_s=self.timeout_s)
+        await self._read_limits()
+
+    async def _close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    async def _map(self, items: Sequence[T], fn: Callable[[T], Awaitable[Any]]) -> list[Any]:
+        await self._open()
+        try:
+            return await bounded_map(items, fn, workers=self.max_concurrency)
+        finally:
+            await self._close()
+
+    def _mark_started(self) -> None:
+        if not self.started:
+            OpenAIBackend.starts += 1
+            self.started = True
 
     def generate(
         self, requests: list[GenerationRequest], *, progress: bool = False
@@ -317,30 +334,44 @@ class OpenAIBackend:
         """Send every request; results come back in request order."""
         if not requests:
             return []
-        if not self.started:
-            OpenAIBackend.starts += 1
-            self.started = True
+        self._mark_started()
         t0 = time.perf_counter()
-        out = asyncio.run(self._all(requests))
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            out = runner.run(self._map(requests, self._one))
         log.debug("%d requests in %.1fs", len(requests), time.perf_counter() - t0)
         return out
 
-    async def _all_loglikelihood(
-        self, requests: list[LoglikelihoodRequest], unsupported_ok: bool
-    ) -> list[Loglikelihood]:
-        sem = asyncio.Semaphore(self.max_concurrency)
-        limits = httpx.Limits(max_connections=self.max_concurrency)
-        async with httpx.AsyncClient(timeout=self.timeout_s, limits=limits) as client:
-            await self._read_limits(client)
-            tokens: dict[tuple[str, bool], asyncio.Future[list[int]]] = {}
-            return await _gather_or_cancel(
-                [self._score(client, sem, tokens, r, unsupported_ok) for r in requests]
+    def generate_chunks(
+        self, requests: list[GenerationRequest], every: int
+    ) -> Iterator[list[Generation]]:
+        """Each chunk of ``every`` requests' results, in order, while the next chunk's requests
+        are already in flight: the server is never left idle at a chunk's end nor while the
+        caller checkpoints it. A run killed at any point loses at most one chunk plus
+        ``max_concurrency`` answers."""
+        if not requests:
+            return
+        self._mark_started()
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            runner.run(self._open())
+            run = OrderedWorkers(
+                requests,
+                self._one,
+                workers=self.max_concurrency,
+                every=every,
+                lookahead=self.max_concurrency,
             )
+            try:
+                runner.run(run.__aenter__())
+                for k in range(run.n_chunks):
+                    # between two chunks the loop stands still: the requests in flight go on
+                    # at the server, and their answers wait in the socket
+                    yield runner.run(run.chunk(k))
+            finally:
+                runner.run(run.__aexit__(None, None, None))
+                runner.run(self._close())
 
     async def _token_ids(
         self,
-        client: httpx.AsyncClient,
-        sem: asyncio.Semaphore,
         memo: dict[tuple[str, bool], asyncio.Future[list[int]]],
         text: str,
         *,
@@ -355,7 +386,7 @@ class OpenAIBackend:
                 future.set_result(self._local_ids(text, special=special))
                 memo[key] = future
             else:
-                memo[key] = asyncio.ensure_future(self._server_ids(client, sem, text, special))
+                memo[key] = asyncio.ensure_future(self._server_ids(text, special))
         return await memo[key]
 
     @property
@@ -372,14 +403,10 @@ class OpenAIBackend:
             self._local_tokenizer = AutoTokenizer.from_pretrained(str(self.tokenizer_dir))
         return list(self._local_tokenizer.encode(text, add_special_tokens=special))
 
-    async def _server_ids(
-        self, client: httpx.AsyncClient, sem: asyncio.Semaphore, text: str, special: bool
-    ) -> list[int]:
+    async def _server_ids(self, text: str, special: bool) -> list[int]:
         body = {"model": self.model, "prompt": text, "add_special_tokens": special}
         try:
-            ids = await self._post(
-                client, sem, "/tokenize", body, _parse_tokens, refusable=False, root=True
-            )
+            ids = await self._post("/tokenize", body, _parse_tokens, refusable=False, root=True)
         except EngineError as exc:
             raise EngineError(
                 f"{exc}. Log-likelihood over a server needs the prompt's token ids: from the "
@@ -391,14 +418,12 @@ class OpenAIBackend:
 
     async def _score(
         self,
-        client: httpx.AsyncClient,
-        sem: asyncio.Semaphore,
         memo: dict[tuple[str, bool], asyncio.Future[list[int]]],
         req: LoglikelihoodRequest,
         unsupported_ok: bool,
     ) -> Loglikelihood:
-        context = await self._token_ids(client, sem, memo, req.context, special=True)
-        continuation = await self._token_ids(client, sem, memo, req.continuation, special=False)
+        context = await self._token_ids(memo, req.context, special=True)
+        continuation = await self._token_ids(memo, req.continuation, special=False)
         if not continuation:
             raise EngineError(f"continuation {req.continuation!r} has no tokens")
         ids = context + continuation
@@ -408,8 +433,6 @@ class OpenAIBackend:
             return unscored
         try:
             result = await self._post(
-                client,
-                sem,
                 "/completions",
                 self._loglikelihood_payload(ids),
                 functools.partial(_parse_loglikelihood, ids=ids, n_continuation=len(continuation)),
@@ -451,11 +474,12 @@ class OpenAIBackend:
         """
         if not requests:
             return []
-        if not self.started:
-            OpenAIBackend.starts += 1
-            self.started = True
+        self._mark_started()
         before = self.refused.total()
-        out = asyncio.run(self._all_loglikelihood(requests, unsupported_ok))
+        memo: dict[tuple[str, bool], asyncio.Future[list[int]]] = {}
+        score = functools.partial(self._score, memo, unsupported_ok=unsupported_ok)
+        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            out = runner.run(self._map(requests, score))
         if self.refused.total() > before:
             log.warning(
                 "%d log-likelihood requests were not scored (over the server's max_model_len "
@@ -469,7 +493,7 @@ class OpenAIBackend:
         self.started = False
 
 
-def _parse(resp: httpx.Response, url: str) -> Generation:
+def _parse(resp: Reply, url: str) -> Generation:
     try:
         data = resp.json()
         choice = data["choices"][0]
@@ -488,7 +512,7 @@ def _parse(resp: httpx.Response, url: str) -> Generation:
         ) from exc
 
 
-def _parse_tokens(resp: httpx.Response, url: str) -> list[int]:
+def _parse_tokens(resp: Reply, url: str) -> list[int]:
     try:
         return [int(t) for t in resp.json()["tokens"]]
     except (ValueError, KeyError, TypeError) as exc:
@@ -496,7 +520,7 @@ def _parse_tokens(resp: httpx.Response, url: str) -> list[int]:
 
 
 def _parse_loglikelihood(
-    resp: httpx.Response, url: str, *, ids: list[int], n_continuation: int
+    resp: Reply, url: str, *, ids: list[int], n_continuation: int
 ) -> Loglikelihood:
     """The continuation's score from an echoed token-id prompt: the sum of the log-probabilities
     at its last ``n_continuation`` positions, greedy when each was the top token there."""
@@ -536,16 +560,3 @@ def _parse_loglikelihood(
         if top:
             greedy = greedy and max(top.items(), key=lambda kv: kv[1])[0] == token
     return Loglikelihood(total, n_continuation, greedy)
-
-
-async def _gather_or_cancel(coros: list[Any]) -> list[Any]:
-    """Run every request concurrently, results in order; on the first failure cancel the rest
-    (a dead server must not leave hundreds of requests retrying in the background)."""
-    tasks = [asyncio.create_task(c) for c in coros]
-    try:
-        return list(await asyncio.gather(*tasks))
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
