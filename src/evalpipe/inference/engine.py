@@ -8,7 +8,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -290,7 +290,7 @@ class Engine:
 
 def generate_chunks(
     backend: Backend, requests: list[GenerationRequest], every: int
-) -> Iterator[list[Generation]]:
+) -> Generator[list[Generation], None, None]:
     """The generations of each chunk of ``every`` requests, in order. A backend with a
     ``generate_chunks`` of its own (the OpenAI-compatible one) keeps requests in flight across
     the chunks' borders; any other gets one ``generate`` call per chunk."""
