@@ -9,7 +9,7 @@ import logging
 import math
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -20,6 +20,11 @@ from evalpipe.inference.cache import CacheEntry, GenerationCache, cache_key, log
 from evalpipe.inference.engine_args import check_engine_args, identity_args
 from evalpipe.inference.models import local_tokenizer_dir, resolve_model
 from evalpipe.inference.openai_engine import OpenAIBackend
+from evalpipe.inference.ray_engine import (
+    RayBackend,
+    check_data_parallel_size,
+    replica_resources,
+)
 from evalpipe.inference.tiny import TINY_RANDOM, TINY_RANDOM_NOTE
 from evalpipe.inference.types import (
     NOT_SENT,
@@ -166,12 +171,16 @@ class Engine:
             was_started = self.backend.started
             in_backend = 0.0  # cache writes between chunks are not generation time
             bar = tqdm(total=len(pending), desc="generate", unit="prompt", disable=not progress)
+            chunks = self._chunks(pending)
+            results = self._chunk_results("generate", [[unique[k] for k in c] for c in chunks])
             try:
-                for start in range(0, len(pending), self.checkpoint_every):
-                    chunk = pending[start : start + self.checkpoint_every]
+                while True:
                     t0 = time.perf_counter()
-                    outs = self.backend.generate([unique[k] for k in chunk])
+                    step = next(results, None)
                     in_backend += time.perf_counter() - t0
+                    if step is None:
+                        break
+                    chunk, outs = chunks[step[0]], step[1]
                     if self.cache is not None:
                         self.cache.add(
                             [
@@ -250,12 +259,14 @@ class Engine:
             if self.is_smoke_test_model:
                 log.warning(TINY_RANDOM_NOTE)
             bar = tqdm(total=len(pending), desc="loglikelihood", unit="req", disable=not progress)
+            chunks = self._chunks(pending)
             try:
-                for start in range(0, len(pending), self.checkpoint_every):
-                    chunk = pending[start : start + self.checkpoint_every]
-                    outs = self.backend.loglikelihood(
-                        [unique[k] for k in chunk], unsupported_ok=unsupported_ok
-                    )
+                for index, outs in self._chunk_results(
+                    "loglikelihood",
+                    [[unique[k] for k in c] for c in chunks],
+                    unsupported_ok=unsupported_ok,
+                ):
+                    chunk = chunks[index]
                     if self.cache is not None:
                         self.cache.add(
                             [
@@ -276,6 +287,24 @@ class Engine:
                 if self.cache is not None:
                     self.cache.finish()
         return [found[k] if k in found else scored[k] for k in keys]
+
+    def _chunks(self, pending: list[str]) -> list[list[str]]:
+        every = self.checkpoint_every
+        return [pending[start : start + every] for start in range(0, len(pending), every)]
+
+    def _chunk_results(
+        self, method: str, chunks: list[list[Any]], **kwargs: Any
+    ) -> Iterator[tuple[int, list[Any]]]:
+        """``(chunk index, results)`` per chunk: one after another through the backend, or, for
+        a backend with ``map_chunks`` (data parallel, ``evalpipe.inference.ray_engine``), in the
+        order its replicas finish them; each is checkpointed as it arrives."""
+        mapper = getattr(self.backend, "map_chunks", None)
+        if mapper is not None:
+            yield from mapper(method, chunks, **kwargs)
+            return
+        call = getattr(self.backend, method)
+        for index, chunk in enumerate(chunks):
+            yield index, call(chunk, **kwargs)
 
     @property
     def unsupported(self) -> int:
@@ -338,7 +367,8 @@ def make_backend(
     Returns
     -------
     Backend
-        A ``VLLMBackend`` or ``OpenAIBackend``.
+        A ``VLLMBackend`` (a ``RayBackend`` of replicas of it when ``data_parallel_size`` is
+        not 1) or an ``OpenAIBackend``.
     """
     if not isinstance(model_cfg, dict):
         raise InputError("params.yaml: model: expected a mapping")
@@ -366,7 +396,17 @@ def make_backend(
         # a hub model loads the resolved commit; a local folder (tiny-random's seed<N>
         # included) has no revision to pass on
         settings["revision"] = identity.fields.get("revision")
-        return VLLMBackend(target, identity, settings)
+        single = VLLMBackend(target, identity, settings)
+        replicas = check_data_parallel_size(model_cfg["data_parallel_size"])
+        if replicas == 1:
+            return single
+        # replicas of that engine on a Ray cluster; the identity, hence every cache key, is the same
+        return RayBackend(
+            single,
+            functools.partial(VLLMBackend, target, identity, settings),
+            replicas=replicas,
+            resources=replica_resources(settings),
+        )
     name = str(model_cfg.get("name") or "")
     if not name:
         raise InputError("params.yaml: model.name: expected the served model name")
