@@ -18,9 +18,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from evalpipe.cli import main as cli_main
 from evalpipe.errors import InputError
 from evalpipe.inference.cache import GenerationCache
+from evalpipe.inference.device_plan import check_fits, devices_needed, take_devices
 from evalpipe.inference.engine import Engine, make_backend, make_engine
 from evalpipe.inference.ray_engine import (
     RayBackend,
@@ -216,3 +219,40 @@ def test_a_replica_killed_mid_chunk_costs_at_most_that_chunk(cluster: None, tmp_
     assert set(p for p, n in sent.items() if n > 1) <= set(prompts[every : 2 * every])
     assert set(sent) == set(prompts)
     assert _segments(tmp_path / "ray") == _segments(tmp_path / "single")
+
+
+def test_each_model_holds_its_gpus_and_replicas_on_a_cluster_hold_none_here() -> None:
+    vllm = {"backend": "vllm", "tensor_parallel_size": 2, "data_parallel_size": 1}
+    assert devices_needed(vllm, total=8, ray_cluster=False) == 2
+    assert devices_needed({**vllm, "data_parallel_size": 3}, total=8, ray_cluster=False) == 6
+    assert devices_needed({**vllm, "data_parallel_size": "auto"}, total=7, ray_cluster=False) == 6
+    assert devices_needed({**vllm, "data_parallel_size": 3}, total=8, ray_cluster=True) == 0
+    assert devices_needed({**vllm, "backend": "openai"}, total=8, ray_cluster=False) == 0
+    assert devices_needed(vllm, total=0, ray_cluster=False) == 0
+    assert take_devices(["0", "1", "2"], 2) == (["0", "1"], ["2"])
+    assert take_devices(["0"], 2) is None
+    with pytest.raises(InputError, match=r"models\.big: needs 6 GPUs .* has 4"):
+        check_fits({"small": 2, "big": 6}, ["0", "1", "2", "3"])
+
+
+def test_generate_command_shares_out_the_gpus(tmp_path: Path) -> None:
+    params = tmp_path / "params.yaml"
+    params.write_text(
+        "models:\n"
+        "  a: {name: tiny-random, tensor_parallel_size: 2}\n"
+        "  b: {name: tiny-random, data_parallel_size: 2}\n"
+        "  c: {name: served, backend: openai, base_urls: [http://127.0.0.1:1/v1]}\n",
+        encoding="utf-8",
+    )
+    runner = CliRunner()
+    args = ["generate", "--dry-run", "--params", str(params), "--devices", "0,1,2,3"]
+    result = runner.invoke(cli_main, args, env={"RAY_ADDRESS": ""})
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == [
+        "a: 2 GPUs",
+        "b: 2 GPUs",
+        "c: 0 GPUs",
+        "4 GPUs (0, 1, 2, 3), at most 3 at once",
+    ]
+    result = runner.invoke(cli_main, [*args[:-1], "0"], env={"RAY_ADDRESS": ""})
+    assert result.exit_code == 2 and "models.a: needs 2 GPUs" in result.output

@@ -401,9 +401,14 @@ def make_backend(
         if replicas == 1:
             return single
         # replicas of that engine on a Ray cluster; the identity, hence every cache key, is the same
+        replica = settings
+        if int(settings["tensor_parallel_size"]) > 1:
+            # inside a replica, vLLM's own worker processes on the GPUs Ray gave the actor
+            args = {"distributed_executor_backend": "mp", **engine_args}
+            replica = dict(settings, engine_args=args)
         return RayBackend(
             single,
-            functools.partial(VLLMBackend, target, identity, settings),
+            functools.partial(VLLMBackend, target, identity, replica),
             replicas=replicas,
             resources=replica_resources(settings),
         )

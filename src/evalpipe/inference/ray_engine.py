@@ -183,6 +183,7 @@ class RayBackend:
         self.start_seconds = 0.0
         self.pids: list[int] = []
         self._actors: list[Any] = []
+        self._group: Any = None
         self._owns_cluster = False
 
     def start(self) -> None:
@@ -206,17 +207,38 @@ class RayBackend:
                 raise EngineError(f"Ray could not start or join a cluster ({exc})") from exc
             self._owns_cluster = address == "local"
         n = replica_count(
-            self.replicas_setting,
-            cluster=dict(ray.cluster_resources()),
-            per_replica=self.resources,
+            self.replicas_setting, cluster=dict(ray.cluster_resources()), per_replica=self.resources
         )
-        actor = ray.remote(Replica).options(
-            num_cpus=self.resources.get("CPU", 1),
-            num_gpus=self.resources.get("GPU", 0),
-            max_restarts=RESTARTS,
-            max_task_retries=RESTARTS,
-        )
-        self._actors = [actor.remote(self.factory) for _ in range(n)]
+        total = dict(ray.cluster_resources())
+        short = {k: v * n for k, v in self.resources.items() if v * n > total.get(k, 0)}
+        if short:
+            raise EngineError(
+                f"model.data_parallel_size: {n} replicas of {self.identity.label} need "
+                f"{short} but the Ray cluster has {total}; lower data_parallel_size (or auto)"
+            )
+        # All replicas' resources are reserved at once (a placement group) or not at all: two
+        # models sharing a cluster never each hold part of what both need and wait for ever.
+        from ray.util.placement_group import placement_group
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+        bundle = {k: v for k, v in self.resources.items() if v > 0}
+        self._group = placement_group([bundle] * n, strategy="PACK")
+        log.info("waiting for %d x %s on Ray for %s", n, bundle, self.identity.label)
+        ray.get(self._group.ready())
+        self._actors = [
+            ray.remote(Replica)
+            .options(
+                num_cpus=self.resources.get("CPU", 0),
+                num_gpus=self.resources.get("GPU", 0),
+                max_restarts=RESTARTS,
+                max_task_retries=RESTARTS,
+                scheduling_strategy=PlacementGroupSchedulingStrategy(
+                    self._group, placement_group_bundle_index=i
+                ),
+            )
+            .remote(self.factory)
+            for i in range(n)
+        ]
         log.info("starting %d replicas of %s on Ray", n, self.identity.label)
         try:
             self.pids = ray.get([a.start.remote() for a in self._actors])
@@ -308,6 +330,9 @@ class RayBackend:
             for a in self._actors:
                 ray.kill(a, no_restart=True)
             self._actors = []
+            if self._group is not None:
+                ray.util.remove_placement_group(self._group)
+                self._group = None
             if self._owns_cluster:
                 ray.shutdown()
                 self._owns_cluster = False
