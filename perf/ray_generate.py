@@ -7,6 +7,9 @@ directory, runs ``dvc repro perturb`` there (words, benchmarks, perturbed sets),
 1. one engine in the stage's process (``data_parallel_size: 1``, the default);
 2. ``data_parallel_size: 2``: two vLLM replicas on a local Ray cluster (``RAY_ADDRESS`` unset).
 
+Both runs use ``checkpoint_every`` 128 (``--checkpoint-every``): chunks are what the replicas
+share, and the default 1024 is more than the default study's misses (one chunk, one replica).
+
 It prints each run's wall time and whether every output file (``data/outputs/<model>/``) and
 every generation-cache segment (``data/cache/generations/<model>/``) is byte-identical between
 the two. On a 2-core machine two CPU replicas share the same two cores as one engine, so the
@@ -74,6 +77,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--replicas", type=int, default=2)
+    # Chunks are what the replicas share: the default study's ~975 misses are one chunk of the
+    # default 1024, which one replica would run alone. Both runs use the same value.
+    parser.add_argument("--checkpoint-every", type=int, default=128)
     args = parser.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="evalpipe-ray-"))
     if work.exists():
@@ -91,13 +97,19 @@ def main() -> None:
 
     params = yaml.safe_load((work / "params.yaml").read_text("utf-8"))
     models = list(params["models"])
-    replicated = yaml.safe_load((work / "params.yaml").read_text("utf-8"))
-    for slug in models:
-        replicated["models"][slug]["data_parallel_size"] = args.replicas
-    (work / "params.replicas.yaml").write_text(yaml.safe_dump(replicated), "utf-8")
+    for label, replicas in (("single", 1), ("replicas", args.replicas)):
+        edited = yaml.safe_load((work / "params.yaml").read_text("utf-8"))
+        for slug in models:
+            edited["models"][slug]["data_parallel_size"] = replicas
+            if args.checkpoint_every:
+                edited["models"][slug]["checkpoint_every"] = args.checkpoint_every
+        (work / f"params.{label}.yaml").write_text(yaml.safe_dump(edited), "utf-8")
 
     results = {}
-    for label, params_file in (("one engine", "params.yaml"), ("ray", "params.replicas.yaml")):
+    for label, params_file in (
+        ("one engine", "params.single.yaml"),
+        ("ray", "params.replicas.yaml"),
+    ):
         shutil.rmtree(work / "data" / "outputs", ignore_errors=True)
         shutil.rmtree(work / "data" / "cache" / "generations", ignore_errors=True)
         seconds = 0.0
