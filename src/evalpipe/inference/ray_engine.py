@@ -206,10 +206,8 @@ class RayBackend:
             except Exception as exc:
                 raise EngineError(f"Ray could not start or join a cluster ({exc})") from exc
             self._owns_cluster = address == "local"
-        n = replica_count(
-            self.replicas_setting, cluster=dict(ray.cluster_resources()), per_replica=self.resources
-        )
         total = dict(ray.cluster_resources())
+        n = replica_count(self.replicas_setting, cluster=total, per_replica=self.resources)
         short = {k: v * n for k, v in self.resources.items() if v * n > total.get(k, 0)}
         if short:
             raise EngineError(
