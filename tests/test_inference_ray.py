@@ -256,3 +256,17 @@ def test_generate_command_shares_out_the_gpus(tmp_path: Path) -> None:
     ]
     result = runner.invoke(cli_main, [*args[:-1], "0"], env={"RAY_ADDRESS": ""})
     assert result.exit_code == 2 and "models.a: needs 2 GPUs" in result.output
+
+
+@pytest.mark.slow
+def test_more_replicas_than_the_cluster_holds_is_an_error_not_a_wait(cluster: None) -> None:
+    cfg = {"name": "canned", "backend": "openai", "base_urls": ["http://127.0.0.1:9/v1"]}
+    backend = RayBackend(
+        make_backend(cfg),
+        functools.partial(make_backend, cfg),
+        replicas=3,
+        resources={"CPU": 1.0, "GPU": 0.0},
+    )
+    with pytest.raises(InputError, match=r"3 replicas of canned need \{'CPU': 3\.0\}"):
+        backend.start()
+    assert not backend.started and backend.replicas == 0
