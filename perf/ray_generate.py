@@ -77,14 +77,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--replicas", type=int, default=2)
+    parser.add_argument(
+        "--reuse", action="store_true", help="keep --workdir's perturbed sets (skip dvc repro)"
+    )
     # Chunks are what the replicas share: the default study's ~975 misses are one chunk of the
     # default 1024, which one replica would run alone. Both runs use the same value.
     parser.add_argument("--checkpoint-every", type=int, default=128)
     args = parser.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="evalpipe-ray-"))
-    if work.exists():
-        shutil.rmtree(work)
-    copy_repo(REPO, work)
+    if args.reuse and (work / "data" / "perturbed").is_dir():
+        # an earlier run's copy: its perturbed sets, this checkout's code
+        for folder in ("src", "stages"):
+            shutil.rmtree(work / folder)
+            shutil.copytree(REPO / folder, work / folder)
+    else:
+        if work.exists():
+            shutil.rmtree(work)
+        copy_repo(REPO, work)
     env = dict(os.environ)
     env["PYTHONPATH"] = str(work / "src")
     env.setdefault("DVC_NO_ANALYTICS", "1")
@@ -92,8 +101,9 @@ def main() -> None:
     env.pop("RAY_ADDRESS", None)  # a local cluster of this node's CPUs
     python = sys.executable
     print(f"scratch copy: {work}", flush=True)
-    prepare = run(work, env, "dvc", "repro", "--quiet", "perturb")
-    print(f"dvc repro perturb: {prepare:.1f} s", flush=True)
+    if not args.reuse:
+        prepare = run(work, env, "dvc", "repro", "--quiet", "perturb")
+        print(f"dvc repro perturb: {prepare:.1f} s", flush=True)
 
     params = yaml.safe_load((work / "params.yaml").read_text("utf-8"))
     models = list(params["models"])
