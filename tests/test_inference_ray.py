@@ -214,9 +214,11 @@ def test_a_replica_killed_mid_chunk_costs_at_most_that_chunk(cluster: None, tmp_
     assert not worker.is_alive()
     assert result["out"] == expected
     repeats = sum(n - 1 for n in sent.values())
-    # the killed chunk's answered prompts were asked again, and nothing else was
+    # the killed chunk's answered prompts were asked again, and nothing else was (chunk 1, or
+    # on a machine too loaded to kill inside it, replica 1's next chunk, 3)
     assert 1 <= repeats <= every
-    assert set(p for p, n in sent.items() if n > 1) <= set(prompts[every : 2 * every])
+    again = {p for p, n in sent.items() if n > 1}
+    assert any(again <= set(prompts[j * every : (j + 1) * every]) for j in (1, 3))
     assert set(sent) == set(prompts)
     assert _segments(tmp_path / "ray") == _segments(tmp_path / "single")
 
