@@ -4,6 +4,7 @@
     evalpipe quality kappa | merge | check                   # agreement, consensus, quality gate
     evalpipe evaluate --gold G.jsonl --pred P.jsonl          # score predictions made elsewhere
     evalpipe report compare --a main --b workspace           # two revisions side by side
+    evalpipe generate                                        # every model at once, then dvc repro
 
 The DVC pipeline's stages are not here: they live in ``stages/`` and run through ``dvc repro``.
 Each tool group is imported when it is called, so ``evalpipe --help`` and every stage that
@@ -36,6 +37,11 @@ TOOLS: dict[str, tuple[str, str, str]] = {
         "Score predictions made elsewhere against a gold file.",
     ),
     "report": ("evalpipe.cli.compare", "main", "Compare the report of two revisions."),
+    "generate": (
+        "evalpipe.cli.generate",
+        "main",
+        "Every model's generate stage at once, each on its own GPUs, then dvc repro.",
+    ),
 }
 
 

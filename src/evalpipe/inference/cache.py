@@ -135,10 +135,15 @@ class GenerationCache:
             shared = [
                 p for d in self.read_also if d.is_dir() for p in sorted(d.glob("seg-*.parquet"))
             ]
-            for path in [*shared, *self.segments()]:
+            own = self.segments()
+            for path in [*shared, *own]:
                 try:
                     table = pq.read_table(path)
                 except Exception as exc:  # pyarrow raises several types for a damaged file
+                    if isinstance(exc, FileNotFoundError) and path not in own:
+                        # another model's stage running at the same time (`evalpipe generate`)
+                        # merged it away; its rows are in the merged segment, written first
+                        continue
                     raise InputError(
                         f"{path}: not a readable generation-cache segment ({exc}); delete the "
                         "file to regenerate its prompts"

@@ -164,15 +164,16 @@ class Engine:
             was_started = self.backend.started
             in_backend = 0.0  # cache writes between chunks are not generation time
             bar = tqdm(total=len(pending), desc="generate", unit="prompt", disable=not progress)
-            chunks = generate_chunks(
-                self.backend, [unique[k] for k in pending], self.checkpoint_every
-            )
+            chunks = self._chunks(pending)
+            results = self._chunk_results("generate", [[unique[k] for k in c] for c in chunks])
             try:
-                for start in range(0, len(pending), self.checkpoint_every):
-                    chunk = pending[start : start + self.checkpoint_every]
+                while True:
                     t0 = time.perf_counter()
-                    outs = next(chunks)
+                    step = next(results, None)
                     in_backend += time.perf_counter() - t0
+                    if step is None:
+                        break
+                    chunk, outs = chunks[step[0]], step[1]
                     if self.cache is not None:
                         self.cache.add(
                             [
@@ -187,7 +188,7 @@ class Engine:
                         stats.output_tokens += g.output_tokens
                     bar.update(len(chunk))
             finally:
-                chunks.close()  # a backend with requests in flight stops them
+                results.close()  # a backend with requests in flight stops them
                 bar.close()
                 if self.cache is not None:
                     self.cache.finish()
@@ -252,12 +253,14 @@ class Engine:
             if self.is_smoke_test_model:
                 log.warning(TINY_RANDOM_NOTE)
             bar = tqdm(total=len(pending), desc="loglikelihood", unit="req", disable=not progress)
+            chunks = self._chunks(pending)
             try:
-                for start in range(0, len(pending), self.checkpoint_every):
-                    chunk = pending[start : start + self.checkpoint_every]
-                    outs = self.backend.loglikelihood(
-                        [unique[k] for k in chunk], unsupported_ok=unsupported_ok
-                    )
+                for index, outs in self._chunk_results(
+                    "loglikelihood",
+                    [[unique[k] for k in c] for c in chunks],
+                    unsupported_ok=unsupported_ok,
+                ):
+                    chunk = chunks[index]
                     if self.cache is not None:
                         self.cache.add(
                             [
@@ -278,6 +281,31 @@ class Engine:
                 if self.cache is not None:
                     self.cache.finish()
         return [found[k] if k in found else scored[k] for k in keys]
+
+    def _chunks(self, pending: list[str]) -> list[list[str]]:
+        every = self.checkpoint_every
+        return [pending[start : start + every] for start in range(0, len(pending), every)]
+
+    def _chunk_results(
+        self, method: str, chunks: list[list[Any]], **kwargs: Any
+    ) -> Generator[tuple[int, list[Any]], None, None]:
+        """``(chunk index, results)`` per chunk: one after another through the backend, or, for
+        a backend with ``map_chunks`` (data parallel, ``evalpipe.inference.ray_engine``), in the
+        order its replicas finish them; each is checkpointed as it arrives. Generations go
+        through ``generate_chunks``, so a backend that keeps requests in flight across the
+        chunks' borders (the OpenAI-compatible one) does so; closing this generator stops them."""
+        mapper = getattr(self.backend, "map_chunks", None)
+        if mapper is not None:
+            yield from mapper(method, chunks, **kwargs)
+            return
+        if method == "generate" and not kwargs and chunks:
+            flat = [request for chunk in chunks for request in chunk]
+            # every chunk but the last holds checkpoint_every requests (Engine._chunks)
+            yield from enumerate(generate_chunks(self.backend, flat, len(chunks[0])))
+            return
+        call = getattr(self.backend, method)
+        for index, chunk in enumerate(chunks):
+            yield index, call(chunk, **kwargs)
 
     @property
     def unsupported(self) -> int:
@@ -342,7 +370,8 @@ def make_backend(
     Returns
     -------
     Backend
-        A ``VLLMBackend`` or ``OpenAIBackend``.
+        A ``VLLMBackend`` (a ``RayBackend`` of replicas of it when ``data_parallel_size`` is
+        not 1) or an ``OpenAIBackend``.
     """
     if not isinstance(model_cfg, dict):
         raise InputError("params.yaml: model: expected a mapping")

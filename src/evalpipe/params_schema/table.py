@@ -130,6 +130,11 @@ def _engine_keys() -> dict[str, Value | Section]:
         "dtype": text("vLLM dtype, e.g. auto, bfloat16", default="auto"),
         "max_model_len": integer("context length in tokens", minimum=1, default=2048),
         "tensor_parallel_size": integer("GPUs per model", minimum=1, default=1),
+        # a positive integer | auto: vLLM engine replicas on Ray (evalpipe.inference.ray_engine);
+        # 1 runs one engine in the stage's process
+        "data_parallel_size": Value(
+            "any", "vLLM: engine replicas (data parallel, on Ray)", default=1
+        ),
         "gpu_memory_utilization": number(
             "share of GPU (CPU build: host) memory for vLLM",
             minimum=0.0,
