@@ -37,6 +37,7 @@ def field_figures(pairs: pd.DataFrame, *, margin: float | None, level: float) ->
         "gate": gate["verdict"],
         "gate_margin": gate["margin"],
         "gate_lower_bound": gate["lower_bound"],
+        "gate_upper_bound": gate["upper_bound"],
     }
 
 
@@ -57,6 +58,10 @@ HEADLINE_KEYS = {
     # four-way transitions are in the details (every column widens `dvc metrics show`)
     "answer_change": "answer_change",
     "gate": "gate",
+    # the clean accuracy over every example of the view, paired or not: the baseline that stays
+    # put when a sweep changes where typos land (acc_orig is over the pairs only)
+    "acc_all": "accuracy_base",
+    "n_all": "n_examples",
 }
 # Above this share of outputs cut at the generation budget, the stage warns: the scores then
 # measure the budget as much as the model.
