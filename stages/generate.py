@@ -41,7 +41,7 @@ from evalpipe.inference.perplexity import (
 from evalpipe.inference.tiny import TINY_RANDOM_NOTE, default_model_cache
 from evalpipe.inference.types import Generation
 from evalpipe.inference.word_tokens import edit_token_columns, token_arrays, word_token_counter
-from evalpipe.model_list import locate_settings, model_configs, model_labels
+from evalpipe.model_list import locate_settings, model_benchmarks, model_configs, model_labels
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from stages._common import fail_cleanly, params_option, read_parquet
@@ -115,7 +115,7 @@ def run_model(
         local=paths.raw_benchmarks,
         source=params_path,
     )
-    names = names or tuple(declared)
+    names = names or model_benchmarks(model_cfg, declared, slug=slug, source=params_path)
     method = str(params["scoring"]["method"])
     perplexity = bool(params["scoring"]["perplexity"])
     defences = section(params, "defences", path=params_path)
