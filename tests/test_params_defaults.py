@@ -20,6 +20,7 @@ from evalpipe.params_schema import (
     validate_params,
     with_defaults,
 )
+from tests.conftest import TEST_PARAMS
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -200,14 +201,14 @@ def test_the_guard_sees_a_keyword_default_a_settings_field_and_a_get_fallback(tm
 
 def test_the_projects_params_file_states_the_defaults_it_relies_on():
     # params.yaml may override any default; this guards the values the docs quote
-    params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+    params = yaml.safe_load(TEST_PARAMS.read_text(encoding="utf-8"))
     assert params["seed"] == default_of("seed")
     assert params["judge"]["max_tokens"] == default_of("judge.max_tokens")
     assert params["annotation"]["context_window"] == default_of("annotation.context_window")
 
 
 def test_the_ignored_bootstrap_keys_are_out_of_params_yaml_but_older_files_still_load():
-    params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+    params = yaml.safe_load(TEST_PARAMS.read_text(encoding="utf-8"))
     assert "bootstrap_samples" not in params["scoring"]
     assert "bootstrap_samples" not in params["impact"]
     older = {"scoring": {"bootstrap_samples": 1000}, "impact": {"bootstrap_samples": 1000}}
