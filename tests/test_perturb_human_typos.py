@@ -79,6 +79,18 @@ def test_number_words_urls_maths_labels_and_gold_spans_are_never_edited():
     assert why("cats") is None and why("page") is None and words
 
 
+def test_prices_with_dollar_signs_are_text_and_tex_maths_is_maths():
+    rules = Eligibility(frozenset({"maths"}))
+    row = RowContext()
+    for text in ("Pens cost $4 each and 2 pens for $", "It was $4 and then $5 for the pens"):
+        assert rules.blocked_spans(text, row)["maths"] == [], text
+        start = text.index("pens")
+        blocked = rules.blocked_spans(text, row)
+        assert rules.reason(text, start, start + 4, blocked, row, language="english") is None
+    text = "Solve $x^2 + y$ for the value and $$a b$$ too"
+    assert rules.blocked_spans(text, row)["maths"] == [(6, 15), (34, 41)]
+
+
 def test_japanese_rules_use_the_unidic_part_of_speech():
     assert is_number_word("三", language="japanese") and is_number_word("一つ", language="japanese")
     assert not is_number_word("一般", language="japanese")
