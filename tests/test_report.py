@@ -434,6 +434,19 @@ def test_the_answer_lists_the_most_harmful_words_with_interval_and_holm_p():
     assert "1 of 3 words lost accuracy at Holm p &lt; 0.05" in summary  # "to" has no delta
 
 
+def test_answers_cut_at_a_deliberate_budget_but_read_are_no_distortion():
+    from evalpipe.report.answer import distortion_sentences
+
+    # jcommonsenseqa's one-token budget: every answer stops at it, and every one is read
+    label = {"benchmark": "jcommonsenseqa", "unparsed_original": 0.0, "unparsed_perturbed": 0.0,
+             "truncated_original": 1.0, "truncated_perturbed": 1.0}  # fmt: skip
+    assert distortion_sentences([label], None) == []
+    cut = {**label, "benchmark": "gsm8k", "unparsed_original": 0.3}
+    assert distortion_sentences([cut], None) == [
+        "gsm8k: 30% unparsed on original prompts, 100% truncated on original prompts."
+    ]
+
+
 def test_the_answer_ranks_benchmarks_by_accuracy_lost_with_unparsed_and_truncated_shares():
     data = full_data()
     data.robustness = {**robustness(), "jamp": {**robustness()["jnli"], "delta": -0.3}}

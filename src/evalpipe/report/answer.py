@@ -264,7 +264,9 @@ def distortion_sentences(
     bench: Sequence[Mapping[str, Any]], words: pd.DataFrame | None
 ) -> list[str]:
     """Sentences naming every benchmark (and the count of words) whose unparsed or truncated
-    share exceeds :data:`DISTORTION_SHARE`."""
+    share exceeds :data:`DISTORTION_SHARE`. A truncated share is named only beside unparsed
+    answers of the same prompts: an answer cut at its budget but read (a spec's one-token
+    label budget, set on purpose) distorts nothing."""
     out = []
     for row in bench:
         parts = []
@@ -277,6 +279,10 @@ def distortion_sentences(
             ("truncated_all", "truncated over all answers"),
         ):
             value = row.get(key)
+            if key.startswith("truncated"):
+                unparsed = row.get(key.replace("truncated", "unparsed", 1))
+                if h.is_missing(unparsed) or float(unparsed) == 0:
+                    continue
             if not h.is_missing(value) and float(value) > DISTORTION_SHARE:
                 parts.append(f"{float(value):.0%} {what}")
         if parts:
