@@ -434,6 +434,29 @@ def test_the_answer_lists_the_most_harmful_words_with_interval_and_holm_p():
     assert "1 of 3 words lost accuracy at Holm p &lt; 0.05" in summary  # "to" has no delta
 
 
+def test_no_most_harmful_headline_from_words_with_too_few_pairs():
+    from evalpipe.report.answer import word_summary
+
+    one_pair = pd.DataFrame({"word": ["that", "of"], "scope": "pooled", "delta": [-1.0, -0.2],
+                             "ci_low": [-1.0, -0.9], "ci_high": [0.5, 0.4], "p_holm": [1.0, 1.0],
+                             "small_n": [True, True], "word_rank": [9, 2], "n": [1, 3]})  # fmt: skip
+    summary = word_summary(one_pair)
+    assert "Most harmful" not in summary and "too few to name the most harmful" in summary
+    enough = one_pair.assign(small_n=[True, False])
+    assert word_summary(enough).startswith("Most harmful: of, accuracy change -0.200")
+
+
+def test_the_count_designs_answer_points_to_the_dose_response():
+    from evalpipe.report.answer import answer_section
+
+    headline = [{"model": "m", "benchmark": "gsm8k", "language": "english", "delta": -0.1,
+                 "n": 10, "accuracy_original": 0.5, "accuracy_perturbed": 0.4}]  # fmt: skip
+    words = pd.DataFrame(columns=["word", "model", "language", "delta", "small_n"])
+    body = answer_section(words=words, headline=headline, parse=[])
+    assert "perturb.design: count" in body and "Dose-response" in body
+    assert "words.parquet is missing" not in body
+
+
 def test_answers_cut_at_a_deliberate_budget_but_read_are_no_distortion():
     from evalpipe.report.answer import distortion_sentences
 
