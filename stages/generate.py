@@ -40,7 +40,12 @@ from evalpipe.inference.perplexity import (
 )
 from evalpipe.inference.tiny import TINY_RANDOM_NOTE, default_model_cache
 from evalpipe.inference.types import Generation
-from evalpipe.inference.word_tokens import edit_token_columns, token_arrays, word_token_counter
+from evalpipe.inference.word_tokens import (
+    edit_token_columns,
+    token_arrays,
+    uncounted_message,
+    word_token_counter,
+)
 from evalpipe.model_list import locate_settings, model_benchmarks, model_configs, model_labels
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
@@ -237,6 +242,8 @@ def run_model(
             }
         table = outputs_table(frame, pq.read_schema(path))
         tokens, token_counts = edit_token_columns(rows, counter)
+        if message := uncounted_message(name, token_counts):
+            log.warning(message)
         for column, values in token_arrays(tokens).items():
             table = table.append_column(column, values)
         atomic.write_parquet(paths.outputs(name, slug), table)
