@@ -652,3 +652,20 @@ def test_the_answer_does_not_call_a_word_harmful_when_no_word_lowered_accuracy()
     answer = html.unescape(section_body(build_report(data), "answer"))
     assert "No word's typos lowered accuracy. 0 of 3 words lost accuracy" in answer
     assert "Most harmful" not in answer.split("japanese ·")[0]
+
+
+def test_bar_labels_that_would_overlap_are_slanted_and_short_ones_stay_level():
+    import re
+
+    from evalpipe.report.svg import grouped_bars
+
+    series = [("original", "#333", [0.5] * 8), ("perturbed", "#999", [0.4] * 8)]
+    long = [f"{b} · {m}" for b in ("gsm8k", "jnli", "mmlu", "jamp") for m in ("tiny-a", "tiny-b")]
+    svg = grouped_bars(long, series, title="t", y_label="accuracy")
+    labels = re.findall(r"<text [^>]*>([^<]*)</text>", svg)
+    assert all("rotate(-35" in t for t in re.findall(r"<text [^>]*>gsm8k · tiny-a<", svg))
+    assert "gsm8k · tiny-a" in labels
+    height = int(re.search(r'height="(\d+)"', svg).group(1))
+    assert height > 280  # room below for the slanted labels
+    short = grouped_bars(["a", "b"], [(n, c, v[:2]) for n, c, v in series], title="t", y_label="y")
+    assert "rotate(-35" not in short and 'height="280"' in short
