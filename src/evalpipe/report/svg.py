@@ -7,6 +7,7 @@ plots DVC shows (`dvc plots show` / `dvc plots diff`).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -245,8 +246,10 @@ def grouped_bars(
     group_w = plot_w / len(categories)
     # labels wider than their group (several models' benchmarks) would run into each other:
     # slant them and make room below
-    longest = max(len(str(c)) for c in categories) * CHAR_WIDTH
-    slanted = longest > group_w - 4
+    widths = [len(str(c)) * CHAR_WIDTH for c in categories]
+    longest = max(widths)
+    # two neighbours' centred labels meet when their half widths fill the group's width
+    slanted = any((a + b) / 2 > group_w - 4 for a, b in itertools.pairwise(widths))
     if slanted:
         extra = int(longest * SLANT_SIN) + 8 - (bottom - 44)
         bottom += max(0, extra)
