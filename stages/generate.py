@@ -30,7 +30,7 @@ from evalpipe.inference.plan import (
     run_plans,
 )
 from evalpipe.inference.tiny import TINY_RANDOM_NOTE, default_model_cache
-from evalpipe.model_list import locate_settings, model_configs
+from evalpipe.model_list import locate_settings, model_benchmarks, model_configs
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.studies.generate import STUDIES
@@ -78,7 +78,8 @@ def run_model(slug: str, model_cfg: dict, params: dict, names, *, progress, sour
     parts = [study(params, paths, slug=slug, source=source) for study in STUDIES]
     studies = [part for part in parts if part.enabled]
     plans, summaries = [], {}
-    for name in names or tuple(declared):  # every prompt first: one batch for all benchmarks
+    names = names or model_benchmarks(model_cfg, declared, slug=slug, source=source)
+    for name in names:  # every prompt first: one batch for all benchmarks
         path = paths.perturbed(name)
         rows = read_parquet(path, f"run `dvc repro perturb@{name}`")
         validate_perturbed(rows, source=str(path))

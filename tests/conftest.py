@@ -16,6 +16,10 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# The params the tests are written against: the shipped params.yaml as it was released. Tests
+# never read the repository's own params.yaml (a user's project edits it: other models, other
+# suites) and every project copy gets this one.
+TEST_PARAMS = Path(__file__).resolve().parent / "fixtures" / "params.yaml"
 VENV_BIN = str(Path(sys.executable).parent)
 
 # Only what a fresh clone has: no data outputs, no caches, no venv.
@@ -84,6 +88,9 @@ def copy_project(dest: Path) -> Path:
             )
     for name in ("metrics", "plots"):
         (dest / name).mkdir(exist_ok=True)
+    shutil.copy2(TEST_PARAMS, dest / "params.yaml")
+    # the repository's dvc.lock records its own params' runs, not these
+    (dest / "dvc.lock").unlink(missing_ok=True)
     return dest
 
 

@@ -21,6 +21,7 @@ from evalpipe.annotation.schema import (
     read_tasks,
     sample_tasks_path,
 )
+from tests.conftest import TEST_PARAMS
 
 REPO = Path(__file__).resolve().parents[1]
 BATCHES = sorted((REPO / "data" / "samples" / "annotations").glob("batch_*.jsonl"))
@@ -56,6 +57,8 @@ def run_check(*args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"))
     if "--tasks" not in args:
         args = (*args, "--tasks", str(SAMPLE_TASKS))
+    if "--params" not in args:
+        args = (*args, "--params", str(TEST_PARAMS))
     return subprocess.run(
         [sys.executable, "-m", "evalpipe.cli", "quality", "check", *args],
         cwd=REPO,

@@ -20,6 +20,7 @@ from evalpipe.benchmarks.loading import dataset_metadata, recorded_metadata, res
 from evalpipe.benchmarks.readers import READERS, Reader
 from evalpipe.errors import InputError
 from evalpipe.params_schema import validate_params
+from tests.conftest import TEST_PARAMS
 from tests.test_benchmarks import _hub_repo
 
 FIXTURES = Path(__file__).parent / "fixtures" / "publisher"
@@ -650,7 +651,7 @@ def test_generate_says_why_few_shot_prompts_have_no_demonstrations(tmp_path) -> 
         root / "data" / "benchmarks" / "jnli.fewshot.parquet", to_arrow(fewshot), metadata=meta
     )
     with CannedServer(tmp_path / "log.jsonl") as server:
-        params = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))
+        params = yaml.safe_load(TEST_PARAMS.read_text(encoding="utf-8"))
         params["models"] = {"canned": _cfg(server.url, name="canned", max_concurrency=1)}
         params["prompt"].update({"style": "few_shot", "n_shots": 3})
         params["benchmarks"]["suites"] = {"jnli": "japanese"}  # generate reads the declared sets

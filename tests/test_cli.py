@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from evalpipe.cli import TOOLS, main
+from tests.conftest import TEST_PARAMS
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "sentiment_eval"
@@ -140,7 +141,7 @@ def test_old_tool_command_does_the_work(tmp_path: Path) -> None:
 def test_old_report_compare_names_the_new_command() -> None:
     result = _run(
         "-m", "stages.report", "compare", "--a", "no-such-revision-anywhere", "--root", str(REPO),
-        "--params", str(REPO / "params.yaml"),
+        "--params", str(TEST_PARAMS),
     )  # fmt: skip
     assert result.returncode == 2
     assert result.stderr.splitlines()[0] == (

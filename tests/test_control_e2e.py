@@ -19,6 +19,7 @@ from evalpipe import atomic
 from evalpipe.benchmarks import get_spec, load_benchmark
 from evalpipe.perturb import Probabilities, perturb_frame
 from evalpipe.words import word_list
+from tests.conftest import TEST_PARAMS
 
 REPO = Path(__file__).resolve().parents[1]
 M = "tiny-random"
@@ -52,7 +53,7 @@ def test_the_perturb_stage_writes_the_same_bytes_without_the_option_and_a_contro
     atomic.write_parquet(tmp_path / "data" / "benchmarks" / "gsm8k.parquet", examples)
     words = word_list("english", "wordfreq", raw_dir=tmp_path / "none", top_n=10, min_length=2)
     atomic.write_parquet(tmp_path / "data" / "words" / "english.parquet", words)
-    (tmp_path / "params.yaml").write_text((REPO / "params.yaml").read_text(encoding="utf-8"))
+    (tmp_path / "params.yaml").write_text(TEST_PARAMS.read_text(encoding="utf-8"))
     _params(tmp_path)
     _run(tmp_path, "stages.perturb", "--name", "gsm8k")
     out = tmp_path / "data" / "perturbed" / "gsm8k.parquet"

@@ -17,6 +17,7 @@ import yaml
 from evalpipe import atomic
 from evalpipe.benchmarks import get_spec, load_benchmark
 from evalpipe.words import word_list
+from tests.conftest import TEST_PARAMS
 from tests.inference_servers import CannedServer
 from tests.test_inference_openai import _cfg
 
@@ -30,7 +31,7 @@ def _setup(root: Path, url: str) -> None:
     atomic.write_parquet(root / "data" / "benchmarks" / "imdb.fewshot.parquet", fewshot)
     words = word_list("english", "wordfreq", raw_dir=root / "none", top_n=10, min_length=2)
     atomic.write_parquet(root / "data" / "words" / "english.parquet", words)
-    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    params = yaml.safe_load(TEST_PARAMS.read_text())
     params["benchmarks"]["suites"] = {"imdb": "english"}
     params["models"] = {"canned": _cfg(url, name="canned", max_concurrency=2)}
     params["perturb"]["draws"] = 2

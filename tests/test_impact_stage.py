@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from evalpipe.scoring.adjusted import ADJUSTED_COLUMNS
 from stages.impact import main as impact_main
 from stages.score import main as score_main
+from tests.conftest import TEST_PARAMS
 from tests.scoring_fixtures import WORDS, make_outputs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -51,7 +52,7 @@ def _setup(
             outputs.to_parquet(root / "data" / "outputs" / slug / f"{name}.parquet")
     for language, words in WORD_LISTS.items():
         words.to_parquet(root / "data" / "words" / f"{language}.parquet")
-    params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+    params = yaml.safe_load(TEST_PARAMS.read_text(encoding="utf-8"))
     params["models"] = {slug: {"name": "tiny-random"} for slug in models}
     params["scoring"]["bootstrap_samples"] = 100
     params["impact"] = {"small_n": 10, "top_n_plot": 2, "bootstrap_samples": 200}

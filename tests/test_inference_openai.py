@@ -21,6 +21,7 @@ import yaml
 from evalpipe.inference.cache import GenerationCache
 from evalpipe.inference.engine import make_engine
 from evalpipe.inference.types import EngineError, GenerationRequest
+from tests.conftest import TEST_PARAMS
 from tests.inference_servers import CANNED_JSON, CannedServer, canned_answer, free_port
 
 REPO = Path(__file__).resolve().parents[1]
@@ -250,7 +251,7 @@ def _stage_project(root: Path, url: str) -> Path:
         examples, fewshot = load_benchmark(get_spec(name), source="sample", max_samples=10)
         write_unperturbed(root, name, examples)
         atomic.write_parquet(root / "data" / "benchmarks" / f"{name}.fewshot.parquet", fewshot)
-    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    params = yaml.safe_load(TEST_PARAMS.read_text())
     params["benchmarks"]["suites"] = {"imdb": "english", "gsm8k": "english"}
     params["models"] = {"canned": _cfg(url, name="canned", max_concurrency=1, checkpoint_every=4)}
     (root / "params.yaml").write_text(yaml.safe_dump(params))

@@ -25,6 +25,7 @@ from evalpipe.inference.loglikelihood import loglikelihood_requests
 from evalpipe.inference.tiny import build_tiny_random, default_model_cache
 from evalpipe.inference.types import GenerationRequest
 from evalpipe.inference.vllm_engine import VLLMBackend
+from tests.conftest import TEST_PARAMS
 from tests.inference_servers import free_port
 from tests.perturbed_sets import write_unperturbed
 
@@ -146,7 +147,7 @@ def test_scoring_method_both_runs_every_benchmark_against_a_real_server(
     Japanese ones' byte-fallback tokens included), and each choice row's log-likelihoods are
     the offline engine's on the same token ids, so the choices agree wherever the offline
     engine's best choice is not a near-tie."""
-    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    params = yaml.safe_load(TEST_PARAMS.read_text())
     names = list(params["benchmarks"]["suites"])
     _perturbed_sets(tmp_path, names, n=4)
     params["scoring"]["method"] = "both"

@@ -4,7 +4,6 @@ tiny-random on the vLLM CPU build (one engine start, in the stage's own process)
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -12,16 +11,13 @@ import yaml
 
 from evalpipe import atomic
 from evalpipe.benchmarks import get_spec, load_benchmark
+from tests.conftest import TEST_PARAMS
 from tests.perturbed_sets import write_unperturbed
 
 pytestmark = [pytest.mark.vllm, pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(900)]
 
 # the declared suites: generate reads exactly these
-SUITES = tuple(
-    yaml.safe_load((Path(__file__).resolve().parents[1] / "params.yaml").read_text("utf-8"))[
-        "benchmarks"
-    ]["suites"]
-)
+SUITES = tuple(yaml.safe_load(TEST_PARAMS.read_text("utf-8"))["benchmarks"]["suites"])
 
 
 M = "tiny-random"  # the default params' model slug

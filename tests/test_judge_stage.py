@@ -15,6 +15,7 @@ import yaml
 
 from evalpipe.annotation.schema import read_tasks, sample_tasks_path
 from evalpipe.paths import ProjectPaths
+from tests.conftest import TEST_PARAMS
 from tests.inference_servers import CannedServer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,7 +45,7 @@ def test_judge_stage_counts_every_task_and_rates_none_from_replies_that_are_not_
     shutil.copy(sample_tasks_path(), paths.annotation_tasks)
     tasks = read_tasks(paths.annotation_tasks)
     with CannedServer(tmp_path / "requests.jsonl") as server:
-        params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+        params = yaml.safe_load(TEST_PARAMS.read_text(encoding="utf-8"))
         params["judge"].update(
             model="canned",
             backend="openai",

@@ -8,7 +8,8 @@ import pytest
 
 from evalpipe.errors import InputError
 from evalpipe.inference.tiny import tiny_random_seed
-from evalpipe.model_list import model_config, model_configs
+from evalpipe.model_list import model_benchmarks, model_config, model_configs
+from evalpipe.params import load_params
 from evalpipe.params_schema import engine_defaults
 from evalpipe.scoring.comparison import model_comparison
 from evalpipe.scoring.views import parse_view, primary_views, view_name
@@ -42,6 +43,38 @@ def test_missing_models_names_and_unknown_slugs_are_input_errors():
         model_config({"models": {"a": {"name": "x"}, "b": {"name": "y"}}}, "c")
     with pytest.raises(InputError, match="expected a short slug"):
         model_configs({"models": {"Has Space": {"name": "x"}}})
+
+
+SUITES = {"gsm8k": "english", "mmlu": "english", "jnli": "japanese"}
+
+
+def test_a_model_runs_the_benchmarks_its_entry_lists_and_all_by_default(tmp_path):
+    path = tmp_path / "params.yaml"
+    path.write_text(
+        "benchmarks:\n  suites: {gsm8k: english, mmlu: english, jnli: japanese}\n"
+        "models:\n  api: {name: served, benchmarks: [jnli, gsm8k]}\n  local: {name: tiny-random}\n",
+        encoding="utf-8",
+    )
+    params = load_params(path)
+    configs = model_configs(params)
+    suites = params["benchmarks"]["suites"]
+    # in the suites' order, whatever the entry's
+    assert model_benchmarks(configs["api"], suites, slug="api") == ("gsm8k", "jnli")
+    assert model_benchmarks(configs["local"], suites, slug="local") == ("gsm8k", "mmlu", "jnli")
+
+
+@pytest.mark.parametrize(
+    ("chosen", "message"),
+    [
+        (["gsm8k", "squad"], r"models\.api\.benchmarks\[1\]: 'squad' is not in benchmarks\.suites; "
+                             r"declared: gsm8k, mmlu, jnli"),
+        (["mmlu", "mmlu"], r"models\.api\.benchmarks\[1\]: 'mmlu' is listed twice"),
+        ([], r"models\.api\.benchmarks: expected a list of benchmarks of benchmarks\.suites"),
+    ],
+)  # fmt: skip
+def test_a_model_benchmark_outside_the_suites_is_a_clear_error(chosen, message):
+    with pytest.raises(InputError, match=message):
+        model_benchmarks({"benchmarks": chosen}, SUITES, slug="api")
 
 
 def test_tiny_random_revisions_name_weight_seeds():

@@ -20,6 +20,7 @@ from evalpipe.params_schema import (
     validate_params,
     with_defaults,
 )
+from tests.conftest import TEST_PARAMS
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -68,7 +69,8 @@ def test_every_default_passes_its_own_check():
 
 
 def test_every_leaf_of_the_fixed_sections_has_a_default_or_a_reason():
-    # keys a run cannot guess (the model name, the typo probabilities) and ignored ones
+    # keys a run cannot guess (the model name) and ignored ones; the typo probabilities default
+    # to the study's 0.2 each, so a partial perturb section runs
     without = {
         dotted
         for dotted, value in _leaves(SCHEMA)
@@ -78,9 +80,6 @@ def test_every_leaf_of_the_fixed_sections_has_a_default_or_a_reason():
         "model_defaults.name",
         "scoring.bootstrap_samples",  # ignored keys, accepted for older params files
         "impact.bootstrap_samples",
-        "perturb.replace_prob",
-        "perturb.insert_prob",
-        "perturb.delete_prob",
     }
 
 
@@ -202,14 +201,14 @@ def test_the_guard_sees_a_keyword_default_a_settings_field_and_a_get_fallback(tm
 
 def test_the_projects_params_file_states_the_defaults_it_relies_on():
     # params.yaml may override any default; this guards the values the docs quote
-    params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+    params = yaml.safe_load(TEST_PARAMS.read_text(encoding="utf-8"))
     assert params["seed"] == default_of("seed")
     assert params["judge"]["max_tokens"] == default_of("judge.max_tokens")
     assert params["annotation"]["context_window"] == default_of("annotation.context_window")
 
 
 def test_the_ignored_bootstrap_keys_are_out_of_params_yaml_but_older_files_still_load():
-    params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+    params = yaml.safe_load(TEST_PARAMS.read_text(encoding="utf-8"))
     assert "bootstrap_samples" not in params["scoring"]
     assert "bootstrap_samples" not in params["impact"]
     older = {"scoring": {"bootstrap_samples": 1000}, "impact": {"bootstrap_samples": 1000}}

@@ -12,12 +12,13 @@ import yaml
 from evalpipe.errors import InputError
 from evalpipe.params import load_params
 from evalpipe.params_schema import SCHEMA, Section, validate_params
+from tests.conftest import TEST_PARAMS
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def repo_params() -> dict:
-    return yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+    return yaml.safe_load(TEST_PARAMS.read_text(encoding="utf-8"))
 
 
 def write(tmp_path: Path, params: dict) -> Path:
@@ -27,7 +28,7 @@ def write(tmp_path: Path, params: dict) -> Path:
 
 
 def test_the_repository_params_file_is_valid():
-    load_params(REPO / "params.yaml")
+    load_params(TEST_PARAMS)
 
 
 def test_every_key_of_the_repository_params_file_is_declared():

@@ -32,6 +32,7 @@ from evalpipe.scoring.mean_interval import clustered_mean_interval
 from evalpipe.scoring.pairs import build_pairs
 from evalpipe.scoring.perplexity import perplexity_pairs, perplexity_summary
 from evalpipe.seeding import hashed_seed
+from tests.conftest import TEST_PARAMS
 from tests.inference_servers import CannedServer, canned_logprob, canned_tokens
 from tests.test_inference_openai import _cfg
 
@@ -272,7 +273,7 @@ def test_stages_carry_ppl_columns_and_write_perplexity_metrics(tmp_path: Path) -
         CannedServer(tmp_path / "log.jsonl") as server,
         CannedServer(tmp_path / "log2.jsonl", no_echo=True) as flat,
     ):
-        params = yaml.safe_load((REPO / "params.yaml").read_text())
+        params = yaml.safe_load(TEST_PARAMS.read_text())
         params["benchmarks"]["suites"] = {"gsm8k": "english"}
         params["models"] = {
             "canned": _cfg(server.url, family="canned", size="1B"),

@@ -268,9 +268,9 @@ def _perturb_stage(root, params: dict) -> tuple[bytes, bytes]:
 def test_design_words_is_the_default_and_writes_what_a_params_file_without_design_writes(tmp_path):
     import yaml
 
-    from tests.conftest import REPO
+    from tests.conftest import TEST_PARAMS
 
-    params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+    params = yaml.safe_load(TEST_PARAMS.read_text(encoding="utf-8"))
     params["benchmarks"]["suites"] = {"mmlu": "english"}
     assert params["perturb"]["design"] == "words"
     explicit = _perturb_stage(tmp_path / "explicit", params)

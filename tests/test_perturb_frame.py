@@ -516,7 +516,7 @@ def test_each_row_states_its_typo_count_edited_characters_kind_and_script():
 
 @pytest.mark.parametrize("draws", [1, 2])
 def test_typo_facts_follow_every_kind_and_script_on_a_japanese_sample(draws):
-    bench = load_benchmark(get_spec("jsquad"), source="sample")[0]
+    bench = load_benchmark(get_spec("lawqa"), source="sample")[0]  # kanji words with homophones
     probs = Probabilities(0.15, 0.1, 0.15, 0.15, 0.15, model="keyboard")
     words = word_list("japanese", "wordfreq", raw_dir="/nonexistent", top_n=200, min_length=1)
     result = perturb_frame(

@@ -20,7 +20,7 @@ from evalpipe.perturb.eligibility import (
 )
 from evalpipe.perturb.ime import ImeLexicon, JapaneseContext, keystroke_transpositions
 from evalpipe.perturb.natural import HUMAN_MIX, misspellings
-from evalpipe.perturb.ops import validate_probabilities
+from evalpipe.perturb.ops import Skipped, validate_probabilities
 from evalpipe.words import word_list
 
 ENGLISH = ["gsm8k", "bbh", "mmlu", "imdb"]
@@ -77,6 +77,18 @@ def test_number_words_urls_maths_labels_and_gold_spans_are_never_edited():
     assert why("B", text.index("(B)") + 1) == "option_labels"
     assert why("capital") == "gold_spans"
     assert why("cats") is None and why("page") is None and words
+
+
+def test_prices_with_dollar_signs_are_text_and_tex_maths_is_maths():
+    rules = Eligibility(frozenset({"maths"}))
+    row = RowContext()
+    for text in ("Pens cost $4 each and 2 pens for $", "It was $4 and then $5 for the pens"):
+        assert rules.blocked_spans(text, row)["maths"] == [], text
+        start = text.index("pens")
+        blocked = rules.blocked_spans(text, row)
+        assert rules.reason(text, start, start + 4, blocked, row, language="english") is None
+    text = "Solve $x^2 + y$ for the value and $$a b$$ too"
+    assert rules.blocked_spans(text, row)["maths"] == [(6, 15), (34, 41)]
 
 
 def test_japanese_rules_use_the_unidic_part_of_speech():
@@ -176,6 +188,50 @@ def test_kana_transpositions_are_keystrokes_the_ime_reads_back_as_kana():
     got = {new: keys for new, keys, _ in keystroke_transpositions("ありがとう")}
     assert got["らいがとう"] == "arigatou->raigatou"
     assert keystroke_transpositions("す") == ()  # su -> us: the IME leaves "s" on screen
+
+
+def test_a_word_ending_in_sokuon_is_typed_with_the_next_kana():
+    # やっ|て is typed "yatte": a dropped "t" gives やて (the っ goes), never a slip of a lone
+    # っ's keys ("yaltu" -> やつ, やぅ)
+    lexicon = ImeLexicon()
+    reader = JapaneseContext()
+    text = "宿題をやってから寝た。"
+    start = text.index("やっ")
+    ctx = reader.occurrence(text, start, start + 2)
+    assert ctx.after == "て"
+    made = set()
+    for k in range(60):
+        op = decide("やっ", occurrence_digest(1, "b", str(k), "w", "q", 0),
+                    Probabilities(0, 0, 1, 0, 0, model="keyboard"), homophones=lexicon,
+                    context=ctx)  # fmt: skip
+        made.add((op.perturbed, op.keys))
+    assert made == {("や", "yatte->yate"), ("あっ", "yatte->atte")}
+    # a kanji word whose reading ends in っ (行っ|て) slips on the same keys
+    text = "学校に行ってから"
+    start = text.index("行っ")
+    ctx = reader.occurrence(text, start, start + 2)
+    op = decide("行っ", occurrence_digest(1, "b", "0", "w", "q", 0),
+                Probabilities(0, 0, 1, 0, 0, model="keyboard"), homophones=lexicon,
+                context=ctx)  # fmt: skip
+    assert "ltu" not in op.keys and op.keys.startswith("itte->")
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [("愛知県の人口", "県"), ("都道府県の数", "県"), ("業者等の責任", "等"), ("委託先で", "先"),
+     ("安全性を高める", "安全"), ("お金を預ける", "金")],
+)  # fmt: skip
+def test_no_conversion_of_a_compounds_part_an_affix_or_a_proper_noun(text, word):
+    # the IME converts the compound (愛知県, 委託先, おかね) whole: no homophone of its part
+    lexicon = ImeLexicon()
+    start = text.index(word)
+    ctx = JapaneseContext().occurrence(text, start, start + len(word))
+    assert ctx is not None and not ctx.unit
+    for k in range(40):
+        op = decide(word, occurrence_digest(1, "b", str(k), "w", "q", 0),
+                    Probabilities(0, 0, 0, 0, 1, model="keyboard"), homophones=lexicon,
+                    context=ctx)  # fmt: skip
+        assert isinstance(op, Skipped), (text, op)  # nothing else has a probability
 
 
 def test_conversions_keep_the_part_of_speech_skip_proper_names_and_follow_frequency():

@@ -112,12 +112,20 @@ def _romaji_slip(keys: str, original: str, new: str, *, insertion: bool) -> None
 LEXICON = ImeLexicon()
 
 
-def _keystroke(p: dict, word: str, op: str) -> None:
+def _keystroke(p: dict, word: str, op: str, following: str = "") -> None:
     """An IME-level typo: the key path is one edit of the kind, the shown text is what the IME
-    reads from the new keys, or its first candidate (a lexicon word), never a random kanji."""
+    reads from the new keys, or its first candidate (a lexicon word), never a random kanji.
+    A word ending in っ is typed with the kana after it (``following``): those keys are in the
+    path, and that kana reads back unchanged."""
     before, after = p["keys"].split("->")
     kana = read_keys(after)
     assert kana is not None
+    own, typed = to_hiragana(p["reading"] or word), to_hiragana(read_keys(before) or "")
+    if len(typed) > len(own) and typed.startswith(own):
+        extra = typed[len(own) :]
+        assert own.endswith("っ") and to_hiragana(following).startswith(extra), (p, following)
+        assert to_hiragana(kana).endswith(extra)
+        kana = kana[: len(kana) - len(extra)]
     if op == "delete":
         assert len(after) == len(before) - 1
     elif op == "transpose":
@@ -167,10 +175,11 @@ def test_every_record_on_the_samples_keeps_the_models_promises(name):
             assert sum(c.isdigit() for c in p["perturbed"]) == sum(c.isdigit() for c in word)
             i, op, rule = p["position"], p["op"], p["rule"]
             if rule in ("ime", "romaji") and p["original_char"] == word and op != "replace":
-                _keystroke(p, word, op)  # a key left out / swapped on the romaji (or reading)
+                following = before[p["field"]][p["end"] : p["end"] + 2]
+                _keystroke(p, word, op, following)  # a key left out / swapped on the romaji
                 continue
             if rule == "ime":  # a kanji word: a slip of its reading, re-converted or left as kana
-                _keystroke(p, word, op)
+                _keystroke(p, word, op, before[p["field"]][p["end"] : p["end"] + 2])
                 continue
             if rule == "shift":
                 assert i == 1 and word[0].isupper() and p["new_char"] == p["original_char"].upper()

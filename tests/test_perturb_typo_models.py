@@ -429,7 +429,7 @@ def test_the_default_model_reproduces_the_rows_made_before_typo_models(name):
 def test_a_frame_records_each_operation_and_the_summary_counts_kinds_and_rules():
     from evalpipe.perturb import perturb_frame
 
-    bench = _sample("jsquad")
+    bench = _sample("lawqa")  # statute text: kanji words with homophones (者, 使用)
     probs = Probabilities(0.15, 0.1, 0.15, 0.15, 0.15, model="keyboard")
     result = perturb_frame(bench, _words("japanese"), probabilities=probs, seed=7)
     s = result.summary

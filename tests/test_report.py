@@ -434,6 +434,42 @@ def test_the_answer_lists_the_most_harmful_words_with_interval_and_holm_p():
     assert "1 of 3 words lost accuracy at Holm p &lt; 0.05" in summary  # "to" has no delta
 
 
+def test_no_most_harmful_headline_from_words_with_too_few_pairs():
+    from evalpipe.report.answer import word_summary
+
+    one_pair = pd.DataFrame({"word": ["that", "of"], "scope": "pooled", "delta": [-1.0, -0.2],
+                             "ci_low": [-1.0, -0.9], "ci_high": [0.5, 0.4], "p_holm": [1.0, 1.0],
+                             "small_n": [True, True], "word_rank": [9, 2], "n": [1, 3]})  # fmt: skip
+    summary = word_summary(one_pair)
+    assert "Most harmful" not in summary and "too few to name the most harmful" in summary
+    enough = one_pair.assign(small_n=[True, False])
+    assert word_summary(enough).startswith("Most harmful: of, accuracy change -0.200")
+
+
+def test_the_count_designs_answer_points_to_the_dose_response():
+    from evalpipe.report.answer import answer_section
+
+    headline = [{"model": "m", "benchmark": "gsm8k", "language": "english", "delta": -0.1,
+                 "n": 10, "accuracy_original": 0.5, "accuracy_perturbed": 0.4}]  # fmt: skip
+    words = pd.DataFrame(columns=["word", "model", "language", "delta", "small_n"])
+    body = answer_section(words=words, headline=headline, parse=[])
+    assert "perturb.design: count" in body and "Dose-response" in body
+    assert "words.parquet is missing" not in body
+
+
+def test_answers_cut_at_a_deliberate_budget_but_read_are_no_distortion():
+    from evalpipe.report.answer import distortion_sentences
+
+    # jcommonsenseqa's one-token budget: every answer stops at it, and every one is read
+    label = {"benchmark": "jcommonsenseqa", "unparsed_original": 0.0, "unparsed_perturbed": 0.0,
+             "truncated_original": 1.0, "truncated_perturbed": 1.0}  # fmt: skip
+    assert distortion_sentences([label], None) == []
+    cut = {**label, "benchmark": "gsm8k", "unparsed_original": 0.3}
+    assert distortion_sentences([cut], None) == [
+        "gsm8k: 30% unparsed on original prompts, 100% truncated on original prompts."
+    ]
+
+
 def test_the_answer_ranks_benchmarks_by_accuracy_lost_with_unparsed_and_truncated_shares():
     data = full_data()
     data.robustness = {**robustness(), "jamp": {**robustness()["jnli"], "delta": -0.3}}
@@ -616,3 +652,20 @@ def test_the_answer_does_not_call_a_word_harmful_when_no_word_lowered_accuracy()
     answer = html.unescape(section_body(build_report(data), "answer"))
     assert "No word's typos lowered accuracy. 0 of 3 words lost accuracy" in answer
     assert "Most harmful" not in answer.split("japanese ·")[0]
+
+
+def test_bar_labels_that_would_overlap_are_slanted_and_short_ones_stay_level():
+    import re
+
+    from evalpipe.report.svg import grouped_bars
+
+    series = [("original", "#333", [0.5] * 8), ("perturbed", "#999", [0.4] * 8)]
+    long = [f"{b} · {m}" for b in ("gsm8k", "jnli", "mmlu", "jamp") for m in ("tiny-a", "tiny-b")]
+    svg = grouped_bars(long, series, title="t", y_label="accuracy")
+    labels = re.findall(r"<text [^>]*>([^<]*)</text>", svg)
+    assert all("rotate(-35" in t for t in re.findall(r"<text [^>]*>gsm8k · tiny-a<", svg))
+    assert "gsm8k · tiny-a" in labels
+    height = int(re.search(r'height="(\d+)"', svg).group(1))
+    assert height > 280  # room below for the slanted labels
+    short = grouped_bars(["a", "b"], [(n, c, v[:2]) for n, c, v in series], title="t", y_label="y")
+    assert "rotate(-35" not in short and 'height="280"' in short

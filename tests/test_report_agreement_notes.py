@@ -16,6 +16,7 @@ from evalpipe.paths import ProjectPaths
 from evalpipe.report import ReportData, build_figures, build_report
 from evalpipe.report.annotation import SAMPLE_BATCHES_NOTE
 from evalpipe.report.compare import build_comparison
+from tests.conftest import TEST_PARAMS
 from tests.report_fixtures import section_body
 from tests.test_report_stage import lay_out, run
 
@@ -26,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 def agreement_run(*, sample_batches: bool):
     """``(agreement.json, kappa_report.json)`` of the agreement run over the bundled batches,
     labelled as samples (what a fresh clone gets) or as a campaign's own batches."""
-    params = load_params(REPO / "params.yaml")
+    params = load_params(TEST_PARAMS)
     settings = QualitySettings.from_params(
         {**section(params, "annotation"), "bootstrap_samples": 200}, seed=params["seed"]
     )

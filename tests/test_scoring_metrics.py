@@ -320,15 +320,37 @@ def test_reports_are_rounded_and_json_safe():
         margin=0.02,
     )
     assert reports.robustness["toy"]["delta"] == -1.0
-    # one right answer turned wrong: the transitions, the changed answer, a failed gate
+    # one right answer turned wrong: the transitions, the changed answer, and a gate that
+    # cannot tell from one pair
     headline, details = reports.headline["toy"], reports.robustness["toy"]
     assert (details["right_wrong"], details["wrong_right"], details["right_right"]) == (1, 0, 0)
-    assert headline["answer_change"] == 1.0 and headline["gate"] == "fail"
+    assert headline["answer_change"] == 1.0 and headline["gate"] == "inconclusive"
     assert reports.classification["toy"]["accuracy"] == 1.0
     assert reports.confusion[["actual", "predicted"]].values.tolist() == [["toy: A", "toy: A"]]
     assert reports.word_accuracy_drop["label"].tolist() == ["toy: the"]
     assert reports.word_accuracy_drop["accuracy_drop"].tolist() == [1.0]
     assert reports.word_accuracy_drop["p_holm"].tolist() == [1.0]
+
+
+def test_clean_accuracy_over_all_examples_stays_put_when_typos_land_elsewhere():
+    # four examples, three right when clean; a sweep's two settings hit different examples
+    clean = [("e1", "original", 0, True, 0), ("e2", "original", 0, True, 0),
+             ("e3", "original", 0, True, 0), ("e4", "original", 0, False, 0)]  # fmt: skip
+    light = _scored([*clean, ("e1", "the", 1, True, 1), ("e4", "the", 1, False, 1)])
+    heavy = _scored([*clean, ("e1", "the", 1, True, 1), ("e2", "the", 1, False, 1),
+                     ("e3", "of", 2, True, 1)])  # fmt: skip
+    figures = []
+    for scored in (light, heavy):
+        reports = build_reports(
+            {"toy": scored}, pairs_of({"toy": scored}), classification={}, level=0.95, margin=0.02
+        )
+        figures.append(reports.headline["toy"])
+    # the paired baseline moves with the pairs ...
+    assert (figures[0]["n"], figures[0]["acc_orig"]) == (2, 0.5)
+    assert (figures[1]["n"], figures[1]["acc_orig"]) == (3, 1.0)
+    # ... the clean accuracy over every example does not
+    for headline in figures:
+        assert (headline["acc_all"], headline["n_all"]) == (0.75, 4)
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from evalpipe.scoring.names import PAIR_COLUMNS
 from evalpipe.scoring.summaries import HEADLINE_KEYS
 from stages.score import main as score_main
+from tests.conftest import TEST_PARAMS
 from tests.scoring_fixtures import make_outputs
 
 REPO = Path(__file__).resolve().parents[1]
@@ -34,7 +35,7 @@ def _setup(
         make_outputs(name, seed=k, p_flip=p_flip, p_correct=p_correct).to_parquet(
             root / "data" / "outputs" / M / f"{name}.parquet"
         )
-    params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+    params = yaml.safe_load(TEST_PARAMS.read_text(encoding="utf-8"))
     params["scoring"]["sentiment_strict"] = strict
     params["scoring"]["bootstrap_samples"] = 200
     (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
@@ -135,9 +136,9 @@ def test_metrics_files_hold_headline_keys_and_details_hold_the_rest(tmp_path):
     for name in ("imdb", "jcommonsenseqa", "jnli", "mmlu"):
         assert {"per_class", "confusion", "n", "invalid", "f1_macro"} <= set(class_details[name])
     # `dvc metrics show` prints one row per file and one column per key over all files: the
-    # the same nine short keys everywhere keep the table narrow.
+    # the same eleven short keys everywhere keep the table narrow.
     keys = {k for name in NAMES for k in headline(root, name)}
-    assert keys == set(HEADLINE_KEYS) and len(keys) == 9
+    assert keys == set(HEADLINE_KEYS) and len(keys) == 11
 
 
 def test_strict_accuracy_counts_only_strict_parses(tmp_path):

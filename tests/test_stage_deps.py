@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.conftest import TEST_PARAMS
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -72,8 +74,8 @@ def _copy(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     for part in ("src/evalpipe", "stages"):
         shutil.copytree(REPO / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("dvc.yaml", "params.yaml"):
-        shutil.copy(REPO / name, root / name)
+    shutil.copy(REPO / "dvc.yaml", root / "dvc.yaml")
+    shutil.copy(TEST_PARAMS, root / "params.yaml")
     return root
 
 

@@ -17,6 +17,7 @@ from evalpipe.inference.word_tokens import (
     edit_token_columns,
     hf_counter,
     server_counter,
+    uncounted_message,
 )
 from evalpipe.perturb import Probabilities, perturb_frame
 from evalpipe.scoring.controls import (
@@ -95,6 +96,12 @@ def test_without_a_tokenizer_the_columns_are_null_and_the_edits_counted_with_the
         "tokenizer": None,
     }
     assert all(v is None for v in columns["tokens_before"] + columns["edit_tokens_after"])
+    # and the run says so in one line, rather than leaving an empty token split unexplained
+    line = uncounted_message("toy", counts)
+    assert line.startswith(
+        f"toy: {edits} of {edits} edited words have no token counts: no tokenizer"
+    )
+    assert uncounted_message("toy", {"edits": 3, "counted": 3, "not_counted": {}}) is None
 
 
 def test_a_server_counts_through_its_tokenize_endpoint(tmp_path: Path):

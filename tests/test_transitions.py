@@ -7,6 +7,8 @@ import pytest
 
 from evalpipe.scoring.transitions import (
     FAIL,
+    GATE_OUTCOMES,
+    INCONCLUSIVE,
     PASS,
     TRANSITIONS,
     dose_response,
@@ -60,6 +62,29 @@ def test_gate_passes_a_harmless_typo_and_fails_a_costly_one():
     )  # 10% right -> wrong: the lower bound is far below -0.02
     gate = noninferiority(costly, margin=0.02)
     assert gate["verdict"] == FAIL and gate["lower_bound"] < -0.05
+
+
+def test_gate_is_inconclusive_when_the_interval_straddles_the_margin():
+    # no change on a few examples: the interval holds both a harmless and a costly truth
+    few = pairs_frame([("m", "english", "b", i, 1, True, True, "A", "A") for i in range(8)])
+    gate = noninferiority(few, margin=0.02)
+    assert gate["lower_bound"] < -0.02 < gate["upper_bound"]
+    assert gate["verdict"] == INCONCLUSIVE
+    # a loss of 5 points on a few examples is not yet shown to exceed 2 points either
+    small = pairs_frame(
+        [("m", "english", "b", i, 1, True, i % 20 != 0, "A", "A") for i in range(40)]
+    )
+    assert noninferiority(small, margin=0.02)["verdict"] == INCONCLUSIVE
+
+
+def test_gate_fails_only_when_the_whole_interval_lies_below_the_margin():
+    n = 300
+    costly = pairs_frame(
+        [("m", "english", "b", i, 1, True, i % 10 != 0, "A", "A") for i in range(n)]
+    )
+    gate = noninferiority(costly, margin=0.02)
+    assert gate["upper_bound"] < -0.02 and gate["verdict"] == FAIL
+    assert {PASS, FAIL, INCONCLUSIVE} == set(GATE_OUTCOMES)
 
 
 def test_gate_lower_bound_is_the_one_sided_bound_of_the_paired_interval():

@@ -73,6 +73,58 @@ def model_config(params: Mapping[str, Any], slug: str, *, source: str = "params.
     return configs[slug]
 
 
+def model_benchmarks(
+    model_cfg: Mapping[str, Any],
+    suites: Mapping[str, Any],
+    *,
+    slug: str,
+    source: str = "params.yaml",
+) -> tuple[str, ...]:
+    """The benchmarks one model runs: ``models.<slug>.benchmarks``, a subset of
+    ``benchmarks.suites`` (in the suites' order); every suite when the entry leaves it out.
+
+    Parameters
+    ----------
+    model_cfg : the model's settings (:func:`model_config`).
+    suites : ``benchmarks.suites``.
+    slug : the model's key, for messages.
+    source : the params file, for messages.
+
+    Raises
+    ------
+    InputError
+        An empty list, a name listed twice, or one that ``benchmarks.suites`` does not declare.
+
+    Examples
+    --------
+    >>> suites = {"gsm8k": "english", "mmlu": "english", "jnli": "japanese"}
+    >>> model_benchmarks({"benchmarks": ["jnli", "gsm8k"]}, suites, slug="api")
+    ('gsm8k', 'jnli')
+    >>> model_benchmarks({}, suites, slug="api")
+    ('gsm8k', 'mmlu', 'jnli')
+    """
+    chosen = model_cfg.get("benchmarks")
+    if chosen is None:
+        return tuple(str(name) for name in suites)
+    where = f"{source}: models.{slug}.benchmarks"
+    if not isinstance(chosen, list | tuple) or not chosen:
+        raise InputError(
+            f"{where}: expected a list of benchmarks of benchmarks.suites ({', '.join(suites)}), "
+            f"or null for all of them; got {chosen!r}"
+        )
+    seen: set[str] = set()
+    for i, name in enumerate(chosen):
+        if name not in suites:
+            raise InputError(
+                f"{where}[{i}]: {name!r} is not in benchmarks.suites; declared: "
+                f"{', '.join(suites)} (add it to benchmarks.suites to run it)"
+            )
+        if name in seen:
+            raise InputError(f"{where}[{i}]: {name!r} is listed twice")
+        seen.add(name)
+    return tuple(str(name) for name in suites if name in seen)
+
+
 def locate_settings(message: str, key: str) -> str:
     """An engine error with its ``model.<setting>`` names pointed at where the settings live.
 

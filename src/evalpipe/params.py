@@ -52,3 +52,19 @@ def section(params: dict[str, Any], *keys: str, path: str = "params.yaml") -> An
             raise InputError(f"{path}: missing key {dotted!r}")
         node = node[key]
     return node
+
+
+def resolved_text(params: dict[str, Any]) -> str:
+    """The YAML of a loaded params file (every default filled in), keys sorted: what the params
+    stage writes to ``data/params.yaml`` for the other stages' DVC ``params`` to name.
+
+    DVC stops a stage whose ``params`` name a key the file lacks; naming the keys in this
+    complete copy lets params.yaml give any section in part.
+
+    >>> print(resolved_text({"seed": 42, "impact": {"top_n_plot": 20, "small_n": 30}}), end="")
+    impact:
+      small_n: 30
+      top_n_plot: 20
+    seed: 42
+    """
+    return yaml.safe_dump(params, sort_keys=True, allow_unicode=True, default_flow_style=False)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,12 @@ class ProjectPaths:
     def params(self) -> Path:
         return self.root / "params.yaml"
 
+    @property
+    def resolved_params(self) -> Path:
+        """params.yaml with every key it leaves out set to the schema's default (the params
+        stage): the file every other stage's DVC ``params`` name their keys in."""
+        return self.data / "params.yaml"
+
     def raw_words(self, language: str) -> Path:
         return self.raw / language
 
@@ -85,6 +92,40 @@ class ProjectPaths:
     def perturbation_summary(self, name: str) -> Path:
         """Counts of what perturb@<name> changed (a cached data file next to its parquet)."""
         return self.data / "perturbed" / f"{name}.summary.json"
+
+    def suite_files(self, name: str) -> tuple[Path, ...]:
+        """What benchmarks@<name> and perturb@<name> write."""
+        return (
+            self.benchmark(name),
+            self.benchmark_fewshot(name),
+            self.perturbed(name),
+            self.perturbation_summary(name),
+        )
+
+    def stale_suite_files(self, declared: Iterable[str]) -> list[Path]:
+        """The benchmark and perturbed files of benchmarks no longer in ``benchmarks.suites``.
+
+        DVC leaves a removed stage's outputs in place, and generate@<slug> tracks
+        data/benchmarks and data/perturbed as folders: a file left there would be hashed into
+        dvc.lock, and be missing (a changed dependency) in a fresh checkout.
+
+        >>> import tempfile
+        >>> paths = ProjectPaths(Path(tempfile.mkdtemp()))
+        >>> for name in ("gsm8k", "jnli"):
+        ...     paths.perturbed(name).parent.mkdir(parents=True, exist_ok=True)
+        ...     _ = paths.perturbed(name).write_text("")
+        >>> [p.name for p in paths.stale_suite_files(["gsm8k"])]
+        ['jnli.parquet']
+        """
+        keep = {path for name in declared for path in self.suite_files(name)}
+        found: list[Path] = []
+        for folder, patterns in (
+            (self.data / "benchmarks", ("*.parquet",)),
+            (self.data / "perturbed", ("*.parquet", "*.summary.json")),
+        ):
+            if folder.is_dir():
+                found += [p for pattern in patterns for p in folder.glob(pattern)]
+        return sorted(p for p in set(found) if p not in keep and p.is_file())
 
     # The defend stage (docs/defences.md): every corrector's rows of every declared benchmark.
 

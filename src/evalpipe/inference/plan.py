@@ -42,7 +42,12 @@ from evalpipe.inference.types import (
     Loglikelihood,
     LoglikelihoodRequest,
 )
-from evalpipe.inference.word_tokens import WordTokenCounter, edit_token_columns, token_arrays
+from evalpipe.inference.word_tokens import (
+    WordTokenCounter,
+    edit_token_columns,
+    token_arrays,
+    uncounted_message,
+)
 from evalpipe.model_list import model_labels
 
 log = logging.getLogger("stages.generate")
@@ -254,6 +259,8 @@ def benchmark_outputs(
             study_counts[study.name] = counts
     table = outputs_table(frame, schema)
     tokens, token_counts = edit_token_columns(plan.rows, counter)
+    if message := uncounted_message(plan.bench.name, token_counts):
+        log.warning(message)
     for column, values in token_arrays(tokens).items():
         table = table.append_column(column, values)
     _warn(plan.bench.name, gens, requests)

@@ -197,6 +197,32 @@ def edit_token_columns(
     return columns, counts
 
 
+# What each reason for missing counts means to the user.
+_UNCOUNTED_WHY = {
+    "tokenizer_unavailable": "no tokenizer for the model here (a hub model not in the local "
+    "Hugging Face cache, or a served model whose name is no local folder)",
+    "tokenize_unavailable": "the tokenizer failed (e.g. a server without /tokenize)",
+}
+
+
+def uncounted_message(name: str, counts: dict[str, Any]) -> str | None:
+    """One line saying how many edited words of a benchmark got no token counts and why (None
+    when every edit was counted), so the empty token-split table does not go unexplained.
+
+    >>> uncounted_message("jnli", {"edits": 36, "counted": 0,
+    ...                            "not_counted": {"tokenize_unavailable": 36}})
+    'jnli: 36 of 36 edited words have no token counts: the tokenizer failed (e.g. a server without /tokenize); the token-split figures leave them out'
+    """
+    missing = counts.get("not_counted") or {}
+    if not missing:
+        return None
+    why = "; ".join(_UNCOUNTED_WHY.get(reason, reason) for reason in sorted(missing))
+    return (
+        f"{name}: {sum(missing.values())} of {counts.get('edits', 0)} edited words have no "
+        f"token counts: {why}; the token-split figures leave them out"
+    )
+
+
 def token_arrays(columns: dict[str, list[Any]]) -> dict[str, pa.Array]:
     """:func:`edit_token_columns` as Arrow arrays of :data:`EDIT_TOKEN_TYPES`."""
     return {

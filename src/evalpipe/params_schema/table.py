@@ -256,9 +256,9 @@ SCHEMA = Section(
                 # checked by evalpipe.perturb.eligibility.from_params
                 "exclude": anything("occurrences never edited: auto or a list", default="auto"),
                 "min_letters": anything("letters an English word needs: auto or n", default="auto"),
-                "replace_prob": probability("chance an occurrence gets a replacement"),
-                "insert_prob": probability("chance an occurrence gets an insertion"),
-                "delete_prob": probability("chance an occurrence gets a deletion"),
+                "replace_prob": probability("chance an occurrence gets a replacement", default=0.2),
+                "insert_prob": probability("chance an occurrence gets an insertion", default=0.2),
+                "delete_prob": probability("chance an occurrence gets a deletion", default=0.2),
                 "transpose_prob": probability(
                     "chance two adjacent characters are swapped", default=0.0
                 ),
@@ -286,6 +286,13 @@ SCHEMA = Section(
                     "name": text("model name or hub id (tiny-random: the smoke-test model)"),
                     **_engine_keys(),
                     **MODEL_LABELS,
+                    # checked against benchmarks.suites by evalpipe.model_list.model_benchmarks
+                    "benchmarks": list_of(
+                        text("a benchmark of benchmarks.suites"),
+                        "the suites this model runs (null: every one)",
+                        nullable=True,
+                        default=None,
+                    ),
                 }
             ),
             check=_models_check,

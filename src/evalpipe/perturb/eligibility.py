@@ -148,7 +148,12 @@ _URL = re.compile(
     r"(?:/\S*)?",
     re.IGNORECASE,
 )
-_LATEX = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$|\\\(.+?\\\)|\\\[.+?\\\]", re.DOTALL)
+# Inline $...$ as pandoc reads it: the opening $ has a non-space right after it, the closing $
+# a non-space right before it and no digit right after it, so prices ("$4 each and 2 pens for
+# $", "$4 and $5") are text, not maths.
+_LATEX = re.compile(
+    r"\$\$.+?\$\$|\$(?=[^\s$])[^$\n]*?(?<=[^\s$])\$(?!\d)|\\\(.+?\\\)|\\\[.+?\\\]", re.DOTALL
+)
 _OPERATOR = set("=+*/^<>×÷±≤≥≠≈∑∫√")
 _LABEL_AFTER = set(".):：）．")
 _LABEL_BEFORE = set("(（")

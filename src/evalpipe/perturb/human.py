@@ -227,9 +227,9 @@ def _ime_choices(kind: str, word: str, reading: ime.Reading, lexicon: ime.ImeLex
                 span = (b[0] if b else slot, a[1] if a else slot)
                 slips.append((hira[:slot] + new + hira[slot:], keys_of(*span, keys), w))
     elif kind == "delete":
-        slips = list(ime.keystroke_deletions(hira))
+        slips = list(ime.keystroke_deletions(hira, after=reading.after))
     else:
-        slips = list(ime.keystroke_transpositions(hira))
+        slips = list(ime.keystroke_transpositions(hira, after=reading.after))
     out: list[Choice] = []
     for new_kana, keys, w in slips:
         shown = lexicon.first_candidate(new_kana, reading.pos, reading.cform) or new_kana
@@ -259,8 +259,8 @@ def _choices(
         if any(char_class(ch) in DIGIT_CLASSES for ch in word):
             return ()
         rd = _japanese_reading(word, context)
-        if rd is None or not rd.kana:
-            return ()
+        if rd is None or not rd.kana or not rd.unit:
+            return ()  # a compound's part, a prefix or suffix, a proper noun: no conversion
         found = lexicon.homophones(rd.kana, rd.pos, rd.cform, rd.lemmas, word)
         if len(word) == 1:  # a lone kanji: a homophone nearly as common (者 -> 物, not 年 -> 念)
             entries = lexicon.by_reading.get(rd.kana, ())
@@ -285,13 +285,19 @@ def _choices(
         return insertions(word)
     if kind == "delete":
         if lexicon is not None and ime.is_kana_word(word):  # Japanese: one key left out
+            after = context.after if context is not None else ""
             keyed = [
                 (Operation("delete", 0, word, new, new, "romaji", keys), w)
-                for new, keys, w in ime.keystroke_deletions(word)
+                for new, keys, w in ime.keystroke_deletions(word, after=after)
             ]
             if keyed:
                 return keyed
         return deletions(word)
+    if context is not None and context.after and ime.is_kana_word(word):
+        return tuple(
+            (Operation("transpose", 0, word, new, new, "romaji", keys), w)
+            for new, keys, w in ime.keystroke_transpositions(word, after=context.after)
+        )
     return transpositions(word)
 
 

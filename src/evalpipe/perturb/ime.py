@@ -54,6 +54,13 @@ class Reading(NamedTuple):
     pos: str  # the first token's POS, e.g. 名詞-普通名詞-一般
     cform: str  # the last token's conjugation form ("*" when it does not conjugate)
     lemmas: tuple[str, ...]
+    # the kana unit right after the occurrence in its text: a word ending in っ is typed with
+    # it (やっ|て is typed "yatte"), so its keystroke slips are made in that context
+    after: str = ""
+    # whether an IME converts the occurrence as a unit of its own: not a proper noun, not a
+    # prefix or suffix, not a part of a kanji compound (県 of 愛知県, 先 of 委託先, 安全 of
+    # 安全性 are converted with the whole compound, so no homophone of the part is typed)
+    unit: bool = True
 
 
 def _tagger():
@@ -78,6 +85,59 @@ def _feature_parts(feature: tuple[str, ...]) -> tuple[str, str, str, str]:
         kana = feature[17] if feature[17] != "*" else ""
         return kana, pos, feature[5], feature[7].split("-")[0]
     return "", "", "*", ""
+
+
+# Token POS that join a neighbour into one compound the IME converts whole.
+_JOINS_BEFORE = ("名詞", "接頭辞")  # a token before the occurrence: 都道府|県, 御|社
+_JOINS_AFTER = ("名詞", "接尾辞")  # a token after it: 委託|先, 安全|性, 業者|等
+
+
+def conversion_unit(
+    tokens: list[tuple[int, int, str, str, str, str]],
+    first: tuple[int, int, str, str, str, str],
+    last: tuple[int, int, str, str, str, str],
+    text: str,
+) -> bool:
+    """Whether the tokens ``first`` .. ``last`` of ``text`` form a unit an IME converts on its
+    own: none is a proper noun, the first is no suffix and the last no prefix, and no kanji
+    noun, prefix or suffix is joined to either end (the compound is converted whole).
+
+    Examples
+    --------
+    >>> ctx = JapaneseContext()
+    >>> text = "愛知県の委託先で機会を待つ。"
+    >>> toks = ctx.tokens(text)
+    >>> [(text[t[0]:t[1]], conversion_unit(toks, t, t, text)) for t in toks[:6]]
+    [('愛知', False), ('県', False), ('の', True), ('委託', False), ('先', False), ('で', True)]
+    >>> [conversion_unit(toks, t, t, text) for t in toks if text[t[0]:t[1]] == "機会"]
+    [True]
+    >>> text = "お金を預けるところは？"
+    >>> toks = ctx.tokens(text)
+    >>> conversion_unit(toks, toks[1], toks[1], text)  # お|金: converted as おかね
+    False
+    """
+    inside = [t for t in tokens if first[0] <= t[0] and t[1] <= last[1]]
+    if any("固有名詞" in t[3] for t in inside):
+        return False
+    if first[3].startswith("接尾辞") or last[3].startswith("接頭辞"):
+        return False
+    before = [t for t in tokens if t[1] == first[0]]
+    after = [t for t in tokens if t[0] == last[1]]
+    for edge, neighbour, joins in ((first, before, _JOINS_BEFORE), (last, after, _JOINS_AFTER)):
+        # kanji nouns (and affixes) joined to kanji nouns: one compound
+        if not neighbour or not _kanji_nominal(edge, text):
+            continue
+        t = neighbour[0]
+        # a prefix joins in kana too: お|金 is typed and converted as おかね
+        if t[3].startswith(joins) and (has_kanji(text[t[0] : t[1]]) or t[3].startswith("接頭辞")):
+            return False
+    return True
+
+
+def _kanji_nominal(token: tuple[int, int, str, str, str, str], text: str) -> bool:
+    return token[3].startswith(("名詞", "接頭辞", "接尾辞")) and has_kanji(
+        text[token[0] : token[1]]
+    )
 
 
 class JapaneseContext:
@@ -115,7 +175,10 @@ class JapaneseContext:
         if not toks or toks[0][0] != start or toks[-1][1] != end:
             return None
         kana = "".join(t[2] for t in toks) if all(t[2] for t in toks) else ""
-        return Reading(kana, toks[0][3], toks[-1][4], tuple(t[5] for t in toks))
+        units = kana_units(text[end : end + 2])
+        after = text[end : end + units[0][1]] if units and units[0][0] == 0 else ""
+        unit = conversion_unit(self.tokens(text), toks[0], toks[-1], text)
+        return Reading(kana, toks[0][3], toks[-1][4], tuple(t[5] for t in toks), after, unit)
 
     def pos(self, text: str, start: int, end: int) -> str | None:
         """The UniDic POS of the occurrence's first token (None off token boundaries)."""
@@ -283,8 +346,30 @@ def _hand(key: str) -> str:
     return "left" if key in LEFT_HAND else "right"
 
 
+SOKUON = ("っ", "ッ")
+
+
+def _in_context(
+    slips: tuple[tuple[str, str, int], ...], kana: str, after: str
+) -> tuple[tuple[str, str, int], ...]:
+    """The slips of ``kana + after`` that leave ``after`` as it was, cut back to ``kana``'s
+    part: the keystrokes of a word ending in っ run on into the next kana's."""
+    tail = to_hiragana(after)
+    out = []
+    for new, path, w in slips:
+        if to_hiragana(new).endswith(tail) and len(new) > len(after):
+            head = new[: len(new) - len(after)]
+            if to_hiragana(head) != to_hiragana(kana):
+                out.append((head, path, w))
+    return tuple(out)
+
+
+def _typed_with(kana: str, after: str) -> bool:
+    return bool(after) and kana.endswith(SOKUON) and romaji(kana + after) is not None
+
+
 @functools.lru_cache(maxsize=65_536)
-def keystroke_transpositions(kana: str) -> tuple[tuple[str, str, int], ...]:
+def keystroke_transpositions(kana: str, after: str = "") -> tuple[tuple[str, str, int], ...]:
     """Two adjacent different keys of the reading swapped, kept when the IME reads the keys
     back as kana other than ``kana``: ``((new kana, key path, weight), ...)``; keys typed by
     different hands weigh ``CROSS_HAND_WEIGHT``, the same hand 1.
@@ -293,7 +378,11 @@ def keystroke_transpositions(kana: str) -> tuple[tuple[str, str, int], ...]:
     --------
     >>> [k for k, _, _ in keystroke_transpositions("ありがとう")][:2]
     ['らいがとう', 'ありがおつ']
+
+    ``after``: the kana unit that follows the word in its text (see :func:`keystroke_deletions`).
     """
+    if _typed_with(kana, after):
+        return _in_context(keystroke_transpositions(kana + after), kana, after)
     keys = romaji(kana)
     if keys is None:
         return ()
@@ -314,14 +403,22 @@ def keystroke_transpositions(kana: str) -> tuple[tuple[str, str, int], ...]:
 
 
 @functools.lru_cache(maxsize=65_536)
-def keystroke_deletions(kana: str) -> tuple[tuple[str, str, int], ...]:
+def keystroke_deletions(kana: str, after: str = "") -> tuple[tuple[str, str, int], ...]:
     """One key of the reading left out, kept when the IME reads the rest as other kana.
+
+    ``after`` is the kana unit that follows the word in its text: a word ending in っ is typed
+    with it (やっ|て is "yatte"), so its keys are those of both, and only slips that leave the
+    next kana as it was count (a dropped "t" gives や|て, never a lone っ's "ltu" slips).
 
     Examples
     --------
     >>> sorted({k for k, _, _ in keystroke_deletions("じだい")})[:3]
     ['いだい', 'じあい', 'じだ']
+    >>> sorted({k for k, _, _ in keystroke_deletions("やっ", after="て")})
+    ['あっ', 'や']
     """
+    if _typed_with(kana, after):
+        return _in_context(keystroke_deletions(kana + after), kana, after)
     keys = romaji(kana)
     if keys is None:
         return ()

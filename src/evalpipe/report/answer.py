@@ -248,14 +248,24 @@ def word_summary(frame: pd.DataFrame) -> str:
         count = f"{significant} of {len(measured)} words lost accuracy at Holm p < {ALPHA}"
     else:
         count = f"{int(harmful.sum())} of {len(measured)} words lost accuracy"
-    best = records(most_harmful(measured, top=1))[0]
+    small = (
+        measured["small_n"].fillna(False).astype(bool)
+        if "small_n" in measured.columns
+        else pd.Series(False, index=measured.index)
+    )
+    if small.all():
+        # a headline from a handful of pairs (one pair: -1.000) would be noise
+        return (
+            f"Every word has fewer paired examples than impact.small_n: too few to name the "
+            f"most harmful one (the table lists them, flagged). {count}."
+        )
+    best = records(most_harmful(measured[~small], top=1))[0]
     if float(best["delta"]) >= 0:
         return f"No word's typos lowered accuracy. {count}."
     ci = h.fmt_ci(best.get("ci_low"), best.get("ci_high"))
     first = (
         f"Most harmful: {impact_label(best, 'word')}, accuracy change "
         f"{h.fmt_signed(best.get('delta'))} {ci}, Holm p {h.fmt_p(best.get('p_holm'))}"
-        + (" (small n)" if best.get("small_n") else "")
     )
     return f"{first}. {count}."
 
@@ -264,7 +274,9 @@ def distortion_sentences(
     bench: Sequence[Mapping[str, Any]], words: pd.DataFrame | None
 ) -> list[str]:
     """Sentences naming every benchmark (and the count of words) whose unparsed or truncated
-    share exceeds :data:`DISTORTION_SHARE`."""
+    share exceeds :data:`DISTORTION_SHARE`. A truncated share is named only beside unparsed
+    answers of the same prompts: an answer cut at its budget but read (a spec's one-token
+    label budget, set on purpose) distorts nothing."""
     out = []
     for row in bench:
         parts = []
@@ -277,6 +289,10 @@ def distortion_sentences(
             ("truncated_all", "truncated over all answers"),
         ):
             value = row.get(key)
+            if key.startswith("truncated"):
+                unparsed = row.get(key.replace("truncated", "unparsed", 1))
+                if h.is_missing(unparsed) or float(unparsed) == 0:
+                    continue
             if not h.is_missing(value) and float(value) > DISTORTION_SHARE:
                 parts.append(f"{float(value):.0%} {what}")
         if parts:
@@ -349,7 +365,17 @@ def answer_section(
     for (lang, model), group in sorted(groups.items()):
         parts.append(f"<h3>{h.esc(lang)} · {h.esc(model)}</h3>")
         frame = group["words"]
-        if frame is None:
+        if frame is None and words is not None and not len(words):
+            # the count design edits k words per row: no row belongs to one word
+            parts.append(
+                h.missing(
+                    f"{lang}: no per-word rows for {model}: with perturb.design: count each "
+                    "prompt has k words edited at once, so the answer is the accuracy change by "
+                    "number of typo'd words (the section \"Dose-response: accuracy by number "
+                    "of typo'd words\" below); the benchmarks follow."
+                )
+            )
+        elif frame is None:
             parts.append(
                 h.missing(
                     f"{lang}: no per-word rows for {model} (data/impact/words.parquet is missing, "

@@ -7,6 +7,7 @@ plots DVC shows (`dvc plots show` / `dvc plots diff`).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -200,6 +201,12 @@ def forest_plot(
     return "".join(parts)
 
 
+# An estimate of a 12px label character's width, and the slant of labels that would overlap.
+CHAR_WIDTH = 7.0
+SLANT_DEGREES = 35
+SLANT_SIN = 0.574  # sin(35°)
+
+
 def grouped_bars(
     categories: Sequence[str],
     series: Sequence[tuple[str, str, Sequence[float | None]]],
@@ -236,8 +243,18 @@ def grouped_bars(
         return empty_figure(f"{title}: no data")
     left, right, top, bottom = 56, 16, 40, 60
     plot_w = width - left - right
-    plot_h = height - top - bottom
     group_w = plot_w / len(categories)
+    # labels wider than their group (several models' benchmarks) would run into each other:
+    # slant them and make room below
+    widths = [len(str(c)) * CHAR_WIDTH for c in categories]
+    longest = max(widths)
+    # two neighbours' centred labels meet when their half widths fill the group's width
+    slanted = any((a + b) / 2 > group_w - 4 for a, b in itertools.pairwise(widths))
+    if slanted:
+        extra = int(longest * SLANT_SIN) + 8 - (bottom - 44)
+        bottom += max(0, extra)
+        height += max(0, extra)
+    plot_h = height - top - bottom
     bar_w = min(28.0, group_w * 0.8 / len(series))
     font = esc(FONT_STACK)
 
@@ -280,9 +297,13 @@ def grouped_bars(
                         f'<line x1="{cx}" y1="{_f(y(lo))}" x2="{cx}" y2="{_f(y(hi))}" '
                         f'stroke="{MUTED}" stroke-width="1.5"/>'
                     )
+        lx_ = _f(left + group_w * gi + group_w / 2)
+        ly_ = height - bottom + 16
         parts.append(
-            f'<text x="{_f(left + group_w * gi + group_w / 2)}" y="{height - bottom + 16}" '
-            f'text-anchor="middle">{esc(cat)}</text>'
+            f'<text x="{lx_}" y="{ly_}" text-anchor="end" '
+            f'transform="rotate(-{SLANT_DEGREES} {lx_} {ly_})">{esc(cat)}</text>'
+            if slanted
+            else f'<text x="{lx_}" y="{ly_}" text-anchor="middle">{esc(cat)}</text>'
         )
     lx = left
     for name, colour, _ in series:

@@ -37,6 +37,7 @@ def field_figures(pairs: pd.DataFrame, *, margin: float | None, level: float) ->
         "gate": gate["verdict"],
         "gate_margin": gate["margin"],
         "gate_lower_bound": gate["lower_bound"],
+        "gate_upper_bound": gate["upper_bound"],
     }
 
 
@@ -57,6 +58,10 @@ HEADLINE_KEYS = {
     # four-way transitions are in the details (every column widens `dvc metrics show`)
     "answer_change": "answer_change",
     "gate": "gate",
+    # the clean accuracy over every example of the view, paired or not: the baseline that stays
+    # put when a sweep changes where typos land (acc_orig is over the pairs only)
+    "acc_all": "accuracy_base",
+    "n_all": "n_examples",
 }
 # Above this share of outputs cut at the generation budget, the stage warns: the scores then
 # measure the budget as much as the model.
@@ -163,14 +168,21 @@ def answer_summary(scored: pd.DataFrame) -> dict[str, Any]:
 def truncation_warnings(
     robustness: Mapping[str, Mapping[str, Any]], *, threshold: float = TRUNCATION_WARN_RATE
 ) -> list[str]:
-    """One warning line per benchmark whose ``truncated_rate`` is above ``threshold``.
+    """One warning line per benchmark whose ``truncated_rate`` is above ``threshold`` and some of
+    whose answers went unparsed: outputs cut at the budget but read (a spec's one-token label
+    budget, set on purpose) cost nothing.
 
-    >>> truncation_warnings({"gsm8k": {"truncated": 30, "truncated_rate": 0.3}})
+    >>> truncation_warnings({"gsm8k": {"truncated": 30, "truncated_rate": 0.3, "unparsed": 4}})
     ['warning: gsm8k: 30 outputs (30.0%) stopped at the generation budget (finish_reason=length)']
+    >>> truncation_warnings({"jcommonsenseqa": {"truncated": 40, "truncated_rate": 1.0,
+    ...                                         "unparsed": 0}})
+    []
     """
     lines = []
     for name in sorted(robustness):
         rate = robustness[name].get("truncated_rate")
+        if not robustness[name].get("unparsed"):
+            continue
         if rate is not None and rate > threshold:
             lines.append(
                 f"warning: {name}: {robustness[name].get('truncated')} outputs ({rate:.1%}) "

@@ -2,8 +2,9 @@
 
 A typo-robustness paper reports more than the accuracy change: the four-way transition table
 (right -> right, right -> wrong, wrong -> right, wrong -> wrong), how often the answer changed at
-all (right or wrong), accuracy by number of edits (a dose-response curve) and a pass / fail gate
-on a one-sided lower bound ("typos cost less than 2 points"). Every function here takes pairs
+all (right or wrong), accuracy by number of edits (a dose-response curve) and a non-inferiority
+gate with three outcomes: pass ("typos cost less than 2 points" shown), fail (a loss of more than
+2 points shown) and inconclusive (the interval holds both). Every function here takes pairs
 (:mod:`evalpipe.scoring.pairs` columns) and returns plain values, so the score stage, the impact
 stage and the report print the same figures.
 """
@@ -21,7 +22,8 @@ from evalpipe.scoring.intervals import paired_interval
 # What dose_response reads of the pairs table besides the impact tables' columns.
 DOSE_PAIR_COLUMNS = ["n_typos", "prediction_original", "prediction_perturbed"]
 TRANSITIONS = ("right_right", "right_wrong", "wrong_right", "wrong_wrong")
-PASS, FAIL = "pass", "fail"
+PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
+GATE_OUTCOMES = (PASS, FAIL, INCONCLUSIVE)
 DOSE_COLUMNS = [
     "model", "scope", "language", "benchmark", "n_typos", "n", "n_examples", "accuracy_original",
     "accuracy_perturbed", "delta", "ci_low", "ci_high", "answer_change",
@@ -92,10 +94,13 @@ def noninferiority(
 ) -> dict[str, Any]:
     """Non-inferiority gate: is the accuracy change under typos above ``-margin``?
 
-    The one-sided lower bound at ``level`` is the lower end of the two-sided interval at
-    ``2 * level - 1`` (the same paired score interval, clustered on the example, as every
-    delta's). The verdict is ``pass`` when that bound lies above ``-margin``: with ``level``
-    confidence, typos cost less than ``margin`` accuracy.
+    The one-sided bounds at ``level`` are the ends of the two-sided interval at ``2 * level - 1``
+    (the same paired score interval, clustered on the example, as every delta's). The test has
+    three outcomes: ``pass`` when the lower bound lies above ``-margin`` (with ``level``
+    confidence typos cost less than ``margin``: non-inferiority shown), ``fail`` when the upper
+    bound lies below ``-margin`` (typos cost more than ``margin``: non-inferiority refuted) and
+    ``inconclusive`` otherwise (the interval holds losses on both sides of the margin, e.g. a
+    change of 0.0 on a few examples).
 
     Parameters
     ----------
@@ -106,27 +111,48 @@ def noninferiority(
     Returns
     -------
     dict
-        ``margin``, ``lower_bound`` (None without pairs), ``verdict`` (pass | fail | None).
+        ``margin``, ``lower_bound`` and ``upper_bound`` (None without pairs), ``verdict``
+        (pass | fail | inconclusive | None).
 
     Examples
     --------
     >>> pairs = pd.DataFrame({"correct_original": [True] * 400, "correct_perturbed": [True] * 400})
     >>> noninferiority(pairs, margin=0.02)["verdict"]
     'pass'
+    >>> noninferiority(pairs.head(8), margin=0.02)["verdict"]
+    'inconclusive'
     """
     if margin is None:
-        return {"margin": None, "lower_bound": None, "verdict": None}
+        return {"margin": None, "lower_bound": None, "upper_bound": None, "verdict": None}
     o = pairs["correct_original"].to_numpy(dtype=bool)
     p = pairs["correct_perturbed"].to_numpy(dtype=bool)
     clusters = pairs["cluster"].to_numpy() if "cluster" in pairs.columns else None
-    low, _high, _deff = paired_interval(o, p, clusters=clusters, level=2 * level - 1)
-    if low is None:
-        return {"margin": float(margin), "lower_bound": None, "verdict": None}
+    low, high, _deff = paired_interval(o, p, clusters=clusters, level=2 * level - 1)
+    if low is None or high is None:
+        return {"margin": float(margin), "lower_bound": None, "upper_bound": None, "verdict": None}
     return {
         "margin": float(margin),
         "lower_bound": float(low),
-        "verdict": PASS if low > -float(margin) else FAIL,
+        "upper_bound": float(high),
+        "verdict": gate_verdict(float(low), float(high), margin=float(margin)),
     }
+
+
+def gate_verdict(lower_bound: float, upper_bound: float, *, margin: float) -> str:
+    """``pass`` (bound above ``-margin``), ``fail`` (upper bound below it) or ``inconclusive``.
+
+    Examples
+    --------
+    >>> gate_verdict(-0.01, 0.01, margin=0.02), gate_verdict(-0.2, -0.05, margin=0.02)
+    ('pass', 'fail')
+    >>> gate_verdict(-0.3, 0.3, margin=0.02)
+    'inconclusive'
+    """
+    if lower_bound > -margin:
+        return PASS
+    if upper_bound < -margin:
+        return FAIL
+    return INCONCLUSIVE
 
 
 def dose_response(
