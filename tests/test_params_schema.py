@@ -81,7 +81,7 @@ def test_unknown_keys_stop_with_the_closest_known_key(tmp_path, path, value, mes
             "merge_method",
             "mean",
             "annotation.merge_method must be one of "
-            "weighted_average, median, majority, found 'mean'",
+            "weighted_average, median, majority, kappa_weighted, found 'mean'",
         ),
         ("annotation", "overlap", 2.5, "annotation.overlap must be an integer >= 1"),
         ("scoring", "sentiment_strict", "yes", "scoring.sentiment_strict must be true or false"),

@@ -264,7 +264,8 @@ def test_the_probabilities_sum_at_most_one_and_the_error_names_the_keys():
     with pytest.raises(InputError, match=r"perturb\.conversion_prob must be in"):
         validate_probabilities({**cfg, "transpose_prob": 0, "conversion_prob": 1.5})
     with pytest.raises(
-        InputError, match=r"perturb\.model: expected a typo model, one of uniform, keyboard, natural"
+        InputError,
+        match=r"perturb\.model: expected a typo model, one of uniform, keyboard, natural",
     ):
         validate_probabilities({**cfg, "transpose_prob": 0, "model": "azerty"})
     old = validate_probabilities({"replace_prob": 0.2, "insert_prob": 0.2, "delete_prob": 0.2})

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from openpyxl import load_workbook
 
+from evalpipe.annotation.pseudonyms import is_pseudonym
 from evalpipe.annotation.schema import AXES, DialoguePair, read_annotations, validate_annotation
 from evalpipe.annotation.spreadsheet import (
     COLUMNS,
@@ -246,10 +247,10 @@ def test_import_command_writes_a_batch_only_when_every_cell_is_good(tmp_path: Pa
     )
     assert proc.returncode == 0, proc.stderr
     records = read_annotations(out / "batch_002.jsonl", task_ids=[t.id for t in tasks()])
-    assert [(r.id, r.annotator_id, r.annotations["social"]) for r in records] == [
-        ("d1", "ann_sheet", 2),
-        ("d2", "ann_sheet", 4),
-    ]
+    assert [(r.id, r.annotations["social"]) for r in records] == [("d1", 2), ("d2", 4)]
+    # a written batch carries the rater's pseudonym, never the login id
+    assert len({r.annotator_id for r in records}) == 1
+    assert is_pseudonym(records[0].annotator_id)
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", records[0].timestamp)
 
     # The same sheet imported twice would duplicate (id, annotator): refused, nothing written.

@@ -17,6 +17,7 @@ import yaml
 
 from evalpipe.annotation.schema import sample_tasks_path
 from evalpipe.paths import ProjectPaths
+from tests.conftest import TEST_PARAMS
 from tests.inference_servers import CannedServer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -63,7 +64,7 @@ def test_sycophancy_stages_count_bad_judge_replies_and_use_people_once_they_rate
     paths = ProjectPaths(tmp_path)
     shutil.copytree(REPO / "data" / "samples", tmp_path / "data" / "samples")
     with CannedServer(tmp_path / "requests.jsonl") as server:
-        params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+        params = yaml.safe_load(TEST_PARAMS.read_text(encoding="utf-8"))
         server_settings = {
             "backend": "openai",
             "base_urls": [server.url],
@@ -141,7 +142,7 @@ def test_sycophancy_stages_count_bad_judge_replies_and_use_people_once_they_rate
 def test_a_dialogue_file_without_a_user_turn_stops_the_replies_stage(tmp_path):
     bad = tmp_path / "mine.jsonl"
     bad.write_text(json.dumps({"id": "x", "response": "", "context": []}) + "\n", "utf-8")
-    params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+    params = yaml.safe_load(TEST_PARAMS.read_text(encoding="utf-8"))
     params["sycophancy"]["dialogues"] = [str(bad)]
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     proc = _stage(tmp_path, "stages.sycophancy_replies", "--model", "tiny-random")

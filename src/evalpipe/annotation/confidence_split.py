@@ -15,7 +15,6 @@ import math
 from typing import Any
 
 import pandas as pd
-from scipy.stats import mannwhitneyu
 
 from evalpipe.annotation.agreement import pairwise_kappas
 from evalpipe.annotation.schema import AXES
@@ -83,6 +82,8 @@ def confidence_split(
         sure_dev = dev[sure_mask & (others > 0)].to_numpy()
         unsure_dev = dev[~sure_mask & (others > 0)].to_numpy()
         if len(sure_dev) and len(unsure_dev):
+            from scipy.stats import mannwhitneyu  # lazily: the agreement stage imports this
+
             test = mannwhitneyu(sure_dev, unsure_dev, alternative="less")
             p = float(test.pvalue)
             entry["mann_whitney_u"] = round(float(test.statistic), 4)
