@@ -307,7 +307,7 @@ class OpenAIBackend:
                 await asyncio.sleep(delay)
         raise EngineError(
             f"model.base_urls {self.base_urls}: a request got no answer in "
-            f"{self.max_retries + 1} attempts; last error: {last}. Check that the servers "
+            f"{_attempts(self.max_retries + 1)}; last error: {last}. Check that the servers "
             "are running and reachable (a refused connection means nothing listens at that "
             "host:port)"
         )
@@ -318,11 +318,10 @@ class OpenAIBackend:
         print a line per request and attempt) and are summed up when the run ends."""
         if not self.failures[url]:
             log.warning(
-                "%s: %s; retrying (up to %d attempts per request, further failures at this "
-                "address are counted)",
+                "%s: %s (up to %s per request; further failures at this address are counted)",
                 url,
                 error,
-                self.max_retries + 1,
+                _attempts(self.max_retries + 1),
             )
         self.failures[url] += 1
         self._last_failure[url] = error
@@ -551,6 +550,14 @@ def _parse_tokens(resp: Reply, url: str) -> list[int]:
         return [int(t) for t in resp.json()["tokens"]]
     except (ValueError, KeyError, TypeError) as exc:
         raise EngineError(f"{url}: not a /tokenize answer ({exc}): {resp.text[:300]}") from exc
+
+
+def _attempts(n: int) -> str:
+    """
+    >>> _attempts(1), _attempts(5)
+    ('1 attempt', '5 attempts')
+    """
+    return f"{n} attempt" + ("" if n == 1 else "s")
 
 
 def _parse_loglikelihood(
