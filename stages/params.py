@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from evalpipe import atomic
+from evalpipe.model_list import corrector_models
 from evalpipe.params import load_params, resolved_text
 from evalpipe.paths import ProjectPaths
 from stages._common import fail_cleanly, params_option
@@ -21,7 +22,9 @@ def main(params_path: str) -> None:
     """Check params.yaml, write it complete to data/params.yaml, drop removed suites' files."""
     params = load_params(params_path)
     paths = ProjectPaths()
-    atomic.write_text(paths.resolved_params, resolved_text(params))
+    # the defend stage depends on the models its correctors use, not on every model
+    defences = {**params["defences"], "corrector_models": corrector_models(params)}
+    atomic.write_text(paths.resolved_params, resolved_text({**params, "defences": defences}))
     stale = paths.stale_suite_files(params["benchmarks"]["suites"] or {})
     for path in stale:
         path.unlink()

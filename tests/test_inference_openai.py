@@ -98,7 +98,7 @@ def test_server_dying_mid_run_keeps_finished_chunks_and_rerun_sends_only_the_res
             _cfg(dying.url, max_concurrency=1, max_retries=2, checkpoint_every=3),
             cache_dir=cache_dir,
         )
-        with pytest.raises(EngineError, match="no answer after 3 attempts"):
+        with pytest.raises(EngineError, match="no answer in 3 attempts"):
             engine.generate(reqs, progress=False)
     kept = len(GenerationCache(cache_dir))
     assert kept == 6  # two full chunks of 3 were checkpointed; the third died half-way
@@ -141,6 +141,30 @@ def test_refused_connection_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(EngineError, match="nothing listens") as info:
         engine.generate(_requests(1), progress=False)
     assert url in str(info.value) and "ConnectionRefusedError" in str(info.value)
+
+
+def test_a_server_that_is_down_is_one_warning_and_a_summary_not_a_line_per_retry(
+    tmp_path: Path, caplog
+) -> None:
+    # 8 requests, 4 in flight, 5 attempts each at a closed port: a line per retry printed 16
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    engine = make_engine(_cfg(url, max_retries=4), cache_dir=None)
+    with (
+        caplog.at_level(logging.DEBUG, logger="evalpipe.inference.openai_engine"),
+        pytest.raises(EngineError, match="nothing listens") as info,
+    ):
+        engine.generate(_requests(8), progress=False)
+    assert "no answer in 5 attempts" in str(info.value) and "ConnectionRefusedError" in str(
+        info.value
+    )
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 2, warnings
+    assert warnings[0].startswith(f"{url}/chat/completions: ConnectionRefusedError")
+    assert warnings[1].startswith(f"failed attempts: {url}/chat/completions: ")
+    failed = int(warnings[1].split(": ")[2].split(" ")[0])
+    assert failed >= 5  # every attempt of the request that gave up, the others' too
+    retries = [r for r in caplog.records if r.getMessage().startswith("retrying in")]
+    assert retries and all(r.levelno == logging.DEBUG for r in retries)
 
 
 def test_api_key_comes_from_the_environment_and_is_never_stored(

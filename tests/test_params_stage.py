@@ -12,7 +12,7 @@ import yaml
 
 from evalpipe.params import load_params, resolved_text
 from evalpipe.paths import ProjectPaths
-from tests.conftest import REPO, project_env
+from tests.conftest import REPO, TEST_PARAMS, project_env
 
 
 def _write(path, text: str) -> None:
@@ -90,3 +90,55 @@ def test_dvc_repro_runs_a_params_file_that_gives_sections_in_part(project):
     _write(project.root / "params.yaml", PARTIAL.replace(", imdb: english", "") + "seed: 42\n")
     out = project.dvc("repro", "defend").stdout
     assert "Running stage 'params'" in out and "Running stage 'defend'" not in out
+
+
+def _defend_params(tmp_path, params: dict, monkeypatch) -> dict:
+    """What DVC records for the defend stage's params after the params stage ran on ``params``."""
+    from click.testing import CliRunner
+
+    from stages.params import main
+
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path / "params.yaml", yaml.safe_dump(params))
+    result = CliRunner().invoke(main, ["--params", "params.yaml"])
+    assert result.exit_code == 0, result.output
+    resolved = yaml.safe_load(ProjectPaths(tmp_path).resolved_params.read_text(encoding="utf-8"))
+    stage = yaml.safe_load((REPO / "dvc.yaml").read_text(encoding="utf-8"))["stages"]["defend"]
+    (keys,) = (entry["data/params.yaml"] for entry in stage["params"])
+    values = {}
+    for key in keys:
+        value = resolved
+        for part in key.split("."):
+            value = value[part]
+        values[key] = value
+    return values
+
+
+def test_a_served_model_that_corrects_nothing_leaves_the_defend_stage_as_locked(
+    tmp_path, monkeypatch
+):
+    # a user adds a served model and edits model_defaults with defences off: the defend stage
+    # (no correctors, same outputs) must not re-run, or a failing generate@<slug> after it
+    # leaves dvc.lock modified by defend's new entry
+    shipped = yaml.safe_load(TEST_PARAMS.read_text(encoding="utf-8"))
+    served = {
+        **shipped,
+        "models": {
+            **shipped["models"],
+            "standin-api": {
+                "name": "standin",
+                "backend": "openai",
+                "base_urls": ["http://127.0.0.1:8000/v1"],
+            },
+        },
+        "model_defaults": {**shipped["model_defaults"], "max_retries": 2},
+    }
+    before = _defend_params(tmp_path, shipped, monkeypatch)
+    assert before["defences.corrector_models"] == {}
+    assert _defend_params(tmp_path, served, monkeypatch) == before
+    # a corrector that runs the served model does depend on its settings
+    correcting = {**served, "defences": {**served["defences"], "correctors": ["llm:standin-api"]}}
+    used = _defend_params(tmp_path, correcting, monkeypatch)["defences.corrector_models"]
+    assert list(used) == ["standin-api"] and used["standin-api"]["max_retries"] == 2
+    edited = {**correcting, "model_defaults": {**served["model_defaults"], "max_retries": 3}}
+    assert _defend_params(tmp_path, edited, monkeypatch)["defences.corrector_models"] != used

@@ -267,6 +267,56 @@ def test_the_configured_rate_is_the_rate_delivered(language):
     assert not any(p["rule"] == "uniform" for p in records)  # no random kanji
 
 
+# Free-standing words with a homophone (者 -> 物, 女性 -> 助成, 用 -> 要, 使用 -> 仕様), one with
+# none (申請), kana and a compound's part that take no conversion.
+_CONVERTIBLE_TEXTS = [
+    "許可を受けた者が申請する。",
+    "この女性は台所で野菜を切っている。",
+    "居住の用に供する建物。",
+    "適正な使用を確保する。",
+]
+
+
+def _convertible_bench(n: int) -> pd.DataFrame:
+    texts = [_CONVERTIBLE_TEXTS[i % 4] + _CONVERTIBLE_TEXTS[(i + 1) % 4] for i in range(n)]
+    return pd.DataFrame({
+        "benchmark": "syn", "example_id": [str(i) for i in range(n)], "subtask": None,
+        "language": "japanese", "task_type": "mc",
+        "fields": [json.dumps({"q": t}, ensure_ascii=False) for t in texts],
+        "perturbable": [["q"]] * n, "choices": None, "answer": "A", "answers": [["A"]] * n,
+        "labels": None,
+    })  # fmt: skip
+
+
+def test_conversions_are_delivered_at_the_configured_rate_among_eligible_occurrences():
+    # Most occurrences cannot take a conversion (kana, compounds' parts, no homophone), so
+    # over all occurrences the rate is far below conversion_prob; the summary names the
+    # occurrences that can, and among them the configured rate is delivered.
+    words = pd.DataFrame({
+        "rank": range(1, 8), "word": ["者", "女性", "用", "使用", "申請", "台所", "する"],
+        "lemma": None, "pos": None,
+    })  # fmt: skip
+    cfg = {"model": "keyboard", "replace_prob": 0.2, "insert_prob": 0.2, "delete_prob": 0.2,
+           "conversion_prob": 0.2}  # fmt: skip
+    probs = validate_probabilities(cfg)
+    s = perturb_frame(
+        _convertible_bench(3000), words, probabilities=probs, seed=42, eligibility=from_params(cfg)
+    ).summary
+    eligible, converted = s["conversion_eligible"], s["operations"]["conversion"]
+    assert 0 < eligible < s["occurrences"]  # 申請, 台所 and する are not eligible
+    assert s["conversion_rate_eligible"] == round(converted / eligible, 6)
+    assert abs(converted / eligible - 0.2) <= 0.02, (converted, eligible)
+    assert converted / s["occurrences"] < 0.15
+    # the uniform model's homophone table counts its own eligible occurrences
+    uniform = validate_probabilities({**cfg, "model": "uniform"})
+    s = perturb_frame(_convertible_bench(300), words, probabilities=uniform, seed=42).summary
+    assert s["conversion_eligible"] > 0 and "conversion_rate_eligible" in s
+    # no conversions configured: no conversion keys (the default summaries stay as they were)
+    none = validate_probabilities({**cfg, "conversion_prob": 0.0})
+    s = perturb_frame(_convertible_bench(10), words, probabilities=none, seed=42).summary
+    assert "conversion_eligible" not in s and "conversion_rate_eligible" not in s
+
+
 # ----------------------------------------------------------------------------- natural model
 
 

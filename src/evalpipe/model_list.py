@@ -65,6 +65,28 @@ def model_configs(params: Mapping[str, Any], *, source: str = "params.yaml") -> 
     return out
 
 
+def corrector_models(params: Mapping[str, Any], *, source: str = "params.yaml") -> dict[str, dict]:
+    """The settings of the models that ``defences.correctors`` name (``llm:<slug>``): the only
+    models the defend stage runs. The params stage writes them to data/params.yaml as
+    ``defences.corrector_models`` for defend's DVC params, so that adding or editing a model
+    that corrects nothing (or ``model_defaults``) does not re-run and re-lock defend; without
+    such correctors it is empty.
+
+    >>> params = {"models": {"a": {"name": "tiny-random"}, "b": {"name": "other"}}}
+    >>> corrector_models({**params, "defences": {"correctors": ["spelling"]}})
+    {}
+    >>> list(corrector_models({**params, "defences": {"correctors": ["spelling", "llm:b"]}}))
+    ['b']
+    """
+    correctors = (params.get("defences") or {}).get("correctors") or []
+    # a corrector that takes a model is named <kind>:<slug> (evalpipe.defences.correctors)
+    slugs = [str(name).partition(":")[2] for name in correctors]
+    if not any(slugs):
+        return {}
+    configs = model_configs(params, source=source)
+    return {slug: configs[slug] for slug in slugs if slug in configs}
+
+
 def model_config(params: Mapping[str, Any], slug: str, *, source: str = "params.yaml") -> dict:
     """One model's settings, or InputError listing the declared slugs."""
     configs = model_configs(params, source=source)

@@ -181,6 +181,9 @@ class OpenAIBackend:
         self.started = False
         self.start_seconds = 0.0
         self.retries = 0
+        self.failures: Counter[str] = Counter()
+        """Failed attempts per endpoint URL in the current run (logged once, then summed)."""
+        self._last_failure: dict[str, str] = {}
         self.refused: Counter[str] = Counter()
         self.unsupported = 0
         """Log-likelihood requests answered without prompt log-probabilities (not scored)."""
@@ -283,6 +286,7 @@ class OpenAIBackend:
                 resp = await self._client.request("POST", url, data)
             except TransportError as exc:
                 last = f"{url}: {exc}"
+                self._failed(url, str(exc))
             else:
                 if log.isEnabledFor(logging.DEBUG):
                     log.debug("POST %s: HTTP %d", url, resp.status)
@@ -293,18 +297,46 @@ class OpenAIBackend:
                 if resp.status not in RETRY_STATUS:
                     raise EngineError(f"{url}: HTTP {resp.status}: {_error_message(resp)}")
                 last = f"{url}: HTTP {resp.status}: {resp.text[:200]}"
+                self._failed(url, f"HTTP {resp.status}")
                 retry_after = resp.headers.get("retry-after")
                 if retry_after and retry_after.replace(".", "", 1).isdigit():
                     delay = min(float(retry_after), 60.0)
             if attempt < self.max_retries:
                 self.retries += 1
-                log.warning("retrying in %.1fs after %s", delay, last)
+                log.debug("retrying in %.1fs after %s", delay, last)
                 await asyncio.sleep(delay)
         raise EngineError(
-            f"model.base_urls {self.base_urls}: no answer after {self.max_retries + 1} attempts; "
-            f"last error: {last}. Check that the servers are running and reachable "
-            "(a refused connection means nothing listens at that host:port)"
+            f"model.base_urls {self.base_urls}: a request got no answer in "
+            f"{_attempts(self.max_retries + 1)}; last error: {last}. Check that the servers "
+            "are running and reachable (a refused connection means nothing listens at that "
+            "host:port)"
         )
+
+    def _failed(self, url: str, error: str) -> None:
+        """Count a failed attempt at ``url``. The first one per endpoint is a warning; the
+        rest go to DEBUG (every request in flight retries the same dead server, which would
+        print a line per request and attempt) and are summed up when the run ends."""
+        if not self.failures[url]:
+            log.warning(
+                "%s: %s (up to %s per request; further failures at this address are counted)",
+                url,
+                error,
+                _attempts(self.max_retries + 1),
+            )
+        self.failures[url] += 1
+        self._last_failure[url] = error
+
+    def _summarise_failures(self) -> None:
+        if self.failures:
+            log.warning(
+                "failed attempts: %s",
+                "; ".join(
+                    f"{url}: {n} (last: {self._last_failure[url]})"
+                    for url, n in sorted(self.failures.items())
+                ),
+            )
+        self.failures.clear()
+        self._last_failure.clear()
 
     async def _open(self) -> None:
         # the API key as the environment has it now
@@ -312,6 +344,7 @@ class OpenAIBackend:
         await self._read_limits()
 
     async def _close(self) -> None:
+        self._summarise_failures()
         if self._client is not None:
             self._client.close()
             self._client = None
@@ -517,6 +550,14 @@ def _parse_tokens(resp: Reply, url: str) -> list[int]:
         return [int(t) for t in resp.json()["tokens"]]
     except (ValueError, KeyError, TypeError) as exc:
         raise EngineError(f"{url}: not a /tokenize answer ({exc}): {resp.text[:300]}") from exc
+
+
+def _attempts(n: int) -> str:
+    """
+    >>> _attempts(1), _attempts(5)
+    ('1 attempt', '5 attempts')
+    """
+    return f"{n} attempt" + ("" if n == 1 else "s")
 
 
 def _parse_loglikelihood(

@@ -136,6 +136,10 @@ def perturb_frame(
     # keyboard or natural: replacements by the uniform rule are counted as fallbacks
     counter = SummaryCounter(keyboard=not typo_model(probabilities.model).plain)
     drawn_counts = counter.drawn
+    # the denominator of the conversion rate: every occurrence a conversion could change
+    count_convertible = counter.counts_conversions = (
+        probabilities.conversion > 0 and homophones is not None
+    )
 
     # Key parts hashed once, not once per occurrence: the digest of (seed, benchmark, example,
     # word, field, occurrence) is reached by extending copies of the shared prefixes.
@@ -181,6 +185,12 @@ def perturb_frame(
                 if eligible.active and eligible.excluded(start, end):
                     ruled_out[t] = ruled_out.get(t, 0) + 1
                     continue
+                if count_convertible and human.can_convert(
+                    text[start:end],
+                    homophones,
+                    reader.occurrence(text, start, end) if reader else None,
+                ):
+                    counter.conversion_eligible += draws
                 fh = field_hashers.get(t)
                 if fh is None:
                     wh = word_hashers.get(t)

@@ -301,6 +301,20 @@ def _choices(
     return transpositions(word)
 
 
+def can_convert(word: str, homophones: Any, context: ime.Reading | None) -> bool:
+    """Whether a drawn conversion slip has something to make on this occurrence: the
+    occurrences a conversion is delivered among (the summary's ``conversion_eligible``).
+    ``homophones``: what :func:`prepare` gives (an ``ime.ImeLexicon`` for the keyboard and
+    natural models, a ``homophones.Homophones`` for the uniform one, None: no conversions)."""
+    if homophones is None:
+        return False
+    if isinstance(homophones, ime.ImeLexicon):
+        return bool(_choices("conversion", word, lexicon=homophones, context=context))
+    if any(char_class(ch) in DIGIT_CLASSES for ch in word):
+        return False  # as ops.decide's uniform conversion
+    return bool(homophones.lookup(word)[1])
+
+
 def _pick(choices: Iterable[Choice], r: int) -> Operation:
     choices = tuple(choices)
     total = sum(w for _, w in choices)

@@ -39,6 +39,10 @@ class SummaryCounter:
     )
     # "drawn->made": a drawn kind that could not apply, replaced by one that could
     redrawn: Counter[str] = field(default_factory=Counter)
+    # Japanese with conversion_prob > 0 (``counts_conversions``): the occurrence draws on which
+    # a conversion could be made; otherwise the summary has no conversion keys
+    counts_conversions: bool = False
+    conversion_eligible: int = 0
 
     def count_skipped(self, skipped: Skipped) -> None:
         """A drawn transposition or conversion that had nothing to make."""
@@ -74,6 +78,17 @@ class SummaryCounter:
     ) -> dict[str, Any]:
         """The summary dict (key order as written to the JSON file, which sorts them anyway)."""
         found = self.found_targets
+        conversions = {}
+        if self.counts_conversions:
+            eligible = self.conversion_eligible
+            conversions = {
+                # a conversion fires only where the IME would convert (a free-standing word with
+                # a homophone): its configured rate is delivered among these draws, not all
+                "conversion_eligible": eligible,
+                "conversion_rate_eligible": (
+                    round(self.operations["conversion"] / eligible, 6) if eligible else 0.0
+                ),
+            }
         return {
             "benchmark": benchmark,
             "language": language,
@@ -111,6 +126,7 @@ class SummaryCounter:
             "keyboard_fallback": dict(sorted(self.fallback.items())),
             # drawn transpositions / conversions with nothing to make (left unchanged), by reason
             "skipped": {op: dict(sorted(r.items())) for op, r in self.skipped.items()},
+            **conversions,
             **probabilities.as_dict(),
             "seed": seed,
         }
