@@ -98,3 +98,22 @@ def test_per_benchmark_counts_add_up_and_generated_is_what_the_engine_was_sent(t
     assert sum(c["generated"] for c in second.values()) == sent_second
     assert 0 < sent_second < 20
     assert sum(c["cached"] for c in second.values()) == 20 - sent_second
+
+
+def test_a_deliberate_one_token_budget_is_a_note_and_prompts_without_answer_a_warning(caplog):
+    from evalpipe.inference.plan import log_output_notes
+    from evalpipe.inference.types import Generation, GenerationRequest
+
+    requests = [GenerationRequest(prompt=f"q{i}", max_tokens=1) for i in range(4)]
+    cut = [Generation("A", "length", 5, 1) for _ in requests]
+    with caplog.at_level("INFO", logger="stages.generate"):
+        log_output_notes("jcommonsenseqa", cut, requests)
+    assert [r.levelname for r in caplog.records] == ["INFO"]
+    assert "1-token budget" in caplog.records[0].getMessage()
+
+    caplog.clear()
+    refused = [Generation("", "rejected", 0, 0) for _ in requests]
+    with caplog.at_level("INFO", logger="stages.generate"):
+        log_output_notes("gsm8k", refused, requests)
+    assert [r.levelname for r in caplog.records] == ["WARNING"]
+    assert "4 prompts got no answer" in caplog.records[0].getMessage()

@@ -263,7 +263,7 @@ def benchmark_outputs(
         log.warning(message)
     for column, values in token_arrays(tokens).items():
         table = table.append_column(column, values)
-    _warn(plan.bench.name, gens, requests)
+    log_output_notes(plan.bench.name, gens, requests)
     not_sent = not_sent_counts(gens)
     counts = {
         "prompts": len(plan.prompts),
@@ -285,12 +285,17 @@ def benchmark_outputs(
     return table, counts
 
 
-def _warn(name: str, gens: Sequence[Generation], requests: Sequence[GenerationRequest]) -> None:
+def log_output_notes(
+    name: str, gens: Sequence[Generation], requests: Sequence[GenerationRequest]
+) -> None:
+    """Log how many outputs hit their budget (a note) and how many got no answer (a warning)."""
     truncated, share = truncated_share(gens)
     if share > TRUNCATION_WARNING:
-        log.warning(
-            "%s: %d of %d outputs (%.0f%%) stopped at the %d-token budget; raise "
-            "generation.max_tokens in its spec (or sampling.max_tokens)",
+        # Only a note: a spec may set a one-token budget on purpose (a choice label), and only
+        # the score stage knows whether a cut answer went unparsed; it warns when one did.
+        log.info(
+            "%s: %d of %d outputs (%.0f%%) stopped at the %d-token budget (the score stage "
+            "warns if that left answers unparsed)",
             name,
             truncated,
             len(gens),
