@@ -91,6 +91,15 @@ def copy_project(dest: Path) -> Path:
     shutil.copy2(TEST_PARAMS, dest / "params.yaml")
     # the repository's dvc.lock records its own params' runs, not these
     (dest / "dvc.lock").unlink(missing_ok=True)
+    # data/params.yaml (every stage's DVC params) as the params stage writes it from these
+    # params, so a test may run one stage alone (`dvc repro --single-item`)
+    subprocess.run(
+        [sys.executable, "-m", "stages.params"],
+        cwd=dest,
+        env=project_env(),
+        check=True,
+        capture_output=True,
+    )
     return dest
 
 
