@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from evalpipe.annotation.pseudonyms import is_pseudonym
 from evalpipe.annotation.schema import read_annotations
 from evalpipe.annotation.web.store import Store
 from tests.annotation_harness import campaign_server
@@ -170,7 +171,9 @@ def test_keyboard_annotation_edit_and_export_match(app_server, browser, tmp_path
     records = read_annotations(out / "batch_001.jsonl", task_ids=[t["id"] for t in TASKS])
     got = {r.id: (r.annotations, r.confidence) for r in records}
     assert got == {item: expected(keys) for item, keys in rated.items()}
-    assert all(r.annotator_id == "ann_web" for r in records)
+    # one rater, exported under a pseudonym, never the login id
+    assert len({r.annotator_id for r in records}) == 1
+    assert is_pseudonym(records[0].annotator_id)
 
     con = sqlite3.connect(app_server.db)
     try:
