@@ -152,10 +152,14 @@ class JapaneseFinder:
                 self.by_lemma.setdefault(lemma, []).append((i, wanted))
             else:
                 self.by_surface.setdefault(word, i)
-        self._lengths = sorted({len(w) for w in self.by_surface})
-        # Most token starts begin no target word: one set lookup on the shortest prefix skips them.
-        self._prefix_len = self._lengths[0] if self._lengths else 0
-        self._prefixes = {w[: self._prefix_len] for w in self.by_surface}
+        lengths = sorted({len(w) for w in self.by_surface})
+        # Most token starts begin no target word: one lookup on the shortest prefix skips them,
+        # and gives the lengths of the words that start with it (the only slices worth trying).
+        self._prefix_len = plen = lengths[0] if lengths else 0
+        by_prefix: dict[str, set[int]] = {}
+        for w in self.by_surface:
+            by_prefix.setdefault(w[:plen], set()).add(len(w))
+        self._lengths_by_prefix = {p: tuple(sorted(n)) for p, n in by_prefix.items()}
         self._cache: dict[str, list[tuple[int, int, int]]] = {}
 
     def find(self, text: str) -> list[tuple[int, int, int]]:
@@ -181,12 +185,12 @@ class JapaneseFinder:
             else:
                 starts, ends = self.tokenizer.boundaries(text)
             by_surface = self.by_surface.get
-            lengths = self._lengths
             last_end: dict[int, int] = {}
             plen = self._prefix_len
-            prefixes = self._prefixes
+            lengths_of = self._lengths_by_prefix.get
             for start in starts:
-                if text[start : start + plen] not in prefixes:
+                lengths = lengths_of(text[start : start + plen])
+                if lengths is None:
                     continue
                 for length in lengths:
                     w = by_surface(text[start : start + length])

@@ -261,6 +261,22 @@ def transposable(word: str) -> tuple[int, ...]:
     )
 
 
+# The target words' occurrences repeat (a few hundred words, a few spellings each): their
+# eligible places are worked out once per spelling.
+@functools.lru_cache(maxsize=65_536)
+def _classed_positions(word: str) -> tuple[int, ...]:
+    """Positions of ``word`` whose character has a script class (``uniform`` replacements)."""
+    return tuple(i for i, c in enumerate(word) if char_class(c) is not None)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _classed_slots(word: str) -> tuple[int, ...]:
+    """Insertion slots 0..len(word) whose anchor (the character after the slot, or the last one
+    at the end) has a script class (``uniform`` insertions)."""
+    n = len(word)
+    return tuple(s for s in range(n + 1) if char_class(word[min(s, n - 1)]) is not None)
+
+
 def _transpose(word: str, r_pos: int) -> Operation | Skipped:
     pairs = transposable(word)
     if not pairs:
@@ -394,22 +410,14 @@ def decide(
         return _convert(word, r_char, homophones)
     n = len(word)
     if op == "replace":
-        eligible = (
-            range(n)
-            if word.isascii() and word.isalnum()
-            else [i for i, c in enumerate(word) if char_class(c) is not None]
-        )
+        eligible = range(n) if word.isascii() and word.isalnum() else _classed_positions(word)
         if eligible:
             i = eligible[r_pos % len(eligible)]
             new = other_of_class(word[i], r_char)
             return Operation("replace", i, word[i], new, word[:i] + new + word[i + 1 :])
         op = "delete"
     elif op == "insert":
-        eligible = (
-            range(n + 1)
-            if word.isascii() and word.isalnum()
-            else [s for s in range(n + 1) if char_class(word[min(s, n - 1)]) is not None]
-        )
+        eligible = range(n + 1) if word.isascii() and word.isalnum() else _classed_slots(word)
         if eligible:
             s = eligible[r_pos % len(eligible)]
             inv = INVENTORIES[char_class(word[min(s, n - 1)])]  # type: ignore[index]
