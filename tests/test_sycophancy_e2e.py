@@ -35,6 +35,8 @@ def test_dvc_runs_the_replies_and_the_sample_and_links_the_study(project, tmp_pa
         params_path.write_text(yaml.safe_dump(params, allow_unicode=True), encoding="utf-8")
         env = {**project.env, "OPENAI_API_KEY": "sk-e2e"}
         targets = ("sycophancy_replies@canned", "sycophancy_sample")
+        # the edited params reach data/params.yaml, which every stage's DVC params name
+        project.run("dvc", "repro", "--single-item", "params", env=env)
         project.run("dvc", "repro", "--single-item", *targets, env=env)
         sent = server.requests()
     assert len(sent) == 30  # one reply per sample dialogue
