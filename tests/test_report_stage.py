@@ -17,6 +17,7 @@ from evalpipe.paths import ProjectPaths
 from evalpipe.report.compare import diff_metrics
 from evalpipe.report.html import slug as html_slug
 from evalpipe.scoring.summaries import HEADLINE_KEYS
+from evalpipe.sycophancy.study import json_safe, run_study
 from stages.report import main as report_stage
 from tests.conftest import project_env
 from tests.report_fixtures import (
@@ -30,6 +31,7 @@ from tests.report_fixtures import (
     section_ids,
     words_frame,
 )
+from tests.test_sycophancy_study import planted, settings
 
 PARAMS = (
     "seed: 42\nprompt: {style: zero_shot}\nmodels: {tiny-random: {name: tiny-random}}\n"
@@ -68,6 +70,24 @@ def lay_out(root: Path, *, words: bool = True, params: bool = True) -> ProjectPa
         # as the impact stage writes it: the slug names the model
         atomic.write_parquet(paths.impact("words"), words_frame().assign(model=M))
     return paths
+
+
+def write_sycophancy_study(paths: ProjectPaths) -> None:
+    """The sycophancy stage's outputs the report reads, from a planted study."""
+    replies, ratings, humans, _ = planted(n_dialogues=40)
+    lengths = dict(zip(replies["task_id"], replies["reply_chars"], strict=True))
+    result = run_study(
+        replies,
+        ratings,
+        humans,
+        lengths,
+        settings({"judge0": "acme/calm-13b"}, sample_batches=False),
+        prompt_version="v",
+    )
+    atomic.write_parquet(paths.sycophancy / "estimates.parquet", result.estimates)
+    atomic.write_parquet(paths.sycophancy / "differences.parquet", result.differences)
+    atomic.write_parquet(paths.sycophancy / "arm_changes.parquet", result.arm_changes)
+    atomic.write_json(paths.sycophancy / "judge_validity.json", json_safe(result.validity))
 
 
 def run(*args: str) -> tuple[int, str]:
@@ -256,6 +276,7 @@ def test_dvc_repro_report_and_image_plots_across_commits(project):
     that `dvc plots show/diff` embed (no chart library), and `compare` reads main from Git."""
     root = project.root
     paths = lay_out(root, params=False)
+    write_sycophancy_study(paths)  # dvc.yaml's report stage reads the study's files too
     project.dvc("repro", "--single-item", "report")
     page = paths.report_html.read_text(encoding="utf-8")
     assert "jnli" in page and "tiny-random" in page
