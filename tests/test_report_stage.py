@@ -387,6 +387,7 @@ def test_dvc_repro_writes_the_report_from_the_whole_pipeline(project):
     params_path.write_text(
         yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8"
     )
+    project.dvc("repro", "--single-item", "params")  # the edit reaches data/params.yaml
     status = project.dvc("status").stdout
     assert "generate@tiny-b" in status and "generate@tiny-random" not in status, status
 
