@@ -4,6 +4,7 @@ params.yaml: a user's project edits it (a served model, two suites) and `make te
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 from evalpipe.params import load_params
@@ -40,6 +41,11 @@ def test_a_project_copy_gets_the_test_params_whatever_the_user_put_in_params_yam
     )
     (user / "dvc.lock").write_text("schema: '2.0'\nstages: {}\n", encoding="utf-8")
     (user / "dvc.yaml").write_text((REPO / "dvc.yaml").read_text(encoding="utf-8"))
+    # a user's project holds the sources: the params stage runs from the copy's own stages/
+    for sources in ("src", "stages"):
+        shutil.copytree(
+            REPO / sources, user / sources, ignore=shutil.ignore_patterns("__pycache__")
+        )
     monkeypatch.setattr(conftest, "REPO", user)
     copy = conftest.copy_project(tmp_path / "copy")
     assert (copy / "params.yaml").read_bytes() == TEST_PARAMS.read_bytes()
