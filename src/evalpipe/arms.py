@@ -11,6 +11,8 @@ with the clean row of the same example *and arm*:
 - :data:`WARNED`: the prompts with a typo-warning preamble.
 - :func:`corrected`: the prompts after an input corrector (``corrected:spelling``,
   ``corrected:llm:<slug>``).
+- :data:`REPEAT`, :data:`FEWSHOT_DRAW`: the clean prompt again at another seed or with other
+  demonstrations (:mod:`evalpipe.studies.repeats`).
 
 An arm compared with the plain clean prompt (a defence "won back" accuracy) is a join of its
 perturbed answers with the :data:`TYPO` arm's clean answers on the pair key, inside one table.
@@ -34,6 +36,12 @@ CONTROL = "control"
 WARNED = "warned"
 # Prefix of a corrector's ``condition``.
 CORRECTED = "corrected"
+# ``condition`` of the clean prompt answered again at another sampling seed
+# (``sampling.repeats``) and with another selection of demonstrations (``prompt.fewshot_draws``):
+# the run-to-run spread the typo effect is read against, never a defence.
+REPEAT = "repeat"
+FEWSHOT_DRAW = "fewshot_draw"
+SPREAD_ARMS = (REPEAT, FEWSHOT_DRAW)
 # ``variant`` prefix of the count design's rows (``perturb.design: count``): "k=2" is the row with
 # exactly 2 edited words, its ``word_rank`` is k (not a target word's rank), its condition TYPO.
 COUNT_PREFIX = "k="

@@ -224,6 +224,11 @@ class ProjectPaths:
         """The defences metrics, written only when a defence is configured."""
         return self.model_metrics(model) / "defences.json"
 
+    def repeats_metrics(self, model: str) -> Path:
+        """The run-to-run spread beside the typo effect (``sampling.repeats``,
+        ``prompt.fewshot_draws``); written only when either is above 1."""
+        return self.model_metrics(model) / "repeats.json"
+
     def model_plots(self, model: str) -> Path:
         return self.plots / model
 

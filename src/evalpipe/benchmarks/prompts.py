@@ -154,12 +154,17 @@ def build_prompts(
     *,
     style: str,
     n_shots: int,
+    shots_draw: int = 0,
 ) -> list[str]:
     """One user-message text per row of a benchmark or perturbed frame.
 
     Few-shot demonstrations are chosen deterministically from ``fewshot`` (same subtask only;
     ordered by a hash of their ids, so every row of a subtask, original or perturbed, gets the
     same prefix) and never from ``rows``. A subtask missing from the pool gets no shots.
+    ``shots_draw`` d > 0 orders the pool by a hash of (d, the example's id, the shot's id)
+    instead (``prompt.fewshot_draws``): each example gets its own selection in each draw, shared
+    by its original and perturbed rows, so draws are independent across examples and their
+    pairs nest in the example's cluster like typo draws do.
 
     Parameters
     ----------
@@ -168,6 +173,7 @@ def build_prompts(
     fewshot : the few-shot pool (``data/benchmarks/{name}.fewshot.parquet``) or None.
     style : zero_shot | few_shot | cot.
     n_shots : demonstrations per prompt for ``few_shot`` (fewer when the pool is smaller).
+    shots_draw : which hashed selection of demonstrations (0: the pipeline's one selection).
 
     Returns
     -------
@@ -202,10 +208,17 @@ def build_prompts(
         ]
         pool.sort(key=lambda item: hash_key("shot", item[0]))
     by_subtask: dict[str | None, list[Example]] = {}
+    drawn: dict[tuple[str, str | None], list[Example]] = {}
     prompts = []
-    for _, ex in items:
+    for eid, ex in items:
         shots: list[Example] = []
-        if pool:
+        if pool and shots_draw:
+            if (eid, ex.subtask) not in drawn:
+                same = [(sid, s) for sid, s in pool if s.subtask == ex.subtask]
+                same.sort(key=lambda item: hash_key("shot", shots_draw, eid, item[0]))
+                drawn[eid, ex.subtask] = [s for _, s in same[:n_shots]]
+            shots = drawn[eid, ex.subtask]
+        elif pool:
             if ex.subtask not in by_subtask:
                 # Demonstrations never cross subtasks (a BBH date question gets date shots);
                 # a subtask the pool lacks gets none.

@@ -68,17 +68,24 @@ class BenchmarkInput:
     n_shots: int
     language: str  # as benchmarks.suites declares it
 
-    def prompts(self, rows: pd.DataFrame) -> list[str]:
-        """The user-message prompts of ``rows`` (these rows, or an arm's copy of them)."""
-        return build_prompts(self.spec, rows, self.fewshot, style=self.style, n_shots=self.n_shots)
+    def prompts(self, rows: pd.DataFrame, *, shots_draw: int = 0) -> list[str]:
+        """The user-message prompts of ``rows`` (these rows, or an arm's copy of them), with
+        the ``shots_draw``-th selection of few-shot demonstrations."""
+        return build_prompts(
+            self.spec, rows, self.fewshot, style=self.style, n_shots=self.n_shots,
+            shots_draw=shots_draw,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Arm:
-    """Rows generated beside the plain ones (their ``condition`` names the arm), with prompts."""
+    """Rows generated beside the plain ones (their ``condition`` names the arm), with prompts;
+    ``seed`` replaces the run's sampling seed for the arm's requests when ``reseeded``."""
 
     rows: pd.DataFrame
     prompts: list[str]
+    seed: int | None = None
+    reseeded: bool = False
 
 
 @dataclass(frozen=True)
@@ -174,14 +181,18 @@ def plan_benchmark(
         arms += study.arms(bench, plain)
     rows = pd.concat([arm.rows for arm in arms], ignore_index=True)
     prompts = [p for arm in arms for p in arm.prompts]
-    requests = make_requests(
-        prompts,
-        max_tokens=answer_budget(spec.max_tokens(style), override=sampling.max_tokens),
-        temperature=sampling.temperature,
-        json_schema=spec.json_schema,
-        seed=sampling.seed,
-        stop=spec.stop(style),
-    )
+    requests = [
+        request
+        for arm in arms
+        for request in make_requests(
+            arm.prompts,
+            max_tokens=answer_budget(spec.max_tokens(style), override=sampling.max_tokens),
+            temperature=sampling.temperature,
+            json_schema=spec.json_schema,
+            seed=arm.seed if arm.reseeded else sampling.seed,
+            stop=spec.stop(style),
+        )
+    ]
     ll_requests, ll_reason = None, "scoring.method is generate"
     if sampling.method != "generate":
         choices = rows["choices"].tolist() if "choices" in rows.columns else None

@@ -308,12 +308,17 @@ SCHEMA = Section(
                     "new tokens per answer", minimum=1, nullable=True, default=None
                 ),
                 "seed": integer("sampling seed", nullable=True, default=None),
+                # n > 1 (temperature > 0): every prompt n times, repeat r at its own hashed seed
+                # (evalpipe.studies.repeats), so the run-to-run spread sits beside the typo effect
+                "repeats": integer("sampled answers per prompt", minimum=1, default=1),
             }
         ),
         "prompt": Section(
             {
                 "style": text("prompt style", choices=PROMPT_STYLES, default="zero_shot"),
                 "n_shots": integer("few-shot examples", minimum=0, nullable=True, default=3),
+                # n > 1 (style few_shot): n hashed selections of the demonstrations per prompt
+                "fewshot_draws": integer("few-shot selections per prompt", minimum=1, default=1),
             }
         ),
         "scoring": Section(

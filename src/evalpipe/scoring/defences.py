@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalpipe.arms import SPREAD_ARMS
 from evalpipe.scoring.intervals import paired_interval
 from evalpipe.scoring.names import ORIGINAL, TYPO
 from evalpipe.scoring.ratio_interval import fieller_interval
@@ -44,10 +45,12 @@ USAGE_COLUMNS = ["rows", "prompt_tokens", "output_tokens", "prompt_chars"]
 
 
 def arms(pairs: pd.DataFrame) -> list[str]:
-    """The defence arms of a pairs table (every condition but the plain typo'd one), sorted."""
+    """The defence arms of a pairs table (every condition but the plain typo'd one and the
+    run-to-run spread's), sorted."""
     if "condition" not in pairs.columns:
         return []
-    return sorted(c for c in pairs["condition"].dropna().unique() if c != TYPO)
+    conditions = pairs["condition"].dropna().unique()
+    return sorted(c for c in conditions if c != TYPO and c not in SPREAD_ARMS)
 
 
 def usage_table(scored: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
