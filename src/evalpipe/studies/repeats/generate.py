@@ -69,11 +69,11 @@ def replicate_arms(
             f"got {int(rows['draw'].max())}; rerun perturb@{bench.name}"
         )
     is_original = (rows["variant"] == ORIGINAL).to_numpy()
-    perturbed = rows.loc[~is_original]
-    clean = rows.loc[is_original & (rows["condition"] == TYPO).to_numpy()]
-    clean_prompts = [p for p, keep in zip(plain, is_original & (rows["condition"] == TYPO)) if keep]
+    is_clean = is_original & (rows["condition"] == TYPO).to_numpy()
+    perturbed, clean = rows.loc[~is_original], rows.loc[is_clean]
+    clean_prompts = [p for p, keep in zip(plain, is_clean, strict=True) if keep]
     arms: list[Arm] = []
-    prompts_of: dict[int, list[str]] = {0: [p for p, o in zip(plain, is_original) if not o]}
+    prompts_of = {0: [p for p, o in zip(plain, is_original, strict=True) if not o]}
     for repeat in range(repeats):
         for shots in range(fewshot_draws):
             j = repeat * fewshot_draws + shots
