@@ -214,9 +214,9 @@ def build_prompts(
         shots: list[Example] = []
         if pool and shots_draw:
             if (eid, ex.subtask) not in drawn:
-                same = [(sid, s) for sid, s in pool if s.subtask == ex.subtask]
-                same.sort(key=lambda item: hash_key("shot", shots_draw, eid, item[0]))
-                drawn[eid, ex.subtask] = [s for _, s in same[:n_shots]]
+                candidates = [(sid, s) for sid, s in pool if s.subtask == ex.subtask]
+                candidates.sort(key=lambda item: hash_key("shot", shots_draw, eid, item[0]))
+                drawn[eid, ex.subtask] = [s for _, s in candidates[:n_shots]]
             shots = drawn[eid, ex.subtask]
         elif pool:
             if ex.subtask not in by_subtask:

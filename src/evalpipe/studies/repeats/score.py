@@ -85,8 +85,9 @@ def source_figures(pairs: pd.DataFrame, *, level: float) -> dict[str, Any]:
         out["answer_change"] = float(changed.mean())
         if stats.n > 1:
             interval = clustered_mean_interval(changed, clusters, level=level)
-            out["answer_change_low"] = max(0.0, float(interval.low))
-            out["answer_change_high"] = min(1.0, float(interval.high))
+            if interval.low is not None and interval.high is not None:
+                out["answer_change_low"] = max(0.0, float(interval.low))
+                out["answer_change_high"] = min(1.0, float(interval.high))
     return out
 
 
