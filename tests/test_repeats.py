@@ -167,3 +167,20 @@ def test_answer_change_interval_counts_examples_not_pairs() -> None:
 def test_the_spread_arms_are_not_defences() -> None:
     pairs = pd.DataFrame({"condition": [TYPO, REPEAT, FEWSHOT_DRAW, "warned"]})
     assert defence_arms(pairs) == ["warned"]
+
+
+def test_the_report_sets_the_spread_beside_the_typo_effect() -> None:
+    from evalpipe.report.data import ReportData  # the report package first: it lists the parts
+    from evalpipe.studies.repeats.report import spread_section
+
+    assert spread_section(ReportData()) is None  # no repeats.json: no section
+    figures = {"delta": -0.1, "ci_low": -0.2, "ci_high": 0.0, "n": 12, "n_examples": 4,
+               "answer_change": 0.25, "answer_change_low": 0.1, "answer_change_high": 0.4}  # fmt: skip
+    rerun = {**figures, "delta": 0.0, "ci_low": -0.05, "ci_high": 0.05, "answer_change": 0.05,
+             "answer_change_low": 0.0, "answer_change_high": 0.12}  # fmt: skip
+    data = ReportData(repeats={"m": {"views": {"imdb": {TYPO: figures, REPEAT: rerun}}}})
+    html = spread_section(data)
+    assert html is not None and "repeats-table" in html
+    table = html[html.index("<table") :]
+    assert table.index("typos (every replicate)") < table.index("rerun at another seed")
+    assert "[-0.200, 0.000]" in html and "[0.000, 0.120]" in html

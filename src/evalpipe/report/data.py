@@ -74,6 +74,9 @@ class ReportData:
     perplexity:
         ``{model: metrics/<model>/perplexity.json}`` of the models scored with
         ``scoring.perplexity: true`` (empty otherwise).
+    repeats:
+        ``{model: metrics/<model>/repeats.json}`` of the models run with ``sampling.repeats``
+        or ``prompt.fewshot_draws`` above 1 (empty otherwise).
     sycophancy:
         ``{"estimates", "differences", "arm_changes", "validity"}``:
         ``data/sycophancy/estimates.parquet``, ``differences.parquet``, ``arm_changes.parquet``
@@ -106,6 +109,7 @@ class ReportData:
     ladder: pd.DataFrame | None = None
     perplexity: dict[str, Any] = field(default_factory=dict)
     sycophancy: dict[str, Any] | None = None
+    repeats: dict[str, Any] = field(default_factory=dict)
 
 
 # Every interval the report prints beside the p of the test it inverts (docs/scoring.md "One

@@ -169,6 +169,10 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
         if (raw := read(path)) is not None:
             hashes[path] = hashlib.md5(raw).hexdigest()[:12]
             data.perplexity[slug] = _parse_json(path, raw)
+        path = str(rel.repeats_metrics(slug))
+        if (raw := read(path)) is not None:
+            hashes[path] = hashlib.md5(raw).hexdigest()[:12]
+            data.repeats[slug] = _parse_json(path, raw)
     # optional: without the token split (an older impact stage) its section is left out
     path = str(rel.impact("token_split"))
     if (raw := read(path)) is not None:
