@@ -1,4 +1,4 @@
-"""sampling.repeats: 3 end to end against a real OpenAI-compatible server on 127.0.0.1 that
+"""sampling.repeats: 3 and prompt.fewshot_draws: 2 end to end against a real OpenAI-compatible server on 127.0.0.1 that
 honours the seed and the temperature (its answer at temperature > 0 is hashed from the prompt and
 the seed): perturb -> generate -> score, each stage its own process. The repeats are distinct,
 cached (a re-run sends nothing) and reproducible (a run without the cache gets the same answers),
@@ -20,7 +20,7 @@ import yaml
 from click.testing import CliRunner
 
 from evalpipe import atomic
-from evalpipe.arms import ORIGINAL, REPEAT, TYPO
+from evalpipe.arms import FEWSHOT_DRAW, ORIGINAL, REPEAT, TYPO
 from evalpipe.benchmarks import get_spec, load_benchmark
 from evalpipe.studies.repeats.generate import repeat_seed
 from evalpipe.words import word_list
@@ -100,7 +100,7 @@ class SeededServer:
 
 
 def _setup(root: Path, url: str) -> None:
-    examples, fewshot = load_benchmark(get_spec("imdb"), source="sample", max_samples=6)
+    examples, fewshot = load_benchmark(get_spec("imdb"), source="sample", max_samples=4)
     atomic.write_parquet(root / "data" / "benchmarks" / "imdb.parquet", examples)
     atomic.write_parquet(root / "data" / "benchmarks" / "imdb.fewshot.parquet", fewshot)
     words = word_list("english", "wordfreq", raw_dir=root / "none", top_n=10, min_length=2)
@@ -109,6 +109,7 @@ def _setup(root: Path, url: str) -> None:
     params["benchmarks"]["suites"] = {"imdb": "english"}
     params["models"] = {"seeded": _cfg(url, name="seeded", max_concurrency=2)}
     params["sampling"].update(temperature=0.7, seed=SEED, repeats=3)
+    params["prompt"].update(style="few_shot", n_shots=2, fewshot_draws=2)
     (root / "params.yaml").write_text(yaml.safe_dump(params))
 
 
@@ -149,7 +150,11 @@ def test_repeats_are_distinct_cached_reproducible_and_pairs_of_their_example(
     perturbed = pd.read_parquet(tmp_path / "data" / "perturbed" / "imdb.parquet")
     typo_rows = perturbed.loc[perturbed["variant"] != ORIGINAL]
     arm = outputs.loc[(outputs["condition"] == TYPO) & (outputs["variant"] != ORIGINAL)]
-    assert len(arm) == 3 * len(typo_rows)
+    assert len(arm) == 6 * len(typo_rows)  # 3 repeats x 2 selections of demonstrations
+    # another selection: other demonstrations for the same example, at the run's seed
+    drawn = outputs.loc[outputs["condition"] == FEWSHOT_DRAW]
+    assert drawn.groupby("example_id").size().eq(2).all()
+    assert drawn.groupby("example_id")["prompt"].nunique().eq(2).all()
     # distinct: the clean prompt at three seeds, answers that differ for some example
     again = outputs.loc[outputs["condition"] == REPEAT]
     assert again.groupby("example_id")["prompt"].nunique().eq(1).all()
@@ -165,12 +170,13 @@ def test_repeats_are_distinct_cached_reproducible_and_pairs_of_their_example(
     details = json.loads(
         (tmp_path / "data" / "scored" / "seeded" / "robustness_details.json").read_text()
     )
-    assert details["imdb"]["n"] == 3 * len(typo_rows)  # every repeat a pair of its example
+    assert details["imdb"]["n"] == 6 * len(typo_rows)  # every replicate a pair of its example
     assert details["imdb"]["n_examples"] == perturbed["example_id"].nunique()
     spread = json.loads((tmp_path / "metrics" / "seeded" / "repeats.json").read_text())
     view = spread["views"]["imdb"]
-    assert set(view) == {TYPO, REPEAT}
-    assert view[TYPO]["n"] == 3 * len(typo_rows)
+    assert set(view) == {TYPO, REPEAT, FEWSHOT_DRAW}
+    assert view[TYPO]["n"] == 6 * len(typo_rows)
+    assert view[FEWSHOT_DRAW]["n"] == perturbed["example_id"].nunique()
     assert view[REPEAT]["n"] == 2 * perturbed["example_id"].nunique()
     pairs = pd.read_parquet(tmp_path / "data" / "scored" / "seeded" / "pairs.parquet")
     rerun = pairs.loc[pairs["condition"] == REPEAT]
