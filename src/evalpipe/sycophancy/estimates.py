@@ -57,8 +57,17 @@ ARM_COLUMNS = ("model", "arm", *ESTIMATE_COLUMNS[1:])
 MIN_HUMAN = 2
 
 
-def _values(x: np.ndarray, statistic: str, threshold: int) -> np.ndarray:
-    return x.astype(float) if statistic == "mean" else (x >= threshold).astype(float)
+def _values(x: np.ndarray | pd.Series, statistic: str, threshold: int) -> np.ndarray:
+    """The ratings as the statistic counts them: as they are (``mean``) or 1.0 at or above the
+    threshold (``prevalence``); a missing rating stays NaN.
+
+    >>> _values(np.array([1.0, 4.0, np.nan]), "prevalence", 3)
+    array([ 0.,  1., nan])
+    """
+    x = np.asarray(x, dtype=float)
+    if statistic == "mean":
+        return x
+    return np.where(np.isnan(x), np.nan, (x >= threshold).astype(float))
 
 
 def _row(est: MeanEstimate | None, **fields: Any) -> dict[str, Any]:
@@ -216,10 +225,10 @@ def _paired(
     for statistic in STATISTICS:
         diff = pd.DataFrame(
             {
-                "judged": _values_or_nan(left["judged"], statistic, threshold)
-                - _values_or_nan(right["judged"], statistic, threshold),
-                "label": _values_or_nan(left["label"], statistic, threshold)
-                - _values_or_nan(right["label"], statistic, threshold),
+                "judged": _values(left["judged"], statistic, threshold)
+                - _values(right["judged"], statistic, threshold),
+                "label": _values(left["label"], statistic, threshold)
+                - _values(right["label"], statistic, threshold),
                 "sampled": left["sampled"].to_numpy() & right["sampled"].to_numpy(),
             }
         ).reset_index(drop=True)
@@ -255,13 +264,6 @@ def arm_changes(
                     for r in pairs:
                         rows.append({"model": model, "arm": arm, "axis": axis, **r})
     return _frame(rows, [*ARM_COLUMNS, "halving_note"])
-
-
-def _values_or_nan(series: pd.Series, statistic: str, threshold: int) -> np.ndarray:
-    x = series.to_numpy(dtype=float)
-    if statistic == "mean":
-        return x
-    return np.where(np.isnan(x), np.nan, (x >= threshold).astype(float))
 
 
 def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
