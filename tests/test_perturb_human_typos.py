@@ -219,10 +219,12 @@ def test_a_word_ending_in_sokuon_is_typed_with_the_next_kana():
 @pytest.mark.parametrize(
     ("text", "word"),
     [("愛知県の人口", "県"), ("都道府県の数", "県"), ("業者等の責任", "等"), ("委託先で", "先"),
-     ("安全性を高める", "安全"), ("お金を預ける", "金")],
+     ("安全性を高める", "安全"), ("お金を預ける", "金"), ("この薬を使用する。", "使用"),
+     ("機械が使用される場合", "使用"), ("使用した結果", "使用")],
 )  # fmt: skip
 def test_no_conversion_of_a_compounds_part_an_affix_or_a_proper_noun(text, word):
-    # the IME converts the compound (愛知県, 委託先, おかね) whole: no homophone of its part
+    # the IME converts the compound (愛知県, 委託先, おかね) whole: no homophone of its part;
+    # a verbal noun with its する (しようする) gets the verb's kanji (使用, never 仕様)
     lexicon = ImeLexicon()
     start = text.index(word)
     ctx = JapaneseContext().occurrence(text, start, start + len(word))
@@ -232,6 +234,17 @@ def test_no_conversion_of_a_compounds_part_an_affix_or_a_proper_noun(text, word)
                     Probabilities(0, 0, 0, 0, 1, model="keyboard"), homophones=lexicon,
                     context=ctx)  # fmt: skip
         assert isinstance(op, Skipped), (text, op)  # nothing else has a probability
+
+
+def test_a_verbal_noun_without_its_suru_is_still_converted():
+    # 使用 before の is typed as しよう alone: the IME may offer 仕様 first
+    text = "使用の方法"
+    ctx = JapaneseContext().occurrence(text, 0, 2)
+    assert ctx is not None and ctx.unit
+    op = decide("使用", occurrence_digest(1, "b", "0", "w", "q", 0),
+                Probabilities(0, 0, 0, 0, 1, model="keyboard"), homophones=ImeLexicon(),
+                context=ctx)  # fmt: skip
+    assert op.perturbed == "仕様" and op.op == "conversion"
 
 
 def test_conversions_keep_the_part_of_speech_skip_proper_names_and_follow_frequency():
