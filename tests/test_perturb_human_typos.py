@@ -12,6 +12,8 @@ import pytest
 from evalpipe.benchmarks import get_spec, load_benchmark
 from evalpipe.errors import InputError
 from evalpipe.perturb import Probabilities, decide, occurrence_digest, perturb_frame
+from evalpipe.perturb.control import add_controls
+from evalpipe.perturb.count import perturb_count_frame
 from evalpipe.perturb.eligibility import (
     Eligibility,
     RowContext,
@@ -328,6 +330,40 @@ def test_conversions_are_delivered_at_the_configured_rate_among_eligible_occurre
     none = validate_probabilities({**cfg, "conversion_prob": 0.0})
     s = perturb_frame(_convertible_bench(10), words, probabilities=none, seed=42).summary
     assert "conversion_eligible" not in s and "conversion_rate_eligible" not in s
+
+
+def test_count_and_control_designs_report_conversions_among_eligible_edits():
+    # the words design's conversion_eligible / conversion_rate_eligible, for the edits the
+    # count design makes (top level) and the control arm makes (under "control")
+    words = pd.DataFrame({"rank": [1, 2], "word": ["者", "使用"], "lemma": None, "pos": None})
+    cfg = {"model": "keyboard", "replace_prob": 0.2, "insert_prob": 0.2, "delete_prob": 0.2,
+           "conversion_prob": 0.2}  # fmt: skip
+    probs = validate_probabilities(cfg)
+    count = perturb_count_frame(_convertible_bench(400), probabilities=probs, seed=42,
+                                counts=[1, 2], eligibility=from_params(cfg)).summary  # fmt: skip
+    eligible, converted = count["conversion_eligible"], count["operations"]["conversion"]
+    assert 0 < converted <= eligible < count["perturbed_occurrences"]
+    assert count["conversion_rate_eligible"] == round(converted / eligible, 6)
+    # every edit fires: a convertible word is converted with the conversion's share of the
+    # forced draws (about 0.2 with this mix; 122 eligible edits, standard error 0.04)
+    assert 0.1 < converted / eligible < 0.3, (converted, eligible)
+
+    bench = _convertible_bench(200)
+    result = perturb_frame(bench, words, probabilities=probs, seed=42)
+    _, summary = add_controls(result.table, bench, words, probabilities=probs, seed=42)
+    control = summary["control"]
+    assert 0 < control["conversions"] <= control["conversion_eligible"]
+    assert control["conversion_rate_eligible"] == round(
+        control["conversions"] / control["conversion_eligible"], 6
+    )
+
+    none = validate_probabilities({**cfg, "conversion_prob": 0.0})
+    count = perturb_count_frame(_convertible_bench(10), probabilities=none, seed=42,
+                                counts=[1]).summary  # fmt: skip
+    assert "conversion_eligible" not in count and "conversion_rate_eligible" not in count
+    result = perturb_frame(bench, words, probabilities=none, seed=42)
+    _, summary = add_controls(result.table, bench, words, probabilities=none, seed=42)
+    assert "conversion_eligible" not in summary["control"]
 
 
 # ----------------------------------------------------------------------------- natural model
