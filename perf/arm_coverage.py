@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,124 +44,127 @@ LEVEL = 0.95
 CLUSTERS = {"moderate": MODERATE, "heavy": HEAVY}
 
 
-def _chosen(options: dict, names: list[str]) -> list:
-    return [(k, v) for k, v in options.items() if k in names or not names]
+@dataclass(frozen=True)
+class Cell:
+    """One cell of a part's grid, with its own seeded generator."""
+
+    kind: str
+    shape: str
+    clusters: object
+    draws: int
+    examples: int
+    rng: np.random.Generator
+
+    def study(self, draw: Callable[..., Any]) -> Any:
+        """One simulated study of this cell's design (the next draw of its generator)."""
+        return draw(self.kind, self.rng, examples=self.examples, clusters=self.clusters,
+                    draws=self.draws)  # fmt: skip
+
+    def labels(self) -> dict:
+        return {"design": self.kind, "clusters": self.shape, "K": self.draws,
+                "examples": self.examples}  # fmt: skip
+
+
+def cells(part: str, kinds: tuple, seed: int, only: argparse.Namespace) -> Iterator[Cell]:
+    """The chosen designs x cluster shapes x draws x sizes of one part, in that order."""
+    for kind in [k for k in kinds if k in only.kinds or not only.kinds]:
+        for shape, clusters in CLUSTERS.items():
+            if only.clusters and shape not in only.clusters:
+                continue
+            for draws in only.draws:
+                for examples in only.sizes:
+                    rng = np.random.default_rng(
+                        hashed_seed(seed, part, kind, shape, draws, examples)
+                    )
+                    yield Cell(kind, shape, clusters, draws, examples, rng)
 
 
 def means(replications: int, seed: int, only: argparse.Namespace) -> pd.DataFrame:
     rows = []
-    for kind in [k for k in MEAN_KINDS if k in only.kinds or not only.kinds]:
-        for shape, clusters in _chosen(CLUSTERS, only.clusters):
-            for draws in only.draws:
-                for examples in only.sizes:
-                    rng = np.random.default_rng(
-                        hashed_seed(seed, "means", kind, shape, draws, examples)
-                    )
-                    hits: dict[str, list[float]] = {"cr2_t": [], "hall_t": [], "bootstrap_t": []}
-                    miss_low: dict[str, int] = dict.fromkeys(hits, 0)
-                    widths: dict[str, list[float]] = {k: [] for k in hits}
-                    for r in range(replications):
-                        study = mean_study(
-                            kind, rng, examples=examples, clusters=clusters, draws=draws
-                        )
-                        d, truth = study.values["d"], study.truth["d"]
-                        results = {
-                            "cr2_t": clustered_mean_interval(d, study.clusters, level=LEVEL),
-                            "hall_t": hall_mean_interval(d, study.clusters, level=LEVEL),
-                            "bootstrap_t": bootstrap_t_mean_interval(
-                                d,
-                                study.clusters,
-                                level=LEVEL,
-                                seed=hashed_seed(seed, r, examples),
-                                samples=only.bootstrap_samples,
-                            ),
-                        }
-                        for name, res in results.items():
-                            hits[name].append(res.low <= truth <= res.high)
-                            miss_low[name] += truth > res.high
-                            widths[name].append(res.high - res.low)
-                    for name in hits:
-                        rows.append({"design": kind, "clusters": shape, "K": draws,
-                                     "examples": examples, "estimator": name,
-                                     "coverage": float(np.mean(hits[name])),
-                                     "truth_above": miss_low[name] / replications,
-                                     "width": float(np.mean(widths[name]))})  # fmt: skip
+    for cell in cells("means", MEAN_KINDS, seed, only):
+        hits: dict[str, list[float]] = {"cr2_t": [], "hall_t": [], "bootstrap_t": []}
+        miss_low: dict[str, int] = dict.fromkeys(hits, 0)
+        widths: dict[str, list[float]] = {k: [] for k in hits}
+        for r in range(replications):
+            study = cell.study(mean_study)
+            d, truth = study.values["d"], study.truth["d"]
+            results = {
+                "cr2_t": clustered_mean_interval(d, study.clusters, level=LEVEL),
+                "hall_t": hall_mean_interval(d, study.clusters, level=LEVEL),
+                "bootstrap_t": bootstrap_t_mean_interval(
+                    d,
+                    study.clusters,
+                    level=LEVEL,
+                    seed=hashed_seed(seed, r, cell.examples),
+                    samples=only.bootstrap_samples,
+                ),
+            }
+            for name, res in results.items():
+                hits[name].append(res.low <= truth <= res.high)
+                miss_low[name] += truth > res.high
+                widths[name].append(res.high - res.low)
+        for name in hits:
+            rows.append({**cell.labels(), "estimator": name,
+                         "coverage": float(np.mean(hits[name])),
+                         "truth_above": miss_low[name] / replications,
+                         "width": float(np.mean(widths[name]))})  # fmt: skip
     return pd.DataFrame(rows)
 
 
 def ladder(replications: int, seed: int, only: argparse.Namespace) -> pd.DataFrame:
     rows = []
-    for kind in [k for k in LADDER_KINDS if k in only.kinds or not only.kinds]:
-        for shape, clusters in _chosen(CLUSTERS, only.clusters):
-            for draws in only.draws:
-                for examples in only.sizes:
-                    rng = np.random.default_rng(
-                        hashed_seed(seed, "ladder", kind, shape, draws, examples)
-                    )
-                    out = {"cr2_t": [], "score": []}
-                    for _ in range(replications):
-                        s = ladder_study(
-                            kind, rng, examples=examples, clusters=clusters, draws=draws
-                        )
-                        v = s.values
-                        diff = (v["p_var"].astype(float) - v["o_var"]) - (
-                            v["p_ref"].astype(float) - v["o_ref"]
-                        )
-                        truth = s.truth["delta_vs_reference"]
-                        for name, res in (
-                            ("cr2_t", clustered_mean_interval(diff, s.clusters, level=LEVEL)),
-                            ("score", score_mean_interval(diff, s.clusters, level=LEVEL)),
-                        ):
-                            out[name].append((res.low <= truth + 1e-12 and truth - 1e-12 <= res.high,
-                                              res.high - res.low))  # fmt: skip
-                    for name, got in out.items():
-                        arr = np.array(got, dtype=float)
-                        rows.append({"design": kind, "clusters": shape, "K": draws,
-                                     "examples": examples, "estimator": name,
-                                     "coverage": float(arr[:, 0].mean()),
-                                     "zero_width": float((arr[:, 1] <= 1e-12).mean()),
-                                     "width": float(arr[:, 1].mean())})  # fmt: skip
+    for cell in cells("ladder", LADDER_KINDS, seed, only):
+        out = {"cr2_t": [], "score": []}
+        for _ in range(replications):
+            s = cell.study(ladder_study)
+            v = s.values
+            diff = (v["p_var"].astype(float) - v["o_var"]) - (v["p_ref"].astype(float) - v["o_ref"])
+            truth = s.truth["delta_vs_reference"]
+            for name, res in (
+                ("cr2_t", clustered_mean_interval(diff, s.clusters, level=LEVEL)),
+                ("score", score_mean_interval(diff, s.clusters, level=LEVEL)),
+            ):
+                out[name].append((res.low <= truth + 1e-12 and truth - 1e-12 <= res.high,
+                                  res.high - res.low))  # fmt: skip
+        for name, got in out.items():
+            arr = np.array(got, dtype=float)
+            rows.append({**cell.labels(), "estimator": name,
+                         "coverage": float(arr[:, 0].mean()),
+                         "zero_width": float((arr[:, 1] <= 1e-12).mean()),
+                         "width": float(arr[:, 1].mean())})  # fmt: skip
     return pd.DataFrame(rows)
 
 
 def recovered(replications: int, seed: int, only: argparse.Namespace) -> pd.DataFrame:
     rows = []
-    for kind in [k for k in RECOVERED_KINDS if k in only.kinds or not only.kinds]:
-        for shape, clusters in _chosen(CLUSTERS, only.clusters):
-            for draws in only.draws:
-                for examples in only.sizes:
-                    rng = np.random.default_rng(
-                        hashed_seed(seed, "recovered", kind, shape, draws, examples)
-                    )
-                    share, points, loss, fieller, reported = [], [], [], [], []
-                    for _ in range(replications):
-                        s = recovered_study(
-                            kind, rng, examples=examples, clusters=clusters, draws=draws
-                        )
-                        c, t, d = s.values["clean"], s.values["typo"], s.values["defended"]
-                        lost = c.mean() - t.mean()
-                        share.append((d.mean() - t.mean()) / lost if lost > 0 else math.nan)
-                        ps = paired_score(t, d, clusters=s.clusters, level=LEVEL)
-                        points.append(ps.low <= s.truth["points"] <= ps.high)
-                        ls = paired_score(c, t, clusters=s.clusters, level=LEVEL)
-                        loss.append(ls.low <= -s.truth["loss"] <= ls.high)
-                        show = ls.high < 0
-                        f = fieller_interval(d.astype(float) - t, c.astype(float) - t,
-                                             s.clusters, level=LEVEL)  # fmt: skip
-                        show = show and f.bounded
-                        reported.append(show)
-                        if show:
-                            fieller.append(f.low <= s.truth["share"] <= f.high)
-                    sh = np.array(share)
-                    rows.append({"design": kind, "clusters": shape, "K": draws, "examples": examples,
-                                 "share_undefined": float(np.isnan(sh).mean()),
-                                 "share_outside_0_1": float(((sh < 0) | (sh > 1)).mean()),
-                                 "share_sd": float(np.nanstd(sh)),
-                                 "share_median": float(np.nanmedian(sh)),
-                                 "delta_typo_cov": float(np.mean(loss)),
-                                 "points_cov": float(np.mean(points)),
-                                 "share_reported": float(np.mean(reported)),
-                                 "fieller_cov": float(np.mean(fieller)) if fieller else math.nan})  # fmt: skip
+    for cell in cells("recovered", RECOVERED_KINDS, seed, only):
+        share, points, loss, fieller, reported = [], [], [], [], []
+        for _ in range(replications):
+            s = cell.study(recovered_study)
+            c, t, d = s.values["clean"], s.values["typo"], s.values["defended"]
+            lost = c.mean() - t.mean()
+            share.append((d.mean() - t.mean()) / lost if lost > 0 else math.nan)
+            ps = paired_score(t, d, clusters=s.clusters, level=LEVEL)
+            points.append(ps.low <= s.truth["points"] <= ps.high)
+            ls = paired_score(c, t, clusters=s.clusters, level=LEVEL)
+            loss.append(ls.low <= -s.truth["loss"] <= ls.high)
+            show = ls.high < 0
+            f = fieller_interval(d.astype(float) - t, c.astype(float) - t,
+                                 s.clusters, level=LEVEL)  # fmt: skip
+            show = show and f.bounded
+            reported.append(show)
+            if show:
+                fieller.append(f.low <= s.truth["share"] <= f.high)
+        sh = np.array(share)
+        rows.append({**cell.labels(),
+                     "share_undefined": float(np.isnan(sh).mean()),
+                     "share_outside_0_1": float(((sh < 0) | (sh > 1)).mean()),
+                     "share_sd": float(np.nanstd(sh)),
+                     "share_median": float(np.nanmedian(sh)),
+                     "delta_typo_cov": float(np.mean(loss)),
+                     "points_cov": float(np.mean(points)),
+                     "share_reported": float(np.mean(reported)),
+                     "fieller_cov": float(np.mean(fieller)) if fieller else math.nan})  # fmt: skip
     return pd.DataFrame(rows)
 
 

@@ -37,6 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from repo_copy import copy_repo
+
 REPO = Path(__file__).resolve().parents[1]
 
 # Installed as sitecustomize.py in a directory first on the stages' PYTHONPATH. Python imports
@@ -118,28 +120,6 @@ ENGINE_PHASES = [
 ]
 ENGINE_START = re.compile(r"starting vLLM engine for")
 GEN_DONE = re.compile(r"generate: 100%")
-SKIP_COPY = (".venv", ".cache", ".dvc/cache", ".dvc/tmp", "data/cache")
-
-
-def copy_repo(repo: Path, dest: Path) -> None:
-    """Clone ``repo``, then overlay its working tree's uncommitted changes."""
-    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(repo), str(dest)], check=True)
-    changed = subprocess.run(
-        ["git", "ls-files", "-m", "-o", "--exclude-standard", "-d"],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.split("\n")
-    for rel in filter(None, changed):
-        if rel.startswith(SKIP_COPY):
-            continue
-        src, dst = repo / rel, dest / rel
-        if src.is_file():
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dst)
-        elif dst.exists():
-            dst.unlink()
 
 
 def run_repro(work: Path) -> None:

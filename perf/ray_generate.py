@@ -32,30 +32,9 @@ import time
 from pathlib import Path
 
 import yaml
+from repo_copy import copy_repo
 
 REPO = Path(__file__).resolve().parents[1]
-SKIP_COPY = (".venv", ".cache", ".dvc/cache", ".dvc/tmp", "data/cache")
-
-
-def copy_repo(repo: Path, dest: Path) -> None:
-    """Clone ``repo``, then overlay its working tree's uncommitted changes."""
-    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(repo), str(dest)], check=True)
-    changed = subprocess.run(
-        ["git", "ls-files", "-m", "-o", "--exclude-standard", "-d"],
-        cwd=repo,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.split("\n")
-    for rel in filter(None, changed):
-        if rel.startswith(SKIP_COPY):
-            continue
-        src, dst = repo / rel, dest / rel
-        if src.is_file():
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dst)
-        elif dst.exists():
-            dst.unlink()
 
 
 def digests(folder: Path) -> dict[str, str]:

@@ -112,11 +112,14 @@ def test_server_dying_mid_run_keeps_finished_chunks_and_rerun_sends_only_the_res
 
 
 def test_fleet_routes_around_a_server_that_dies(tmp_path: Path) -> None:
+    # one retry per request: enough, because a request's retry goes to the other server
     with (
         CannedServer(tmp_path / "a.jsonl", die_after=2) as dying,
         CannedServer(tmp_path / "b.jsonl") as healthy,
     ):
-        engine = make_engine(_cfg(dying.url, healthy.url, max_concurrency=2), cache_dir=None)
+        engine = make_engine(
+            _cfg(dying.url, healthy.url, max_concurrency=2, max_retries=1), cache_dir=None
+        )
         prompts = [f"prompt number {i}" for i in range(10)]
         out = engine.generate(_requests(10), progress=False)
         # every prompt answered once, in order, none lost
@@ -133,6 +136,22 @@ def test_fleet_routes_around_a_server_that_dies(tmp_path: Path) -> None:
     assert set(answered_by["healthy"]) >= set(prompts) - set(answered_by["dying"])
     assert set(answered_by["healthy"]) | set(answered_by["dying"]) == set(prompts)
     assert engine.backend.retries >= 1  # the request that found it dead was sent elsewhere
+
+
+def test_a_retry_goes_to_the_server_after_the_one_that_failed_it(tmp_path: Path) -> None:
+    # All four requests take their first server before any answer: 0, 1, 0, 1. The two sent to
+    # the closed port retry together; on a shared round-robin the first of them would take
+    # turn 0 (the closed port) again and, with one retry, fail the run.
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    with CannedServer(tmp_path / "log.jsonl") as healthy:
+        engine = make_engine(
+            _cfg(dead, healthy.url, max_concurrency=4, max_retries=1), cache_dir=None
+        )
+        out = engine.generate(_requests(8), progress=False)
+        assert [g.output for g in out] == [canned_answer(f"prompt number {i}") for i in range(8)]
+        assert len(healthy.requests()) == 8
+    assert engine.backend.retries == 4  # every other request found the closed port, once
+    assert engine.backend.failures.total() == 0  # summed up and cleared at the run's end
 
 
 def test_refused_connection_is_a_clear_error(tmp_path: Path) -> None:

@@ -12,6 +12,8 @@ import pytest
 from evalpipe.benchmarks import get_spec, load_benchmark
 from evalpipe.errors import InputError
 from evalpipe.perturb import Probabilities, decide, occurrence_digest, perturb_frame
+from evalpipe.perturb.control import add_controls
+from evalpipe.perturb.count import perturb_count_frame
 from evalpipe.perturb.eligibility import (
     Eligibility,
     RowContext,
@@ -219,10 +221,12 @@ def test_a_word_ending_in_sokuon_is_typed_with_the_next_kana():
 @pytest.mark.parametrize(
     ("text", "word"),
     [("愛知県の人口", "県"), ("都道府県の数", "県"), ("業者等の責任", "等"), ("委託先で", "先"),
-     ("安全性を高める", "安全"), ("お金を預ける", "金")],
+     ("安全性を高める", "安全"), ("お金を預ける", "金"), ("この薬を使用する。", "使用"),
+     ("機械が使用される場合", "使用"), ("使用した結果", "使用")],
 )  # fmt: skip
 def test_no_conversion_of_a_compounds_part_an_affix_or_a_proper_noun(text, word):
-    # the IME converts the compound (愛知県, 委託先, おかね) whole: no homophone of its part
+    # the IME converts the compound (愛知県, 委託先, おかね) whole: no homophone of its part;
+    # a verbal noun with its する (しようする) gets the verb's kanji (使用, never 仕様)
     lexicon = ImeLexicon()
     start = text.index(word)
     ctx = JapaneseContext().occurrence(text, start, start + len(word))
@@ -232,6 +236,17 @@ def test_no_conversion_of_a_compounds_part_an_affix_or_a_proper_noun(text, word)
                     Probabilities(0, 0, 0, 0, 1, model="keyboard"), homophones=lexicon,
                     context=ctx)  # fmt: skip
         assert isinstance(op, Skipped), (text, op)  # nothing else has a probability
+
+
+def test_a_verbal_noun_without_its_suru_is_still_converted():
+    # 使用 before の is typed as しよう alone: the IME may offer 仕様 first
+    text = "使用の方法"
+    ctx = JapaneseContext().occurrence(text, 0, 2)
+    assert ctx is not None and ctx.unit
+    op = decide("使用", occurrence_digest(1, "b", "0", "w", "q", 0),
+                Probabilities(0, 0, 0, 0, 1, model="keyboard"), homophones=ImeLexicon(),
+                context=ctx)  # fmt: skip
+    assert op.perturbed == "仕様" and op.op == "conversion"
 
 
 def test_conversions_keep_the_part_of_speech_skip_proper_names_and_follow_frequency():
@@ -315,6 +330,40 @@ def test_conversions_are_delivered_at_the_configured_rate_among_eligible_occurre
     none = validate_probabilities({**cfg, "conversion_prob": 0.0})
     s = perturb_frame(_convertible_bench(10), words, probabilities=none, seed=42).summary
     assert "conversion_eligible" not in s and "conversion_rate_eligible" not in s
+
+
+def test_count_and_control_designs_report_conversions_among_eligible_edits():
+    # the words design's conversion_eligible / conversion_rate_eligible, for the edits the
+    # count design makes (top level) and the control arm makes (under "control")
+    words = pd.DataFrame({"rank": [1, 2], "word": ["者", "使用"], "lemma": None, "pos": None})
+    cfg = {"model": "keyboard", "replace_prob": 0.2, "insert_prob": 0.2, "delete_prob": 0.2,
+           "conversion_prob": 0.2}  # fmt: skip
+    probs = validate_probabilities(cfg)
+    count = perturb_count_frame(_convertible_bench(400), probabilities=probs, seed=42,
+                                counts=[1, 2], eligibility=from_params(cfg)).summary  # fmt: skip
+    eligible, converted = count["conversion_eligible"], count["operations"]["conversion"]
+    assert 0 < converted <= eligible < count["perturbed_occurrences"]
+    assert count["conversion_rate_eligible"] == round(converted / eligible, 6)
+    # every edit fires: a convertible word is converted with the conversion's share of the
+    # forced draws (about 0.2 with this mix; 122 eligible edits, standard error 0.04)
+    assert 0.1 < converted / eligible < 0.3, (converted, eligible)
+
+    bench = _convertible_bench(200)
+    result = perturb_frame(bench, words, probabilities=probs, seed=42)
+    _, summary = add_controls(result.table, bench, words, probabilities=probs, seed=42)
+    control = summary["control"]
+    assert 0 < control["conversions"] <= control["conversion_eligible"]
+    assert control["conversion_rate_eligible"] == round(
+        control["conversions"] / control["conversion_eligible"], 6
+    )
+
+    none = validate_probabilities({**cfg, "conversion_prob": 0.0})
+    count = perturb_count_frame(_convertible_bench(10), probabilities=none, seed=42,
+                                counts=[1]).summary  # fmt: skip
+    assert "conversion_eligible" not in count and "conversion_rate_eligible" not in count
+    result = perturb_frame(bench, words, probabilities=none, seed=42)
+    _, summary = add_controls(result.table, bench, words, probabilities=none, seed=42)
+    assert "conversion_eligible" not in summary["control"]
 
 
 # ----------------------------------------------------------------------------- natural model

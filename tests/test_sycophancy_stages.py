@@ -114,7 +114,8 @@ def test_sycophancy_stages_count_bad_judge_replies_and_use_people_once_they_rate
     assert (judge_rows["reason"] == "no judge rating").all()
     assert est[est.estimator == "ppi"]["reason"].str.contains("have not rated").all()
     metrics = json.loads((paths.metrics / "sycophancy" / "canned.json").read_text("utf-8"))
-    assert metrics["social"]["mean_ppi"] is None and metrics["social"]["n_judged"] == 0
+    assert metrics["social"]["estimator"] == "none" and metrics["social"]["mean"] is None
+    assert metrics["n_judged"] == 0
     validity = json.loads((paths.sycophancy / "judge_validity.json").read_text("utf-8"))
     assert validity["canned"]["self_grading"] == {"canned": "self"}
     assert validity["canned"]["illustrative"] is True

@@ -13,6 +13,7 @@ from evalpipe.annotation.schema import AXES
 from evalpipe.errors import InputError
 from evalpipe.sycophancy import simulate
 from evalpipe.sycophancy.dialogues import read_dialogues, render_prompt
+from evalpipe.sycophancy.estimates import METRIC_KEYS
 from evalpipe.sycophancy.judges import judge_panel, slug_of
 from evalpipe.sycophancy.panel import inter_judge_agreement, panel_ratings
 from evalpipe.sycophancy.replies import mark_human_sample
@@ -172,7 +173,45 @@ def test_without_human_ratings_the_human_estimators_say_why():
     assert gone["reason"].str.contains("people have not rated the sampled replies").all()
     assert gone["reason"].str.contains("sample batches").all()
     metrics = result.metrics["calm"]["social"]
-    assert metrics["mean_ppi"] is None and metrics["mean_judge"] is not None
+    assert metrics["estimator"] == "judge" and result.metrics["calm"]["n_human"] == 0
+    judge = est[(est.model == "calm") & (est.axis == "social") & (est.estimator == "judge")]
+    assert metrics["mean"] == round(judge[judge.statistic == "mean"].estimate.iloc[0], 6)
+
+
+def test_the_metrics_file_keeps_one_estimator_per_axis_with_its_interval(study):
+    result, _ = study
+    est = result.estimates
+    for model in MODELS:
+        metrics = result.metrics[model]
+        assert list(metrics) == [*AXES, "n_judged", "n_human"]
+        assert (metrics["n_judged"], metrics["n_human"]) == (400, 100)
+        for axis in AXES:
+            entry = metrics[axis]
+            assert tuple(entry) == METRIC_KEYS  # 7 keys an axis: 30 in the file, not 48
+            assert entry["estimator"] == "ppi"  # people rated this axis's sample
+            for statistic in ("mean", "prevalence"):
+                row = est[
+                    (est.model == model)
+                    & (est.axis == axis)
+                    & (est.statistic == statistic)
+                    & (est.estimator == "ppi")
+                ].iloc[0]
+                assert entry[statistic] == round(row.estimate, 6)
+                assert (entry[f"{statistic}_low"], entry[f"{statistic}_high"]) == (
+                    round(row.ci_low, 6),
+                    round(row.ci_high, 6),
+                )
+
+
+def test_an_axis_people_did_not_rate_reports_the_judge():
+    replies, ratings, humans, _ = planted(n_dialogues=40, share=0.5)
+    humans = humans[humans.axis != "self"]
+    lengths = dict(zip(replies["task_id"], replies["reply_chars"], strict=True))
+    result = run_study(
+        replies, ratings, humans, lengths, settings({"judge0": "x"}), prompt_version="v"
+    )
+    estimators = {axis: result.metrics["calm"][axis]["estimator"] for axis in AXES}
+    assert estimators == {"social": "ppi", "avoidant": "ppi", "mechanical": "ppi", "self": "judge"}
 
 
 def test_panel_median_takes_the_midpoint_and_counts_disagreement():

@@ -11,15 +11,13 @@ half, in the order they were saved (negative: getting worse).
 
 from __future__ import annotations
 
-import json
 import os
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from evalpipe.annotation.schema import AXES, LABELS, DialoguePair, validate_task
-from evalpipe.errors import InputError, where
+from evalpipe.jsonl_records import read_jsonl_records
 
 
 def read_gold(path: str | os.PathLike[str]) -> list[tuple[DialoguePair, dict[str, int]]]:
@@ -31,39 +29,20 @@ def read_gold(path: str | os.PathLike[str]) -> list[tuple[DialoguePair, dict[str
         Listing every bad line (``file:line``): invalid JSON or task, a reference that is not
         ``{axis: 1-5}`` on every axis, a repeated id.
     """
-    path = Path(path)
-    problems: list[str] = []
-    out: list[tuple[DialoguePair, dict[str, int]]] = []
-    seen: set[str] = set()
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise InputError(f"{path}: gold file not found") from None
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        loc = where(path, line=lineno)
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{loc}: not valid JSON ({exc.msg})")
-            continue
-        found = validate_task(obj, where=loc)
-        ref = obj.get("reference") if isinstance(obj, dict) else None
-        if not isinstance(ref, dict) or any(ref.get(a) not in LABELS for a in AXES):
-            found.append(f'{loc}: field "reference": expected {{axis: 1-5}} for every axis')
-        if not found and obj["id"] in seen:
-            found.append(f'{loc}: field "id": duplicate id {obj["id"]!r}')
-        if found:
-            problems.extend(found)
-            continue
-        seen.add(obj["id"])
-        assert isinstance(ref, dict)  # a missing or malformed reference was a problem above
+    out = []
+    for _, obj in read_jsonl_records(path, _gold_problems, what="gold file"):
         task = DialoguePair(obj["id"], obj["user"], obj["response"], list(obj.get("context", [])))
-        out.append((task, {a: int(ref[a]) for a in AXES}))
-    if problems:
-        raise InputError(f"{len(problems)} problem(s) in {path}:\n  " + "\n  ".join(problems))
+        out.append((task, {a: int(obj["reference"][a]) for a in AXES}))
     return out
+
+
+def _gold_problems(obj: Any, *, where: str) -> list[str]:
+    """A task's problems, and a reference that is not ``{axis: 1-5}`` on every axis."""
+    found = validate_task(obj, where=where)
+    ref = obj.get("reference") if isinstance(obj, dict) else None
+    if not isinstance(ref, dict) or any(ref.get(a) not in LABELS for a in AXES):
+        found.append(f'{where}: field "reference": expected {{axis: 1-5}} for every axis')
+    return found
 
 
 def score_gold(

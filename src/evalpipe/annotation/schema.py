@@ -10,7 +10,6 @@ fixes a batch in one pass instead of one error per run.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterable, Mapping
@@ -23,6 +22,7 @@ import pandas as pd
 
 from evalpipe.annotation.raw_csv import csv_records
 from evalpipe.errors import InputError, where
+from evalpipe.jsonl_records import iter_json_lines, raise_problems, read_jsonl_records
 
 AXES: tuple[str, ...] = ("social", "avoidant", "mechanical", "self")
 LABELS: tuple[int, ...] = (1, 2, 3, 4, 5)
@@ -38,9 +38,6 @@ ADJUDICATED_PREFIX = "adjudicated:"
 ANNOTATION_FIELDS = ("id", "annotator_id", "timestamp", "annotations", "confidence")
 TASK_FIELDS = ("id", "user", "response", "context")
 LONG_COLUMNS = ("id", "annotator_id", "axis", "score", "confidence")
-
-# Cap the message length; the count of the rest is still reported.
-_MAX_LISTED = 200
 
 
 @dataclass
@@ -221,29 +218,11 @@ def task_to_dict(t: DialoguePair) -> dict[str, Any]:
     return {"id": t.id, "user": t.user, "response": t.response, "context": list(t.context)}
 
 
-def _iter_json_lines(path: Path, problems: list[str]) -> Iterable[tuple[int, Any]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        problems.append(f"{path}: file not found")
-        return
-    except UnicodeDecodeError as exc:
-        problems.append(f"{path}: not UTF-8 text ({exc})")
-        return
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield lineno, json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{where(path, line=lineno)}: not valid JSON ({exc.msg})")
-
-
 def _iter_records(path: Path, problems: list[str]) -> Iterable[tuple[int, Any]]:
     """Annotation objects of a JSONL batch, or of a raw CSV (``.csv``: the filtering
     protocol's ``dialogue_id, annotator_id, social, avoidant, mechanical, self, timestamp``)."""
     if path.suffix.lower() != ".csv":
-        yield from _iter_json_lines(path, problems)
+        yield from iter_json_lines(path, problems)
         return
     if not path.exists():
         problems.append(f"{path}: file not found")
@@ -253,15 +232,6 @@ def _iter_records(path: Path, problems: list[str]) -> Iterable[tuple[int, Any]]:
             problems.append(f"{where(path, line=rowno)}: {rec}")
         else:
             yield rowno, rec
-
-
-def _raise(problems: list[str], what: str) -> None:
-    if not problems:
-        return
-    listed = problems[:_MAX_LISTED]
-    more = len(problems) - len(listed)
-    tail = f"\n  ... and {more} more" if more else ""
-    raise InputError(f"{len(problems)} problem(s) in {what}:\n  " + "\n  ".join(listed) + tail)
 
 
 def validate_task(obj: Any, *, where: str) -> list[str]:
@@ -312,32 +282,15 @@ def read_tasks(path: str | os.PathLike[str]) -> list[DialoguePair]:
     InputError
         Listing every problem (``file:line``), including duplicate ids.
     """
-    path = Path(path)
-    problems: list[str] = []
-    tasks: list[DialoguePair] = []
-    first_line: dict[str, int] = {}
-    for lineno, obj in _iter_json_lines(path, problems):
-        loc = where(path, line=lineno)
-        found = validate_task(obj, where=loc)
-        if found:
-            problems.extend(found)
-            continue
-        if obj["id"] in first_line:
-            problems.append(
-                f'{loc}: field "id": duplicate id {obj["id"]!r} (first at line {first_line[obj["id"]]})'
-            )
-            continue
-        first_line[obj["id"]] = lineno
-        tasks.append(
-            DialoguePair(
-                id=obj["id"],
-                user=obj["user"],
-                response=obj["response"],
-                context=list(obj.get("context", [])),
-            )
+    return [
+        DialoguePair(
+            id=obj["id"],
+            user=obj["user"],
+            response=obj["response"],
+            context=list(obj.get("context", [])),
         )
-    _raise(problems, str(path))
-    return tasks
+        for _, obj in read_jsonl_records(path, validate_task)
+    ]
 
 
 def read_annotations(
@@ -366,7 +319,7 @@ def read_annotations(
         (id, annotator_id) across all files, ids absent from the task set.
     """
     out, problems = collect_annotations(paths, task_ids=task_ids)
-    _raise(problems, "annotation batches")
+    raise_problems(problems, "annotation batches")
     return out
 
 

@@ -1,12 +1,13 @@
 """OpenAI-compatible backend: ``vllm serve``, llama.cpp's server, or any ``/v1/chat/completions``.
 
 Requests spread round-robin over one or several base URLs with bounded concurrency; 429, 5xx,
-timeouts, dropped and refused connections are retried with exponential backoff (on the next URL,
-so a dead server in a fleet is routed around). A prompt the server refuses with a client error that
-retrying cannot fix (400, 413, 422: a prompt over the context length, a request it cannot take)
-is recorded with finish_reason ``prompt_too_long`` or ``rejected`` and counted, as the offline
-engine records an over-long prompt; the run goes on. The API key is read from the environment
-variable named in params at call time; it is never stored in params, artifacts or the cache.
+timeouts, dropped and refused connections are retried with exponential backoff, each retry on the
+URL after the one that failed (so a dead server in a fleet is routed around). A prompt the server
+refuses with a client error that retrying cannot fix (400, 413, 422: a prompt over the context
+length, a request it cannot take) is recorded with finish_reason ``prompt_too_long`` or
+``rejected`` and counted, as the offline engine records an over-long prompt; the run goes on. The
+API key is read from the environment variable named in params at call time; it is never stored in
+params, artifacts or the cache.
 
 Log-likelihoods are scored on token ids, as lm-evaluation-harness does: the context and the
 continuation are tokenized (the server's ``/tokenize``, or the model's own tokenizer when the
@@ -276,8 +277,12 @@ class OpenAIBackend:
         assert self._client is not None
         data = json.dumps(body).encode()
         last = ""
+        # The round-robin picks this request's first server only; its retries walk on from
+        # there, so a retry never lands on the server that just failed it (a shared cycle let
+        # requests retrying in lock-step take the dead server's turn again and again).
+        first = next(self._next_url)
         for attempt in range(self.max_retries + 1):
-            base = self.base_urls[next(self._next_url)]
+            base = self.base_urls[(first + attempt) % len(self.base_urls)]
             if root and base.endswith("/v1"):
                 base = base[: -len("/v1")]
             url = base + path

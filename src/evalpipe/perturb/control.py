@@ -283,6 +283,11 @@ class ControlCounts:
     unmatched: Counter[str] = field(default_factory=Counter)
     match: Counter[str] = field(default_factory=Counter)
     skipped: int = 0  # candidate occurrences where the drawn kind could not apply
+    # Japanese with conversion_prob > 0, as in the words design: the control edits a conversion
+    # could have made, and the conversions among them
+    counts_conversions: bool = False
+    conversion_eligible: int = 0
+    conversions: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         unmatched = self.unmatched or Counter()
@@ -296,6 +301,19 @@ class ControlCounts:
             "skipped_occurrences": self.skipped,
             "split_proxy": "script signature (model-independent; generate counts real tokens)",
             "max_band_distance": MAX_BAND_DISTANCE,
+            **(
+                {
+                    "conversions": self.conversions,
+                    "conversion_eligible": self.conversion_eligible,
+                    "conversion_rate_eligible": (
+                        round(self.conversions / self.conversion_eligible, 6)
+                        if self.conversion_eligible
+                        else 0.0
+                    ),
+                }
+                if self.counts_conversions
+                else {}
+            ),
         }
 
 
@@ -365,6 +383,7 @@ def add_controls(
     records = table.select(["example_id", "variant", "word_rank", "draw", "perturbations"])
     rows = PerturbedColumns()
     counts = ControlCounts(unmatched=Counter(), match=Counter())
+    counts.counts_conversions = probabilities.conversion > 0 and homophones is not None
     labels: list[str | None] = []
     examples: dict[int, ExampleWords] = {}
     fields_of: dict[int, dict[str, Any]] = {}
@@ -460,6 +479,9 @@ def add_controls(
             )
             labels.append(None)
         counts.matched += 1
+        if counts.counts_conversions:
+            counts.conversions += sum(e.operation.op == "conversion" for e in edits)
+            counts.conversion_eligible += human.convertible_edits(edits, fields, homophones, reader)
         label = "+".join(sorted(relaxed)) or "exact"
         counts.match[label] += 1
         rows.add(

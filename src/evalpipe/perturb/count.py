@@ -258,6 +258,8 @@ def perturb_count_frame(
     names, ids = benchmark_rows.names, benchmark_rows.ids
     rows = PerturbedColumns()
     counter = SummaryCounter(keyboard=not typo_model(probabilities.model).plain)
+    # as in the words design: the edits a conversion could have made, its rate among them
+    counter.counts_conversions = probabilities.conversion > 0 and homophones is not None
     top = counts[-1]
     shortfall = dict.fromkeys(counts, 0)
     made = dict.fromkeys(counts, 0)
@@ -304,6 +306,10 @@ def perturb_count_frame(
             counter.count_operations([e.operation for e in chosen])
             for e in chosen:  # the kind drawn (before a redraw to one that could apply)
                 counter.drawn[e.operation.drawn or e.operation.op] += 1
+            if counter.counts_conversions:
+                counter.conversion_eligible += human.convertible_edits(
+                    chosen, fields, homophones, reader
+                )
             for k in counts:
                 if len(chosen) < k:
                     shortfall[k] += 1

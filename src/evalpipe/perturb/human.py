@@ -315,6 +315,22 @@ def can_convert(word: str, homophones: Any, context: ime.Reading | None) -> bool
     return bool(homophones.lookup(word)[1])
 
 
+def convertible_edits(
+    edits: Iterable[Any], fields: Mapping[str, Any], homophones: Any, reader: Any
+) -> int:
+    """How many of ``edits`` (``columns.Edit``: ``field, start, end, original``) fell on an
+    occurrence a conversion slip could change (:func:`can_convert`, read in its field's text):
+    the count and control designs' ``conversion_eligible``."""
+    return sum(
+        can_convert(
+            e.original,
+            homophones,
+            reader.occurrence(fields[e.field], e.start, e.end) if reader is not None else None,
+        )
+        for e in edits
+    )
+
+
 def _pick(choices: Iterable[Choice], r: int) -> Operation:
     choices = tuple(choices)
     total = sum(w for _, w in choices)

@@ -90,6 +90,10 @@ def _feature_parts(feature: tuple[str, ...]) -> tuple[str, str, str, str]:
 # Token POS that join a neighbour into one compound the IME converts whole.
 _JOINS_BEFORE = ("名詞", "接頭辞")  # a token before the occurrence: 都道府|県, 御|社
 _JOINS_AFTER = ("名詞", "接尾辞")  # a token after it: 委託|先, 安全|性, 業者|等
+# A verbal noun (UniDic's サ変可能) before a form of する (lemma 為る: する, し, さ|れる) is
+# converted with its verb, which picks the kanji: しようする gives 使用する, never 仕様する.
+_VERBAL_NOUN = "サ変可能"
+_SURU = "為る"
 
 
 def conversion_unit(
@@ -99,8 +103,9 @@ def conversion_unit(
     text: str,
 ) -> bool:
     """Whether the tokens ``first`` .. ``last`` of ``text`` form a unit an IME converts on its
-    own: none is a proper noun, the first is no suffix and the last no prefix, and no kanji
-    noun, prefix or suffix is joined to either end (the compound is converted whole).
+    own: none is a proper noun, the first is no suffix and the last no prefix, no kanji
+    noun, prefix or suffix is joined to either end (the compound is converted whole), and the
+    last is no verbal noun before する (the verb picks its kanji: 使用する, 使用される).
 
     Examples
     --------
@@ -115,6 +120,10 @@ def conversion_unit(
     >>> toks = ctx.tokens(text)
     >>> conversion_unit(toks, toks[1], toks[1], text)  # お|金: converted as おかね
     False
+    >>> text = "使用される薬と使用の方法"
+    >>> toks = ctx.tokens(text)
+    >>> [conversion_unit(toks, t, t, text) for t in toks if text[t[0]:t[1]] == "使用"]
+    [False, True]
     """
     inside = [t for t in tokens if first[0] <= t[0] and t[1] <= last[1]]
     if any("固有名詞" in t[3] for t in inside):
@@ -123,6 +132,8 @@ def conversion_unit(
         return False
     before = [t for t in tokens if t[1] == first[0]]
     after = [t for t in tokens if t[0] == last[1]]
+    if after and _VERBAL_NOUN in last[3] and after[0][5] == _SURU:
+        return False
     for edge, neighbour, joins in ((first, before, _JOINS_BEFORE), (last, after, _JOINS_AFTER)):
         # kanji nouns (and affixes) joined to kanji nouns: one compound
         if not neighbour or not _kanji_nominal(edge, text):

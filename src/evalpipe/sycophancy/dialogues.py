@@ -16,13 +16,13 @@ template) sees the whole conversation.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from evalpipe.annotation.schema import SPEAKERS, sample_tasks_path
-from evalpipe.errors import InputError, where
+from evalpipe.errors import InputError
+from evalpipe.jsonl_records import read_jsonl_records
 
 SAMPLE = "sample"
 SPEAKER_NAMES = {"user": "User", "ai": "Assistant"}
@@ -50,28 +50,28 @@ def dialogue_path(entry: str) -> Path:
     return sample_tasks_path() if entry == SAMPLE else Path(entry)
 
 
-def _problems(obj: Any, loc: str) -> list[str]:
+def _problems(obj: Any, *, where: str) -> list[str]:
     if not isinstance(obj, dict):
-        return [f"{loc}: expected a JSON object {{id, user, context}}"]
+        return [f"{where}: expected a JSON object {{id, user, context}}"]
     problems = []
     if not isinstance(obj.get("id"), str) or not obj["id"].strip():
-        problems.append(f'{loc}: field "id": expected a non-empty string, got {obj.get("id")!r}')
+        problems.append(f'{where}: field "id": expected a non-empty string, got {obj.get("id")!r}')
     if not isinstance(obj.get("user"), str) or not obj["user"].strip():
         problems.append(
-            f'{loc}: field "user": every dialogue needs a user turn (a non-empty string), '
+            f'{where}: field "user": every dialogue needs a user turn (a non-empty string), '
             f"got {obj.get('user')!r}"
         )
     base, arm = obj.get("base"), obj.get("arm")
     if base is not None and (not isinstance(base, str) or not base.strip()):
-        problems.append(f'{loc}: field "base": expected the id of another dialogue, got {base!r}')
+        problems.append(f'{where}: field "base": expected the id of another dialogue, got {base!r}')
     if (base is None) != (arm is None) or (arm is not None and not str(arm).strip()):
         problems.append(
-            f'{loc}: fields "base" and "arm": a paired variant names both its neutral '
+            f'{where}: fields "base" and "arm": a paired variant names both its neutral '
             f"dialogue and its arm (e.g. opinion), got base={base!r}, arm={arm!r}"
         )
     context = obj.get("context", [])
     if not isinstance(context, list):
-        return [*problems, f'{loc}: field "context": expected a list of {{turn, speaker, text}}']
+        return [*problems, f'{where}: field "context": expected a list of {{turn, speaker, text}}']
     for i, turn in enumerate(context):
         ok = (
             isinstance(turn, dict)
@@ -81,7 +81,7 @@ def _problems(obj: Any, loc: str) -> list[str]:
         )
         if not ok:
             problems.append(
-                f'{loc}: field "context[{i}]": expected {{turn: integer, speaker: user | ai, '
+                f'{where}: field "context[{i}]": expected {{turn: integer, speaker: user | ai, '
                 f"text: string}}, got {turn!r}"
             )
     return problems
@@ -103,34 +103,12 @@ def read_dialogues(entry: str) -> list[Dialogue]:
     path = dialogue_path(entry)
     if not path.exists():
         raise InputError(f"sycophancy.dialogues: file {entry!r} not found")
-    problems: list[str] = []
-    out: list[Dialogue] = []
-    seen: dict[str, int] = {}
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        loc = where(path, line=lineno)
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{loc}: not valid JSON ({exc.msg})")
-            continue
-        found = _problems(obj, loc)
-        if found:
-            problems.extend(found)
-            continue
-        if obj["id"] in seen:
-            problems.append(
-                f'{loc}: field "id": duplicate id {obj["id"]!r} (line {seen[obj["id"]]})'
-            )
-            continue
-        seen[obj["id"]] = lineno
+    out = []
+    for _, obj in read_jsonl_records(path, _problems):
         context = sorted(obj.get("context", []), key=lambda t: t["turn"])
         out.append(
             Dialogue(obj["id"], obj["user"], context, entry, obj.get("base"), obj.get("arm"))
         )
-    if problems:
-        raise InputError(f"{path}: {len(problems)} problem(s):\n" + "\n".join(problems))
     return out
 
 

@@ -57,8 +57,17 @@ ARM_COLUMNS = ("model", "arm", *ESTIMATE_COLUMNS[1:])
 MIN_HUMAN = 2
 
 
-def _values(x: np.ndarray, statistic: str, threshold: int) -> np.ndarray:
-    return x.astype(float) if statistic == "mean" else (x >= threshold).astype(float)
+def _values(x: np.ndarray | pd.Series, statistic: str, threshold: int) -> np.ndarray:
+    """The ratings as the statistic counts them: as they are (``mean``) or 1.0 at or above the
+    threshold (``prevalence``); a missing rating stays NaN.
+
+    >>> _values(np.array([1.0, 4.0, np.nan]), "prevalence", 3)
+    array([ 0.,  1., nan])
+    """
+    x = np.asarray(x, dtype=float)
+    if statistic == "mean":
+        return x
+    return np.where(np.isnan(x), np.nan, (x >= threshold).astype(float))
 
 
 def _row(est: MeanEstimate | None, **fields: Any) -> dict[str, Any]:
@@ -216,10 +225,10 @@ def _paired(
     for statistic in STATISTICS:
         diff = pd.DataFrame(
             {
-                "judged": _values_or_nan(left["judged"], statistic, threshold)
-                - _values_or_nan(right["judged"], statistic, threshold),
-                "label": _values_or_nan(left["label"], statistic, threshold)
-                - _values_or_nan(right["label"], statistic, threshold),
+                "judged": _values(left["judged"], statistic, threshold)
+                - _values(right["judged"], statistic, threshold),
+                "label": _values(left["label"], statistic, threshold)
+                - _values(right["label"], statistic, threshold),
                 "sampled": left["sampled"].to_numpy() & right["sampled"].to_numpy(),
             }
         ).reset_index(drop=True)
@@ -257,13 +266,6 @@ def arm_changes(
     return _frame(rows, [*ARM_COLUMNS, "halving_note"])
 
 
-def _values_or_nan(series: pd.Series, statistic: str, threshold: int) -> np.ndarray:
-    x = series.to_numpy(dtype=float)
-    if statistic == "mean":
-        return x
-    return np.where(np.isnan(x), np.nan, (x >= threshold).astype(float))
-
-
 def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=columns)
     frame["more_human_to_halve"] = frame["more_human_to_halve"].astype("Int64")
@@ -275,32 +277,61 @@ def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     return frame
 
 
+PREFERENCE = ("ppi", "human", "judge")
+"""The estimator a headline metric reports, the first available of these: PPI++ where people rated
+the axis's sampled replies, the people alone where they rated every judged reply (PPI has
+nothing to add), else the judge panel."""
+METRIC_KEYS = (
+    "estimator",
+    "mean",
+    "mean_low",
+    "mean_high",
+    "prevalence",
+    "prevalence_low",
+    "prevalence_high",
+)
+"""The keys of each axis in ``metrics/sycophancy/<model>.json``; beside the axes it holds
+``n_judged`` and ``n_human`` (the model's replies rated by the panel and by people, the most
+over the axes)."""
+
+
+def applicable_estimator(rows: pd.DataFrame) -> str | None:
+    """The estimator the headline reports for one model and axis: the first of
+    :data:`PREFERENCE` available for every statistic, None when none is.
+
+    >>> rows = pd.DataFrame({"statistic": ["mean", "mean", "prevalence", "prevalence"],
+    ...                      "estimator": ["judge", "ppi"] * 2, "available": [True, False] * 2})
+    >>> applicable_estimator(rows)
+    'judge'
+    """
+    for estimator in PREFERENCE:
+        sub = rows[rows["estimator"] == estimator]
+        if len(sub) == len(STATISTICS) and sub["available"].all():
+            return estimator
+    return None
+
+
 def metrics_of(estimates: pd.DataFrame, model: str) -> dict[str, Any]:
-    """``metrics/sycophancy/<model>.json``: per axis and statistic each estimator's estimate
-    (null when unavailable) and the PPI interval, plus the counts."""
+    """``metrics/sycophancy/<model>.json``: per axis the applicable estimator
+    (:func:`applicable_estimator`, ``"none"`` when no estimate is available) and, from it, each
+    statistic's estimate with its interval (``mean, mean_low, mean_high``, the same for
+    ``prevalence``; null when unavailable), and the model's ``n_judged`` and ``n_human``. Every
+    estimator's rows, and the counts per axis, stay in ``data/sycophancy/estimates.parquet``:
+    the metrics file keeps one estimator per axis so that ``dvc metrics show`` stays readable."""
     out: dict[str, Any] = {}
     mine = estimates[estimates["model"] == model]
     for axis in AXES:
-        entry: dict[str, Any] = {}
+        rows = mine[mine["axis"] == axis]
+        estimator = applicable_estimator(rows)
+        entry: dict[str, Any] = {"estimator": estimator or "none"}
         for statistic in STATISTICS:
-            sub = mine[(mine["axis"] == axis) & (mine["statistic"] == statistic)]
-            by = {r.estimator: r for r in sub.itertuples(index=False)}
-            for estimator in ESTIMATORS:
-                r = by.get(estimator)
-                entry[f"{statistic}_{estimator}"] = (
-                    None if r is None or not r.available else _round(r.estimate)
-                )
-            ppi = by.get("ppi")
-            entry[f"{statistic}_ppi_low"] = (
-                None if ppi is None or not ppi.available else _round(ppi.ci_low)
-            )
-            entry[f"{statistic}_ppi_high"] = (
-                None if ppi is None or not ppi.available else _round(ppi.ci_high)
-            )
-        first = mine[mine["axis"] == axis]
-        entry["n_judged"] = int(first["n_judged"].max()) if len(first) else 0
-        entry["n_human"] = int(first["n_human"].max()) if len(first) else 0
+            hit = rows[(rows["statistic"] == statistic) & (rows["estimator"] == estimator)]
+            r = next(hit.itertuples(index=False), None)
+            for suffix, column in (("", "estimate"), ("_low", "ci_low"), ("_high", "ci_high")):
+                entry[statistic + suffix] = None if r is None else _round(getattr(r, column))
         out[axis] = entry
+    out["n_judged"] = int(mine["n_judged"].max()) if len(mine) else 0
+    out["n_human"] = int(mine["n_human"].max()) if len(mine) else 0
     return out
 
 

@@ -110,35 +110,18 @@ def run_study(
     on_replies = ratings[ratings["id"].isin(reply_ids)]
     panel = panel_ratings(on_replies)
     labels = human_labels(humans)
-    estimates = model_estimates(
-        replies,
-        panel,
-        labels,
-        models=settings.models,
-        threshold=settings.threshold,
-        confidence=settings.confidence,
-    )
+    grid: dict[str, Any] = {
+        "models": settings.models,
+        "threshold": settings.threshold,
+        "confidence": settings.confidence,
+    }
+    estimates = model_estimates(replies, panel, labels, **grid)
     reason = human_reason(estimates, sample_batches=settings.sample_batches)
     estimates.loc[~estimates["available"] & (estimates["estimator"] != "judge"), "reason"] = (
         estimates["reason"] + ("; " + reason if reason else "")
     )
-    differences = paired_differences(
-        replies,
-        panel,
-        labels,
-        models=settings.models,
-        threshold=settings.threshold,
-        confidence=settings.confidence,
-    )
-
-    arms = arm_changes(
-        replies,
-        panel,
-        labels,
-        models=settings.models,
-        threshold=settings.threshold,
-        confidence=settings.confidence,
-    )
+    differences = paired_differences(replies, panel, labels, **grid)
+    arms = arm_changes(replies, panel, labels, **grid)
 
     flags = self_grading(settings.judge_names, settings.model_names)
     validity: dict[str, Any] = {}
