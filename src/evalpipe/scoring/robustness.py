@@ -52,6 +52,7 @@ from evalpipe.scoring.intervals import (
 )
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
 from evalpipe.scoring.names import ORIGINAL
+from evalpipe.scoring.power import mde
 
 RATE_BINS: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, float("inf"))
 
@@ -182,6 +183,17 @@ class PairedStats:
     ci_method: str
     design_effect: float
     mcnemar_exact_p: float
+    # the smallest |delta| these pairs would show at 80% power (evalpipe.scoring.power)
+    mde: float | None = None
+
+
+def detectable(n: int, discordant: int, deff: float, df: float, level: float) -> float | None:
+    """The minimum detectable effect of ``n`` pairs of which ``discordant`` flipped, at the
+    design effect and degrees of freedom their interval used (:func:`evalpipe.scoring.power.mde`,
+    80% power); None without pairs."""
+    return (
+        mde(n=n, discordance=discordant / n, design_effect=deff, df=df, level=level) if n else None
+    )
 
 
 def paired_stats(
@@ -242,6 +254,7 @@ def paired_stats(
         ci_method=method_label(method, deff),
         design_effect=deff,
         mcnemar_exact_p=clustered_mcnemar(n_c2i, n_i2c, deff),
+        mde=detectable(n, n_c2i + n_i2c, deff, score.df, level),
     )
 
 
@@ -304,6 +317,7 @@ def paired_stats_of_groups(
                 ci_method=method_label(method, deff),
                 design_effect=deff,
                 mcnemar_exact_p=exact_p,
+                mde=detectable(n, n_c2i + n_i2c, deff, score.df, level),
             )
         )
     return out

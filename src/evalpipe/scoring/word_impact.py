@@ -85,7 +85,7 @@ from evalpipe.scoring.intervals import (
 )
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
 from evalpipe.scoring.names import POOLED, TYPO
-from evalpipe.scoring.robustness import clustered_mcnemar_many, pdr
+from evalpipe.scoring.robustness import clustered_mcnemar_many, detectable, pdr
 from evalpipe.scoring.scorer import check_columns
 from evalpipe.scoring.summaries import ALPHA_COLUMNS, DECIMALS, VERDICT_COLUMNS
 from evalpipe.scoring.verdicts import alpha_of, verdict_rounded
@@ -99,7 +99,7 @@ IMPACT_PAIR_COLUMNS = [
 ]  # fmt: skip
 STAT_COLUMNS = [
     "n", "n_benchmarks", "accuracy_original", "accuracy_perturbed", "delta", "ci_low", "ci_high",
-    "ci_method", "design_effect", "pdr", "flip_c2i", "flip_i2c", "n_c2i", "n_i2c", "mcnemar_p",
+    "ci_method", "design_effect", "mde", "pdr", "flip_c2i", "flip_i2c", "n_c2i", "n_i2c", "mcnemar_p",
     "p_holm", "p_bh", "mcnemar_exact_p",
     "occurrences", "perturbed_occurrences", "per_occurrence_impact", "unparsed_rate", "small_n",
     "impact_rank",
@@ -234,6 +234,7 @@ def paired_effects(
                 "ci_high": score.high,
                 "ci_method": method_label(settings.method, deff) if n else None,
                 "design_effect": deff,
+                "mde": detectable(n, n_c2i + n_i2c, deff, score.df, settings.level),
                 "pdr": pdr(acc_o, acc_p),
                 "flip_c2i": n_c2i / n if n else None,
                 "flip_i2c": n_i2c / n if n else None,
