@@ -20,10 +20,12 @@ quotes it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
+from evalpipe.arms import TYPO
 from evalpipe.scoring.intervals import paired_scores
 from evalpipe.scoring.power import POWER, mde
 
@@ -71,8 +73,10 @@ class Rejections:
     df: float
 
 
-def simulate(design: PowerDesign, effect: float, uniforms: Uniforms) -> Rejections:
-    """Run the tables' paired test on every replicate of ``design`` at the planted ``effect``."""
+def outcomes(
+    design: PowerDesign, effect: float, uniforms: Uniforms
+) -> tuple[np.ndarray, np.ndarray]:
+    """Clean and typo'd correctness, arrays of shape (sims, examples, draws), at ``effect``."""
     d = float(effect)
     psi = min(1.0, max(design.discordance, abs(d)))
     acc = design.accuracy
@@ -81,16 +85,19 @@ def simulate(design: PowerDesign, effect: float, uniforms: Uniforms) -> Rejectio
         raise ValueError(f"effect {d} with discordance {psi} is impossible at accuracy {acc}")
     flip_correct = c2i / acc if acc > 0 else 0.0
     flip_wrong = i2c / (1.0 - acc) if acc < 1 else 0.0
-    sims, g, m = uniforms.own.shape
     original = uniforms.clean < acc  # (sims, examples)
-    u = np.where(
-        (uniforms.together < design.shared)[..., None], uniforms.common[..., None], uniforms.own
-    )
-    chance = np.where(original, flip_correct, flip_wrong)[..., None]
-    flipped = u < chance
+    together = (uniforms.together < design.shared)[..., None]
+    u = np.where(together, uniforms.common[..., None], uniforms.own)
+    flipped = u < np.where(original, flip_correct, flip_wrong)[..., None]
     o = np.broadcast_to(original[..., None], flipped.shape)
-    p = o ^ flipped
-    clusters = np.broadcast_to(np.arange(sims * g).reshape(sims, g, 1), flipped.shape).ravel()
+    return o, o ^ flipped
+
+
+def simulate(design: PowerDesign, effect: float, uniforms: Uniforms) -> Rejections:
+    """Run the tables' paired test on every replicate of ``design`` at the planted ``effect``."""
+    o, p = outcomes(design, effect, uniforms)
+    sims, g, m = o.shape
+    clusters = np.broadcast_to(np.arange(sims * g).reshape(sims, g, 1), o.shape).ravel()
     size = g * m
     groups = [np.arange(s * size, (s + 1) * size) for s in range(sims)]
     scores = paired_scores(
@@ -102,6 +109,23 @@ def simulate(design: PowerDesign, effect: float, uniforms: Uniforms) -> Rejectio
         power=float(np.mean([s.p_value < alpha for s in scores])),
         design_effect=float(np.mean([s.design_effect for s in scores])),
         df=float(np.mean(finite)) if finite else math.inf,
+    )
+
+
+def pilot_pairs(design: PowerDesign, effect: float, *, seed: int = 0) -> pd.DataFrame:
+    """One simulated run of ``design`` as a pairs table (the columns ``evalpipe plan`` reads):
+    view ``pilot``, one target word, ``draws`` pairs per example."""
+    o, p = outcomes(design, effect, Uniforms.draw(design, 1, seed))
+    g, m = o.shape[1:]
+    return pd.DataFrame(
+        {
+            "view": "pilot",
+            "cluster": np.repeat(np.arange(g), m),
+            "word_rank": 1,
+            "condition": TYPO,
+            "correct_original": o.ravel(),
+            "correct_perturbed": p.ravel(),
+        }
     )
 
 
@@ -164,8 +188,3 @@ def check_mde(design: PowerDesign, *, sims: int = 400, seed: int = 0) -> MdeChec
 def power_of_plan(design: PowerDesign, effect: float, *, sims: int = 400, seed: int = 0) -> float:
     """Simulated power of ``design`` at the planted ``effect`` (a plan fed back)."""
     return simulate(design, effect, Uniforms.draw(design, sims, seed)).power
-
-
-def with_examples(design: PowerDesign, examples: int) -> PowerDesign:
-    """``design`` at another number of examples."""
-    return replace(design, examples=int(examples))
