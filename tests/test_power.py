@@ -188,3 +188,34 @@ def test_plan_names_a_pilot_without_the_columns_it_reads(tmp_path: Path) -> None
     pd.DataFrame({"view": ["a"], "cluster": [0]}).to_parquet(path)
     code, out = _plan("--pilot", str(path), "--effect", "-0.05", "--level", "0.95")
     assert code == 2 and str(path) in out and "correct_perturbed" in out
+
+
+# ----------------------------------------------------------------------------- the report
+
+
+def test_the_answer_says_what_the_study_could_not_see_before_no_effect() -> None:
+    from evalpipe.report.answer import answer_section
+
+    headline = [
+        {"model": "m", "benchmark": "mmlu", "language": "english", "n": 20, "delta": -0.05,
+         "ci_low": -0.2, "ci_high": 0.08, "mde": 0.2691, "accuracy_original": 0.6,
+         "accuracy_perturbed": 0.55},
+        {"model": "m", "benchmark": "gsm8k", "language": "english", "n": 400, "delta": -0.1,
+         "ci_low": -0.14, "ci_high": -0.06, "mde": 0.04, "accuracy_original": 0.6,
+         "accuracy_perturbed": 0.5},
+    ]  # fmt: skip
+    words = pd.DataFrame(
+        {"model": "m", "language": "english", "source": "wiki", "scope": "pooled",
+         "word": ["the", "of"], "variant": ["the", "of"], "rank": [1, 2], "n": [40, 40],
+         "delta": [-0.1, 0.0], "ci_low": [-0.3, -0.09], "ci_high": [0.01, 0.09],
+         "mde": [0.21, 0.18], "p_holm": [0.2, 1.0], "small_n": False, "impact_rank": [1, 2],
+         "unparsed_rate": 0.0}
+    )  # fmt: skip
+    body = answer_section(words=words, headline=headline, parse=[])
+    assert (
+        "mmlu: no change shown (the interval holds 0), but this study could not see an "
+        "effect smaller than 26.9 points." in body
+    )
+    assert "gsm8k: no change shown" not in body  # its interval excludes 0
+    assert "2 of 2 words show no change" in body and "18.0-21.0 points" in body
+    assert "MDE (80% power)" in body
