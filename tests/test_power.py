@@ -82,7 +82,7 @@ def test_more_draws_need_fewer_examples_up_to_the_within_example_correlation() -
     independent = examples_needed(effect=-0.02, discordance=0.1, draws=4, icc=0.0)
     assert independent.examples == pytest.approx(one.examples / 4, rel=0.02)
     with pytest.raises(InputError, match="effect"):
-        examples_needed(effect=0.0, discordance=0.1)
+        examples_needed(effect=0.0, discordance=0.1, draws=1)
 
 
 # ----------------------------------------------------------------------------- the tables

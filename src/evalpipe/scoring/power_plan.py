@@ -39,7 +39,7 @@ class Rates:
     icc: float = 0.0
     icc_measured: bool = False
     pairs: int = 0
-    draws: float = 1.0
+    pilot_draws: float = 1.0
 
 
 def pilot_rates(pairs: pd.DataFrame, *, source: str = "pairs table") -> list[Rates]:
@@ -51,7 +51,7 @@ def pilot_rates(pairs: pd.DataFrame, *, source: str = "pairs table") -> list[Rat
     ...     "condition": "typo", "correct_original": [True, True, True, False],
     ...     "correct_perturbed": [False, False, True, False]})
     >>> r = pilot_rates(frame)[0]
-    >>> r.source, r.accuracy, r.discordance, r.effect, r.draws
+    >>> r.source, r.accuracy, r.discordance, r.effect, r.pilot_draws
     ('mmlu', 0.75, 0.5, -0.5, 2.0)
     """
     check_columns(pairs, PILOT_COLUMNS, source=source)
@@ -80,7 +80,7 @@ def pilot_rates(pairs: pd.DataFrame, *, source: str = "pairs table") -> list[Rat
                 icc=icc,
                 icc_measured=measured,
                 pairs=len(rows),
-                draws=draws,
+                pilot_draws=draws,
             )
         )
     return out

@@ -35,7 +35,7 @@ class PowerDesign:
     """One study design: sizes, clean accuracy, discordance and within-example sharing."""
 
     examples: int
-    draws: int = 1
+    draws: int
     accuracy: float = 0.6
     discordance: float = 0.1
     shared: float = 0.0
