@@ -75,6 +75,7 @@ def test_the_tools_a_person_runs_are_all_there() -> None:
         "quality check",
         "evaluate",
         "report compare",
+        "plan",
     ):
         assert expected in commands
 

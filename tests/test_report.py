@@ -423,8 +423,8 @@ def test_the_answer_comes_first_and_provenance_last():
 def test_the_answer_lists_the_most_harmful_words_with_interval_and_holm_p():
     page = build_report(full_data())
     headers, rows, _ = html_table(page, WORDS_EN)
-    assert headers == ["word", "freq. rank", "pairs", "accuracy change", "95% CI", "p Holm",
-                       "unparsed, perturbed", "small n"]  # fmt: skip
+    assert headers == ["word", "freq. rank", "pairs", "accuracy change", "95% CI",
+                       "MDE (80% power)", "p Holm", "unparsed, perturbed", "small n"]  # fmt: skip
     # pooled rows only (the gsm8k row of "of" is a detail), most harmful first, small n last
     assert [r["word"] for r in rows] == ["of", "the", "and", "to"]
     assert rows[0] == {**rows[0], "accuracy change": "-0.250", "95% CI": "[-0.400, -0.100]",

@@ -136,9 +136,9 @@ def test_metrics_files_hold_headline_keys_and_details_hold_the_rest(tmp_path):
     for name in ("imdb", "jcommonsenseqa", "jnli", "mmlu"):
         assert {"per_class", "confusion", "n", "invalid", "f1_macro"} <= set(class_details[name])
     # `dvc metrics show` prints one row per file and one column per key over all files: the
-    # the same eleven short keys everywhere keep the table narrow.
+    # the same twelve short keys everywhere keep the table narrow.
     keys = {k for name in NAMES for k in headline(root, name)}
-    assert keys == set(HEADLINE_KEYS) and len(keys) == 11
+    assert keys == set(HEADLINE_KEYS) and len(keys) == 12
 
 
 def test_strict_accuracy_counts_only_strict_parses(tmp_path):

@@ -5,6 +5,7 @@
     evalpipe evaluate --gold G.jsonl --pred P.jsonl          # score predictions made elsewhere
     evalpipe report compare --a main --b workspace           # two revisions side by side
     evalpipe generate                                        # every model at once, then dvc repro
+    evalpipe plan --pilot data/scored/MODEL --effect -0.02   # examples and draws a study needs
 
 The DVC pipeline's stages are not here: they live in ``stages/`` and run through ``dvc repro``.
 Each tool group is imported when it is called, so ``evalpipe --help`` and every stage that
@@ -41,6 +42,11 @@ TOOLS: dict[str, tuple[str, str, str]] = {
         "evalpipe.cli.generate",
         "main",
         "Every model's generate stage at once, each on its own GPUs, then dvc repro.",
+    ),
+    "plan": (
+        "evalpipe.cli.plan",
+        "main",
+        "Examples and typo draws needed to see a given accuracy change (power).",
     ),
 }
 

@@ -11,7 +11,7 @@ import pandas as pd
 
 from evalpipe.answers.parsers.result import STATUSES
 from evalpipe.report import html as h
-from evalpipe.report.answer import PDR_TITLE, change, ci_label, ci_method
+from evalpipe.report.answer import PDR_TITLE, change, ci_label, ci_method, mde_column
 from evalpipe.report.data import ORIGINAL, ReportData, benchmark_languages, by_model, default_model
 from evalpipe.report.svg import empty_figure, grouped_bars
 from evalpipe.scoring.intervals import wilson_interval
@@ -56,6 +56,7 @@ def headline_columns(method: str | None = None) -> list[h.Column]:
         h.text("accuracy_perturbed_ci", "95% CI (Wilson)"),
         change("delta"),
         h.text("delta_ci", ci_label(method)),
+        mde_column(),
         h.num("pdr", "drop rate (PDR)", title=f"{PDR_TITLE}; n/a when original accuracy is 0"),
         h.num("accuracy_strict", "acc. strict", title="only strictly parsed answers count"),
         h.num("accuracy_flexible", "acc. flexible", title="fallback parses count too"),

@@ -40,6 +40,16 @@ PER_OCCURRENCE_TITLE = (
     "(the impact tables store it with the opposite sign as per_occurrence_impact)"
 )
 PDR_TITLE = "Performance Drop Rate, 1 - perturbed / original; positive = accuracy dropped"
+MDE_TITLE = (
+    "minimum detectable effect: the smallest accuracy change (either sign) these pairs would "
+    "show 80% of the time at the intervals' level, from their observed discordance and "
+    "clustering; a smaller effect can hide behind an interval that holds 0"
+)
+
+
+def mde_column() -> h.Column:
+    """The minimum detectable effect beside an interval."""
+    return h.num("mde", "MDE (80% power)", title=MDE_TITLE)
 
 
 def change(
@@ -192,6 +202,7 @@ BENCHMARK_COLUMNS = [
     h.num("accuracy_perturbed", "acc. perturbed"),
     change("delta"),
     h.text("delta_ci", "95% CI"),
+    mde_column(),
     h.Column("mcnemar_p", "McNemar p", h.fmt_p, numeric=True),
     h.text(
         "unparsed_shares",
@@ -214,6 +225,7 @@ def word_columns(method: str | None) -> list[h.Column]:
         h.num("n", "pairs", 0, title="examples in which the word carried a typo"),
         change("delta"),
         h.text("ci", ci_label(method)),
+        mde_column(),
         h.Column("p_holm", "p Holm", h.fmt_p, numeric=True, title="McNemar p, Holm-adjusted"),
         h.num("unparsed_rate", "unparsed, perturbed", title="share of the perturbed answers"),
         h.Column("small_n", "small n", lambda v: "n/a" if h.is_missing(v) else h.fmt_num(bool(v))),
@@ -268,6 +280,35 @@ def word_summary(frame: pd.DataFrame) -> str:
         f"{h.fmt_signed(best.get('delta'))} {ci}, Holm p {h.fmt_p(best.get('p_holm'))}"
     )
     return f"{first}. {count}."
+
+
+def _holds_zero(row: Mapping[str, Any]) -> bool:
+    low, high = row.get("ci_low"), row.get("ci_high")
+    return not h.is_missing(low) and not h.is_missing(high) and float(low) <= 0 <= float(high)
+
+
+def power_sentences(bench: Sequence[Mapping[str, Any]], words: pd.DataFrame | None) -> list[str]:
+    """Before a reader concludes "no effect": per benchmark whose interval holds 0, the smallest
+    effect the study could see (its ``mde``), and the same for the words, summarised."""
+    out = []
+    for row in bench:
+        if _holds_zero(row) and not h.is_missing(row.get("mde")):
+            out.append(
+                f"{row['benchmark']}: no change shown (the interval holds 0), but this study "
+                f"could not see an effect smaller than {float(row['mde']) * 100:.1f} points."
+            )
+    if words is not None and {"mde", "ci_low", "ci_high"} <= set(words.columns):
+        rows = pooled(words)
+        quiet = rows[[_holds_zero(r) for r in records(rows)]]
+        sizes = quiet["mde"].dropna().astype(float)
+        if len(sizes):
+            out.append(
+                f"{len(quiet)} of {len(rows)} words show no change (interval holds 0); for "
+                f"them this study could not see an effect smaller than "
+                f"{sizes.min() * 100:.1f}-{sizes.max() * 100:.1f} points (median "
+                f"{sizes.median() * 100:.1f})."
+            )
+    return out
 
 
 def distortion_sentences(
@@ -412,6 +453,13 @@ def answer_section(
             )
         else:
             parts.append(h.missing(f"No benchmark figures for {model} in {lang}."))
+        unseen = power_sentences(group["bench"], frame)
+        if unseen:
+            parts.append(
+                '<p class="note">What the study could not see (80% power): '
+                + h.esc(" ".join(unseen))
+                + "</p>"
+            )
         warnings = distortion_sentences(group["bench"], frame)
         known = any(
             not h.is_missing(r.get(k))

@@ -52,6 +52,7 @@ from evalpipe.scoring.intervals import (
 )
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
 from evalpipe.scoring.names import ORIGINAL
+from evalpipe.scoring.power import mde_many
 
 RATE_BINS: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, float("inf"))
 
@@ -182,6 +183,29 @@ class PairedStats:
     ci_method: str
     design_effect: float
     mcnemar_exact_p: float
+    # the smallest |delta| these pairs would show at 80% power (evalpipe.scoring.power)
+    mde: float | None = None
+
+
+def detectable(
+    n: Sequence[int], discordant: Sequence[int], scores: Sequence[Any], level: float
+) -> list[float | None]:
+    """The minimum detectable effect of each row: ``n`` pairs of which ``discordant`` flipped, at
+    the design effect and degrees of freedom of the row's interval (``scores``: its
+    :class:`~evalpipe.scoring.intervals.PairedScore`), 80% power
+    (:func:`evalpipe.scoring.power.mde_many`); None without pairs."""
+    if not len(n):
+        return []
+    pairs = np.asarray(n, dtype=float)
+    share = np.asarray(discordant, dtype=float) / np.where(pairs > 0, pairs, 1.0)
+    found = mde_many(
+        pairs,
+        share,
+        [s.design_effect for s in scores],
+        [s.df for s in scores],
+        level=level,
+    )
+    return [None if np.isnan(v) else float(v) for v in found]
 
 
 def paired_stats(
@@ -242,6 +266,7 @@ def paired_stats(
         ci_method=method_label(method, deff),
         design_effect=deff,
         mcnemar_exact_p=clustered_mcnemar(n_c2i, n_i2c, deff),
+        mde=detectable([n], [n_c2i + n_i2c], [score], level)[0],
     )
 
 
@@ -280,9 +305,11 @@ def paired_stats_of_groups(
         for mask in (o, p, o & ~p, ~o & p)
     ]
     exact = clustered_mcnemar_many(counts[2], counts[3], [s.design_effect for s in scores])
+    discordant = [c + i for c, i in zip(counts[2], counts[3], strict=True)]
+    detectables = detectable(sizes.tolist(), discordant, scores, level)
     out = []
-    for n, n_o, n_p, n_c2i, n_i2c, score, exact_p in zip(
-        sizes.tolist(), *counts, scores, exact, strict=True
+    for n, n_o, n_p, n_c2i, n_i2c, score, exact_p, mde_of in zip(
+        sizes.tolist(), *counts, scores, exact, detectables, strict=True
     ):
         acc_o = n_o / n if n else None
         acc_p = n_p / n if n else None
@@ -304,6 +331,7 @@ def paired_stats_of_groups(
                 ci_method=method_label(method, deff),
                 design_effect=deff,
                 mcnemar_exact_p=exact_p,
+                mde=mde_of,
             )
         )
     return out

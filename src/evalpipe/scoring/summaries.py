@@ -62,6 +62,9 @@ HEADLINE_KEYS = {
     # put when a sweep changes where typos land (acc_orig is over the pairs only)
     "acc_all": "accuracy_base",
     "n_all": "n_examples",
+    # the smallest accuracy change this view's pairs would show at 80% power: beside an
+    # interval that holds 0 it says how large an effect the study could have missed
+    "mde": "mde",
 }
 # Above this share of outputs cut at the generation budget, the stage warns: the scores then
 # measure the budget as much as the model.
@@ -70,7 +73,7 @@ TRUNCATION_WARN_RATE = 0.05
 WORD_PLOT_COLUMNS = [
     "label", "benchmark", "word", "word_rank", "n", "accuracy_original", "accuracy_perturbed",
     "accuracy_drop", "delta", "pdr", "flip_c2i", "flip_i2c", "mcnemar_p", "p_holm", "p_bh",
-    "ci_low", "ci_high", "ci_method", "design_effect",
+    "ci_low", "ci_high", "ci_method", "design_effect", "mde",
     "perturbed_occurrences", "per_occurrence_impact", "unparsed_rate",
 ]  # fmt: skip
 

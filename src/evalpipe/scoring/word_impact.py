@@ -85,7 +85,7 @@ from evalpipe.scoring.intervals import (
 )
 from evalpipe.scoring.multiple_testing import benjamini_hochberg, holm
 from evalpipe.scoring.names import POOLED, TYPO
-from evalpipe.scoring.robustness import clustered_mcnemar_many, pdr
+from evalpipe.scoring.robustness import clustered_mcnemar_many, detectable, pdr
 from evalpipe.scoring.scorer import check_columns
 from evalpipe.scoring.summaries import ALPHA_COLUMNS, DECIMALS, VERDICT_COLUMNS
 from evalpipe.scoring.verdicts import alpha_of, verdict_rounded
@@ -99,7 +99,7 @@ IMPACT_PAIR_COLUMNS = [
 ]  # fmt: skip
 STAT_COLUMNS = [
     "n", "n_benchmarks", "accuracy_original", "accuracy_perturbed", "delta", "ci_low", "ci_high",
-    "ci_method", "design_effect", "pdr", "flip_c2i", "flip_i2c", "n_c2i", "n_i2c", "mcnemar_p",
+    "ci_method", "design_effect", "mde", "pdr", "flip_c2i", "flip_i2c", "n_c2i", "n_i2c", "mcnemar_p",
     "p_holm", "p_bh", "mcnemar_exact_p",
     "occurrences", "perturbed_occurrences", "per_occurrence_impact", "unparsed_rate", "small_n",
     "impact_rank",
@@ -199,10 +199,13 @@ def paired_effects(
     )
     c2i, i2c = total(o & ~p), total(~o & p)
     exact = clustered_mcnemar_many(c2i, i2c, [score.design_effect for score in scores])
+    detectables = detectable(
+        sizes.tolist(), [a + b for a, b in zip(c2i, i2c, strict=True)], scores, settings.level
+    )
     columns = zip(
         sizes.tolist(), units, benchmarks, total(o), total(p), c2i, i2c,
         total(arrays.occurrences), total(arrays.fired), total(arrays.unparsed), scores, n_bases,
-        exact, strict=True,
+        exact, detectables, strict=True,
     )  # fmt: skip
     out = []
     for (
@@ -219,6 +222,7 @@ def paired_effects(
         score,
         n_base,
         exact_p,
+        mde_of,
     ) in columns:
         acc_o = n_o / n if n else None
         acc_p = n_p / n if n else None
@@ -234,6 +238,7 @@ def paired_effects(
                 "ci_high": score.high,
                 "ci_method": method_label(settings.method, deff) if n else None,
                 "design_effect": deff,
+                "mde": mde_of,
                 "pdr": pdr(acc_o, acc_p),
                 "flip_c2i": n_c2i / n if n else None,
                 "flip_i2c": n_i2c / n if n else None,
