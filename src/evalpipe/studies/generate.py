@@ -5,6 +5,7 @@ in this order."""
 from __future__ import annotations
 
 from evalpipe.studies.defences import generate as defences
+from evalpipe.studies.formats import generate as formats
 from evalpipe.studies.perplexity import generate as perplexity
 
-STUDIES = (defences.generation, perplexity.generation)
+STUDIES = (defences.generation, perplexity.generation, formats.generation)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from evalpipe.studies.defences import score as defences
+from evalpipe.studies.formats import score as formats
 from evalpipe.studies.perplexity import score as perplexity
 
-STUDIES = (defences.scoring, perplexity.scoring)
+STUDIES = (defences.scoring, perplexity.scoring, formats.scoring)
