@@ -67,12 +67,20 @@ class PlantedServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            def do_GET(self) -> None:
                 self._send({"object": "list", "data": [{"id": "planted", "object": "model"}]})
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 size = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(size) or b"{}")
+                if not self.path.endswith("/chat/completions"):  # no tokenizer, no completions
+                    data = b'{"error": {"message": "not found"}}'
+                    self.send_response(404)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 prompt = body["messages"][-1]["content"]
                 answer = planted_answer(prompt, known)
                 self._send(

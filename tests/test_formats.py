@@ -6,6 +6,9 @@ position bias and label effect the figures recover."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +46,7 @@ from tests.conftest import TEST_PARAMS
 from tests.formats_server import DIGIT_DROP, POSITION, PlantedServer
 from tests.test_inference_openai import _cfg
 
+REPO = Path(__file__).resolve().parents[1]
 CFG = {"orders": "cyclic", "labels": ["digits", "circled"], "incorrect": True}
 
 
@@ -209,6 +213,7 @@ def test_params_label_choices_are_the_label_sets() -> None:
     assert tuple(labels) == tuple(FORMAT_LABELS)
 
 
+@pytest.mark.server
 def test_planted_position_bias_and_label_effect_are_recovered(tmp_path: Path) -> None:
     """160 made-up questions, the correct option first: arm ``order`` shift s shows it at
     position s, so each arm's accuracy estimates POSITION[s]; the digit-label arm estimates
@@ -271,3 +276,76 @@ def test_planted_position_bias_and_label_effect_are_recovered(tmp_path: Path) ->
     assert set(views["mmlu"]["condition"]) == {"typo"} | {
         f"format:{v}" for _, v in truth if v != "reference"
     }
+
+
+def _run(root: Path, *args: str) -> str:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), str(REPO / "src")]))
+    proc = subprocess.run([sys.executable, "-m", *args], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.mark.server
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_stages_run_the_format_arms_into_pairs_tables_metrics_and_report(tmp_path: Path) -> None:
+    """perturb, generate, score, impact on the MMLU sample with every format arm against the
+    planted server; then off again, the format files go."""
+    from evalpipe import atomic
+    from evalpipe.report.formats import formats_section
+    from evalpipe.words import word_list
+
+    spec = get_spec("mmlu")
+    examples, fewshot = load_benchmark(spec, source="sample", max_samples=24)
+    atomic.write_parquet(tmp_path / "data" / "benchmarks" / "mmlu.parquet", examples)
+    atomic.write_parquet(tmp_path / "data" / "benchmarks" / "mmlu.fewshot.parquet", fewshot)
+    words = word_list("english", "wordfreq", raw_dir=tmp_path / "none", top_n=30, min_length=2)
+    atomic.write_parquet(tmp_path / "data" / "words" / "english.parquet", words)
+    correct = [
+        c[spec.labels.index(a)]
+        for c, a in zip(examples["choices"], examples["answer"], strict=True)
+    ]
+    params = yaml.safe_load(TEST_PARAMS.read_text())
+    params["benchmarks"]["suites"] = {"mmlu": "english"}
+    params["formats"] = {"orders": "cyclic", "labels": ["digits"], "incorrect": True}
+    with PlantedServer(correct) as url:
+        params["models"] = {"planted": _cfg(url, name="planted", family="planted", size="1B")}
+        (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+        _run(tmp_path, "stages.perturb", "--name", "mmlu")
+        _run(tmp_path, "stages.generate", "--no-progress")
+    out = _run(tmp_path, "stages.score")
+    _run(tmp_path, "stages.impact")
+    assert "formats (mmlu, order): 1 - (max - min)" in out
+    arms = {"typo", "format:order=3-0-1-2", "format:order=2-3-0-1", "format:order=1-2-3-0",
+            "format:labels=digits", "format:incorrect"}  # fmt: skip
+    pairs = pd.read_parquet(tmp_path / "data" / "scored" / "planted" / "pairs.parquet")
+    assert set(pairs["condition"]) == arms  # each arm's typo'd rows paired with its own clean row
+    headline = json.loads((tmp_path / "metrics" / "planted" / "mmlu.json").read_text())
+    scored = pd.read_parquet(tmp_path / "data" / "scored" / "planted" / "mmlu.parquet")
+    typo_clean = scored.loc[(scored["condition"] == "typo") & (scored["variant"] == "original")]
+    assert headline["n_all"] == len(typo_clean)  # the headline is the typo arm's alone
+    table = pd.read_parquet(tmp_path / "data" / "impact" / "formats.parquet")
+    assert list(table.columns) == list(COLUMNS)
+    assert set(table["statistic"]) == {"accuracy", "consistency", "worst_case", "spread"}
+    assert set(table["family"]) == {"order", "labels", "incorrect"} and (table["n"] == 24).all()
+    metrics = json.loads((tmp_path / "metrics" / "planted" / "formats.json").read_text())
+    assert set(metrics["mmlu"]) == {"order", "labels", "incorrect"}
+    robustness = {"planted": json.loads(
+        (tmp_path / "data" / "scored" / "planted" / "robustness_details.json").read_text()
+    )}  # fmt: skip
+    section = formats_section(table, robustness)
+    assert section is not None and "typo effect" in section and "formats-rows" in section
+    # off again: the format files go, the rows hold the typo arm only
+    params["formats"] = {"orders": "none", "labels": [], "incorrect": False}
+    with PlantedServer(correct) as url:
+        params["models"]["planted"]["base_urls"] = [url]
+        (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+        _run(tmp_path, "stages.generate", "--no-progress")
+    _run(tmp_path, "stages.score")
+    _run(tmp_path, "stages.impact")
+    assert not (tmp_path / "metrics" / "planted" / "formats.json").exists()
+    assert not (tmp_path / "data" / "scored" / "planted" / "formats.json").exists()
+    assert not (tmp_path / "data" / "impact" / "formats.parquet").exists()
+    outputs = pd.read_parquet(tmp_path / "data" / "outputs" / "planted" / "mmlu.parquet")
+    assert set(outputs["condition"]) == {"typo"}
