@@ -105,7 +105,7 @@ class FormatVariant:
     family: str  # order | labels | incorrect
     order: tuple[int, ...]
     labels: tuple[str, ...] | None = None  # None: the benchmark's own
-    incorrect: bool = False
+    asks_incorrect: bool = False  # the prompt asks for an option that is not correct
 
     @property
     def condition(self) -> str:
@@ -145,7 +145,7 @@ def parse_format_variant(name: str) -> FormatVariant:
     if name.startswith("labels="):
         return FormatVariant(name, "labels", (), FORMAT_LABELS[name[7:]])
     if name == "incorrect":
-        return FormatVariant(name, "incorrect", (), incorrect=True)
+        return FormatVariant(name, "incorrect", (), asks_incorrect=True)
     raise ValueError(f"condition format:{name}: not a format variant")
 
 

@@ -126,7 +126,7 @@ def variants(
                 continue
             out.append(FormatVariant(f"labels={name}", "labels", identity, tuple(shown)))
     if cfg["incorrect"] and k >= 2:
-        out.append(FormatVariant("incorrect", "incorrect", identity, incorrect=True))
+        out.append(FormatVariant("incorrect", "incorrect", identity, asks_incorrect=True))
     return out
 
 
@@ -164,7 +164,7 @@ def variant_rows(spec: BenchmarkSpec, rows: pd.DataFrame, variant: FormatVariant
                 f"{rec.get('answer')!r} names none of the labels {', '.join(spec.labels or [])}"
             )
         at = order.index(gold)
-        if variant.incorrect:
+        if variant.asks_incorrect:
             accepted = [labels[j] for j in range(len(order)) if j != at]
         else:
             accepted = [labels[at]]
@@ -207,9 +207,9 @@ def relabel(text: str, old: Sequence[str], new: Sequence[str]) -> str:
 def variant_spec(spec: BenchmarkSpec, variant: FormatVariant) -> BenchmarkSpec:
     """The spec whose prompts show ``variant``: its labels in the body and instruction, and the
     incorrect-option sentence after the instruction."""
-    if variant.labels is None and not variant.incorrect:
+    if variant.labels is None and not variant.asks_incorrect:
         return spec
-    tail = INCORRECT.get(spec.language, INCORRECT["english"]) if variant.incorrect else ""
+    tail = INCORRECT.get(spec.language, INCORRECT["english"]) if variant.asks_incorrect else ""
     old = list(spec.labels or [])
     instruction = {
         style: _Instruction(t, old, variant.labels, tail)
