@@ -56,7 +56,7 @@ def family_answers(view: pd.DataFrame, labels: Sequence[str]) -> list[Answers]:
     examples kept where every variant of the family has an answer."""
     clean = view.loc[view["variant"] == ORIGINAL]
     reference = clean.loc[clean["condition"] == TYPO].drop_duplicates("example_id")
-    names = sorted({v for c in clean["condition"].unique() if (v := format_variant(str(c)))})
+    names = sorted({f for c in clean["condition"].unique() if (f := format_variant(str(c)))})
     families: dict[str, list[str]] = {}
     for name in names:
         families.setdefault(parse_format_variant(name).family, []).append(name)
@@ -126,7 +126,8 @@ def spread_interval(
     return low, max(low, 1.0 - d)
 
 
-def _share(hits: np.ndarray, level: float) -> tuple[float, float, float]:
+def _share(values: Any, level: float) -> tuple[float, float, float]:
+    hits = np.asarray(values, dtype=bool)
     n = hits.size
     low, high = wilson_interval(float(hits.sum()), float(n), level=level)
     return float(hits.mean()), float(low), float(high)
