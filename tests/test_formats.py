@@ -349,3 +349,15 @@ def test_stages_run_the_format_arms_into_pairs_tables_metrics_and_report(tmp_pat
     assert not (tmp_path / "data" / "impact" / "formats.parquet").exists()
     outputs = pd.read_parquet(tmp_path / "data" / "outputs" / "planted" / "mmlu.parquet")
     assert set(outputs["condition"]) == {"typo"}
+
+
+def test_a_benchmark_with_fewer_options_than_labels_gets_no_arms(tmp_path: Path, caplog) -> None:
+    spec = get_spec("mmlu")
+    rows, _ = _rows("mmlu", 2)
+    rows["choices"] = [list(c)[:3] for c in rows["choices"]]
+    params = yaml.safe_load(TEST_PARAMS.read_text())
+    params["formats"] = dict(CFG)
+    part = generation(params, ProjectPaths(tmp_path), slug="m", source="params.yaml")
+    bench = BenchmarkInput("mmlu", tmp_path / "x", rows, spec, None, "zero_shot", 0, "english")
+    assert part.enabled and part.arms(bench, []) == []
+    assert "rows hold [3] options for 4 labels" in caplog.text

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from evalpipe.arms import TYPO
 from evalpipe.benchmarks import build_prompts
 from evalpipe.benchmarks.formats import (
@@ -18,6 +20,7 @@ from evalpipe.inference.plan import Arm, BenchmarkInput, GenerationPart
 from evalpipe.paths import ProjectPaths
 
 NAME = "formats"
+log = logging.getLogger("stages.generate")
 
 
 def generation(params: dict, paths: ProjectPaths, *, slug: str, source: str) -> GenerationPart:
@@ -30,6 +33,15 @@ def generation(params: dict, paths: ProjectPaths, *, slug: str, source: str) -> 
 
     def arms(bench: BenchmarkInput, prompts: list[str]) -> list[Arm]:
         rows = bench.rows.loc[bench.rows["condition"] == TYPO].reset_index(drop=True)
+        k = len(bench.spec.labels or [])
+        sizes = {len(c) for c in rows["choices"] if c is not None} if "choices" in rows else set()
+        if sizes and sizes != {k}:
+            # an order or label variant is defined over the full label space
+            log.warning(
+                "%s: formats: rows hold %s options for %d labels; no format arms for it",
+                bench.name, sorted(sizes), k,
+            )  # fmt: skip
+            return []
         out = []
         for variant in variants(bench.spec, cfg, fields=example_fields(rows)):
             if variant.labels is not None and not by_generation:
