@@ -2,11 +2,11 @@
 known truth, by examples and design (:func:`evalpipe.scoring.formats.simulate_spread`: one latent
 ability per example shared by its variants, each variant's accuracy planted).
 
-Run: python perf/format_spread_coverage.py [--replications 400] [--seed 0] [--samples 1000]
+Run: python perf/format_spread_coverage.py [--replications 200] [--seed 0] [--samples 500]
 
 Each cell prints the share of studies whose interval holds the truth and the mean bias of the
 estimate; the Monte Carlo standard error of a coverage is ``sqrt(0.95 * 0.05 / replications)``
-(0.011 at 400). Nothing is asserted; the figures go to docs/scoring-studies.md.
+(0.015 at 200). Nothing is asserted; the figures go to docs/scoring-studies.md.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ SIZES = (20, 40, 80, 300)
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--replications", type=int, default=400)
+    parser.add_argument("--replications", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--samples", type=int, default=1000)
+    parser.add_argument("--samples", type=int, default=500)
     args = parser.parse_args()
     print(f"level 0.95, {args.replications} replications, {args.samples} bootstrap samples")
     print("design | truth | " + " | ".join(f"n={n} coverage (bias)" for n in SIZES))
