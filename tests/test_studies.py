@@ -12,7 +12,16 @@ from evalpipe.registries import ANSWER_METRICS, CORRECTORS, INFERENCE_BACKENDS, 
 from evalpipe.studies import generate, impact, report, score
 
 REPO = Path(__file__).resolve().parents[1]
-STUDY_NAMES = ("perplexity", "defences", "ladder", "control", "dose", "token_split", "repeats")
+STUDY_NAMES = (
+    "perplexity",
+    "defences",
+    "ladder",
+    "control",
+    "dose",
+    "token_split",
+    "repeats",
+    "formats",
+)
 
 
 @pytest.mark.parametrize("stage", ["generate", "score", "impact"])

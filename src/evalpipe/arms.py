@@ -13,6 +13,9 @@ with the clean row of the same example *and arm*:
   ``corrected:llm:<slug>``).
 - :data:`REPEAT`, :data:`FEWSHOT_DRAW`: the clean prompt again at another seed or with other
   demonstrations (:mod:`evalpipe.studies.repeats`).
+- :func:`format_condition`: a choice benchmark's prompts in another option order, label set or
+  asking for an incorrect option (``format:order=1-2-3-0``, ``format:labels=circled``,
+  ``format:incorrect``; :mod:`evalpipe.benchmarks.formats`).
 
 An arm compared with the plain clean prompt (a defence "won back" accuracy) is a join of its
 perturbed answers with the :data:`TYPO` arm's clean answers on the pair key, inside one table.
@@ -20,7 +23,9 @@ perturbed answers with the :data:`TYPO` arm's clean answers on the pair key, ins
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, overload
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, overload
 
 if TYPE_CHECKING:  # pandas is not imported at run time: this layer stays light
     import numpy as np
@@ -42,6 +47,18 @@ CORRECTED = "corrected"
 REPEAT = "repeat"
 FEWSHOT_DRAW = "fewshot_draw"
 SPREAD_ARMS = (REPEAT, FEWSHOT_DRAW)
+# Prefix of a format arm's ``condition``.
+FORMAT = "format"
+# The label sets a format arm may show (``formats.labels``), each up to five options long; the
+# last two are for Japanese benchmarks only.
+FORMAT_LABELS = {
+    "letters": ("A", "B", "C", "D", "E"),
+    "lowercase": ("a", "b", "c", "d", "e"),
+    "digits": ("1", "2", "3", "4", "5"),
+    "symbols": ("!", "@", "#", "$", "%"),
+    "katakana": ("ア", "イ", "ウ", "エ", "オ"),
+    "circled": ("①", "②", "③", "④", "⑤"),
+}
 # ``variant`` prefix of the count design's rows (``perturb.design: count``): "k=2" is the row with
 # exactly 2 edited words, its ``word_rank`` is k (not a target word's rank), its condition TYPO.
 COUNT_PREFIX = "k="
@@ -54,6 +71,90 @@ def corrected(corrector: str) -> str:
     ('corrected:spelling', 'corrected:llm:qwen2-7b')
     """
     return f"{CORRECTED}:{corrector}"
+
+
+def format_condition(variant: str) -> str:
+    """The ``condition`` of a format arm's rows.
+
+    >>> format_condition("order=1-2-3-0"), format_condition("labels=circled")
+    ('format:order=1-2-3-0', 'format:labels=circled')
+    """
+    return f"{FORMAT}:{variant}"
+
+
+def format_variant(condition: str) -> str | None:
+    """The format variant a ``condition`` names (None for another arm).
+
+    >>> format_variant("format:incorrect"), format_variant("typo")
+    ('incorrect', None)
+    """
+    prefix = f"{FORMAT}:"
+    return condition[len(prefix) :] if condition.startswith(prefix) else None
+
+
+def format_labels(condition: object) -> list[str] | None:
+    """The label space of a format arm's rows when it shows its own labels (None otherwise: the
+    benchmark's labels), ``n`` of them as the benchmark has choices (cut by the scorer).
+
+    >>> format_labels("format:labels=circled")[:2], format_labels("format:order=1-0")
+    (['①', '②'], None)
+    """
+    variant = format_variant(condition) if isinstance(condition, str) else None
+    if variant is None or not variant.startswith("labels="):
+        return None
+    return list(FORMAT_LABELS[variant[len("labels=") :]])
+
+
+@dataclass(frozen=True)
+class FormatVariant:
+    """One format arm: ``order[j]`` is the original option shown at position ``j``."""
+
+    name: str
+    family: str  # order | labels | incorrect
+    order: tuple[int, ...]
+    labels: tuple[str, ...] | None = None  # None: the benchmark's own
+    asks_incorrect: bool = False  # the prompt asks for an option that is not correct
+
+    @property
+    def condition(self) -> str:
+        return format_condition(self.name)
+
+
+def original_choice(
+    prediction: Any, *, variant: FormatVariant | None, labels: Sequence[str]
+) -> int | None:
+    """The original option a parsed prediction names (None when unparsed or off the labels).
+
+    ``labels`` are the benchmark's; a label variant's prediction is in its own label space.
+
+    >>> v = FormatVariant("order=1-2-3-0", "order", (1, 2, 3, 0))
+    >>> original_choice("A", variant=v, labels="ABCD"), original_choice(None, variant=v, labels="ABCD")
+    (1, None)
+    """
+    if prediction is None or (isinstance(prediction, float) and prediction != prediction):
+        return None
+    shown = list(variant.labels) if variant and variant.labels else [str(x) for x in labels]
+    if str(prediction) not in shown:
+        return None
+    at = shown.index(str(prediction))
+    order = variant.order if variant and variant.order else tuple(range(len(shown)))
+    return order[at] if at < len(order) else None
+
+
+def parse_format_variant(name: str) -> FormatVariant:
+    """The :class:`FormatVariant` a condition's variant name describes (``order=1-0-2``,
+    ``labels=digits``, ``incorrect``), its labels at full length.
+
+    >>> parse_format_variant("order=2-0-1").order
+    (2, 0, 1)
+    """
+    if name.startswith("order="):
+        return FormatVariant(name, "order", tuple(int(x) for x in name[6:].split("-")))
+    if name.startswith("labels="):
+        return FormatVariant(name, "labels", (), FORMAT_LABELS[name[7:]])
+    if name == "incorrect":
+        return FormatVariant(name, "incorrect", (), asks_incorrect=True)
+    raise ValueError(f"condition format:{name}: not a format variant")
 
 
 def count_variant(k: int) -> str:

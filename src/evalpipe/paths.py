@@ -204,6 +204,11 @@ class ProjectPaths:
         holds the same)."""
         return self.scored_dir(model) / "defences.json"
 
+    def scored_formats(self, model: str) -> Path:
+        """The format arms' table of the model (``formats``; the impact stage gathers every
+        model's into data/impact/formats.parquet)."""
+        return self.scored_dir(model) / "formats.json"
+
     def errors_preview(self, name: str, model: str) -> Path:
         return self.scored_dir(model) / "errors" / f"{name}.jsonl"
 
@@ -228,6 +233,11 @@ class ProjectPaths:
         """The run-to-run spread beside the typo effect (``sampling.repeats``,
         ``prompt.fewshot_draws``); written only when either is above 1."""
         return self.model_metrics(model) / "repeats.json"
+
+    def formats_metrics(self, model: str) -> Path:
+        """The format arms' spread, consistency and worst case per view and family, written
+        only when ``formats`` asks for an arm."""
+        return self.model_metrics(model) / "formats.json"
 
     def model_plots(self, model: str) -> Path:
         return self.plots / model

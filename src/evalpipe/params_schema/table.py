@@ -387,6 +387,38 @@ SCHEMA = Section(
             },
             check=_defences_check,
         ),
+        # format arms of choice benchmarks: option orders, label sets, the incorrect option
+        # (docs/scoring-studies.md "Option order, labels and the incorrect option"); off by default
+        "formats": Section(
+            {
+                "orders": text(
+                    "option orders as arms: none, cyclic (the gold at every position) or all "
+                    "(every permutation, at most 24)",
+                    choices=("none", "cyclic", "all"),
+                    default="none",
+                ),
+                "labels": list_of(
+                    text(
+                        "a label set",
+                        # evalpipe.arms.FORMAT_LABELS (a test holds the two equal)
+                        choices=(
+                            "letters",
+                            "lowercase",
+                            "digits",
+                            "symbols",
+                            "katakana",
+                            "circled",
+                        ),
+                    ),
+                    "label sets as arms (katakana and circled: Japanese benchmarks only)",
+                    nullable=True,
+                    default=[],
+                ),
+                "incorrect": boolean(
+                    "an arm asking for an option that is not correct", default=False
+                ),
+            }
+        ),
         "impact": Section(
             {
                 "small_n": integer(

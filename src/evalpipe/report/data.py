@@ -47,6 +47,8 @@ class ReportData:
         (the dose-response section).
     token_split:
         ``data/impact/token_split.parquet``: accuracy change by extra tokens of the typo'd words.
+    formats:
+        ``data/impact/formats.parquet``: the format arms' figures (``formats``), or None.
     scored:
         ``{benchmark: data/scored/<model>/<benchmark>.parquet}`` (the generated-answer views of
         every model, ``model`` = slug): the texts, outputs and parses the examples show.
@@ -98,6 +100,7 @@ class ReportData:
     scripts: pd.DataFrame | None = None
     dose: pd.DataFrame | None = None
     token_split: pd.DataFrame | None = None
+    formats: pd.DataFrame | None = None
     scored: dict[str, pd.DataFrame] = field(default_factory=dict)
     pairs: pd.DataFrame | None = None
     edits: dict[str, pd.DataFrame] = field(default_factory=dict)

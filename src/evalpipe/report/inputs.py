@@ -178,6 +178,10 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
     if (raw := read(path)) is not None:
         hashes[path] = hashlib.md5(raw).hexdigest()[:12]
         data.token_split = _parse_parquet(path, raw)
+    path = str(rel.impact("formats"))  # optional: only when a format arm ran
+    if (raw := read(path)) is not None:
+        hashes[path] = hashlib.md5(raw).hexdigest()[:12]
+        data.formats = _parse_parquet(path, raw)
     frames: dict[str, list[pd.DataFrame]] = {}
     for slug in slugs:
         scored_dir = str(rel.scored_dir(slug))

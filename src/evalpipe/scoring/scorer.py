@@ -13,6 +13,7 @@ from tqdm import tqdm
 
 from evalpipe.answers.parsers import normalise_gold, parse_answer
 from evalpipe.answers.types import METRICS
+from evalpipe.arms import format_labels
 from evalpipe.errors import InputError
 from evalpipe.scoring.metrics import best_score, exact_match
 from evalpipe.scoring.names import ORIGINAL
@@ -103,9 +104,10 @@ def score_frame(
 
     subtasks = outputs["subtask"] if "subtask" in outputs.columns else [None] * len(outputs)
     answers = outputs["answers"] if "answers" in outputs.columns else [None] * len(outputs)
-    rows = zip(outputs["output"], outputs["answer"], answers, subtasks, strict=True)
+    conditions = outputs["condition"] if "condition" in outputs.columns else [None] * len(outputs)
+    rows = zip(outputs["output"], outputs["answer"], answers, subtasks, conditions, strict=True)
     predictions, statuses, correct, scores, extras, canonical = [], [], [], [], [], []
-    for i, (text, answer, accepted, subtask) in enumerate(
+    for i, (text, answer, accepted, subtask, condition) in enumerate(
         tqdm(rows, total=len(outputs), desc=f"score {Path(source).stem}", disable=not progress)
     ):
         if text is not None and not isinstance(text, str):
@@ -113,7 +115,7 @@ def score_frame(
                 f"{source}, row {i}: column 'output' must be text, got {type(text).__name__}"
             )
         sub = subtask if isinstance(subtask, str) and subtask else None
-        options = options_of(sub)
+        options = with_arm_labels(options_of(sub), condition)
         golds = [normalise_gold(parser, g, **options) for g in accepted_golds(answer, accepted)]
         if not golds:
             raise InputError(f"{source}, row {i}: no gold answer in columns 'answer'/'answers'")
@@ -133,6 +135,19 @@ def score_frame(
         score=scores,
         parse_extra=extras,
     )
+
+
+def with_arm_labels(options: Mapping[str, Any], condition: Any) -> Mapping[str, Any]:
+    """The parser options of a row whose arm shows its own labels (a format arm's
+    ``labels=<set>``, :func:`evalpipe.arms.format_labels`): that label space, as many labels as
+    the benchmark's, read literally (no digit mapping); other rows' options unchanged."""
+    shown = format_labels(condition)
+    if shown is None or "labels" not in options:
+        return options
+    out = {**options, "labels": shown[: len(options["labels"])]}
+    if "digit_map" in out:
+        out["digit_map"] = None
+    return out
 
 
 def with_scores(

@@ -5,7 +5,8 @@ in this order."""
 from __future__ import annotations
 
 from evalpipe.studies.defences import generate as defences
+from evalpipe.studies.formats import generate as formats
 from evalpipe.studies.perplexity import generate as perplexity
 from evalpipe.studies.repeats import generate as repeats
 
-STUDIES = (defences.generation, perplexity.generation, repeats.generation)
+STUDIES = (defences.generation, perplexity.generation, repeats.generation, formats.generation)

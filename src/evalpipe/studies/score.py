@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from evalpipe.studies.defences import score as defences
+from evalpipe.studies.formats import score as formats
 from evalpipe.studies.perplexity import score as perplexity
 from evalpipe.studies.repeats import score as repeats
 
-STUDIES = (defences.scoring, perplexity.scoring, repeats.scoring)
+STUDIES = (defences.scoring, perplexity.scoring, repeats.scoring, formats.scoring)
