@@ -350,6 +350,13 @@ SCHEMA = Section(
                     "score the perplexity of the perturbable text, original vs perturbed",
                     default=False,
                 ),
+                # docs/scoring.md "Calibration under typos": ECE and Brier of the log-likelihood
+                # views' choice probabilities, from their existing scores (no request), so on;
+                # score writes metrics/<model>/readouts.json when a model has such views
+                "calibration": boolean(
+                    "calibration (ECE, Brier) of the choice probabilities, clean vs typo'd",
+                    default=True,
+                ),
             }
         ),
         # input correctors and a warning preamble: more arms beside the plain typo'd prompts

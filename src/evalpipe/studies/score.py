@@ -5,5 +5,6 @@ from __future__ import annotations
 
 from evalpipe.studies.defences import score as defences
 from evalpipe.studies.perplexity import score as perplexity
+from evalpipe.studies.readouts import score as readouts
 
-STUDIES = (defences.scoring, perplexity.scoring)
+STUDIES = (defences.scoring, perplexity.scoring, readouts.scoring)
