@@ -67,3 +67,11 @@ def test_the_keyboard_model_keeps_its_own_profile() -> None:
 )
 def test_position_classes(op: Operation, word: str, expected: str) -> None:
     assert position_class(op, word) == expected
+
+
+def test_docstring_examples_hold() -> None:
+    import doctest
+
+    from evalpipe.perturb import natural
+
+    assert doctest.testmod(natural).failed == 0

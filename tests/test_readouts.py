@@ -164,3 +164,11 @@ def test_report_section() -> None:
     html = calibration_section(data)
     assert html is not None and "calibration-table" in html and "b.ll" in html
     assert "10 fixed equal-width" in html
+
+
+def test_docstring_examples_hold() -> None:
+    import doctest
+
+    from evalpipe.scoring import calibration
+
+    assert doctest.testmod(calibration).failed == 0

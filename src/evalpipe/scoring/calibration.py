@@ -106,7 +106,7 @@ def ece(confidence: Sequence[float], correct: Sequence[float]) -> float | None:
     """Expected calibration error over :data:`BINS` fixed equal-width bins (None without rows).
 
     >>> ece([0.9, 0.9, 0.6, 0.65], [1, 0, 1, 1])
-    0.2375
+    0.3875
     """
     c = np.asarray(confidence, dtype=float)
     y = np.asarray(correct, dtype=float)
