@@ -10,6 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from evalpipe import atomic
+from evalpipe.benchmarks import get_spec
+from evalpipe.inference.loglikelihood import loglikelihood_columns, loglikelihood_requests
+from evalpipe.inference.types import Loglikelihood
 from evalpipe.paths import ProjectPaths
 from evalpipe.report.data import ReportData
 from evalpipe.scoring.calibration import (
@@ -21,11 +25,14 @@ from evalpipe.scoring.calibration import (
     ece,
     ece_difference_interval,
 )
+from evalpipe.scoring.loglikelihood import score_loglikelihood
 from evalpipe.scoring.mean_interval import clustered_mean_interval
+from evalpipe.scoring.pairs import build_pairs
 from evalpipe.scoring.simulate_calibration import calibration_study, truth
 from evalpipe.scoring.study import ScoreInputs
 from evalpipe.studies.readouts.report import calibration_section
 from evalpipe.studies.readouts.score import scoring
+from tests.scoring_fixtures import make_outputs
 
 
 def test_probabilities_are_the_softmax_of_the_log_likelihoods() -> None:
@@ -172,3 +179,40 @@ def test_docstring_examples_hold() -> None:
     from evalpipe.scoring import calibration
 
     assert doctest.testmod(calibration).failed == 0
+
+
+def test_planted_probabilities_through_the_scoring_path(tmp_path) -> None:
+    """Outputs with planted choice probabilities -> Parquet -> log-likelihood scoring -> the
+    pairs table -> the readouts: clean rows put 0.7 on the gold, typo'd rows 0.4 on the gold
+    and 0.5 on the next label."""
+    spec = get_spec("mmlu")
+    labels = list(spec.labels)
+    frame = make_outputs("mmlu", n_examples=12).reset_index(drop=True)
+    logprobs = []
+    for gold, variant in zip(frame["answer"], frame["variant"], strict=True):
+        g = labels.index(gold)
+        if variant == "original":
+            p = [0.1] * 4
+            p[g] = 0.7
+        else:
+            p = [0.05] * 4
+            p[g], p[(g + 1) % 4] = 0.4, 0.5
+        logprobs.append([math.log(v) for v in p])
+    requests, _ = loglikelihood_requests(spec, frame["prompt"].tolist())
+    results = [Loglikelihood(lp, 1, False) for row in logprobs for lp in row]
+    outputs = pd.concat([frame, loglikelihood_columns(spec, requests, results)], axis=1)
+    path = tmp_path / "mmlu.parquet"
+    atomic.write_parquet(path, outputs)
+    scored = score_loglikelihood(pd.read_parquet(path), spec, normalised=False)
+    views = {"mmlu.ll": scored}
+    pairs = build_pairs(views, model="m")
+    s = calibration_summary(calibration_pairs(pairs, views), level=0.95)["mmlu.ll"]
+    n_typo = int((pairs["view"] == "mmlu.ll").sum())
+    assert s["n"] == n_typo and s["n_unscored"] == 0
+    assert s["accuracy_original"] == 1.0 and s["accuracy_perturbed"] == 0.0
+    assert s["ece_original"] == pytest.approx(0.3)
+    assert s["ece_perturbed"] == pytest.approx(0.5)
+    assert s["brier_original"] == pytest.approx(0.09 + 3 * 0.01)
+    assert s["brier_perturbed"] == pytest.approx(0.36 + 0.25 + 2 * 0.0025)
+    assert s["brier_ci_low"] == pytest.approx(s["brier_delta"])  # no spread: a point
+    assert s["pairs_per_example"] == pytest.approx(n_typo / s["n_examples"])
