@@ -1,5 +1,6 @@
 """Coverage of the calibration readouts' paired intervals with a known truth: the ECE change
-(cluster percentile bootstrap) and the Brier change (CR2 t), typo'd - clean.
+(cluster basic bootstrap), the Brier change (CR2 t), typo'd - clean, and the mean choice KL
+clean -> typo'd (cluster bootstrap-t).
 
 Run: python perf/calibration_coverage.py [--replications 400] [--seed 0] [--samples 499]
 
@@ -20,6 +21,7 @@ import pandas as pd
 from evalpipe.scoring.calibration import ece, ece_difference_interval
 from evalpipe.scoring.mean_interval import clustered_mean_interval
 from evalpipe.scoring.simulate_calibration import KINDS, SIZES, calibration_study, truth
+from evalpipe.scoring.skewed_mean import bootstrap_t_mean_interval
 from evalpipe.seeding import hashed_seed
 
 LEVEL = 0.95
@@ -29,12 +31,13 @@ def run(replications: int, seed: int, samples: int, sizes: list[int], draws: lis
     rows = []
     for kind in KINDS:
         t = truth(kind)
+        truths = {"ece": t["ece_delta"], "brier": t["brier_delta"], "choice_kl": t["choice_kl"]}
         for k in draws:
             for g in sizes:
                 rng = np.random.default_rng(hashed_seed(seed, "calibration", kind, k, g))
-                est = {"ece": [], "brier": []}
-                hit = {"ece": [], "brier": []}
-                width = {"ece": [], "brier": []}
+                est: dict[str, list] = {name: [] for name in truths}
+                hit: dict[str, list] = {name: [] for name in truths}
+                width: dict[str, list] = {name: [] for name in truths}
                 for r in range(replications):
                     s = calibration_study(kind, rng, examples=g, draws=k)
                     d = ece(s.conf_typo, s.correct_typo) - ece(s.conf_clean, s.correct_clean)
@@ -45,18 +48,23 @@ def run(replications: int, seed: int, samples: int, sizes: list[int], draws: lis
                     b = clustered_mean_interval(
                         s.brier_typo - s.brier_clean, s.clusters, level=LEVEL
                     )
+                    kl = bootstrap_t_mean_interval(
+                        s.kl, s.clusters, level=LEVEL, seed=hashed_seed(seed, "kl", r, g),
+                        samples=samples,
+                    )  # fmt: skip
                     for name, value, lo, hi in (
                         ("ece", d, low, high),
                         ("brier", b.mean, b.low, b.high),
+                        ("choice_kl", kl.mean, kl.low, kl.high),
                     ):
                         est[name].append(value)
-                        hit[name].append(lo <= t[f"{name}_delta"] <= hi)
+                        hit[name].append(lo <= truths[name] <= hi)
                         width[name].append(hi - lo)
-                for name in ("ece", "brier"):
+                for name in truths:
                     rows.append({
                         "kind": kind, "draws": k, "examples": g, "readout": name,
-                        "truth": round(t[f"{name}_delta"], 4),
-                        "bias": round(float(np.mean(est[name])) - t[f"{name}_delta"], 4),
+                        "truth": round(truths[name], 4),
+                        "bias": round(float(np.mean(est[name])) - truths[name], 4),
                         "coverage": round(float(np.mean(hit[name])), 3),
                         "width": round(float(np.mean(width[name])), 4),
                     })  # fmt: skip

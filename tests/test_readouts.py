@@ -21,6 +21,7 @@ from evalpipe.scoring.calibration import (
     brier,
     calibration_pairs,
     calibration_summary,
+    choice_kl,
     choice_probabilities,
     ece,
     ece_difference_interval,
@@ -29,6 +30,7 @@ from evalpipe.scoring.loglikelihood import score_loglikelihood
 from evalpipe.scoring.mean_interval import clustered_mean_interval
 from evalpipe.scoring.pairs import build_pairs
 from evalpipe.scoring.simulate_calibration import calibration_study, truth
+from evalpipe.scoring.skewed_mean import bootstrap_t_mean_interval
 from evalpipe.scoring.study import ScoreInputs
 from evalpipe.studies.readouts.report import calibration_section
 from evalpipe.studies.readouts.score import scoring
@@ -120,13 +122,18 @@ def test_pairs_and_summary_on_a_tiny_frame() -> None:
     assert s["brier_perturbed"] == pytest.approx((2 * 0.36 + 2 * 0.25) / 2)
     assert s["ece_ci_low"] <= s["ece_delta"] <= s["ece_ci_high"]
     assert s["brier_ci_low"] <= s["brier_delta"] <= s["brier_ci_high"]
+    kl_1 = 0.8 * math.log(0.8 / 0.4) + 0.2 * math.log(0.2 / 0.6)
+    kl_2 = 0.1 * math.log(0.1 / 0.5) + 0.9 * math.log(0.9 / 0.5)
+    assert table["choice_kl"].iloc[:2].tolist() == pytest.approx([kl_1, kl_2])
+    assert s["choice_kl"] == pytest.approx((kl_1 + kl_2) / 2)
+    assert s["n_choice_kl_infinite"] == 0
 
 
 def test_intervals_cover_a_planted_truth() -> None:
     """A small coverage check (perf/calibration_coverage.py prints the full table)."""
     t = truth("overconfident_blur", examples=100_000)
     rng = np.random.default_rng(5)
-    hits_ece, hits_brier, reps = 0, 0, 60
+    hits_ece, hits_brier, hits_kl, reps = 0, 0, 0, 60
     for r in range(reps):
         s = calibration_study("overconfident_blur", rng, examples=200, draws=1)
         low, high = ece_difference_interval(
@@ -136,9 +143,12 @@ def test_intervals_cover_a_planted_truth() -> None:
         hits_ece += low <= t["ece_delta"] <= high
         b = clustered_mean_interval(s.brier_typo - s.brier_clean, s.clusters, level=0.95)
         hits_brier += b.low <= t["brier_delta"] <= b.high
+        k = bootstrap_t_mean_interval(s.kl, s.clusters, level=0.95, seed=r, samples=199)
+        hits_kl += k.low <= t["choice_kl"] <= k.high
     # 95% nominal; 60 replications: a binomial 99.9% lower bound is about 0.84
     assert hits_ece / reps >= 0.84
     assert hits_brier / reps >= 0.84
+    assert hits_kl / reps >= 0.84
 
 
 def test_score_part_writes_readouts_only_with_log_likelihood_views(tmp_path) -> None:
@@ -216,3 +226,13 @@ def test_planted_probabilities_through_the_scoring_path(tmp_path) -> None:
     assert s["brier_perturbed"] == pytest.approx(0.36 + 0.25 + 2 * 0.0025)
     assert s["brier_ci_low"] == pytest.approx(s["brier_delta"])  # no spread: a point
     assert s["pairs_per_example"] == pytest.approx(n_typo / s["n_examples"])
+    kl = 0.7 * math.log(0.7 / 0.4) + 0.1 * math.log(0.1 / 0.5) + 2 * 0.1 * math.log(0.1 / 0.05)
+    assert s["choice_kl"] == pytest.approx(kl)
+
+
+def test_choice_kl_edges() -> None:
+    assert choice_kl([0.5, 0.5], [0.5, 0.5]) == 0.0
+    assert choice_kl([0.0, 1.0], [0.5, 0.5]) == pytest.approx(math.log(2))
+    assert choice_kl([0.5, 0.5], [1.0, 0.0]) == math.inf  # counted, never a silent zero
+    assert math.isnan(choice_kl(None, [1.0]))
+    assert math.isnan(choice_kl([0.5, 0.5], [1.0]))

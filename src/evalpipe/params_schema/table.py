@@ -354,7 +354,7 @@ SCHEMA = Section(
                 # views' choice probabilities, from their existing scores (no request), so on;
                 # score writes metrics/<model>/readouts.json when a model has such views
                 "calibration": boolean(
-                    "calibration (ECE, Brier) of the choice probabilities, clean vs typo'd",
+                    "calibration (ECE, Brier) and KL of the choice probabilities, clean vs typo'd",
                     default=True,
                 ),
             }

@@ -31,7 +31,14 @@ clean and its interval:
   example the difference is biased downward and the interval covers less than its level
   (``pairs_per_example`` says how many there were; docs/scoring-studies.md has the figures).
 
-``perf/calibration_coverage.py`` checks both on :mod:`evalpipe.scoring.simulate_calibration`'s
+- the **choice KL** ``KL(clean || typo'd) = sum_k p_k log(p_k / q_k)`` of the pair's choice
+  probabilities: how far the typo moves the distribution over the options, right or wrong. When
+  every option's continuation is one token (MMLU's `` A`` ... `` D``), it is the first answer
+  token's distribution renormalised over the options' tokens. Its mean per pair comes with the
+  cluster bootstrap-t interval (:func:`evalpipe.scoring.skewed_mean.bootstrap_t_mean_interval`:
+  per-pair KLs are non-negative and right-skewed, as the perplexity log-ratios are).
+
+``perf/calibration_coverage.py`` checks all three on :mod:`evalpipe.scoring.simulate_calibration`'s
 studies with a known truth (docs/scoring-studies.md, "Calibration under typos").
 """
 
@@ -47,6 +54,7 @@ import pandas as pd
 
 from evalpipe.scoring.mean_interval import clustered_mean_interval
 from evalpipe.scoring.names import ORIGINAL, TYPO
+from evalpipe.scoring.skewed_mean import bootstrap_t_mean_interval
 from evalpipe.scoring.views import parse_view
 from evalpipe.seeding import hashed_seed
 
@@ -54,13 +62,14 @@ BINS = 10
 BOOTSTRAP_SAMPLES = 999
 _CELLS = 2_000_000  # resamples x examples held in memory at once
 BRIER_CI = "cr2_t"
+KL_CI = "cluster_bootstrap_t"
 ECE_CI = "cluster_basic_bootstrap"
 KEYS = ["example_id", "variant", "word_rank", "draw"]
 # One row per typo pair of a log-likelihood view (:func:`calibration_pairs`).
 PAIR_COLUMNS = [
     "view", "benchmark", "language", "cluster", "example_id", "variant", "word_rank", "draw",
     "confidence_original", "correct_original", "brier_original",
-    "confidence_perturbed", "correct_perturbed", "brier_perturbed",
+    "confidence_perturbed", "correct_perturbed", "brier_perturbed", "choice_kl",
 ]  # fmt: skip
 
 
@@ -84,6 +93,23 @@ def choice_probabilities(
     top = values[np.isfinite(values)].max()
     weights = np.where(np.isfinite(values), np.exp(values - top), 0.0)
     return weights / weights.sum()
+
+
+def choice_kl(clean: Sequence[float] | None, typo: Sequence[float] | None) -> float:
+    """``KL(clean || typo'd) = sum_k p_k log(p_k / q_k)`` of one pair's choice probabilities, in
+    nats; NaN when a side has none (or they differ in options), ``inf`` when the typo'd side
+    gives 0 to an option the clean side does not.
+
+    >>> round(choice_kl([0.5, 0.5], [0.9, 0.1]), 4)
+    0.5108
+    """
+    if clean is None or typo is None or len(clean) != len(typo):
+        return math.nan
+    p, q = np.asarray(clean, dtype=float), np.asarray(typo, dtype=float)
+    keep = p > 0
+    if (q[keep] <= 0).any():
+        return math.inf
+    return float((p[keep] * np.log(p[keep] / q[keep])).sum())
 
 
 def brier(probabilities: np.ndarray, gold: int) -> float:
@@ -125,7 +151,7 @@ def _gold_choice(extra: Any) -> int | None:
 
 def _row_readouts(frame: pd.DataFrame, *, normalised: bool) -> pd.DataFrame:
     """Per scored row: confidence, correct and Brier (NaN where the row has no probabilities)."""
-    conf, brs = [], []
+    conf, brs, probs = [], [], []
     for logprobs, continuations, extra in zip(
         frame["ll_logprobs"], frame["ll_continuations"], frame["parse_extra"], strict=True
     ):
@@ -133,6 +159,7 @@ def _row_readouts(frame: pd.DataFrame, *, normalised: bool) -> pd.DataFrame:
         if logprobs is not None and continuations is not None:
             p = choice_probabilities(list(logprobs), list(continuations), normalised=normalised)
         gold = _gold_choice(extra)
+        probs.append(None if p is None else p.tolist())
         if p is None:
             conf.append(math.nan)
             brs.append(math.nan)
@@ -144,6 +171,7 @@ def _row_readouts(frame: pd.DataFrame, *, normalised: bool) -> pd.DataFrame:
     out["confidence"] = conf
     out["correct"] = frame["correct"].astype(float).to_numpy()
     out["brier"] = brs
+    out["probabilities"] = probs
     return out
 
 
@@ -170,7 +198,8 @@ def calibration_pairs(pairs: pd.DataFrame, views: Mapping[str, pd.DataFrame]) ->
             frame = frame.loc[frame["condition"].fillna(TYPO) == TYPO]
         rows = _row_readouts(frame, normalised=method == "loglikelihood_norm")
         originals = rows.loc[
-            rows["variant"] == ORIGINAL, ["example_id", "confidence", "correct", "brier"]
+            rows["variant"] == ORIGINAL,
+            ["example_id", "confidence", "correct", "brier", "probabilities"],
         ]
         picked = pairs.loc[(pairs["view"] == view) & (pairs["condition"] == TYPO)]
         keyed = picked[["view", "benchmark", "language", "cluster", *KEYS]]
@@ -178,6 +207,12 @@ def calibration_pairs(pairs: pd.DataFrame, views: Mapping[str, pd.DataFrame]) ->
         keyed = keyed.merge(
             originals, on="example_id", how="left", suffixes=("_perturbed", "_original")
         )
+        keyed["choice_kl"] = [
+            choice_kl(o, t)
+            for o, t in zip(
+                keyed["probabilities_original"], keyed["probabilities_perturbed"], strict=True
+            )
+        ]
         parts.append(keyed)
     if not parts:
         return pd.DataFrame(columns=PAIR_COLUMNS)
@@ -250,6 +285,11 @@ def _figures(rows: pd.DataFrame, *, level: float, key: tuple[str, ...]) -> dict[
     )
     brier_ok = np.isfinite(b_o) & np.isfinite(b_p)
     diff = clustered_mean_interval(b_p[brier_ok] - b_o[brier_ok], clusters[brier_ok], level=level)
+    kl = rows["choice_kl"].to_numpy(float)[ok]
+    kl_ok = np.isfinite(kl)
+    kl_mean = bootstrap_t_mean_interval(
+        kl[kl_ok], clusters[kl_ok], level=level, seed=hashed_seed("choice_kl", *key)
+    )
 
     def mean(values: np.ndarray) -> float | None:
         return float(values.mean()) if values.size else None
@@ -277,6 +317,11 @@ def _figures(rows: pd.DataFrame, *, level: float, key: tuple[str, ...]) -> dict[
         "brier_ci_low": diff.low,
         "brier_ci_high": diff.high,
         "brier_ci_method": BRIER_CI,
+        "choice_kl": kl_mean.mean,
+        "choice_kl_ci_low": kl_mean.low,
+        "choice_kl_ci_high": kl_mean.high,
+        "choice_kl_ci_method": KL_CI,
+        "n_choice_kl_infinite": int((~kl_ok).sum()),
     }
 
 
@@ -297,7 +342,10 @@ def calibration_summary(table: pd.DataFrame, *, level: float) -> dict[str, Any]:
         mean confidence per side, ``ece_original, ece_perturbed, ece_delta`` with
         ``ece_ci_low, ece_ci_high, ece_ci_method``, ``n_brier`` (pairs with a gold option),
         ``brier_original, brier_perturbed, brier_delta`` with ``brier_ci_low, brier_ci_high,
-        brier_ci_method``.
+        brier_ci_method``, ``choice_kl`` (mean per-pair KL of the choice probabilities, clean
+        -> typo'd, nats) with ``choice_kl_ci_low, choice_kl_ci_high, choice_kl_ci_method`` and
+        ``n_choice_kl_infinite`` (pairs whose typo'd side gives 0 to an option the clean side
+        does not: counted, left out of the mean).
     """
     return {
         str(view): _figures(rows, level=level, key=("view", str(view)))

@@ -10,7 +10,8 @@ shares the example's truth. Confidence is ``max p``, correct is ``gold == argmax
 
 Truths (the estimands at infinitely many examples, with the fixed bins of
 :func:`evalpipe.scoring.calibration.ece`): ``ECE = sum_b P(b) |E[q_argmax | b] - E[c | b]|`` and
-``Brier = E[sum_k p_k^2 - 2 sum_k q_k p_k + 1]``, per side, computed by :func:`truth` from
+``Brier = E[sum_k p_k^2 - 2 sum_k q_k p_k + 1]``, per side, and the choice KL ``E[KL(p || p')]``
+of the clean and the typo'd probabilities, computed by :func:`truth` from
 expected rather than drawn correctness on a large sample of examples.
 """
 
@@ -43,6 +44,7 @@ class CalibrationStudy:
     conf_typo: np.ndarray
     correct_typo: np.ndarray
     brier_typo: np.ndarray
+    kl: np.ndarray  # KL(clean || typo'd) of the pair's choice probabilities
 
 
 def _softmax(z: np.ndarray) -> np.ndarray:
@@ -72,13 +74,19 @@ def calibration_study(
     cum = q.cumsum(axis=1)
     gold = np.minimum((rng.random((examples, 1)) > cum).sum(axis=1), OPTIONS - 1)
     clusters = np.repeat(np.arange(examples), draws)
-    clean = _side(_softmax(z), gold)
+    p = _softmax(z)
+    clean = _side(p, gold)
     typoed = _side(_softmax(typo), gold[clusters])
     return CalibrationStudy(
         clusters,
         *(np.repeat(v, draws) for v in clean),
         *typoed,
+        _kl(p[clusters], _softmax(typo)),
     )
+
+
+def _kl(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    return (p * np.log(p / q)).sum(axis=1)
 
 
 def _expected(p: np.ndarray, q: np.ndarray) -> tuple[float, float]:
@@ -97,6 +105,7 @@ def truth(kind: str, *, examples: int = 400_000, seed: int = 0) -> dict[str, flo
     ece_c, brier_c = _expected(_softmax(z), q)
     ece_t, brier_t = _expected(_softmax(typo), q)
     return {
+        "choice_kl": float(_kl(_softmax(z), _softmax(typo)).mean()),
         "ece_clean": ece_c,
         "ece_typo": ece_t,
         "ece_delta": ece_t - ece_c,

@@ -34,6 +34,7 @@ def calibration_rows(data: ReportData) -> list[dict[str, Any]]:
                     **f,
                     "ece_ci": _interval(f.get("ece_ci_low"), f.get("ece_ci_high")),
                     "brier_ci": _interval(f.get("brier_ci_low"), f.get("brier_ci_high")),
+                    "kl_ci": _interval(f.get("choice_kl_ci_low"), f.get("choice_kl_ci_high")),
                 }
             )
     return rows
@@ -57,14 +58,20 @@ def calibration_section(data: ReportData) -> str | None:
         h.num("brier_perturbed", "Brier typo'd"),
         h.num("brier_delta", "Brier change"),
         h.text("brier_ci", "CI"),
+        h.num("choice_kl", "choice KL (nats)"),
+        h.text("kl_ci", "CI"),
+        h.num("n_choice_kl_infinite", "KL infinite", 0),
     ]
     note = (
         '<p class="note">Choice probabilities of log-likelihood scoring (softmax over the '
         "options' log-likelihoods; per character for <i>.ll_norm</i>), on the typo pairs' clean "
         "and typo'd prompts. ECE: 10 fixed equal-width confidence bins; Brier: sum over the "
         "options of the squared gap to the gold option's one-hot (0 best, 2 worst). Changes are "
-        "typo'd - clean on the same pairs; intervals: cluster percentile bootstrap over examples "
-        "(ECE), CR2 t on the per-pair difference (Brier) "
+        "typo'd - clean on the same pairs. Choice KL: mean per-pair KL(clean || typo'd) of the "
+        "choice probabilities (pairs where the typo'd side gives 0 to an option are counted, not "
+        "averaged). Intervals: cluster basic bootstrap over examples (ECE: approximate, it covers "
+        "less than its level with several pairs per example), CR2 t on the per-pair difference "
+        "(Brier), cluster bootstrap-t (choice KL) "
         '(docs/scoring.md, "Calibration under typos"). Pairs without probabilities on a side '
         "are counted as unscored, not used.</p>"
     )
