@@ -350,12 +350,14 @@ SCHEMA = Section(
                     "score the perplexity of the perturbable text, original vs perturbed",
                     default=False,
                 ),
-                # docs/scoring.md "Calibration under typos": ECE and Brier of the log-likelihood
-                # views' choice probabilities, from their existing scores (no request), so on;
-                # score writes metrics/<model>/readouts.json when a model has such views
+                # docs/scoring.md "Calibration under typos": ECE, Brier and KL of the
+                # log-likelihood views' choice probabilities, from their existing scores (no
+                # request); off by default as its nested keys widen `dvc metrics show` past one
+                # narrow row per file; score writes metrics/<model>/readouts.json when a model has
+                # such views
                 "calibration": boolean(
                     "calibration (ECE, Brier) and KL of the choice probabilities, clean vs typo'd",
-                    default=True,
+                    default=False,
                 ),
             }
         ),
