@@ -75,13 +75,17 @@ def calibration_study(
     gold = np.minimum((rng.random((examples, 1)) > cum).sum(axis=1), OPTIONS - 1)
     clusters = np.repeat(np.arange(examples), draws)
     p = _softmax(z)
-    clean = _side(p, gold)
-    typoed = _side(_softmax(typo), gold[clusters])
+    conf_c, correct_c, brier_c = (np.repeat(v, draws) for v in _side(p, gold))
+    conf_t, correct_t, brier_t = _side(_softmax(typo), gold[clusters])
     return CalibrationStudy(
-        clusters,
-        *(np.repeat(v, draws) for v in clean),
-        *typoed,
-        _kl(p[clusters], _softmax(typo)),
+        clusters=clusters,
+        conf_clean=conf_c,
+        correct_clean=correct_c,
+        brier_clean=brier_c,
+        conf_typo=conf_t,
+        correct_typo=correct_t,
+        brier_typo=brier_t,
+        kl=_kl(p[clusters], _softmax(typo)),
     )
 
 
