@@ -229,8 +229,8 @@ def test_acc_picks_the_argmax_and_acc_norm_the_best_per_character() -> None:
     assert set(acc["parse_status"]) == {"strict"}
     extra = json.loads(acc.loc[1, "parse_extra"])
     assert extra == {
-        "acc": "D", "acc_norm": "B", "greedy": False, "method": "loglikelihood",
-        "normalised": False,
+        "acc": "D", "acc_norm": "B", "gold_choices": [1], "greedy": False,
+        "method": "loglikelihood", "normalised": False,
     }  # fmt: skip
     assert json.loads(norm.loc[1, "parse_extra"])["normalised"] is True
 

@@ -381,6 +381,7 @@ def test_loglikelihood_views_are_scored_beside_or_instead_of_the_generated_answe
     root = _setup(tmp_path, names=("mmlu", "jnli", "gsm8k"))
     params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
     params["scoring"]["method"] = method
+    params["scoring"]["calibration"] = True
     (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     frames = {name: _with_loglikelihoods(root, name) for name in ("mmlu", "jnli")}
     result = _run(root)
@@ -389,7 +390,14 @@ def test_loglikelihood_views_are_scored_beside_or_instead_of_the_generated_answe
     ll_views = ["jnli.ll", "jnli.ll_norm", "mmlu.ll", "mmlu.ll_norm"]
     # gsm8k has no fixed choices: generated answers whatever the method
     generated = ["gsm8k", "jnli", "mmlu"] if method == "both" else ["gsm8k"]
-    assert files == sorted(generated + ll_views)
+    # scoring.calibration adds readouts.json beside the log-likelihood views
+    assert files == sorted([*generated, *ll_views, "readouts"])
+    readouts = json.loads((root / "metrics" / M / "readouts.json").read_text())["calibration"]
+    assert sorted(readouts) == ll_views
+    for view in ll_views:
+        assert readouts[view]["accuracy_original"] == 1.0
+        assert readouts[view]["accuracy_perturbed"] == 0.0
+        assert readouts[view]["n"] == headline(root, view)["n"]
     details = json.loads((root / "data" / "scored" / M / "robustness_details.json").read_text())
     for name, frame in frames.items():
         for view in (f"{name}.ll", f"{name}.ll_norm"):

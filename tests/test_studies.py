@@ -21,6 +21,7 @@ STUDY_NAMES = (
     "token_split",
     "repeats",
     "formats",
+    "readouts",
 )
 
 

@@ -225,6 +225,11 @@ class ProjectPaths:
         only when it is on, beside the headline files (the score stage's metrics directory)."""
         return self.model_metrics(model) / "perplexity.json"
 
+    def readouts_metrics(self, model: str) -> Path:
+        """``scoring.calibration``'s figures (docs/scoring.md "Calibration under typos"); written
+        only for a model with log-likelihood views, beside the headline files."""
+        return self.model_metrics(model) / "readouts.json"
+
     def defences_metrics(self, model: str) -> Path:
         """The defences metrics, written only when a defence is configured."""
         return self.model_metrics(model) / "defences.json"

@@ -355,6 +355,15 @@ SCHEMA = Section(
                     "score the perplexity of the perturbable text, original vs perturbed",
                     default=False,
                 ),
+                # docs/scoring.md "Calibration under typos": ECE, Brier and KL of the
+                # log-likelihood views' choice probabilities, from their existing scores (no
+                # request); off by default as its nested keys widen `dvc metrics show` past one
+                # narrow row per file; score writes metrics/<model>/readouts.json when a model has
+                # such views
+                "calibration": boolean(
+                    "calibration (ECE, Brier) and KL of the choice probabilities, clean vs typo'd",
+                    default=False,
+                ),
             }
         ),
         # input correctors and a warning preamble: more arms beside the plain typo'd prompts

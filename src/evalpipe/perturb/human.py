@@ -47,7 +47,7 @@ from evalpipe.perturb.keyboard import (
     letter_slips,
     to_hiragana,
 )
-from evalpipe.perturb.natural import dictionary_typo
+from evalpipe.perturb.natural import dictionary_typo, profiled
 from evalpipe.perturb.records import Operation, Skipped
 from evalpipe.perturb.scripts import INVENTORIES, char_class, other_of_class
 
@@ -363,6 +363,7 @@ def make(
     widths: Mapping[str, int],
     *,
     dictionary: bool,
+    positions: bool = False,
     lexicon: ime.ImeLexicon | None = None,
     context: ime.Reading | None = None,
 ) -> Operation | Skipped:
@@ -374,6 +375,9 @@ def make(
     digest : the occurrence's 32 bytes: 8-15 redraw the kind, 16-23 pick the operation, 24-31
         the character of a ``uniform`` fallback and of a dictionary misspelling.
     widths : each kind's share of the draw (``Probabilities.widths()``): the redraw weights.
+    dictionary : take English typos from the real misspellings where there are some.
+    positions : spread English keyboard edits over the word's first letter, middle and last
+        letter as ``natural.POSITION_PROFILE`` says.
     lexicon : an ``ime.ImeLexicon`` for Japanese text, None elsewhere.
     context : the occurrence's reading in its text (``ime.JapaneseContext.occurrence``).
     """
@@ -381,7 +385,14 @@ def make(
     r_pos = int.from_bytes(digest[16:24], "big")
     r_char = int.from_bytes(digest[24:32], "big")
     first = _attempt(
-        kind, word, r_pos, r_char, dictionary=dictionary, lexicon=lexicon, context=context
+        kind,
+        word,
+        r_pos,
+        r_char,
+        dictionary=dictionary,
+        positions=positions,
+        lexicon=lexicon,
+        context=context,
     )
     if first is not None:
         return first
@@ -390,7 +401,14 @@ def make(
         if other == kind or not widths.get(other):
             continue
         op = _attempt(
-            other, word, r_pos, r_char, dictionary=dictionary, lexicon=lexicon, context=context
+            other,
+            word,
+            r_pos,
+            r_char,
+            dictionary=dictionary,
+            positions=positions,
+            lexicon=lexicon,
+            context=context,
         )
         if op is not None:
             made.append((op._replace(drawn=kind), widths[other]))
@@ -406,6 +424,7 @@ def _attempt(
     r_char: int,
     *,
     dictionary: bool,
+    positions: bool,
     lexicon: ime.ImeLexicon | None,
     context: ime.Reading | None,
 ) -> Operation | None:
@@ -416,6 +435,8 @@ def _attempt(
     choices = _choices(kind, word, lexicon=lexicon, context=context)
     if not choices:
         return None
+    if positions and lexicon is None:
+        choices = profiled(choices, word)
     return _resolve(_pick(choices, r_pos), word, r_char)
 
 

@@ -8,6 +8,17 @@ occurrence gets a typo, and that total is shared out in these proportions
 (``natural_probabilities``); ``conversion_prob`` (Japanese kana-kanji slips, a kind the corpus
 does not have) is kept as configured.
 
+**Position in the word.** The follow-up study's analysis of the same filtered corpus puts 9.7%
+of the edits on a word's first letter, 67.2% inside it and 23.2% on its last letter
+(:data:`POSITION_PROFILE`; the corpus's own terms are those of the repositories its commits
+come from, and only these three published shares are shipped). For English words the keyboard
+mechanics' choices of the drawn kind are reweighted so that, among the classes the word offers,
+the shares of first / middle / last are these (:func:`position_class` says which an edit is;
+:func:`profiled`); within a class the keyboard weights (QWERTY neighbours, hands) still choose.
+Substitution confusions stay the QWERTY neighbours of the keyboard model: no per-character
+confusion table of the corpus is published to follow. Real misspellings keep the positions
+they have.
+
 **Real misspellings.** ``misspellings_en.tsv`` is an excerpt of codespell 2.4.3's
 ``dictionary.txt`` (codespell-project/codespell; the dictionary files are derived from English
 Wikipedia's lists of common misspellings and released under CC BY-SA 3.0, see
@@ -24,12 +35,16 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from evalpipe.perturb.records import Operation
 
 HUMAN_MIX = {"delete": 0.402, "replace": 0.232, "insert": 0.229, "transpose": 0.137}
 """GitHub Typo Corpus shares of single-character edits (they sum to 1)."""
+POSITION_PROFILE = {"first": 97, "middle": 672, "last": 232}
+"""Per mille of GitHub Typo Corpus edits by position in the word (9.7%, 67.2%, 23.2%, as
+published; they sum to 100.1% by rounding, and only their ratios are used)."""
 MISSPELLINGS_PATH = Path(__file__).with_name("misspellings_en.tsv")
 TOP_WORDS = 5_000
 
@@ -46,6 +61,60 @@ def natural_probabilities(
     """
     total = replace + insert + delete + transpose
     return {kind: round(total * share, 12) for kind, share in HUMAN_MIX.items()}
+
+
+def position_class(op: Operation, word: str) -> str:
+    """``first``, ``middle`` or ``last``: where in ``word`` the edit falls.
+
+    A replacement or deletion at ``i``, a transposition of ``i, i + 1`` (by its later letter
+    for ``last``) and an insertion at slot ``i`` (0 before the first letter, ``len(word)``
+    after the last) are ``first`` at 0, ``last`` at the word's end, ``middle`` otherwise; a
+    one-letter word's edit is ``first``.
+
+    Examples
+    --------
+    >>> ops = [Operation("replace", 0, "c", "x", "xat", "qwerty"),
+    ...        Operation("transpose", 1, "at", "ta", "cta", "adjacent"),
+    ...        Operation("insert", 3, None, "s", "cats", "qwerty")]
+    >>> [position_class(op, "cat") for op in ops]
+    ['first', 'last', 'last']
+    """
+    i, n = op.position, len(word)
+    if i == 0:
+        return "first"
+    end = {"transpose": i + 1, "insert": i - 1}.get(op.op, i)
+    return "last" if end >= n - 1 else "middle"
+
+
+def profiled(choices: Sequence[tuple[Operation, int]], word: str) -> list[tuple[Operation, int]]:
+    """``choices`` reweighted so that the classes of :func:`position_class` present share the
+    draw as :data:`POSITION_PROFILE` says, each choice keeping its share of its class.
+
+    Integer weights (the draw is ``r % total``): a choice of class c weighs ``w * P_c * prod of
+    the other present classes' totals``, so class c's share is ``P_c / sum of present P``.
+
+    Examples
+    --------
+    >>> ops = [Operation("delete", i, "abc"[i], None, "abc"[:i] + "abc"[i + 1:], "keyboard")
+    ...        for i in range(3)]
+    >>> weights = [w for _, w in profiled([(ops[0], 1), (ops[1], 6), (ops[2], 6)], "abc")]
+    >>> weights, [round(w / sum(weights), 4) for w in weights]
+    ([3492, 24192, 8352], [0.0969, 0.6713, 0.2318])
+    """
+    totals: dict[str, int] = {}
+    classes = []
+    for op, w in choices:
+        c = position_class(op, word)
+        classes.append(c)
+        totals[c] = totals.get(c, 0) + w
+    out = []
+    for (op, w), c in zip(choices, classes, strict=True):
+        scale = POSITION_PROFILE[c]
+        for other, total in totals.items():
+            if other != c:
+                scale *= total
+        out.append((op, w * scale))
+    return out
 
 
 def edit_kind(correct: str, typo: str) -> tuple[str, int] | None:

@@ -197,6 +197,15 @@ def score_loglikelihood(
                 acc=str(labels[acc]),
                 acc_norm=str(labels[acc_norm]),
                 greedy=None if not greedy or len(greedy) != len(labels) else bool(greedy[chosen]),
+                # the options that are right answers: the Brier score's target (scoring.calibration)
+                gold_choices=[
+                    k
+                    for k, label in enumerate(labels)
+                    if any(
+                        exact_match(answer_type.normalise_gold(str(label), **options), g)
+                        for g in golds
+                    )
+                ],
             )
         canonical.append(golds[0])
         predictions.append(prediction)

@@ -8,7 +8,8 @@ from evalpipe.studies.dose.report import PART as DOSE
 from evalpipe.studies.formats.report import PART as FORMATS
 from evalpipe.studies.ladder.report import PART as LADDER
 from evalpipe.studies.perplexity.report import PART as PERPLEXITY
+from evalpipe.studies.readouts.report import PART as READOUTS
 from evalpipe.studies.repeats.report import PART as REPEATS
 from evalpipe.studies.token_split.report import PART as TOKEN_SPLIT
 
-STUDIES = (DOSE, LADDER, PERPLEXITY, REPEATS, DEFENCES, CONTROL, TOKEN_SPLIT, FORMATS)
+STUDIES = (DOSE, LADDER, PERPLEXITY, READOUTS, REPEATS, DEFENCES, CONTROL, TOKEN_SPLIT, FORMATS)

@@ -6,6 +6,13 @@ from __future__ import annotations
 from evalpipe.studies.defences import score as defences
 from evalpipe.studies.formats import score as formats
 from evalpipe.studies.perplexity import score as perplexity
+from evalpipe.studies.readouts import score as readouts
 from evalpipe.studies.repeats import score as repeats
 
-STUDIES = (defences.scoring, perplexity.scoring, repeats.scoring, formats.scoring)
+STUDIES = (
+    defences.scoring,
+    perplexity.scoring,
+    repeats.scoring,
+    formats.scoring,
+    readouts.scoring,
+)

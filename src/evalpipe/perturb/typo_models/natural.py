@@ -1,5 +1,6 @@
-"""Keyboard typos in the human mix of operations (the GitHub Typo Corpus shares), English words
-with entries taking a real misspelling (:mod:`evalpipe.perturb.natural`)."""
+"""Keyboard typos in the human mix of operations and, in English words, the human profile of
+positions in the word (the GitHub Typo Corpus shares), English words with entries taking a real
+misspelling (:mod:`evalpipe.perturb.natural`)."""
 
 import functools
 from collections.abc import Mapping
@@ -20,4 +21,8 @@ def _mix(values: Mapping[str, float]) -> dict[str, float]:
     return {f"{k}_prob": v for k, v in mixed.items()}
 
 
-MODEL = TypoModel(make=functools.partial(human.make, dictionary=True), mix=_mix, reads_context=True)
+MODEL = TypoModel(
+    make=functools.partial(human.make, dictionary=True, positions=True),
+    mix=_mix,
+    reads_context=True,
+)
