@@ -6,5 +6,6 @@ from __future__ import annotations
 
 from evalpipe.studies.defences import generate as defences
 from evalpipe.studies.perplexity import generate as perplexity
+from evalpipe.studies.targeting import generate as targeting
 
-STUDIES = (defences.generation, perplexity.generation)
+STUDIES = (defences.generation, perplexity.generation, targeting.generation)
