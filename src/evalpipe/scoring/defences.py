@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalpipe.arms import CORRECTED, WARNED
 from evalpipe.scoring.intervals import paired_interval
 from evalpipe.scoring.names import ORIGINAL, TYPO
 from evalpipe.scoring.ratio_interval import fieller_interval
@@ -44,10 +45,15 @@ USAGE_COLUMNS = ["rows", "prompt_tokens", "output_tokens", "prompt_chars"]
 
 
 def arms(pairs: pd.DataFrame) -> list[str]:
-    """The defence arms of a pairs table (every condition but the plain typo'd one), sorted."""
+    """The defence arms of a pairs table (the warned and corrected conditions; other studies'
+    arms, such as targeting's, are not defences), sorted."""
     if "condition" not in pairs.columns:
         return []
-    return sorted(c for c in pairs["condition"].dropna().unique() if c != TYPO)
+    return sorted(
+        c
+        for c in pairs["condition"].dropna().unique()
+        if c == WARNED or str(c).startswith(f"{CORRECTED}:")
+    )
 
 
 def usage_table(scored: Mapping[str, pd.DataFrame]) -> pd.DataFrame:

@@ -5,5 +5,6 @@ from __future__ import annotations
 
 from evalpipe.studies.defences import score as defences
 from evalpipe.studies.perplexity import score as perplexity
+from evalpipe.studies.targeting import score as targeting
 
-STUDIES = (defences.scoring, perplexity.scoring)
+STUDIES = (defences.scoring, perplexity.scoring, targeting.scoring)
