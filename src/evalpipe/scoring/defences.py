@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalpipe.arms import CORRECTED, WARNED
+from evalpipe.arms import RESTORED, TARGETED
 from evalpipe.scoring.intervals import paired_interval
 from evalpipe.scoring.names import ORIGINAL, TYPO
 from evalpipe.scoring.ratio_interval import fieller_interval
@@ -45,14 +45,13 @@ USAGE_COLUMNS = ["rows", "prompt_tokens", "output_tokens", "prompt_chars"]
 
 
 def arms(pairs: pd.DataFrame) -> list[str]:
-    """The defence arms of a pairs table (the warned and corrected conditions; other studies'
-    arms, such as targeting's, are not defences), sorted."""
+    """The defence arms of a pairs table (every condition but the plain typo'd one and the
+    targeting study's arms, which are not defences), sorted."""
     if "condition" not in pairs.columns:
         return []
+    targeting = (f"{TARGETED}:", f"{RESTORED}:")
     return sorted(
-        c
-        for c in pairs["condition"].dropna().unique()
-        if c == WARNED or str(c).startswith(f"{CORRECTED}:")
+        c for c in pairs["condition"].dropna().unique() if c != TYPO and not c.startswith(targeting)
     )
 
 

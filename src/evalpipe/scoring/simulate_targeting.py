@@ -88,7 +88,9 @@ def truths(model: TargetingModel, *, truth_examples: int = 40_000, seed: int = 0
     pairs = simulate_pairs(rng, truth_examples, model)
     random_k = pairs.loc[pairs["condition"] == TYPO].set_index("example_id")
     most = pairs.loc[pairs["condition"] == targeted("most")].set_index("example_id")
-    out: dict = {"gap": float(most["correct_perturbed"].mean() - random_k["correct_perturbed"].mean())}
+    out: dict = {
+        "gap": float(most["correct_perturbed"].mean() - random_k["correct_perturbed"].mean())
+    }
     broken = random_k.index[random_k["correct_original"] & ~random_k["correct_perturbed"]]
     for r in model.restore:
         for how in ("most", "random", "least"):

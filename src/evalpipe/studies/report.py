@@ -7,6 +7,7 @@ from evalpipe.studies.defences.report import PART as DEFENCES
 from evalpipe.studies.dose.report import PART as DOSE
 from evalpipe.studies.ladder.report import PART as LADDER
 from evalpipe.studies.perplexity.report import PART as PERPLEXITY
+from evalpipe.studies.targeting.report import PART as TARGETING
 from evalpipe.studies.token_split.report import PART as TOKEN_SPLIT
 
-STUDIES = (DOSE, LADDER, PERPLEXITY, DEFENCES, CONTROL, TOKEN_SPLIT)
+STUDIES = (DOSE, LADDER, PERPLEXITY, TARGETING, DEFENCES, CONTROL, TOKEN_SPLIT)
