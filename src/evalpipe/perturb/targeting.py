@@ -183,12 +183,17 @@ def targeted_arms(
     scored = clean.loc[[key in scores for key in keys]].reset_index(drop=True)
     if scored.empty:
         return []
-    common = dict(probabilities=probabilities, seed=seed, eligibility=eligibility, source=source)
+
+    def run(frame: pd.DataFrame, doses: Sequence[int], order_by: Any) -> pd.DataFrame:
+        return perturb_count_frame(
+            frame, probabilities=probabilities, seed=seed, counts=doses, eligibility=eligibility,
+            source=source, order_by=order_by,
+        ).to_pandas()  # fmt: skip
+
     arms = []
     for how in TARGETED_ORDERS:
         order_by = importance_order(scores, least=how == "least")
-        table = perturb_count_frame(scored, counts=counts, order_by=order_by, **common).table
-        arms.append(table.to_pandas().assign(condition=targeted(how)))
+        arms.append(run(scored, counts, order_by).assign(condition=targeted(how)))
     k = max(counts)
     for r in [r for r in RESTORE_SIZES if r < k]:
         # only examples whose random k-row exists (k editable words)
@@ -200,6 +205,5 @@ def targeted_arms(
             continue
         for how in RESTORE_ORDERS:
             order_by = restore_order(scores, candidates, k=k, r=r, how=how)
-            table = perturb_count_frame(full, counts=[k - r], order_by=order_by, **common).table
-            arms.append(table.to_pandas().assign(condition=restored(how, r)))
+            arms.append(run(full, [k - r], order_by).assign(condition=restored(how, r)))
     return arms

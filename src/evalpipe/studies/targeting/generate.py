@@ -71,7 +71,8 @@ def generation(params: dict, paths: ProjectPaths, *, slug: str, source: str) -> 
                     owners.append(j)
         occluded_rows = clean.iloc[owners].assign(fields=occluded) if owners else clean.iloc[:0]
         occluded_prompts = bench.prompts(occluded_rows) if owners else []
-        requests, spans = [], {}
+        requests: list[LoglikelihoodRequest] = []
+        spans: dict[tuple[str, str], tuple[int, int]] = {}
         at = 0
         for j, key in enumerate(keys):
             answer = answers[j].output
