@@ -157,13 +157,15 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
 
 
 def _pairs(rows: pd.DataFrame) -> pd.DataFrame:
-    """The pairs table's columns targeting reads: each row with its arm's clean row."""
-    clean = rows.loc[rows["variant"] == "original", ["example_id", "condition", "correct"]]
-    perturbed = rows.loc[rows["variant"] != "original"]
-    out = perturbed.merge(clean, on=["example_id", "condition"], suffixes=("_perturbed", ""))
-    return out.rename(columns={"correct": "correct_original"}).assign(
-        view="gsm8k", method="generate"
-    )
+    """The model's pairs table (:func:`evalpipe.scoring.pairs.build_pairs`) of the run's rows:
+    every arm's rows paired with that arm's clean rows."""
+    from evalpipe.scoring.pairs import build_pairs
+
+    scored = rows.assign(
+        prompt="", score=rows["correct"].astype(float), prediction=rows["output"],
+        parse_status="strict", finish_reason="stop",
+    )  # fmt: skip
+    return build_pairs({"gsm8k": scored}, model="planted")
 
 
 def _truths(n_words: list[int]) -> dict:
