@@ -77,6 +77,15 @@ def run_model(slug: str, model_cfg: dict, params: dict, names, *, progress, sour
     declared = validate_suites(suites, local=paths.raw_benchmarks, source=source)
     parts = [study(params, paths, slug=slug, source=source) for study in STUDIES]
     studies = [part for part in parts if part.enabled]
+    # made before the plans (a study's arms may ask the model); started only on a cache miss
+    caches = paths.generation_caches
+    model_cache = default_model_cache(paths.root)
+    engine = make_engine(
+        model_cfg,
+        cache_dir=paths.generation_cache(slug),
+        model_cache=model_cache,
+        read_also=sorted(p for p in caches.iterdir() if p.is_dir()) if caches.is_dir() else (),
+    )
     plans, summaries = [], {}
     names = names or model_benchmarks(model_cfg, declared, slug=slug, source=source)
     for name in names:  # every prompt first: one batch for all benchmarks
@@ -88,19 +97,13 @@ def run_model(slug: str, model_cfg: dict, params: dict, names, *, progress, sour
         fewshot = _fewshot(paths, name, n_shots) if style == "few_shot" else None
         language = declared.get(name, spec.language)
         bench = BenchmarkInput(name, path, rows, spec, fewshot, style, n_shots, language)
-        plans.append(plan := plan_benchmark(bench, sampling=sampling, studies=studies))
+        plans.append(
+            plan := plan_benchmark(bench, sampling=sampling, studies=studies, engine=engine)
+        )
         if sampling.method != "generate" and plan.loglikelihood is None:
             reason = plan.loglikelihood_reason
             click.echo(f"generate: {name}: no log-likelihood scoring: {reason}", err=True)
 
-    caches = paths.generation_caches
-    model_cache = default_model_cache(paths.root)
-    engine = make_engine(
-        model_cfg,
-        cache_dir=paths.generation_cache(slug),
-        model_cache=model_cache,
-        read_also=sorted(p for p in caches.iterdir() if p.is_dir()) if caches.is_dir() else (),
-    )
     # tokens of every edited word before and after its typo, under this model's tokenizer
     counter = word_token_counter(model_cfg, model_cache=model_cache)
     per_benchmark: dict[str, dict] = {}

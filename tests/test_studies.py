@@ -22,6 +22,7 @@ STUDY_NAMES = (
     "repeats",
     "formats",
     "readouts",
+    "targeting",
 )
 
 

@@ -62,6 +62,10 @@ FORMAT_LABELS = {
 # ``variant`` prefix of the count design's rows (``perturb.design: count``): "k=2" is the row with
 # exactly 2 edited words, its ``word_rank`` is k (not a target word's rank), its condition TYPO.
 COUNT_PREFIX = "k="
+# ``condition`` prefixes of the targeting study's rows (``perturb.targeting: importance``): the k
+# words a model leans on most (or least) edited, and r of a k-typo row's words restored.
+TARGETED = "targeted"
+RESTORED = "restored"
 
 
 def corrected(corrector: str) -> str:
@@ -155,6 +159,26 @@ def parse_format_variant(name: str) -> FormatVariant:
     if name == "incorrect":
         return FormatVariant(name, "incorrect", (), asks_incorrect=True)
     raise ValueError(f"condition format:{name}: not a format variant")
+
+
+def targeted(order: str) -> str:
+    """The ``condition`` of the rows whose k edited words are the k most (``"most"``) or least
+    (``"least"``) important to the model.
+
+    >>> targeted("most")
+    'targeted:most'
+    """
+    return f"{TARGETED}:{order}"
+
+
+def restored(order: str, r: int) -> str:
+    """The ``condition`` of the rows where r of a k-typo row's words are put back, most
+    important first (``"most"``), in the random order (``"random"``) or least first.
+
+    >>> restored("most", 2)
+    'restored:most:2'
+    """
+    return f"{RESTORED}:{order}:{r}"
 
 
 def count_variant(k: int) -> str:

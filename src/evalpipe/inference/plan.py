@@ -118,6 +118,9 @@ class GenerationPart:
     columns : ``columns(requests, results) -> (DataFrame, counts)``: the columns its requests
         add to the outputs, and the benchmark's counts under its name in generation.json.
     summary : ``summary(engine) -> dict``: keys it adds to generation.json.
+    model_arms : ``model_arms(engine, bench, plain_prompts, sampling) -> [Arm, ...]``: arms
+        that depend on the model's own answers (e.g. words ranked by their importance to it),
+        built before the batch; every request it sends goes through the engine's cache.
     finish : ``finish(names)`` after every benchmark is written (files it passes on).
     """
 
@@ -128,6 +131,7 @@ class GenerationPart:
     columns: Callable[[RowRequests, list[Loglikelihood]], tuple[pd.DataFrame, dict]] | None = None
     summary: Callable[[Any], dict] | None = None
     finish: Callable[[list[str]], None] | None = None
+    model_arms: Callable[[Any, BenchmarkInput, list[str], Sampling], list[Arm]] | None = None
 
 
 @dataclass
@@ -170,27 +174,45 @@ def choice_lists(column: list | None) -> list | None:
     return out if any(v is not None for v in out) else None
 
 
+def answer_requests(
+    bench: BenchmarkInput, prompts: list[str], sampling: Sampling, *, seed: Any = None
+) -> list[GenerationRequest]:
+    """The generation requests of ``prompts`` of one benchmark (its budget, schema and stops),
+    at ``seed`` when given (a reseeded arm), else at ``sampling.seed``."""
+    spec, style = bench.spec, bench.style
+    return make_requests(
+        prompts,
+        max_tokens=answer_budget(spec.max_tokens(style), override=sampling.max_tokens),
+        temperature=sampling.temperature,
+        json_schema=spec.json_schema,
+        seed=sampling.seed if seed is None else seed,
+        stop=spec.stop(style),
+    )
+
+
 def plan_benchmark(
-    bench: BenchmarkInput, *, sampling: Sampling, studies: Sequence[GenerationPart]
+    bench: BenchmarkInput,
+    *,
+    sampling: Sampling,
+    studies: Sequence[GenerationPart],
+    engine: Any = None,
 ) -> BenchmarkPlan:
-    """The arms and every request of one benchmark."""
+    """The arms and every request of one benchmark (``engine``: for the studies whose arms
+    depend on the model's answers, ``GenerationPart.model_arms``)."""
     spec, style = bench.spec, bench.style
     plain = bench.prompts(bench.rows)
     arms = [Arm(bench.rows, plain)]
     for study in studies:
         arms += study.arms(bench, plain)
+        if study.model_arms is not None:
+            arms += study.model_arms(engine, bench, plain, sampling)
     rows = pd.concat([arm.rows for arm in arms], ignore_index=True)
     prompts = [p for arm in arms for p in arm.prompts]
     requests = [
         request
         for arm in arms
-        for request in make_requests(
-            arm.prompts,
-            max_tokens=answer_budget(spec.max_tokens(style), override=sampling.max_tokens),
-            temperature=sampling.temperature,
-            json_schema=spec.json_schema,
-            seed=arm.seed if arm.reseeded else sampling.seed,
-            stop=spec.stop(style),
+        for request in answer_requests(
+            bench, arm.prompts, sampling, seed=arm.seed if arm.reseeded else None
         )
     ]
     ll_requests, ll_reason = None, "scoring.method is generate"

@@ -248,6 +248,12 @@ SCHEMA = Section(
                     "design count: the doses k",
                     default=[1, 2, 4, 8],
                 ),
+                # evalpipe.perturb.targeting / evalpipe.studies.targeting
+                "targeting": text(
+                    "design count: random words, or also the model's most important (occlusion)",
+                    choices=("random", "importance"),
+                    default="random",
+                ),
                 "model": text(
                     "how replaced / inserted characters are chosen",
                     choices=TYPO_MODELS.names,

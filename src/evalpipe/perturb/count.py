@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +46,8 @@ from evalpipe.perturb.summary import SummaryCounter
 from evalpipe.perturb.typo_models import typo_model
 
 DESIGNS = ("words", "count")
+# order_by(example, draw, eligible words, hashed-seed order) -> the order the words are edited in
+OrderBy = Callable[[Example, int, list["Word"], list[int]], list[int]]
 MAX_ATTEMPTS = 8  # redraws of a word whose drawn operation had nothing to make
 _ORDER_TAG = b"count-order"  # appended to a word's key: its place in the permutation
 _EDIT_TAG = b"count-edit"  # appended to a word's key: its operation
@@ -203,6 +205,8 @@ def perturb_count_frame(
     source: str = "benchmark",
     homophones: Any = None,
     progress: bool = False,
+    order_by: OrderBy | None = None,
+    all_edits: dict[tuple[str, str, int], list[Edit]] | None = None,
 ) -> PerturbResult:
     """Edit exactly k distinct eligible words of every example, for each k in ``counts``.
 
@@ -219,6 +223,12 @@ def perturb_count_frame(
     source : the benchmark's file name for error messages.
     homophones : as for ``perturb_frame`` (Japanese conversions).
     progress : show a tqdm bar.
+    order_by : ``order_by(example, draw, words, order) -> order``: the order in which the words
+        are edited, given the hashed-seed one (:mod:`evalpipe.perturb.targeting` puts a model's
+        most important words first); None: the hashed-seed order.
+    all_edits : filled, when given, with every editable word's edit of each example and draw
+        (``(benchmark, example_id, draw) -> [Edit, ...]`` in the order), not only the first
+        ``max(counts)``'s; the rows and the summary do not change.
 
     Returns
     -------
@@ -290,19 +300,24 @@ def perturb_count_frame(
                 range(len(words)),
                 key=lambda i: _draw_parts(_order_hasher(keys[i]), d).digest(),
             )
+            if order_by is not None:
+                order = order_by(ex, d, words, order)
             chosen: list[Edit] = []
             for i in order:
-                if len(chosen) == top:
+                if len(chosen) == top and all_edits is None:
                     break
                 w = words[i]
                 op = _edit(w, fields[w.field], _draw_parts(keys[i], d), probabilities, decide_,
                            reader)  # fmt: skip
                 if op is None:
-                    uneditable += 1
+                    uneditable += len(chosen) < top
                     continue
                 chosen.append(
                     Edit(w.field, w.position, w.start, w.end, fields[w.field][w.start : w.end], op)
                 )
+            if all_edits is not None:
+                all_edits[(names[r], ids[r], d)] = chosen
+                chosen = chosen[:top]
             counter.count_operations([e.operation for e in chosen])
             for e in chosen:  # the kind drawn (before a redraw to one that could apply)
                 counter.drawn[e.operation.drawn or e.operation.op] += 1

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalpipe.arms import SPREAD_ARMS
+from evalpipe.arms import CORRECTED, WARNED
 from evalpipe.scoring.intervals import paired_interval
 from evalpipe.scoring.names import ORIGINAL, TYPO
 from evalpipe.scoring.ratio_interval import fieller_interval
@@ -45,12 +45,15 @@ USAGE_COLUMNS = ["rows", "prompt_tokens", "output_tokens", "prompt_chars"]
 
 
 def arms(pairs: pd.DataFrame) -> list[str]:
-    """The defence arms of a pairs table (every condition but the plain typo'd one and the
-    run-to-run spread's), sorted."""
+    """The defence arms of a pairs table (the warned and corrected conditions; never the
+    other studies' arms: spread, format, targeting), sorted."""
     if "condition" not in pairs.columns:
         return []
-    conditions = pairs["condition"].dropna().unique()
-    return sorted(c for c in conditions if c != TYPO and c not in SPREAD_ARMS)
+    return sorted(
+        c
+        for c in pairs["condition"].dropna().unique()
+        if c == WARNED or str(c).startswith(f"{CORRECTED}:")
+    )
 
 
 def usage_table(scored: Mapping[str, pd.DataFrame]) -> pd.DataFrame:

@@ -8,5 +8,12 @@ from evalpipe.studies.defences import generate as defences
 from evalpipe.studies.formats import generate as formats
 from evalpipe.studies.perplexity import generate as perplexity
 from evalpipe.studies.repeats import generate as repeats
+from evalpipe.studies.targeting import generate as targeting
 
-STUDIES = (defences.generation, perplexity.generation, repeats.generation, formats.generation)
+STUDIES = (
+    defences.generation,
+    perplexity.generation,
+    repeats.generation,
+    formats.generation,
+    targeting.generation,
+)

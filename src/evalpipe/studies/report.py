@@ -10,6 +10,18 @@ from evalpipe.studies.ladder.report import PART as LADDER
 from evalpipe.studies.perplexity.report import PART as PERPLEXITY
 from evalpipe.studies.readouts.report import PART as READOUTS
 from evalpipe.studies.repeats.report import PART as REPEATS
+from evalpipe.studies.targeting.report import PART as TARGETING
 from evalpipe.studies.token_split.report import PART as TOKEN_SPLIT
 
-STUDIES = (DOSE, LADDER, PERPLEXITY, READOUTS, REPEATS, DEFENCES, CONTROL, TOKEN_SPLIT, FORMATS)
+STUDIES = (
+    DOSE,
+    LADDER,
+    PERPLEXITY,
+    READOUTS,
+    TARGETING,
+    REPEATS,
+    DEFENCES,
+    CONTROL,
+    TOKEN_SPLIT,
+    FORMATS,
+)

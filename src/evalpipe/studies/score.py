@@ -8,6 +8,7 @@ from evalpipe.studies.formats import score as formats
 from evalpipe.studies.perplexity import score as perplexity
 from evalpipe.studies.readouts import score as readouts
 from evalpipe.studies.repeats import score as repeats
+from evalpipe.studies.targeting import score as targeting
 
 STUDIES = (
     defences.scoring,
@@ -15,4 +16,5 @@ STUDIES = (
     repeats.scoring,
     formats.scoring,
     readouts.scoring,
+    targeting.scoring,
 )
