@@ -1,0 +1,211 @@
+"""The continuation designs as requests, and their restoration rates with intervals.
+
+Input: one row per (clean, typo'd) pair of a benchmark, paired on the example: ``example_id``,
+``clean_prompt``, ``typo_prompt``, both free chain-of-thought outputs (``clean_output``,
+``typo_output``), their extracted answers (``clean_answer``, ``typo_answer``; None when
+unextractable) and ``clean_correct``. A pair is *eligible* when the clean answer is correct and
+the typo'd answer differs from it (an unextractable typo'd answer differs). Each design's cell
+continues a prefix cut from the two outputs (:mod:`.split`):
+
+- ``cot_swap``: A = clean question + clean reasoning, B = typo'd + typo'd, C = typo'd question +
+  clean reasoning, D = clean question + typo'd reasoning; the answer span is regenerated
+  (greedy, at most ``answer_tokens`` tokens) and read from the generated text alone;
+- ``answer_line_deletion``: C after deleting the clean reasoning's final non-empty line;
+- ``prefix_scan``: the typo'd question with the first b tokens (or share b) of the clean
+  reasoning, then free generation (the benchmark's budget), read from prefix and continuation.
+
+A cell *restores* a pair when its answer equals the clean answer; an unextractable answer is a
+failure and stays in the denominator. Eligible pairs whose outputs the split rule cannot cut are
+counted (``unsplit``) and form no cell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from evalpipe.errors import InputError
+from evalpipe.inference.types import Generation, GenerationRequest
+from evalpipe.scoring.intervals import cluster_correction, wilson_interval
+from evalpipe.studies.continuation.split import prefix_of, split_answer, without_last_line
+
+COT_SWAP, ANSWER_LINE_DELETION, PREFIX_SCAN = "cot_swap", "answer_line_deletion", "prefix_scan"
+DESIGNS = (COT_SWAP, ANSWER_LINE_DELETION, PREFIX_SCAN)
+SWAP_CELLS = ("A", "B", "C", "D")
+COLUMNS = ["design", "cell", "budget", "n", "restored", "unextractable", "unsplit", "rate"]
+COLUMNS += ["ci_low", "ci_high", "design_effect"]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One continuation request of one pair: which design, cell and budget it answers."""
+
+    pair: int  # row of the pairs frame
+    design: str
+    cell: str  # A-D, "C-1" (answer-line deletion), or "scan"
+    budget: str  # the prefix budget as written in params ("" outside the scan)
+    prompt: str
+    prefix: str
+    free: bool  # free generation (the scan) rather than the answer span only
+
+
+def check_designs(designs: Sequence[str], budgets: Sequence[float], *, source: str) -> None:
+    """InputError naming ``continuation.designs`` / ``prefix_budgets`` when a value is unknown."""
+    for design in designs:
+        if design not in DESIGNS:
+            raise InputError(
+                f"{source}: continuation.designs: expected any of {', '.join(DESIGNS)}, "
+                f"got {design!r}"
+            )
+    for budget in budgets:
+        bad = isinstance(budget, bool) or not isinstance(budget, int | float)
+        if bad or budget < 0 or (isinstance(budget, float) and budget > 1):
+            raise InputError(
+                f"{source}: continuation.prefix_budgets: expected token counts (integers >= 0) "
+                f"or shares (decimals in [0, 1]), got {budget!r}"
+            )
+
+
+def eligible(pairs: pd.DataFrame) -> np.ndarray:
+    """Pairs whose clean answer is correct and whose typo'd answer changed it."""
+    clean = pairs["clean_answer"].astype(object)
+    typo = pairs["typo_answer"].astype(object)
+    changed = [t is None or t != c for c, t in zip(clean, typo, strict=True)]
+    return pairs["clean_correct"].to_numpy(dtype=bool) & np.asarray(changed, dtype=bool)
+
+
+def cells(
+    pairs: pd.DataFrame,
+    *,
+    answer_type: str,
+    designs: Sequence[str],
+    budgets: Sequence[float],
+) -> tuple[list[Cell], np.ndarray]:
+    """Every eligible pair's cells, and per pair whether it was eligible but unsplittable."""
+    chosen = eligible(pairs)
+    unsplit = np.zeros(len(pairs), dtype=bool)
+    out: list[Cell] = []
+    for i, row in enumerate(pairs.itertuples(index=False)):
+        if not chosen[i]:
+            continue
+        clean = split_answer(row.clean_output, answer_type)
+        typo = split_answer(row.typo_output, answer_type)
+        q0, q1 = row.clean_prompt, row.typo_prompt
+        if COT_SWAP in designs or ANSWER_LINE_DELETION in designs:
+            if clean is None or typo is None:
+                unsplit[i] = True
+            else:
+                if COT_SWAP in designs:
+                    r0, r1 = _open(clean.reasoning), _open(typo.reasoning)
+                    for name, q, r in (("A", q0, r0), ("B", q1, r1), ("C", q1, r0), ("D", q0, r1)):
+                        out.append(Cell(i, COT_SWAP, name, "", q, r, False))
+                if ANSWER_LINE_DELETION in designs:
+                    cut = _open(without_last_line(clean.reasoning))
+                    out.append(Cell(i, ANSWER_LINE_DELETION, "C-1", "", q1, cut, False))
+        if PREFIX_SCAN in designs:
+            if clean is None:
+                unsplit[i] = True
+                continue
+            for budget in budgets:
+                prefix = prefix_of(clean.reasoning, budget)
+                out.append(Cell(i, PREFIX_SCAN, "scan", str(budget), q1, prefix, True))
+    return out, unsplit
+
+
+def _open(reasoning: str) -> str:
+    """A reasoning prefix ending in a line break, so the answer span starts on its own line."""
+    return f"{reasoning}\n" if reasoning else ""
+
+
+def requests(
+    cells_: Sequence[Cell],
+    *,
+    answer_tokens: int,
+    free_tokens: int,
+    stop: tuple[str, ...] = (),
+) -> list[GenerationRequest]:
+    """The cells' generation requests: greedy, the answer span's budget or the free one."""
+    return [
+        GenerationRequest(
+            c.prompt,
+            max_tokens=free_tokens if c.free else answer_tokens,
+            temperature=0.0,
+            stop=stop,
+            prefix=c.prefix,
+        )
+        for c in cells_
+    ]
+
+
+def cell_answers(
+    cells_: Sequence[Cell], generations: Sequence[Generation], parse: Callable[[str], object]
+) -> list[object]:
+    """Each cell's extracted answer (None when unextractable): the scan reads prefix and
+    continuation, the other designs the regenerated answer span alone (the reasoning's own
+    numbers must not count as its answer)."""
+    out = []
+    for cell, gen in zip(cells_, generations, strict=True):
+        text = cell.prefix + gen.output if cell.free else gen.output
+        out.append(parse(text) if gen.output else None)
+    return out
+
+
+def restoration_table(
+    pairs: pd.DataFrame,
+    cells_: Sequence[Cell],
+    answers: Sequence[object],
+    unsplit: np.ndarray,
+    *,
+    level: float,
+) -> pd.DataFrame:
+    """One row per (design, cell, budget): eligible pairs ``n``, ``restored``, the
+    unextractable answers among them, the eligible pairs not split, the rate and its interval.
+
+    The interval is the Wilson score interval on counts divided by the example-cluster
+    inflation of :func:`evalpipe.scoring.intervals.cluster_correction` (the headline's rule:
+    typo draws of one example are not independent); ``perf/continuation_coverage.py`` checks
+    its coverage.
+    """
+    frame = pd.DataFrame(
+        {
+            "design": [c.design for c in cells_],
+            "cell": [c.cell for c in cells_],
+            "budget": [c.budget for c in cells_],
+            "pair": [c.pair for c in cells_],
+            "answer": list(answers),
+        }
+    )
+    clean = pairs["clean_answer"].astype(object).to_numpy()
+    frame["restored"] = [
+        a is not None and a == clean[p] for a, p in zip(frame["answer"], frame["pair"], strict=True)
+    ]
+    frame["unextractable"] = frame["answer"].isna()
+    examples = pairs["example_id"].to_numpy()
+    n_unsplit = int(unsplit.sum())
+    rows = []
+    for (design, cell, budget), group in frame.groupby(["design", "cell", "budget"], sort=True):
+        hits = group["restored"].to_numpy(dtype=float)
+        n = len(hits)
+        correction = cluster_correction(hits, examples[group["pair"].to_numpy()])
+        inflation = correction.inflation(level)
+        low, high = wilson_interval(hits.sum() / inflation, n / inflation, level=level)
+        rows.append(
+            {
+                "design": design,
+                "cell": cell,
+                "budget": budget,
+                "n": n,
+                "restored": int(hits.sum()),
+                "unextractable": int(group["unextractable"].sum()),
+                "unsplit": n_unsplit,
+                "rate": hits.mean(),
+                "ci_low": float(low),
+                "ci_high": float(high),
+                "design_effect": correction.design_effect,
+            }
+        )
+    out = pd.DataFrame(rows, columns=COLUMNS)
+    return out.sort_values(["design", "cell", "budget"], kind="stable").reset_index(drop=True)
