@@ -29,7 +29,7 @@ import pandas as pd
 
 from evalpipe.errors import InputError
 from evalpipe.inference.types import Generation, GenerationRequest
-from evalpipe.scoring.intervals import cluster_correction, wilson_interval
+from evalpipe.scoring.restoration import restoration_interval
 from evalpipe.studies.continuation.split import prefix_of, split_answer, without_last_line
 
 COT_SWAP, ANSWER_LINE_DELETION, PREFIX_SCAN = "cot_swap", "answer_line_deletion", "prefix_scan"
@@ -164,10 +164,8 @@ def restoration_table(
     """One row per (design, cell, budget): eligible pairs ``n``, ``restored``, the
     unextractable answers among them, the eligible pairs not split, the rate and its interval.
 
-    The interval is the Wilson score interval on counts divided by the example-cluster
-    inflation of :func:`evalpipe.scoring.intervals.cluster_correction` (the headline's rule:
-    typo draws of one example are not independent); ``perf/continuation_coverage.py`` checks
-    its coverage.
+    The interval is :func:`evalpipe.scoring.restoration.restoration_interval` (clustered on the
+    example: typo draws of one example are not independent).
     """
     frame = pd.DataFrame(
         {
@@ -189,9 +187,9 @@ def restoration_table(
     for (design, cell, budget), group in frame.groupby(["design", "cell", "budget"], sort=True):
         hits = group["restored"].to_numpy(dtype=float)
         n = len(hits)
-        correction = cluster_correction(hits, examples[group["pair"].to_numpy()])
-        inflation = correction.inflation(level)
-        low, high = wilson_interval(hits.sum() / inflation, n / inflation, level=level)
+        low, high, deff = restoration_interval(
+            hits, examples[group["pair"].to_numpy()], level=level
+        )
         rows.append(
             {
                 "design": design,
@@ -202,9 +200,9 @@ def restoration_table(
                 "unextractable": int(group["unextractable"].sum()),
                 "unsplit": n_unsplit,
                 "rate": hits.mean(),
-                "ci_low": float(low),
-                "ci_high": float(high),
-                "design_effect": correction.design_effect,
+                "ci_low": low,
+                "ci_high": high,
+                "design_effect": deff,
             }
         )
     out = pd.DataFrame(rows, columns=COLUMNS)
