@@ -105,7 +105,8 @@ def run_model(slug: str, model_cfg: dict, params: dict, names, *, progress, sour
     counter = word_token_counter(model_cfg, model_cache=model_cache)
     per_benchmark: dict[str, dict] = {}
     sent: set[str] = set()  # requests counted so far: a repeat is generated once
-    for result in run_plans(engine, plans, progress=progress):
+    results = run_plans(engine, plans, progress=progress)
+    for result in results:
         bench = result.plan.bench
         table, per_benchmark[bench.name] = benchmark_outputs(
             result, slug=slug, identity=engine.identity, schema=pq.read_schema(bench.path),
@@ -118,6 +119,9 @@ def run_model(slug: str, model_cfg: dict, params: dict, names, *, progress, sour
     )  # fmt: skip
     atomic.write_json(paths.generation_summary(slug), figures)
     atomic.write_json(paths.outputs_perturbation(slug), summaries)
+    for part in studies:  # requests cut from the answers just written (continuations)
+        if part.follow is not None:
+            part.follow(engine, results, progress=progress)
     for part in parts:  # off too: a study removes what an earlier run of it passed on
         if part.finish is not None:
             part.finish(sorted(summaries))

@@ -3,6 +3,7 @@ and restoration rates, recovered from a planted OpenAI-compatible server on 127.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -11,6 +12,11 @@ from evalpipe.errors import InputError
 from evalpipe.inference.cache import cache_key
 from evalpipe.inference.openai_engine import OpenAIBackend
 from evalpipe.inference.types import EngineError, GenerationRequest, ModelIdentity
+from evalpipe.scoring.intervals import wilson_interval
+from evalpipe.scoring.restoration import restoration_interval
+from evalpipe.scoring.simulate_arms import HEAVY
+from evalpipe.scoring.simulate_restoration import restoration_study
+from evalpipe.seeding import hashed_seed
 from evalpipe.studies.continuation import designs as cd
 from evalpipe.studies.continuation.split import prefix_of, split_answer, without_last_line
 from tests.continuation_server import RESTORE, UNEXTRACTABLE, PlantedServer, question, uniform
@@ -202,3 +208,21 @@ def test_a_server_without_continuation_is_refused_clearly() -> None:
         with pytest.raises(EngineError, match="continue_final_message"):
             backend.generate([GenerationRequest(question(1, 2, 3), 16, prefix="We add")])
         backend.close()
+
+
+def test_restoration_interval_covers_a_planted_rate_where_plain_wilson_does_not() -> None:
+    """A small case of perf/continuation_coverage.py: heavy-tailed typo'd pairs per example,
+    four draws, 40 examples (the full table is in docs/perturbation.md)."""
+    rng = np.random.default_rng(hashed_seed(0, "test_restoration_coverage"))
+    clustered = plain = 0
+    reps = 200
+    for _ in range(reps):
+        hits, pairs, truth = restoration_study(
+            "headline", rng, examples=40, clusters=HEAVY, draws=4
+        )
+        low, high, _ = restoration_interval(hits, pairs, level=0.95)
+        clustered += low <= truth <= high
+        p_low, p_high = wilson_interval(hits.sum(), hits.size, level=0.95)
+        plain += p_low <= truth <= p_high
+    assert clustered / reps >= 0.9
+    assert plain / reps < 0.7

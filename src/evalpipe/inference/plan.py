@@ -112,6 +112,8 @@ class GenerationPart:
         add to the outputs, and the benchmark's counts under its name in generation.json.
     summary : ``summary(engine) -> dict``: keys it adds to generation.json.
     finish : ``finish(names)`` after every benchmark is written (files it passes on).
+    follow : ``follow(engine, results, progress=...)`` after every benchmark is written: requests
+        that depend on the plain answers (a continuation of them), sent through the same engine.
     """
 
     name: str
@@ -121,6 +123,7 @@ class GenerationPart:
     columns: Callable[[RowRequests, list[Loglikelihood]], tuple[pd.DataFrame, dict]] | None = None
     summary: Callable[[Any], dict] | None = None
     finish: Callable[[list[str]], None] | None = None
+    follow: Callable[..., None] | None = None
 
 
 @dataclass

@@ -4,7 +4,8 @@ in this order."""
 
 from __future__ import annotations
 
+from evalpipe.studies.continuation import generate as continuation
 from evalpipe.studies.defences import generate as defences
 from evalpipe.studies.perplexity import generate as perplexity
 
-STUDIES = (defences.generation, perplexity.generation)
+STUDIES = (defences.generation, perplexity.generation, continuation.generation)

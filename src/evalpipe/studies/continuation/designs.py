@@ -181,25 +181,27 @@ def restoration_table(
         a is not None and a == clean[p] for a, p in zip(frame["answer"], frame["pair"], strict=True)
     ]
     frame["unextractable"] = frame["answer"].isna()
-    examples = pairs["example_id"].to_numpy()
-    n_unsplit = int(unsplit.sum())
+    frame["cluster"] = pairs["example_id"].to_numpy()[frame["pair"].to_numpy()]
+    return summarise(frame, unsplit=int(unsplit.sum()), level=level)
+
+
+def summarise(frame: pd.DataFrame, *, unsplit: int, level: float) -> pd.DataFrame:
+    """:data:`COLUMNS` per (design, cell, budget) of eligible cells (``restored``,
+    ``unextractable``, ``cluster`` per cell); ``unsplit``: eligible pairs the rule could not cut."""
     rows = []
     for (design, cell, budget), group in frame.groupby(["design", "cell", "budget"], sort=True):
         hits = group["restored"].to_numpy(dtype=float)
-        n = len(hits)
-        low, high, deff = restoration_interval(
-            hits, examples[group["pair"].to_numpy()], level=level
-        )
+        low, high, deff = restoration_interval(hits, group["cluster"].to_numpy(), level=level)
         rows.append(
             {
                 "design": design,
                 "cell": cell,
                 "budget": budget,
-                "n": n,
+                "n": len(hits),
                 "restored": int(hits.sum()),
                 "unextractable": int(group["unextractable"].sum()),
-                "unsplit": n_unsplit,
-                "rate": hits.mean(),
+                "unsplit": unsplit,
+                "rate": float(hits.mean()),
                 "ci_low": low,
                 "ci_high": high,
                 "design_effect": deff,
