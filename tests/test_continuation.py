@@ -13,11 +13,12 @@ from evalpipe.inference.cache import cache_key
 from evalpipe.inference.openai_engine import OpenAIBackend
 from evalpipe.inference.types import EngineError, GenerationRequest, ModelIdentity
 from evalpipe.scoring.intervals import wilson_interval
-from evalpipe.scoring.restoration import restoration_interval
+from evalpipe.scoring.restoration import restoration_interval, restoration_table
 from evalpipe.scoring.simulate_arms import HEAVY
 from evalpipe.scoring.simulate_restoration import restoration_study
 from evalpipe.seeding import hashed_seed
 from evalpipe.studies.continuation import designs as cd
+from evalpipe.studies.continuation.generate import cell_requests
 from evalpipe.studies.continuation.split import prefix_of, split_answer, without_last_line
 from tests.continuation_server import RESTORE, UNEXTRACTABLE, PlantedServer, question, uniform
 
@@ -97,13 +98,13 @@ def test_cells_and_restoration_by_hand() -> None:
     assert [(c.pair, c.prefix) for c in deletion] == [(0, "r\n")]
     scan = [(c.pair, c.budget, c.prefix) for c in cells if c.design == cd.PREFIX_SCAN]
     assert scan == [(0, "0", ""), (0, "1.0", "r\nok"), (2, "0", ""), (2, "1.0", "s")]
-    reqs = cd.requests(cells, answer_tokens=16, free_tokens=256)
+    reqs = cell_requests(cells, answer_tokens=16, free_tokens=256)
     assert {r.max_tokens for r, c in zip(reqs, cells, strict=True) if c.free} == {256}
     assert {r.max_tokens for r, c in zip(reqs, cells, strict=True) if not c.free} == {16}
     # A restores, B and D keep the typo'd answer, C is unextractable, deletion restores;
     # the scan restores one of two pairs at each budget
     answers = ["1", "9", None, "9", "1", None, "1", "2", "1"]
-    table = cd.restoration_table(pairs, cells, answers, unsplit, level=0.95)
+    table = restoration_table(pairs, cells, answers, unsplit, level=0.95)
     got = table.set_index(["design", "cell", "budget"])
     assert got.loc[("cot_swap", "A", ""), ["n", "restored"]].tolist() == [1, 1]
     assert got.loc[("cot_swap", "C", ""), ["restored", "unextractable"]].tolist() == [0, 1]
@@ -159,9 +160,9 @@ def test_planted_server_rates_are_recovered_within_their_intervals() -> None:
         cells, unsplit = cd.cells(
             pairs, answer_type="number", designs=cd.DESIGNS, budgets=[0, 4, 0.5, 1.0]
         )
-        gens = backend.generate(cd.requests(cells, answer_tokens=16, free_tokens=64))
+        gens = backend.generate(cell_requests(cells, answer_tokens=16, free_tokens=64))
         backend.close()
-    table = cd.restoration_table(
+    table = restoration_table(
         pairs, cells, cd.cell_answers(cells, gens, _parse), unsplit, level=0.95
     )
     ids = pairs["example_id"].to_numpy()

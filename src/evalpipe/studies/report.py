@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from evalpipe.studies.continuation.report import PART as CONTINUATION
 from evalpipe.studies.control.report import PART as CONTROL
 from evalpipe.studies.defences.report import PART as DEFENCES
 from evalpipe.studies.dose.report import PART as DOSE
@@ -9,4 +10,4 @@ from evalpipe.studies.ladder.report import PART as LADDER
 from evalpipe.studies.perplexity.report import PART as PERPLEXITY
 from evalpipe.studies.token_split.report import PART as TOKEN_SPLIT
 
-STUDIES = (DOSE, LADDER, PERPLEXITY, DEFENCES, CONTROL, TOKEN_SPLIT)
+STUDIES = (DOSE, LADDER, PERPLEXITY, DEFENCES, CONTROL, TOKEN_SPLIT, CONTINUATION)

@@ -23,20 +23,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from evalpipe.errors import InputError
-from evalpipe.inference.types import Generation, GenerationRequest
-from evalpipe.scoring.restoration import restoration_interval
 from evalpipe.studies.continuation.split import prefix_of, split_answer, without_last_line
 
 COT_SWAP, ANSWER_LINE_DELETION, PREFIX_SCAN = "cot_swap", "answer_line_deletion", "prefix_scan"
 DESIGNS = (COT_SWAP, ANSWER_LINE_DELETION, PREFIX_SCAN)
 SWAP_CELLS = ("A", "B", "C", "D")
-COLUMNS = ["design", "cell", "budget", "n", "restored", "unextractable", "unsplit", "rate"]
-COLUMNS += ["ci_low", "ci_high", "design_effect"]
+KEY = ["example_id", "variant", "word_rank", "draw"]  # a pair within a benchmark's typo arm
+UNSPLIT = "unsplit"  # the cell of an eligible pair the split rule could not cut
 
 
 @dataclass(frozen=True)
@@ -120,28 +119,8 @@ def _open(reasoning: str) -> str:
     return f"{reasoning}\n" if reasoning else ""
 
 
-def requests(
-    cells_: Sequence[Cell],
-    *,
-    answer_tokens: int,
-    free_tokens: int,
-    stop: tuple[str, ...] = (),
-) -> list[GenerationRequest]:
-    """The cells' generation requests: greedy, the answer span's budget or the free one."""
-    return [
-        GenerationRequest(
-            c.prompt,
-            max_tokens=free_tokens if c.free else answer_tokens,
-            temperature=0.0,
-            stop=stop,
-            prefix=c.prefix,
-        )
-        for c in cells_
-    ]
-
-
 def cell_answers(
-    cells_: Sequence[Cell], generations: Sequence[Generation], parse: Callable[[str], object]
+    cells_: Sequence[Cell], generations: Sequence[Any], parse: Callable[[str], object]
 ) -> list[object]:
     """Each cell's extracted answer (None when unextractable): the scan reads prefix and
     continuation, the other designs the regenerated answer span alone (the reasoning's own
@@ -151,61 +130,3 @@ def cell_answers(
         text = cell.prefix + gen.output if cell.free else gen.output
         out.append(parse(text) if gen.output else None)
     return out
-
-
-def restoration_table(
-    pairs: pd.DataFrame,
-    cells_: Sequence[Cell],
-    answers: Sequence[object],
-    unsplit: np.ndarray,
-    *,
-    level: float,
-) -> pd.DataFrame:
-    """One row per (design, cell, budget): eligible pairs ``n``, ``restored``, the
-    unextractable answers among them, the eligible pairs not split, the rate and its interval.
-
-    The interval is :func:`evalpipe.scoring.restoration.restoration_interval` (clustered on the
-    example: typo draws of one example are not independent).
-    """
-    frame = pd.DataFrame(
-        {
-            "design": [c.design for c in cells_],
-            "cell": [c.cell for c in cells_],
-            "budget": [c.budget for c in cells_],
-            "pair": [c.pair for c in cells_],
-            "answer": list(answers),
-        }
-    )
-    clean = pairs["clean_answer"].astype(object).to_numpy()
-    frame["restored"] = [
-        a is not None and a == clean[p] for a, p in zip(frame["answer"], frame["pair"], strict=True)
-    ]
-    frame["unextractable"] = frame["answer"].isna()
-    frame["cluster"] = pairs["example_id"].to_numpy()[frame["pair"].to_numpy()]
-    return summarise(frame, unsplit=int(unsplit.sum()), level=level)
-
-
-def summarise(frame: pd.DataFrame, *, unsplit: int, level: float) -> pd.DataFrame:
-    """:data:`COLUMNS` per (design, cell, budget) of eligible cells (``restored``,
-    ``unextractable``, ``cluster`` per cell); ``unsplit``: eligible pairs the rule could not cut."""
-    rows = []
-    for (design, cell, budget), group in frame.groupby(["design", "cell", "budget"], sort=True):
-        hits = group["restored"].to_numpy(dtype=float)
-        low, high, deff = restoration_interval(hits, group["cluster"].to_numpy(), level=level)
-        rows.append(
-            {
-                "design": design,
-                "cell": cell,
-                "budget": budget,
-                "n": len(hits),
-                "restored": int(hits.sum()),
-                "unextractable": int(group["unextractable"].sum()),
-                "unsplit": unsplit,
-                "rate": float(hits.mean()),
-                "ci_low": low,
-                "ci_high": high,
-                "design_effect": deff,
-            }
-        )
-    out = pd.DataFrame(rows, columns=COLUMNS)
-    return out.sort_values(["design", "cell", "budget"], kind="stable").reset_index(drop=True)

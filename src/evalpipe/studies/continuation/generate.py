@@ -6,6 +6,7 @@ engine and generation cache -> data/outputs/<model>/continuation/<benchmark>.par
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -14,12 +15,12 @@ from evalpipe import atomic
 from evalpipe.arms import ORIGINAL, TYPO
 from evalpipe.errors import InputError
 from evalpipe.inference.plan import BenchmarkResult, GenerationPart
+from evalpipe.inference.types import GenerationRequest
 from evalpipe.paths import ProjectPaths
 from evalpipe.studies.continuation import designs as cd
+from evalpipe.studies.continuation.designs import KEY, UNSPLIT, Cell
 
 NAME = "continuation"
-KEY = ["example_id", "variant", "word_rank", "draw"]
-UNSPLIT = "unsplit"  # the cell of a candidate pair the split rule could not cut
 
 
 def generation(params: dict, paths: ProjectPaths, *, slug: str, source: str) -> GenerationPart:
@@ -116,7 +117,7 @@ def _benchmark_cells(
     )
     free = plan.generate[0].max_tokens if plan.generate else answer_tokens
     stop = tuple(plan.generate[0].stop) if plan.generate else ()
-    requests = cd.requests(cells, answer_tokens=answer_tokens, free_tokens=free, stop=stop)
+    requests = cell_requests(cells, answer_tokens=answer_tokens, free_tokens=free, stop=stop)
     rows = [
         {"pair": c.pair, "design": c.design, "cell": c.cell, "budget": c.budget,
          "prefix": c.prefix}
@@ -133,3 +134,23 @@ def _benchmark_cells(
     frame["finish_reason"] = ""
     frame["example_id"] = frame["example_id"].astype(str)
     return frame, requests
+
+
+def cell_requests(
+    cells_: Sequence[Cell],
+    *,
+    answer_tokens: int,
+    free_tokens: int,
+    stop: tuple[str, ...] = (),
+) -> list[GenerationRequest]:
+    """The cells' generation requests: greedy, the answer span's budget or the free one."""
+    return [
+        GenerationRequest(
+            c.prompt,
+            max_tokens=free_tokens if c.free else answer_tokens,
+            temperature=0.0,
+            stop=stop,
+            prefix=c.prefix,
+        )
+        for c in cells_
+    ]
