@@ -3,22 +3,34 @@ and restoration rates, recovered from a planted OpenAI-compatible server on 127.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from evalpipe.answers.types import get_answer_type
+from evalpipe.benchmarks import get_spec
 from evalpipe.errors import InputError
 from evalpipe.inference.cache import cache_key
 from evalpipe.inference.openai_engine import OpenAIBackend
+from evalpipe.inference.plan import BenchmarkInput, BenchmarkPlan, BenchmarkResult
 from evalpipe.inference.types import EngineError, GenerationRequest, ModelIdentity
+from evalpipe.paths import ProjectPaths
+from evalpipe.report.data import ReportData
 from evalpipe.scoring.intervals import wilson_interval
 from evalpipe.scoring.restoration import restoration_interval, restoration_table
 from evalpipe.scoring.simulate_arms import HEAVY
 from evalpipe.scoring.simulate_restoration import restoration_study
+from evalpipe.scoring.study import ImpactInputs, ScoreInputs
 from evalpipe.seeding import hashed_seed
 from evalpipe.studies.continuation import designs as cd
+from evalpipe.studies.continuation import generate as continuation_generate
+from evalpipe.studies.continuation import impact as continuation_impact
+from evalpipe.studies.continuation import score as continuation_score
 from evalpipe.studies.continuation.generate import cell_requests
+from evalpipe.studies.continuation.report import continuation_section
 from evalpipe.studies.continuation.split import prefix_of, split_answer, without_last_line
 from tests.continuation_server import RESTORE, UNEXTRACTABLE, PlantedServer, question, uniform
 
@@ -227,3 +239,94 @@ def test_restoration_interval_covers_a_planted_rate_where_plain_wilson_does_not(
         plain += p_low <= truth <= p_high
     assert clustered / reps >= 0.9
     assert plain / reps < 0.7
+
+
+def _plain_result(backend: OpenAIBackend, n_examples: int):
+    """A gsm8k-like benchmark of planted questions answered by the planted server, as the
+    generate stage holds it after the plain answers (:class:`BenchmarkResult`)."""
+    rows, prompts = [], []
+    for i in range(1, n_examples + 1):
+        a, b = 10 + i % 37, 3 + i % 11
+        for variant, draw, word in (("original", 0, "plus"), ("w1", 0, "plsu"), ("w1", 1, "pluss")):
+            rows.append(
+                {"example_id": str(i), "variant": variant, "word_rank": 0 if variant == "original"
+                 else 1, "draw": draw, "condition": "typo", "subtask": None, "gold": str(a + b)}
+            )  # fmt: skip
+            prompts.append(question(i, a, b, word))
+    frame = pd.DataFrame(rows)
+    requests = [GenerationRequest(p, 64, temperature=0.0) for p in prompts]
+    spec = get_spec("gsm8k")
+    bench = BenchmarkInput("gsm8k", Path("gsm8k.parquet"), frame, spec, None, "cot", 0, "english")
+    plan = BenchmarkPlan(bench, frame, prompts, requests, None, "")
+    return BenchmarkResult(plan, backend.generate(requests), [], {})
+
+
+def _pairs_table(result) -> pd.DataFrame:
+    """The score stage's pairs table of the plain result (the columns the study reads)."""
+    rows = result.plan.rows.assign(
+        prediction=[_parse(g.output) for g in result.generations], benchmark="gsm8k"
+    )
+    clean = rows.loc[rows["variant"] == "original"].set_index("example_id")
+    typo = rows.loc[rows["variant"] != "original"].reset_index(drop=True)
+    original = clean.loc[typo["example_id"]]
+    return typo.assign(
+        model="planted", view="gsm8k", method="generate", language="english",
+        cluster=typo["example_id"].astype(int), prediction_perturbed=typo["prediction"],
+        prediction_original=original["prediction"].to_numpy(),
+        correct_original=(original["prediction"] == original["gold"]).to_numpy(),
+    )  # fmt: skip
+
+
+def test_the_study_parts_write_the_contract_files(tmp_path: Path) -> None:
+    """generate's follow-up cells, score's metrics, impact's table and plot and the report
+    section, from a planted server: the benchmark's rates hold the planted truths."""
+    params = {
+        "prompt": {"style": "cot"},
+        "continuation": {"designs": list(cd.DESIGNS), "prefix_budgets": [0, 4, 1.0],
+                         "answer_tokens": 16},
+    }  # fmt: skip
+    paths = ProjectPaths(tmp_path)
+    with PlantedServer() as url:
+        backend = OpenAIBackend([url], "planted", IDENTITY, max_concurrency=8)
+        result = _plain_result(backend, 120)
+        part = continuation_generate.generation(params, paths, slug="planted", source="params.yaml")
+        assert part.enabled
+        part.follow(backend, [result], progress=False)
+        backend.close()
+    cells = pd.read_parquet(paths.outputs_continuation("planted") / "gsm8k.parquet")
+    assert set(cells["design"]) == {"", *cd.DESIGNS} and (cells["cell"] == cd.UNSPLIT).any()
+
+    pairs = _pairs_table(result)
+    score = continuation_score.scoring(params)
+    inputs = ScoreInputs("planted", paths, {}, pairs, 0.95)
+    score.write(inputs, figures := score.figures(inputs))
+    assert any("cot_swap C restores" in line for line in score.lines(figures))
+    metrics = json.loads(paths.continuation_metrics("planted").read_text())
+    swap = metrics["gsm8k"]["cot_swap"]
+    assert swap["C"]["ci_low"] <= 1 - UNEXTRACTABLE <= swap["C"]["ci_high"]
+    assert swap["C"]["unextractable"] > 0 and swap["A"]["rate"] == 1.0 and swap["B"]["rate"] == 0
+    deletion = metrics["gsm8k"]["answer_line_deletion"]["C-1"]
+    assert deletion["ci_low"] <= RESTORE <= deletion["ci_high"]
+    assert metrics["gsm8k"]["prefix_scan"]["1.0"]["rate"] == 1.0
+    assert metrics["pooled:english"] == metrics["gsm8k"]
+
+    empty = pd.DataFrame()
+    continuation_impact.PART.write(ImpactInputs(paths, empty, empty, empty, 0.95, ["planted"], {}))
+    table = pd.read_parquet(paths.impact("continuation"))
+    assert {"model", "scope", "benchmark", "design", "n", "restored", "rate", "ci_low",
+            "ci_high"} <= set(table.columns)  # fmt: skip
+    assert len(table) == 2 * (4 + 1 + 3)  # the benchmark and its language pooled
+    plot = pd.read_csv(paths.continuation_plot())
+    assert sorted(set(plot["prefix_budget"])) == [0.0, 1.0, 4.0]
+
+    report = ReportData(metrics={"metrics/planted/continuation.json": metrics})
+    page = continuation_section(report)
+    assert page is not None and "answer_line_deletion" in page and "mediation" in page
+    assert continuation_section(ReportData()) is None
+
+    # off: the files an earlier run wrote are removed, nothing new is written
+    off = {**params, "continuation": {**params["continuation"], "designs": []}}
+    continuation_generate.generation(off, paths, slug="planted", source="x").finish(["gsm8k"])
+    assert not paths.outputs_continuation("planted").exists()
+    continuation_score.scoring(off).write(inputs, None)
+    assert not paths.scored_continuation("planted").exists()
