@@ -119,9 +119,8 @@ def run_model(slug: str, model_cfg: dict, params: dict, names, *, progress, sour
     )  # fmt: skip
     atomic.write_json(paths.generation_summary(slug), figures)
     atomic.write_json(paths.outputs_perturbation(slug), summaries)
-    for part in studies:  # requests cut from the answers just written (continuations)
-        if part.follow is not None:
-            part.follow(engine, results, progress=progress)
+    for part in [p for p in studies if p.follow]:  # requests cut from the answers written
+        part.follow(engine, results, progress=progress)
     for part in parts:  # off too: a study removes what an earlier run of it passed on
         if part.finish is not None:
             part.finish(sorted(summaries))

@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from evalpipe.answers import continuation_cells as cd
+from evalpipe.answers.cot_split import prefix_of, split_answer, without_last_line
 from evalpipe.answers.types import get_answer_type
 from evalpipe.benchmarks import get_spec
 from evalpipe.errors import InputError
@@ -25,13 +27,11 @@ from evalpipe.scoring.simulate_arms import HEAVY
 from evalpipe.scoring.simulate_restoration import restoration_study
 from evalpipe.scoring.study import ImpactInputs, ScoreInputs
 from evalpipe.seeding import hashed_seed
-from evalpipe.studies.continuation import designs as cd
 from evalpipe.studies.continuation import generate as continuation_generate
 from evalpipe.studies.continuation import impact as continuation_impact
 from evalpipe.studies.continuation import score as continuation_score
 from evalpipe.studies.continuation.generate import cell_requests
 from evalpipe.studies.continuation.report import continuation_section
-from evalpipe.studies.continuation.split import prefix_of, split_answer, without_last_line
 from tests.continuation_server import RESTORE, UNEXTRACTABLE, PlantedServer, question, uniform
 
 IDENTITY = ModelIdentity("planted", {"backend": "openai", "name": "planted"})

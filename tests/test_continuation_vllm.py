@@ -11,13 +11,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from evalpipe.answers import continuation_cells as cd
 from evalpipe.answers.types import get_answer_type
 from evalpipe.inference.engine import make_engine
 from evalpipe.inference.tiny import default_model_cache
 from evalpipe.inference.types import GenerationRequest
 from evalpipe.inference.vllm_engine import VLLMBackend
 from evalpipe.scoring.restoration import restoration_table
-from evalpipe.studies.continuation import designs as cd
 from evalpipe.studies.continuation.generate import cell_requests
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow, pytest.mark.timeout(600)]

@@ -12,7 +12,7 @@ from evalpipe.registries import ANSWER_METRICS, CORRECTORS, INFERENCE_BACKENDS, 
 from evalpipe.studies import generate, impact, report, score
 
 REPO = Path(__file__).resolve().parents[1]
-STUDY_NAMES = ("perplexity", "defences", "ladder", "control", "dose", "token_split")
+STUDY_NAMES = ("perplexity", "defences", "ladder", "control", "dose", "token_split", "continuation")
 
 
 @pytest.mark.parametrize("stage", ["generate", "score", "impact"])

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalpipe.answers.continuation_cells import UNSPLIT, Cell
 from evalpipe.scoring.intervals import cluster_correction, wilson_interval
-from evalpipe.studies.continuation.designs import UNSPLIT, Cell
 
 COLUMNS = ["design", "cell", "budget", "n", "restored", "unextractable", "unsplit", "rate"]
 COLUMNS += ["ci_low", "ci_high", "design_effect"]

@@ -12,13 +12,13 @@ from typing import Any
 import pandas as pd
 
 from evalpipe import atomic
+from evalpipe.answers import continuation_cells as cd
+from evalpipe.answers.continuation_cells import KEY, UNSPLIT, Cell
 from evalpipe.arms import ORIGINAL, TYPO
 from evalpipe.errors import InputError
 from evalpipe.inference.plan import BenchmarkResult, GenerationPart
 from evalpipe.inference.types import GenerationRequest
 from evalpipe.paths import ProjectPaths
-from evalpipe.studies.continuation import designs as cd
-from evalpipe.studies.continuation.designs import KEY, UNSPLIT, Cell
 
 NAME = "continuation"
 

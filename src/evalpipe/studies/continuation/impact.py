@@ -8,11 +8,11 @@ from __future__ import annotations
 import pandas as pd
 
 from evalpipe import atomic
+from evalpipe.answers import continuation_cells as cd
 from evalpipe.errors import InputError
 from evalpipe.scoring.restoration import restoration
 from evalpipe.scoring.study import ImpactInputs, ImpactPart
 from evalpipe.scoring.summaries import rounded_frame
-from evalpipe.studies.continuation import designs as cd
 
 NAME = "continuation"
 PLOT_COLUMNS = ["model", "scope", "benchmark", "language", "unit", "prefix_budget", "label"]

@@ -10,6 +10,8 @@ from typing import Any
 import pandas as pd
 
 from evalpipe import atomic
+from evalpipe.answers import continuation_cells as cd
+from evalpipe.answers.continuation_cells import KEY, UNSPLIT
 from evalpipe.arms import TYPO
 from evalpipe.benchmarks import get_spec
 from evalpipe.errors import InputError
@@ -17,8 +19,6 @@ from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.restoration import POOLED, restoration
 from evalpipe.scoring.study import ScoreInputs, ScorePart
 from evalpipe.scoring.summaries import rounded, rounded_frame
-from evalpipe.studies.continuation import designs as cd
-from evalpipe.studies.continuation.designs import KEY, UNSPLIT
 
 NAME = "continuation"
 

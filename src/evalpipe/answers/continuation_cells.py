@@ -1,11 +1,11 @@
-"""The continuation designs as requests, and their restoration rates with intervals.
+"""The continuation designs cut into cells (the prefix each continues), and the cells' answers.
 
 Input: one row per (clean, typo'd) pair of a benchmark, paired on the example: ``example_id``,
 ``clean_prompt``, ``typo_prompt``, both free chain-of-thought outputs (``clean_output``,
 ``typo_output``), their extracted answers (``clean_answer``, ``typo_answer``; None when
 unextractable) and ``clean_correct``. A pair is *eligible* when the clean answer is correct and
 the typo'd answer differs from it (an unextractable typo'd answer differs). Each design's cell
-continues a prefix cut from the two outputs (:mod:`.split`):
+continues a prefix cut from the two outputs (:mod:`evalpipe.answers.cot_split`):
 
 - ``cot_swap``: A = clean question + clean reasoning, B = typo'd + typo'd, C = typo'd question +
   clean reasoning, D = clean question + typo'd reasoning; the answer span is regenerated
@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalpipe.answers.cot_split import prefix_of, split_answer, without_last_line
 from evalpipe.errors import InputError
-from evalpipe.studies.continuation.split import prefix_of, split_answer, without_last_line
 
 COT_SWAP, ANSWER_LINE_DELETION, PREFIX_SCAN = "cot_swap", "answer_line_deletion", "prefix_scan"
 DESIGNS = (COT_SWAP, ANSWER_LINE_DELETION, PREFIX_SCAN)
