@@ -119,15 +119,15 @@ def run_model(slug: str, model_cfg: dict, params: dict, names, *, progress, sour
     )  # fmt: skip
     atomic.write_json(paths.generation_summary(slug), figures)
     atomic.write_json(paths.outputs_perturbation(slug), summaries)
+    line = run_line(engine, slug=slug, benchmarks=len(plans), out=paths.outputs("*", slug))
     for part in [p for p in studies if p.follow]:  # requests cut from the answers written
         part.follow(engine, results, progress=progress)
-    for part in parts:  # off too: a study removes what an earlier run of it passed on
-        if part.finish is not None:
-            part.finish(sorted(summaries))
+    for part in [p for p in parts if p.finish]:  # off too: a study removes what it passed on
+        part.finish(sorted(summaries))
     engine.close()
     if engine.is_smoke_test_model:
         log.warning(TINY_RANDOM_NOTE)
-    click.echo(run_line(engine, slug=slug, benchmarks=len(plans), out=paths.outputs("*", slug)))
+    click.echo(line)
 
 
 def _fewshot(paths: ProjectPaths, name: str, n_shots: int):

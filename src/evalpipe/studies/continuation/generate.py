@@ -5,6 +5,7 @@ engine and generation cache -> data/outputs/<model>/continuation/<benchmark>.par
 
 from __future__ import annotations
 
+import logging
 import shutil
 from collections.abc import Sequence
 from typing import Any
@@ -21,6 +22,7 @@ from evalpipe.inference.types import GenerationRequest
 from evalpipe.paths import ProjectPaths
 
 NAME = "continuation"
+log = logging.getLogger("stages.generate")
 
 
 def generation(params: dict, paths: ProjectPaths, *, slug: str, source: str) -> GenerationPart:
@@ -43,6 +45,13 @@ def generation(params: dict, paths: ProjectPaths, *, slug: str, source: str) -> 
             frames[result.plan.bench.name] = (frame, len(requests), len(reqs))
             requests += reqs
         generations = engine.generate(requests, progress=progress)
+        stats = getattr(engine, "last_stats", None)
+        log.info(
+            "continuation: %d cells over %d benchmarks%s",
+            len(requests),
+            len(frames),
+            f", {stats.cache_hits} from the cache" if stats is not None else "",
+        )
         if out.exists():
             shutil.rmtree(out)
         for name, (frame, at, n) in sorted(frames.items()):
