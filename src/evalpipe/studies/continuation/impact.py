@@ -41,6 +41,9 @@ def impact_table(inputs: ImpactInputs) -> pd.DataFrame | None:
 def by_budget(table: pd.DataFrame) -> pd.DataFrame:
     """The scan's rows with a numeric budget and a label per (model, scope, unit)."""
     scan = table.loc[table["design"] == cd.PREFIX_SCAN].copy()
+    if scan.empty:
+        return pd.DataFrame(columns=PLOT_COLUMNS)
+    scan["budget"] = scan["budget"].astype(str)
     share = scan["budget"].str.contains(".", regex=False)
     scan["unit"] = share.map({True: "share", False: "tokens"})
     scan["prefix_budget"] = scan["budget"].astype(float)
