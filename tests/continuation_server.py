@@ -14,7 +14,9 @@ most 16 (an answer span) gets an unextractable "I cannot tell." when ``u_i < UNE
 when it is clean, and when typo'd the sum if ``r_i < RESTORE`` else sum + 1. So the planted
 restoration rates are A 1, B 0, C 1 - UNEXTRACTABLE, D 0, answer-line deletion RESTORE, the
 scan RESTORE below the final line's budget, 1 from it on, and 0 at budget 0 (no prefix).
-With ``chat_only`` the server refuses ``continue_final_message`` as OpenAI's API does (400).
+With ``chat_only`` the server refuses ``continue_final_message`` as OpenAI's API does (400);
+``/v1/completions`` answers a prompt rendered with tiny-random's chat template, its assistant
+turn left open.
 """
 
 from __future__ import annotations
@@ -70,6 +72,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if self.path.endswith("/completions") and "chat" not in self.path:
+            return self._complete(body)
         messages = body["messages"]
         prefix = None
         if messages[-1]["role"] == "assistant":
@@ -85,6 +89,14 @@ class _Handler(BaseHTTPRequestHandler):
                 "usage": {"prompt_tokens": len(user.split()), "completion_tokens": 5},
             },
         )
+
+    def _complete(self, body: dict) -> None:
+        """``/v1/completions`` on a prompt rendered with tiny-random's chat template, the
+        assistant's turn left open: the prefix is the text after its last ``<|assistant|>``."""
+        prompt = str(body["prompt"])
+        head, marker, prefix = prompt.rpartition("<|assistant|>\n")
+        text = _answer(head if marker else prompt, prefix if marker else None, body["max_tokens"])
+        self._send(200, {"choices": [{"text": text, "finish_reason": "stop"}], "usage": {}})
 
     def _send(self, status: int, payload: dict) -> None:
         data = json.dumps(payload).encode()

@@ -213,6 +213,23 @@ def test_planted_server_rates_are_recovered_within_their_intervals() -> None:
     assert got.loc[("answer_line_deletion", "C-1", ""), "design_effect"] > 1.5
 
 
+def test_a_refused_continuation_falls_back_to_completions_on_the_local_template(
+    tiny_model: Path,
+) -> None:
+    """A chat endpoint without continue_final_message, and the model's own tokenizer at hand:
+    the prompt is rendered with its chat template, left open, and sent to /v1/completions."""
+    with PlantedServer(chat_only=True) as url:
+        backend = OpenAIBackend([url], "planted", IDENTITY, max_retries=0, tokenizer_dir=tiny_model)
+        prefix = "We add 2 and 3.\nThe sum is 5.\n"
+        typo = question(1, 2, 3, "plsu")
+        restored, wrong = backend.generate(
+            [GenerationRequest(typo, 64, prefix=prefix), GenerationRequest(typo, 64, prefix="x")]
+        )
+        backend.close()
+    assert restored.output == "The answer is 5." and wrong.output == "\nThe answer is 6."
+    assert not backend.refused  # answered, not recorded as refused
+
+
 def test_a_server_without_continuation_is_refused_clearly() -> None:
     with PlantedServer(chat_only=True) as url:
         backend = OpenAIBackend([url], "planted", IDENTITY, max_retries=0)
