@@ -108,7 +108,8 @@ def run_model(slug: str, model_cfg: dict, params: dict, names, *, progress, sour
     counter = word_token_counter(model_cfg, model_cache=model_cache)
     per_benchmark: dict[str, dict] = {}
     sent: set[str] = set()  # requests counted so far: a repeat is generated once
-    for result in run_plans(engine, plans, progress=progress):
+    results = run_plans(engine, plans, progress=progress)
+    for result in results:
         bench = result.plan.bench
         table, per_benchmark[bench.name] = benchmark_outputs(
             result, slug=slug, identity=engine.identity, schema=pq.read_schema(bench.path),
@@ -121,13 +122,15 @@ def run_model(slug: str, model_cfg: dict, params: dict, names, *, progress, sour
     )  # fmt: skip
     atomic.write_json(paths.generation_summary(slug), figures)
     atomic.write_json(paths.outputs_perturbation(slug), summaries)
-    for part in parts:  # off too: a study removes what an earlier run of it passed on
-        if part.finish is not None:
-            part.finish(sorted(summaries))
+    line = run_line(engine, slug=slug, benchmarks=len(plans), out=paths.outputs("*", slug))
+    for part in [p for p in studies if p.follow]:  # requests cut from the answers written
+        part.follow(engine, results, progress=progress)
+    for part in [p for p in parts if p.finish]:  # off too: a study removes what it passed on
+        part.finish(sorted(summaries))
     engine.close()
     if engine.is_smoke_test_model:
         log.warning(TINY_RANDOM_NOTE)
-    click.echo(run_line(engine, slug=slug, benchmarks=len(plans), out=paths.outputs("*", slug)))
+    click.echo(line)
 
 
 def _fewshot(paths: ProjectPaths, name: str, n_shots: int):

@@ -23,6 +23,7 @@ STUDY_NAMES = (
     "formats",
     "readouts",
     "targeting",
+    "continuation",
 )
 
 

@@ -155,6 +155,11 @@ class ProjectPaths:
     def outputs(self, name: str, model: str) -> Path:
         return self.outputs_dir(model) / f"{name}.parquet"
 
+    def outputs_continuation(self, model: str) -> Path:
+        """The continuation designs' cells per benchmark (``<benchmark>.parquet``), written only
+        when ``continuation.designs`` is set (docs/perturbation.md "Continuation designs")."""
+        return self.outputs_dir(model) / "continuation"
+
     def outputs_perturbation(self, model: str) -> Path:
         """What perturb did to the sets generate@<model> read: ``{benchmark: the
         perturbation_summary(benchmark) content}``, so nothing downstream reads data/perturbed."""
@@ -229,6 +234,18 @@ class ProjectPaths:
         """``scoring.calibration``'s figures (docs/scoring.md "Calibration under typos"); written
         only for a model with log-likelihood views, beside the headline files."""
         return self.model_metrics(model) / "readouts.json"
+
+    def continuation_metrics(self, model: str) -> Path:
+        """The continuation designs' restoration rates, written only when they run."""
+        return self.model_metrics(model) / "continuation.json"
+
+    def scored_continuation(self, model: str) -> Path:
+        """Every continuation cell of the model with its answer and whether it restored."""
+        return self.scored_dir(model) / "continuation.parquet"
+
+    def continuation_plot(self) -> Path:
+        """Restoration by clean-prefix budget (the impact stage, only when the scan ran)."""
+        return self.data / "impact" / "continuation_by_budget.csv"
 
     def defences_metrics(self, model: str) -> Path:
         """The defences metrics, written only when a defence is configured."""

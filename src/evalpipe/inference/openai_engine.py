@@ -207,6 +207,8 @@ class OpenAIBackend:
         if req.system is not None:
             messages.append({"role": "system", "content": req.system})
         messages.append({"role": "user", "content": req.prompt})
+        if req.prefix:
+            messages.append({"role": "assistant", "content": req.prefix})
         max_tokens = int(req.max_tokens)
         if self.max_model_len:
             # vLLM refuses a budget above the context outright; it clamps a smaller one to the
@@ -218,6 +220,11 @@ class OpenAIBackend:
             "max_tokens": max_tokens,
             "temperature": float(req.temperature),
         }
+        if req.prefix:
+            # vLLM's (and SGLang's) chat options: render the last assistant message open-ended
+            # rather than start a new turn after it
+            body["continue_final_message"] = True
+            body["add_generation_prompt"] = False
         if req.seed is not None:
             body["seed"] = int(req.seed)
         if req.stop:
@@ -231,9 +238,48 @@ class OpenAIBackend:
 
     async def _one(self, req: GenerationRequest) -> Generation:
         result = await self._post("/chat/completions", self._payload(req), _parse)
+        if isinstance(result, Refusal) and req.prefix and result.reason == REJECTED:
+            result = await self._continue_on_completions(req, result)
         if isinstance(result, Refusal):
             return Generation("", self._refused(result), 0, 0)
         return result
+
+    async def _continue_on_completions(
+        self, req: GenerationRequest, refusal: Refusal
+    ) -> Generation | Refusal:
+        """A prefix the chat endpoint refused, continued on ``/completions`` over the prompt the
+        model's own chat template renders; an EngineError when there is no local template."""
+        rendered = self._rendered_continuation(req)
+        if rendered is None:
+            raise EngineError(
+                f"{refusal.url}: the server refused a request continuing an assistant prefix "
+                f"(HTTP {refusal.status}: {refusal.message[:200]}). Continuation arms need a "
+                "server whose chat endpoint accepts continue_final_message and "
+                "add_generation_prompt (vLLM's and SGLang's servers do), or a local model folder "
+                "as model.name whose chat template renders the prompt for /completions"
+            )
+        body = {k: v for k, v in self._payload(req).items() if k not in _CHAT_ONLY}
+        body["prompt"] = rendered
+        return await self._post("/completions", body, _parse_text)
+
+    def _rendered_continuation(self, req: GenerationRequest) -> str | None:
+        """The prompt and prefix through the local tokenizer's chat template, left open."""
+        if self.tokenizer_dir is None:
+            return None
+        self._local_ids("", special=False)  # loads the tokenizer once
+        tok = self._local_tokenizer
+        messages = [{"role": "system", "content": req.system}] if req.system is not None else []
+        messages += [
+            {"role": "user", "content": req.prompt},
+            {"role": "assistant", "content": req.prefix},
+        ]
+        if not getattr(tok, "chat_template", None):
+            return None
+        return str(
+            tok.apply_chat_template(
+                messages, tokenize=False, add_generation_prompt=False, continue_final_message=True
+            )
+        )
 
     def _refused(self, refusal: Refusal) -> str:
         reason = refusal.reason
@@ -546,6 +592,28 @@ def _parse(resp: Reply, url: str) -> Generation:
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
         raise EngineError(
             f"{url}: response is not an OpenAI chat completion "
+            f"({type(exc).__name__}: {exc}): {resp.text[:300]}"
+        ) from exc
+
+
+_CHAT_ONLY = ("messages", "continue_final_message", "add_generation_prompt", "response_format")
+
+
+def _parse_text(resp: Reply, url: str) -> Generation:
+    """A ``/completions`` answer (its ``text``) as a Generation."""
+    try:
+        data = resp.json()
+        choice = data["choices"][0]
+        usage = data.get("usage") or {}
+        return Generation(
+            output=str(choice.get("text") or ""),
+            finish_reason=str(choice.get("finish_reason") or "unknown"),
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            output_tokens=int(usage.get("completion_tokens") or 0),
+        )
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise EngineError(
+            f"{url}: response is not an OpenAI completion "
             f"({type(exc).__name__}: {exc}): {resp.text[:300]}"
         ) from exc
 

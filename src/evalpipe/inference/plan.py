@@ -122,6 +122,8 @@ class GenerationPart:
         that depend on the model's own answers (e.g. words ranked by their importance to it),
         built before the batch; every request it sends goes through the engine's cache.
     finish : ``finish(names)`` after every benchmark is written (files it passes on).
+    follow : ``follow(engine, results, progress=...)`` after every benchmark is written: requests
+        that depend on the plain answers (a continuation of them), sent through the same engine.
     """
 
     name: str
@@ -132,6 +134,7 @@ class GenerationPart:
     summary: Callable[[Any], dict] | None = None
     finish: Callable[[list[str]], None] | None = None
     model_arms: Callable[[Any, BenchmarkInput, list[str], Sampling], list[Arm]] | None = None
+    follow: Callable[..., None] | None = None
 
 
 @dataclass

@@ -36,6 +36,10 @@ class GenerationRequest:
     stop:
         Stop sequences: generation ends before the first of them (the benchmark spec's, per
         prompt style); part of the cache key when not empty.
+    prefix:
+        The start of the assistant's answer, which the model continues (a continuation arm:
+        its output is the text after the prefix); part of the cache key when not empty.
+        docs/inference.md ("Continuing an assistant prefix") says how each backend sends it.
     """
 
     prompt: str
@@ -45,6 +49,7 @@ class GenerationRequest:
     system: str | None = None
     seed: int | None = None
     stop: tuple[str, ...] = ()
+    prefix: str = ""
 
     def validate(self, index: int = 0) -> None:
         """Raise InputError naming the request and field when a value is out of range."""
@@ -69,6 +74,11 @@ class GenerationRequest:
                 f'request {index}: field "stop": expected a list of non-empty strings, '
                 f"got {self.stop!r}"
             )
+        if not isinstance(self.prefix, str):
+            raise InputError(
+                f'request {index}: field "prefix": expected a string, '
+                f"got {type(self.prefix).__name__}"
+            )
         if self.json_schema is not None and not isinstance(self.json_schema, dict):
             raise InputError(
                 f'request {index}: field "json_schema": expected a JSON object '
@@ -78,8 +88,8 @@ class GenerationRequest:
     def sampling_key(self) -> dict[str, Any]:
         """Everything besides the prompt and model that changes the output.
 
-        ``stop`` joins the key only when set, so requests without stop sequences (the judge's)
-        keep the keys their cached generations were stored under.
+        ``stop`` and ``prefix`` join the key only when set, so requests without them (the
+        judge's, every plain answer) keep the keys their cached generations were stored under.
         """
         key: dict[str, Any] = {
             "max_tokens": int(self.max_tokens),
@@ -89,6 +99,8 @@ class GenerationRequest:
         }
         if self.stop:
             key["stop"] = list(self.stop)
+        if self.prefix:
+            key["prefix"] = self.prefix
         return key
 
 

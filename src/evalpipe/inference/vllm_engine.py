@@ -209,15 +209,23 @@ class VLLMBackend:
         self.started = True
 
     def _render(self, request: GenerationRequest) -> str:
-        """The prompt text the model sees: the chat template applied when the model has one."""
+        """The prompt text the model sees: the chat template applied when the model has one
+        (with a prefix, the assistant's message left open for the model to continue)."""
         tok = self._tokenizer
         if getattr(tok, "chat_template", None):
             messages = []
             if request.system is not None:
                 messages.append({"role": "system", "content": request.system})
             messages.append({"role": "user", "content": request.prompt})
-            return tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        return request.prompt if request.system is None else f"{request.system}\n\n{request.prompt}"
+            if not request.prefix:
+                return tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            # the assistant's answer left open, so the model continues the prefix
+            messages.append({"role": "assistant", "content": request.prefix})
+            return tok.apply_chat_template(
+                messages, tokenize=False, add_generation_prompt=False, continue_final_message=True
+            )
+        text = request.prompt if request.system is None else f"{request.system}\n\n{request.prompt}"
+        return text + request.prefix  # a raw completion prompt: the prefix follows the prompt
 
     def generate(
         self, requests: list[GenerationRequest], *, progress: bool = False

@@ -434,6 +434,31 @@ SCHEMA = Section(
                 ),
             }
         ),
+        # continuations as arms (docs/perturbation.md "Continuation designs"): the model continues
+        # a prefix cut from the clean and typo'd chain-of-thought answers; off by default
+        "continuation": Section(
+            {
+                "designs": list_of(
+                    text(
+                        "a continuation design",
+                        choices=("cot_swap", "answer_line_deletion", "prefix_scan"),
+                    ),
+                    "designs run as arms (empty: off)",
+                    nullable=True,
+                    default=[],
+                ),
+                "prefix_budgets": list_of(
+                    number("tokens (integer) or share (decimal in [0, 1]) of the clean reasoning"),
+                    "prefix_scan: the clean-reasoning prefixes the typo'd question is continued from",
+                    default=[0, 8, 16, 32, 64, 0.5, 1.0],
+                ),
+                "answer_tokens": integer(
+                    "cot_swap / answer_line_deletion: most tokens of the regenerated answer span",
+                    minimum=1,
+                    default=16,
+                ),
+            }
+        ),
         "impact": Section(
             {
                 "small_n": integer(

@@ -4,6 +4,7 @@ in this order."""
 
 from __future__ import annotations
 
+from evalpipe.studies.continuation import generate as continuation
 from evalpipe.studies.defences import generate as defences
 from evalpipe.studies.formats import generate as formats
 from evalpipe.studies.perplexity import generate as perplexity
@@ -16,4 +17,5 @@ STUDIES = (
     repeats.generation,
     formats.generation,
     targeting.generation,
+    continuation.generation,
 )

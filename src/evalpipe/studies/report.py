@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from evalpipe.studies.continuation.report import PART as CONTINUATION
 from evalpipe.studies.control.report import PART as CONTROL
 from evalpipe.studies.defences.report import PART as DEFENCES
 from evalpipe.studies.dose.report import PART as DOSE
@@ -24,4 +25,5 @@ STUDIES = (
     CONTROL,
     TOKEN_SPLIT,
     FORMATS,
+    CONTINUATION,
 )

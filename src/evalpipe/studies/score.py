@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from evalpipe.studies.continuation import score as continuation
 from evalpipe.studies.defences import score as defences
 from evalpipe.studies.formats import score as formats
 from evalpipe.studies.perplexity import score as perplexity
@@ -17,4 +18,5 @@ STUDIES = (
     formats.scoring,
     readouts.scoring,
     targeting.scoring,
+    continuation.scoring,
 )
