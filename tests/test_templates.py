@@ -7,11 +7,14 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from evalpipe.benchmarks import build_prompts, get_spec
-from evalpipe.benchmarks.registry import list_specs
+from evalpipe.arms import ORIGINAL, TYPO, template_arm
+from evalpipe.benchmarks import build_prompts, get_spec, load_benchmark
 from evalpipe.benchmarks.prompts import template_names
+from evalpipe.benchmarks.registry import list_specs
 from evalpipe.benchmarks.spec import STYLES
 from evalpipe.errors import InputError
+from evalpipe.scoring.defences import arms as defence_arms
+from evalpipe.studies.repeats.score import spread_figures
 
 # what each family's answer format needs the instruction to say (the parser reads it)
 FORMAT_CUES = {
@@ -66,3 +69,62 @@ def test_default_prompts_unchanged_and_unknown_template_named():
     )
     with pytest.raises(InputError, match=r"prompt\.templates.*'nope'.*plain"):
         build_prompts(spec, row, None, style="zero_shot", n_shots=0, template="nope")
+
+
+def test_selected_templates_are_arms_of_the_clean_prompt_paired_on_the_example() -> None:
+    from tests.test_repeats import _bench, _params, _plan
+
+    examples, fewshot = load_benchmark(get_spec("gsm8k"), source="sample", max_samples=3)
+    bench = _bench(examples, fewshot, style="zero_shot")
+    part, plain = _plan(bench, _params(), seed=None)
+    assert not part.enabled  # the default: no template, the plain prompts only
+    part, plan = _plan(bench, _params(prompt__templates=["terse", "teacher"]), seed=None)
+    assert part.enabled
+    rows = plan.rows.assign(prompt=plan.prompts)
+    assert rows.loc[rows["condition"] == TYPO, "prompt"].tolist() == plain.prompts
+    for name in ("terse", "teacher"):
+        arm = rows.loc[rows["condition"] == template_arm(name)]
+        assert arm.groupby("example_id").size().eq(2).all()  # its own clean row + the reworded one
+        clean = arm.loc[arm["variant"] == ORIGINAL]
+        worded = arm.loc[arm["variant"] == template_arm(name)]
+        assert clean["prompt"].str.startswith("Solve the following").all()
+        expected = build_prompts(bench.spec, clean, None, style="zero_shot", n_shots=0,
+                                 template=name)  # fmt: skip
+        assert worded["prompt"].tolist() == expected
+        assert (worded["draw"] == 0).all()
+    assert not rows.duplicated(["example_id", "word_rank", "draw", "condition", "variant"]).any()
+    with pytest.raises(InputError, match="declares no template 'nope'"):
+        _plan(bench, _params(prompt__templates=["nope"]), seed=None)
+
+
+def test_template_figures_per_template_and_pooled_beside_the_typo_effect() -> None:
+    from tests.test_repeats import _pairs
+
+    typo = _pairs(TYPO, [True] * 4, [False, True, False, True], [0, 0, 1, 1],
+                  after=["B", "A", "B", "A"])  # fmt: skip
+    terse = _pairs(template_arm("terse"), [True, True, False], [False, False, False], [0, 1, 2],
+                   after=["B", "B", "A"])  # fmt: skip
+    plain = _pairs(template_arm("plain"), [True, True, False], [True, True, False], [0, 1, 2])
+    figures = spread_figures(pd.concat([typo, terse, plain]), level=0.95, repeats=1,
+                             fewshot_draws=1)  # fmt: skip
+    view = figures["views"]["v"]
+    assert set(view) == {TYPO, "template:plain", "template:terse", "templates"}
+    assert view["template:terse"]["delta"] == pytest.approx(-2 / 3)
+    assert view["template:terse"]["answer_change"] == pytest.approx(2 / 3)
+    assert view["template:plain"]["delta"] == 0 and view["template:plain"]["answer_change"] == 0
+    pooled = view["templates"]
+    assert pooled["n"] == 6 and pooled["n_examples"] == 3  # one cluster per example
+    assert pooled["delta"] == pytest.approx(-1 / 3)
+    for f in view.values():
+        assert f["ci_low"] <= f["delta"] <= f["ci_high"]
+
+    pairs = pd.DataFrame({"condition": [TYPO, "template:terse", "warned"]})
+    assert defence_arms(pairs) == ["warned"]  # a template is never a defence
+
+    from evalpipe.report.data import ReportData
+    from evalpipe.studies.repeats.report import spread_section
+
+    html = spread_section(ReportData(repeats={"m": figures}))
+    assert html is not None
+    table = html[html.index("<table") :]
+    assert table.index("typos") < table.index("template plain") < table.index("every template")

@@ -9,7 +9,6 @@ mapping from raw rows, the generation settings, the prompt templates and the sou
 from __future__ import annotations
 
 import re
-
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -410,9 +409,7 @@ def _prompt(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
         "templates": {
             tname: {
                 s: _compile(t, f"{where}: prompt.templates.{tname}.{s}")
-                for s, t in _per_style(
-                    text, f"{where}: prompt.templates.{tname}", str
-                ).items()
+                for s, t in _per_style(text, f"{where}: prompt.templates.{tname}", str).items()
             }
             for tname, text in named.items()
         },

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalpipe.arms import SPREAD_ARMS
+from evalpipe.arms import is_spread_arm
 from evalpipe.scoring.intervals import paired_interval
 from evalpipe.scoring.names import ORIGINAL, TYPO
 from evalpipe.scoring.ratio_interval import fieller_interval
@@ -50,7 +50,7 @@ def arms(pairs: pd.DataFrame) -> list[str]:
     if "condition" not in pairs.columns:
         return []
     conditions = pairs["condition"].dropna().unique()
-    return sorted(c for c in conditions if c != TYPO and c not in SPREAD_ARMS)
+    return sorted(c for c in conditions if c != TYPO and not is_spread_arm(c))
 
 
 def usage_table(scored: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
