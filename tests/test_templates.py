@@ -128,3 +128,25 @@ def test_template_figures_per_template_and_pooled_beside_the_typo_effect() -> No
     assert html is not None
     table = html[html.index("<table") :]
     assert table.index("typos") < table.index("template plain") < table.index("every template")
+
+
+def test_a_malformed_templates_entry_is_a_clear_error() -> None:
+    import copy
+
+    from evalpipe.benchmarks.spec_build import build_spec
+    from evalpipe.benchmarks.spec_files import resolve, specs_root
+
+    path = specs_root() / "gsm8k.yaml"
+    data = resolve(path)
+    cases = [
+        (["terse"], "prompt.templates: expected a mapping"),
+        ({"Terse!": "x"}, "prompt.templates: expected names of lower-case letters"),
+        ({"terse": {"chat": "x"}}, "prompt.templates.terse: unknown style(s) ['chat']"),
+        ({"terse": "{{ nope"}, "prompt.templates.terse"),
+    ]
+    for entry, needle in cases:
+        broken = copy.deepcopy(data)
+        broken["prompt"]["templates"] = entry
+        with pytest.raises(InputError) as err:
+            build_spec(broken, name="gsm8k", path=path, kind="builtin")
+        assert needle in str(err.value) and "gsm8k.yaml" in str(err.value)
