@@ -1,8 +1,11 @@
-"""sampling.repeats: 3 and prompt.fewshot_draws: 2 end to end against a real OpenAI-compatible server on 127.0.0.1 that
+"""sampling.repeats: 3, prompt.fewshot_draws: 2 and prompt.templates: [terse, plain] end to end against a real OpenAI-compatible server on 127.0.0.1 that
 honours the seed and the temperature (its answer at temperature > 0 is hashed from the prompt and
 the seed): perturb -> generate -> score, each stage its own process. The repeats are distinct,
 cached (a re-run sends nothing) and reproducible (a run without the cache gets the same answers),
-and every table counts them as pairs of their example."""
+and every table counts them as pairs of their example. The server plants a template effect: under
+the imdb template ``terse`` it gives the other label than for the clean prompt at the same seed,
+under ``plain`` the same one, so ``template:terse`` changes every answer and ``template:plain``
+none."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import importlib
 import json
 import shutil
 import threading
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -20,8 +24,8 @@ import yaml
 from click.testing import CliRunner
 
 from evalpipe import atomic
-from evalpipe.arms import FEWSHOT_DRAW, ORIGINAL, REPEAT, TYPO
-from evalpipe.benchmarks import get_spec, load_benchmark
+from evalpipe.arms import FEWSHOT_DRAW, ORIGINAL, REPEAT, TYPO, template_arm
+from evalpipe.benchmarks import build_prompts, get_spec, load_benchmark
 from evalpipe.studies.repeats.generate import repeat_seed
 from evalpipe.words import word_list
 from tests.conftest import TEST_PARAMS
@@ -30,6 +34,7 @@ from tests.test_inference_openai import _cfg
 
 pytestmark = [pytest.mark.server, pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(600)]
 SEED = 11
+TEMPLATES = ["terse", "plain"]  # terse: the planted effect (every answer flipped); plain: none
 
 
 def sampled_label(prompt: str, *, temperature: float, seed: int | None) -> str:
@@ -43,7 +48,9 @@ class SeededServer:
 
     def __init__(self) -> None:
         self.bodies: list[dict] = []
-        lock, bodies = threading.Lock(), self.bodies
+        # a template's prompt -> (the clean prompt it rewords, flip the clean prompt's answer)
+        self.reworded: dict[str, tuple[str, bool]] = {}
+        lock, bodies, reworded = threading.Lock(), self.bodies, self.reworded
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -70,8 +77,11 @@ class SeededServer:
                     )
                     return
                 prompt = body["messages"][-1]["content"]
-                label = sampled_label(prompt, temperature=body.get("temperature", 1.0),
+                clean, flip = reworded.get(prompt, (prompt, False))
+                label = sampled_label(clean, temperature=body.get("temperature", 1.0),
                                       seed=body.get("seed"))  # fmt: skip
+                if flip:
+                    label = "negative" if label == "positive" else "positive"
                 content = (
                     json.dumps({"label": label, "confidence": 0.5, "reason": "seeded"})
                     if "response_format" in body else label
@@ -109,7 +119,7 @@ def _setup(root: Path, url: str) -> None:
     params["benchmarks"]["suites"] = {"imdb": "english"}
     params["models"] = {"seeded": _cfg(url, name="seeded", max_concurrency=2)}
     params["sampling"].update(temperature=0.7, seed=SEED, repeats=3)
-    params["prompt"].update(style="few_shot", n_shots=2, fewshot_draws=2)
+    params["prompt"].update(style="few_shot", n_shots=2, fewshot_draws=2, templates=TEMPLATES)
     (root / "params.yaml").write_text(yaml.safe_dump(params))
 
 
@@ -129,6 +139,13 @@ def test_repeats_are_distinct_cached_reproducible_and_pairs_of_their_example(
     with SeededServer() as server:
         _setup(tmp_path, server.url)
         _run(tmp_path, "stages.perturb", "--name", "imdb")
+        perturbed = pd.read_parquet(tmp_path / "data" / "perturbed" / "imdb.parquet")
+        clean = perturbed.loc[(perturbed["variant"] == ORIGINAL) & (perturbed["condition"] == TYPO)]
+        shots = pd.read_parquet(tmp_path / "data" / "benchmarks" / "imdb.fewshot.parquet")
+        render = partial(build_prompts, get_spec("imdb"), clean, shots, style="few_shot", n_shots=2)
+        for name in TEMPLATES:
+            for worded, own in zip(render(template=name), render(), strict=True):
+                server.reworded[worded] = (own, name == "terse")
         _run(tmp_path, "stages.generate", "--no-progress")
         first = list(server.bodies)
         generated = pd.read_parquet(outputs_path)
@@ -174,7 +191,8 @@ def test_repeats_are_distinct_cached_reproducible_and_pairs_of_their_example(
     assert details["imdb"]["n_examples"] == perturbed["example_id"].nunique()
     spread = json.loads((tmp_path / "metrics" / "seeded" / "repeats.json").read_text())
     view = spread["views"]["imdb"]
-    assert set(view) == {TYPO, REPEAT, FEWSHOT_DRAW}
+    worded = {template_arm(name) for name in TEMPLATES}
+    assert set(view) == {TYPO, REPEAT, FEWSHOT_DRAW, *worded, "templates"}
     assert view[TYPO]["n"] == 6 * len(typo_rows)
     assert view[FEWSHOT_DRAW]["n"] == perturbed["example_id"].nunique()
     assert view[REPEAT]["n"] == 2 * perturbed["example_id"].nunique()
@@ -183,3 +201,19 @@ def test_repeats_are_distinct_cached_reproducible_and_pairs_of_their_example(
     changed = (rerun["prediction_original"] != rerun["prediction_perturbed"]).mean()
     assert view[REPEAT]["answer_change"] == pytest.approx(changed, abs=1e-4)  # rounded
     assert not (tmp_path / "metrics" / "seeded" / "defences.json").exists()
+
+    # the planted template effect, recovered within its interval beside the typo effect: terse
+    # changes every answer (accuracy 1 - 2 x the clean prompt's), plain none
+    n_examples = perturbed["example_id"].nunique()
+    clean_correct = pairs.loc[pairs["condition"] == template_arm("terse"), "correct_original"]
+    truths = {"terse": (1.0, 1 - 2 * clean_correct.mean()), "plain": (0.0, 0.0)}
+    for name, (change, delta) in truths.items():
+        figures = view[template_arm(name)]
+        assert figures["n"] == figures["n_examples"] == n_examples
+        assert figures["answer_change_low"] <= change <= figures["answer_change_high"]
+        assert figures["answer_change"] == pytest.approx(change)
+        assert figures["ci_low"] <= delta <= figures["ci_high"]
+        assert figures["delta"] == pytest.approx(delta, abs=1e-4)
+    assert view["templates"]["n"] == 2 * n_examples
+    assert view["templates"]["n_examples"] == n_examples
+    assert view["templates"]["answer_change"] == pytest.approx(0.5)

@@ -16,6 +16,8 @@ with the clean row of the same example *and arm*:
 - :func:`format_condition`: a choice benchmark's prompts in another option order, label set or
   asking for an incorrect option (``format:order=1-2-3-0``, ``format:labels=circled``,
   ``format:incorrect``; :mod:`evalpipe.benchmarks.formats`).
+- :func:`template_arm`: the clean prompt under another instruction template
+  (``template:<name>``, ``prompt.templates``; :mod:`evalpipe.studies.repeats`).
 
 An arm compared with the plain clean prompt (a defence "won back" accuracy) is a join of its
 perturbed answers with the :data:`TYPO` arm's clean answers on the pair key, inside one table.
@@ -59,6 +61,30 @@ FORMAT_LABELS = {
     "katakana": ("ア", "イ", "ウ", "エ", "オ"),
     "circled": ("①", "②", "③", "④", "⑤"),
 }
+# Prefix of the ``condition`` of a prompt template's arm (``prompt.templates``): the clean
+# prompt with the spec's instruction against the same example under template <name>'s wording,
+# part of the spread too.
+TEMPLATE = "template"
+
+
+def template_arm(name: str) -> str:
+    """The ``condition`` (and perturbed ``variant``) of prompt template ``name``'s arm.
+
+    >>> template_arm("terse")
+    'template:terse'
+    """
+    return f"{TEMPLATE}:{name}"
+
+
+def is_spread_arm(condition: str) -> bool:
+    """True for the arms of the run-to-run and wording spread (never a defence).
+
+    >>> is_spread_arm("repeat"), is_spread_arm("template:terse"), is_spread_arm("warned")
+    (True, True, False)
+    """
+    return condition in SPREAD_ARMS or condition.startswith(f"{TEMPLATE}:")
+
+
 # ``variant`` prefix of the count design's rows (``perturb.design: count``): "k=2" is the row with
 # exactly 2 edited words, its ``word_rank`` is k (not a target word's rank), its condition TYPO.
 COUNT_PREFIX = "k="

@@ -70,7 +70,14 @@ def _run(spec: BenchmarkSpec, template: Any, context: dict[str, Any], what: str)
         raise InputError(f"{spec.path}: prompt.{what}: {type(exc).__name__}: {exc}") from exc
 
 
-def render(spec: BenchmarkSpec, example: Example, shots: Sequence[Example], *, style: str) -> str:
+def render(
+    spec: BenchmarkSpec,
+    example: Example,
+    shots: Sequence[Example],
+    *,
+    style: str,
+    template: str | None = None,
+) -> str:
     """One prompt text.
 
     Parameters
@@ -79,6 +86,8 @@ def render(spec: BenchmarkSpec, example: Example, shots: Sequence[Example], *, s
     example : the example to ask about.
     shots : solved demonstrations (used by ``few_shot`` only).
     style : zero_shot | few_shot | cot.
+    template : a name of the spec's ``prompt.templates``: its instruction replaces the spec's
+        ``instruction`` (None: the spec's own).
 
     Returns
     -------
@@ -96,12 +105,31 @@ def render(spec: BenchmarkSpec, example: Example, shots: Sequence[Example], *, s
         demos.append(
             {"body": _run(spec, compiled["body"], shot_context, "body"), "target": shot.target}
         )
-    context["instruction"] = _run(
-        spec, compiled["instruction"][style], context, f"instruction.{style}"
-    )
+    if template is None:
+        instruction, what = compiled["instruction"][style], f"instruction.{style}"
+    else:
+        instruction, what = template_of(spec, template)[style], f"templates.{template}.{style}"
+    context["instruction"] = _run(spec, instruction, context, what)
     context["body"] = _run(spec, compiled["body"], context, "body")
     context["shots"] = demos
     return _run(spec, compiled["template"][style], context, f"template.{style}")
+
+
+def template_names(spec: BenchmarkSpec) -> list[str]:
+    """The names of the spec's ``prompt.templates``, in declaration order."""
+    return list(spec.prompt.get("templates", {}))
+
+
+def template_of(spec: BenchmarkSpec, name: str) -> dict[str, Any]:
+    """The compiled instruction per style of template ``name``, or an InputError naming
+    ``prompt.templates`` and the templates the spec declares."""
+    named = spec.prompt.get("templates", {})
+    if name not in named:
+        raise InputError(
+            f"params.yaml: prompt.templates: {spec.name} ({spec.path}) declares no template "
+            f"{name!r}; it declares {', '.join(named) or 'none'}"
+        )
+    return named[name]
 
 
 def _as_list(value: Any) -> list[str] | None:
@@ -155,6 +183,7 @@ def build_prompts(
     style: str,
     n_shots: int,
     shots_draw: int = 0,
+    template: str | None = None,
 ) -> list[str]:
     """One user-message text per row of a benchmark or perturbed frame.
 
@@ -174,6 +203,7 @@ def build_prompts(
     style : zero_shot | few_shot | cot.
     n_shots : demonstrations per prompt for ``few_shot`` (fewer when the pool is smaller).
     shots_draw : which hashed selection of demonstrations (0: the pipeline's one selection).
+    template : a name of the spec's ``prompt.templates`` (None: the spec's ``instruction``).
 
     Returns
     -------
@@ -197,6 +227,8 @@ def build_prompts(
         )
     if n_shots < 0:
         raise InputError(f"params.yaml: prompt.n_shots: expected >= 0, got {n_shots}")
+    if template is not None:
+        template_of(spec, template)
     items = _examples(rows, f"{spec.name} rows")
     pool: list[tuple[str, Example]] = []
     if style == "few_shot" and fewshot is not None and len(fewshot) and n_shots:
@@ -225,5 +257,5 @@ def build_prompts(
                 same = [s for _, s in pool if s.subtask == ex.subtask]
                 by_subtask[ex.subtask] = same[:n_shots]
             shots = by_subtask[ex.subtask]
-        prompts.append(render(spec, ex, shots, style=style))
+        prompts.append(render(spec, ex, shots, style=style, template=template))
     return prompts

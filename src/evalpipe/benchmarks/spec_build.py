@@ -8,6 +8,7 @@ mapping from raw rows, the generation settings, the prompt templates and the sou
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,8 @@ from evalpipe.errors import InputError
 from evalpipe.languages import LANGUAGES
 
 # Spec keys a template sees as variables besides the prompt section's own (docs/benchmarks.md).
-_PROMPT_KEYS = ("template", "instruction", "body")
+_PROMPT_KEYS = ("template", "instruction", "body", "templates")
+TEMPLATE_NAME = re.compile(r"^[a-z0-9_]+$")  # a template's name is part of an arm's condition
 _TOP_KEYS = {
     "include", "description", "language", "task_type", "version", "labels", "sources", "mapper",
     "mapping", "perturbable", "protected", "answer", "metric", "prompt", "generation",
@@ -388,12 +390,29 @@ def _prompt(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
     instructions = _per_style(prompt.get("instruction", ""), f"{where}: prompt.instruction", str)
     if "body" not in prompt:
         raise InputError(f"{where}: prompt: missing key 'body' (the template of one example)")
+    named = prompt.get("templates") or {}
+    if not isinstance(named, Mapping):
+        raise InputError(f"{where}: prompt.templates: expected a mapping of name -> instruction")
+    for tname in named:
+        if not isinstance(tname, str) or not TEMPLATE_NAME.match(tname):
+            raise InputError(
+                f"{where}: prompt.templates: expected names of lower-case letters, digits "
+                f"and _, got {tname!r}"
+            )
     return {
         "template": {s: _compile(t, f"{where}: prompt.template.{s}") for s, t in templates.items()},
         "instruction": {
             s: _compile(t, f"{where}: prompt.instruction.{s}") for s, t in instructions.items()
         },
         "body": _compile(prompt["body"], f"{where}: prompt.body"),
+        # {name: {style: instruction}}: the instruction templates prompt.templates selects
+        "templates": {
+            tname: {
+                s: _compile(t, f"{where}: prompt.templates.{tname}.{s}")
+                for s, t in _per_style(text, f"{where}: prompt.templates.{tname}", str).items()
+            }
+            for tname, text in named.items()
+        },
         "vars": {k: v for k, v in prompt.items() if k not in _PROMPT_KEYS},
     }
 

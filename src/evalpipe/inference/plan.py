@@ -68,12 +68,15 @@ class BenchmarkInput:
     n_shots: int
     language: str  # as benchmarks.suites declares it
 
-    def prompts(self, rows: pd.DataFrame, *, shots_draw: int = 0) -> list[str]:
+    def prompts(
+        self, rows: pd.DataFrame, *, shots_draw: int = 0, template: str | None = None
+    ) -> list[str]:
         """The user-message prompts of ``rows`` (these rows, or an arm's copy of them), with
-        the ``shots_draw``-th selection of few-shot demonstrations."""
+        the ``shots_draw``-th selection of few-shot demonstrations and the instruction of the
+        spec's template ``template`` (None: its own)."""
         return build_prompts(
             self.spec, rows, self.fewshot, style=self.style, n_shots=self.n_shots,
-            shots_draw=shots_draw,
+            shots_draw=shots_draw, template=template,
         )  # fmt: skip
 
 

@@ -325,6 +325,9 @@ SCHEMA = Section(
                 "n_shots": integer("few-shot examples", minimum=0, nullable=True, default=3),
                 # n > 1 (style few_shot): n hashed selections of the demonstrations per prompt
                 "fewshot_draws": integer("few-shot selections per prompt", minimum=1, default=1),
+                # names of the benchmarks' prompt.templates: each an arm template:<name>, the
+                # clean prompt reworded, beside the typo effect (evalpipe.studies.repeats)
+                "templates": list_of(text("template name"), "instruction templates", default=[]),
             }
         ),
         "scoring": Section(

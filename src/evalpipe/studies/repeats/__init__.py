@@ -7,6 +7,8 @@ demonstrations. Every replicate of a perturbed row is one more pair of its examp
 offset past the typo draws), so the headline, word and impact intervals, clustered on the
 example, take them in as they take typo draws. The clean prompt answered again at another seed
 (arm ``repeat``) or with other demonstrations (arm ``fewshot_draw``), paired with its first
-answer, measures the spread a rerun alone causes; ``metrics/<model>/repeats.json`` sets it beside
-the typo effect, with intervals for both.
+answer, measures the spread a rerun alone causes. ``prompt.templates`` adds one arm per named
+instruction template of the specs (``template:<name>``): the clean prompt with the spec's
+instruction against the same example reworded, what rewording alone does.
+``metrics/<model>/repeats.json`` sets these beside the typo effect, with intervals for all.
 """

@@ -1,6 +1,8 @@
 """The replicates of every prompt (``sampling.repeats`` x ``prompt.fewshot_draws``) as arms of
 generation: each replicate of the perturbed rows, and the clean prompt again per repeat and per
-few-shot draw (arms :data:`~evalpipe.arms.REPEAT`, :data:`~evalpipe.arms.FEWSHOT_DRAW`)."""
+few-shot draw (arms :data:`~evalpipe.arms.REPEAT`, :data:`~evalpipe.arms.FEWSHOT_DRAW`); and
+the clean prompt under each selected instruction template (``prompt.templates``, arms
+``template:<name>``)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from functools import partial
 
 import pandas as pd
 
-from evalpipe.arms import FEWSHOT_DRAW, ORIGINAL, REPEAT, TYPO
+from evalpipe.arms import FEWSHOT_DRAW, ORIGINAL, REPEAT, TYPO, template_arm
 from evalpipe.errors import InputError
 from evalpipe.inference.plan import Arm, BenchmarkInput, GenerationPart
 from evalpipe.paths import ProjectPaths
@@ -100,6 +102,36 @@ def replicate_arms(
     return arms + spread(REPEAT, repeats) + spread(FEWSHOT_DRAW, fewshot_draws)
 
 
+def template_arms(bench: BenchmarkInput, plain: list[str], *, templates: list[str]) -> list[Arm]:
+    """Per selected template, its arm ``template:<name>``: the example's clean row with the
+    spec's instruction (variant original, the typo arm's clean prompt) and the same row with the template's instruction (variant ``template:<name>``,
+    draw 0), at the run's seed. Paired on the example, the arm measures what rewording the
+    instruction alone does to an answer.
+
+    Parameters
+    ----------
+    bench : the benchmark's input.
+    plain : the plain rows' prompts.
+    templates : ``prompt.templates`` (names of the spec's ``prompt.templates``).
+
+    Returns
+    -------
+    list of Arm, two per template.
+    """
+    rows = bench.rows
+    is_clean = ((rows["variant"] == ORIGINAL) & (rows["condition"] == TYPO)).to_numpy()
+    clean = rows.loc[is_clean]
+    clean_prompts = [p for p, keep in zip(plain, is_clean, strict=True) if keep]
+    arms: list[Arm] = []
+    for name in templates:
+        arm = template_arm(name)
+        worded = clean.assign(condition=arm, variant=arm, draw=pd.Series(0, index=clean.index))
+        worded = worded.astype({"draw": "int32"})
+        arms.append(Arm(clean.assign(condition=arm), clean_prompts))
+        arms.append(Arm(worded, bench.prompts(clean, template=name)))
+    return arms
+
+
 def settings(params: dict, *, source: str) -> tuple[int, int]:
     """``(repeats, fewshot_draws)``, checked against the sampling and prompt settings."""
     repeats = int(params["sampling"]["repeats"])
@@ -124,13 +156,21 @@ def settings(params: dict, *, source: str) -> tuple[int, int]:
 
 
 def generation(params: dict, paths: ProjectPaths, *, slug: str, source: str) -> GenerationPart:
-    """The part of ``sampling.repeats`` and ``prompt.fewshot_draws`` (off at 1 and 1)."""
+    """The part of ``sampling.repeats``, ``prompt.fewshot_draws`` and ``prompt.templates``
+    (off at 1, 1 and [])."""
     repeats, draws = settings(params, source=source)
-    arms = partial(
+    templates = [str(t) for t in params["prompt"]["templates"]]
+    replicates = partial(
         replicate_arms,
         repeats=repeats,
         fewshot_draws=draws,
         typo_draws=int(params["perturb"]["draws"]),
         seed=params["sampling"]["seed"],
     )
-    return GenerationPart(NAME, enabled=repeats > 1 or draws > 1, arms=arms)
+
+    def arms(bench: BenchmarkInput, plain: list[str]) -> list[Arm]:
+        replicated = replicates(bench, plain) if repeats > 1 or draws > 1 else []
+        return replicated + template_arms(bench, plain, templates=templates)
+
+    enabled = repeats > 1 or draws > 1 or bool(templates)
+    return GenerationPart(NAME, enabled=enabled, arms=arms)

@@ -1,14 +1,14 @@
 """The run-to-run spread section: per model and view, the typo effect beside what answering the
-clean prompt again at another seed or with other demonstrations does (metrics/<model>/
-repeats.json); omitted when no model ran with ``sampling.repeats`` or ``prompt.fewshot_draws``
-above 1."""
+clean prompt again at another seed, with other demonstrations or under another instruction
+template does (metrics/<model>/repeats.json); omitted when no model ran with
+``sampling.repeats`` or ``prompt.fewshot_draws`` above 1 or ``prompt.templates``."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from evalpipe.arms import FEWSHOT_DRAW, REPEAT, TYPO
+from evalpipe.arms import FEWSHOT_DRAW, REPEAT, TEMPLATE, TYPO
 from evalpipe.report import html as h
 from evalpipe.report.data import ReportData
 from evalpipe.report.study import ReportPart, Section
@@ -26,7 +26,12 @@ def spread_rows(repeats: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]
     rows = []
     for model, figures in sorted(repeats.items()):
         for view, sources in sorted((figures.get("views") or {}).items()):
-            for source, label in SOURCE_LABELS.items():
+            labels = dict(SOURCE_LABELS)
+            worded = sorted(s for s in sources if s.startswith(f"{TEMPLATE}:"))
+            labels.update({s: f"template {s.split(':', 1)[1]}" for s in worded})
+            if worded:
+                labels["templates"] = "every template (pooled)"
+            for source, label in labels.items():
                 if isinstance(stats := sources.get(source), Mapping):
                     rows.append(
                         {
@@ -67,6 +72,9 @@ def spread_section(data: ReportData) -> str | None:
         "demonstrations</i> the clean prompt with another hashed few-shot selection "
         "(<code>prompt.fewshot_draws</code>). A rerun changes no accuracy in expectation, so "
         "its share of changed answers is the noise floor the typos' share is read against. "
+        "<i>template &lt;name&gt;</i> the clean prompt under that instruction template "
+        "(<code>prompt.templates</code>) against the spec's own instruction, and <i>every "
+        "template</i> all of them pooled: is the typo effect larger than what rewording does? "
         "Intervals cluster on the example (its replicates are one cluster): the headline's "
         "paired interval for the accuracy change, CR2 t for the share "
         '(docs/scoring.md, "Repeats and few-shot draws").</p>'
@@ -75,7 +83,9 @@ def spread_section(data: ReportData) -> str | None:
 
 
 def _sections(data: ReportData) -> list[Section]:
-    return [("repeats", "Run-to-run spread beside the typo effect", spread_section(data))]
+    return [
+        ("repeats", "Run-to-run and wording spread beside the typo effect", spread_section(data))
+    ]
 
 
 PART = ReportPart("repeats", "figures", _sections)

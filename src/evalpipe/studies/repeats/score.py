@@ -1,9 +1,11 @@
-"""The run-to-run spread beside the typo effect, per view -> metrics/<model>/repeats.json, only
-when ``sampling.repeats`` or ``prompt.fewshot_draws`` is above 1 (the default outputs stay as
-they are).
+"""The run-to-run and wording spread beside the typo effect, per view ->
+metrics/<model>/repeats.json, only when ``sampling.repeats`` or ``prompt.fewshot_draws`` is above
+1 or ``prompt.templates`` selects templates (the default outputs stay as they are).
 
 Per view and source (``typo``: every replicate's typo pairs, the headline's; ``repeat``: the clean
-prompt at another seed against its first answer; ``fewshot_draw``: with other demonstrations):
+prompt at another seed against its first answer; ``fewshot_draw``: with other demonstrations;
+``template:<name>``: under template <name>'s instruction against the spec's; ``templates``: every
+template's pairs pooled, the mean effect of rewording):
 the paired accuracy change with the headline's interval and the share of pairs whose answer
 changed with a CR2 t interval, both clustered on the example (the replicates of one example are
 one cluster)."""
@@ -17,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from evalpipe import atomic
-from evalpipe.arms import FEWSHOT_DRAW, REPEAT, TYPO
+from evalpipe.arms import FEWSHOT_DRAW, REPEAT, TEMPLATE, TYPO
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.mean_interval import clustered_mean_interval
 from evalpipe.scoring.robustness import paired_stats
@@ -26,6 +28,7 @@ from evalpipe.scoring.summaries import rounded
 
 NAME = "repeats"
 SOURCES = (TYPO, REPEAT, FEWSHOT_DRAW)
+TEMPLATES = "templates"  # the source of every template arm's pairs pooled
 
 
 def _reserved(paths: ProjectPaths, slug: str) -> Path:
@@ -114,15 +117,21 @@ def spread_figures(
             chosen = rows.loc[rows["condition"] == source]
             if len(chosen):
                 figures[source] = source_figures(chosen, level=level)
+        worded = rows["condition"].astype(str).str.startswith(f"{TEMPLATE}:")
+        for arm in sorted(rows.loc[worded, "condition"].unique()):
+            figures[str(arm)] = source_figures(rows.loc[rows["condition"] == arm], level=level)
+        if worded.any():
+            # the pooled pairs of one example (one per template) form one cluster
+            figures[TEMPLATES] = source_figures(rows.loc[worded], level=level)
         out["views"][str(view)] = figures
     return out
 
 
 def scoring(params: dict) -> ScorePart:
-    """The part of ``sampling.repeats`` and ``prompt.fewshot_draws``."""
+    """The part of ``sampling.repeats``, ``prompt.fewshot_draws`` and ``prompt.templates``."""
     repeats = int(params["sampling"]["repeats"])
     draws = int(params["prompt"]["fewshot_draws"])
-    enabled = repeats > 1 or draws > 1
+    enabled = repeats > 1 or draws > 1 or bool(params["prompt"]["templates"])
 
     def figures(inputs: ScoreInputs) -> dict | None:
         if not enabled:
