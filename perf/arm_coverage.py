@@ -54,7 +54,9 @@ def means(replications: int, seed: int, only: argparse.Namespace) -> pd.DataFram
                     rng = np.random.default_rng(
                         hashed_seed(seed, "means", kind, shape, draws, examples)
                     )
-                    hits: dict[str, list[float]] = {"cr2_t": [], "hall_t": [], "bootstrap_t": []}
+                    hits: dict[str, list[float]] = {
+                        "cr2_t": [], "hall_t": [], "bootstrap_t": [], "guarded": []
+                    }  # fmt: skip
                     miss_low: dict[str, int] = dict.fromkeys(hits, 0)
                     widths: dict[str, list[float]] = {k: [] for k in hits}
                     for r in range(replications):
@@ -66,6 +68,14 @@ def means(replications: int, seed: int, only: argparse.Namespace) -> pd.DataFram
                             "cr2_t": clustered_mean_interval(d, study.clusters, level=LEVEL),
                             "hall_t": hall_mean_interval(d, study.clusters, level=LEVEL),
                             "bootstrap_t": bootstrap_t_mean_interval(
+                                d,
+                                study.clusters,
+                                level=LEVEL,
+                                seed=hashed_seed(seed, r, examples),
+                                samples=only.bootstrap_samples,
+                                guard=False,
+                            ),
+                            "guarded": bootstrap_t_mean_interval(
                                 d,
                                 study.clusters,
                                 level=LEVEL,
