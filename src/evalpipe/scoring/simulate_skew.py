@@ -18,7 +18,7 @@ Every study has ``G`` examples; example g holds ``n_g = min(cap, Z)`` target wor
   ``p_g = logistic(1 - b_g)``, a clean answer ``o_g ~ Bernoulli(p_g)`` and a fragility ``f_g ~
   Gamma(0.5, 2)`` (mean 1, most examples robust, a few fragile); per pair a correct answer
   turns wrong with probability ``min(1, h f_g)`` and a wrong one right with probability
-  ``h_back``. Truth: ``E[p] E[min(1, h f)] ... `` as :func:`flips_truth` computes (n_g
+  ``h_back``. Truth: ``-E[p] E[min(1, h f)] + (1 - E[p]) h_back`` (:func:`flips_truth`; n_g is
   independent of the rest, so the pair-weighted truth is the example-weighted one).
 """
 
@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import special, stats
 
 SIZES = (20, 40, 80, 300)
 CAP = 50
@@ -47,8 +48,6 @@ class SkewStudy:
 
 def words_pmf(a: float, cap: int = CAP) -> tuple[np.ndarray, np.ndarray]:
     """Values 1..cap of ``n_g`` and their probabilities (Zipf(a), the tail folded onto cap)."""
-    from scipy import special  # a simulator-only dependency; stages never import this module
-
     k = np.arange(1, cap + 1, dtype=float)
     p = k**-a / special.zeta(a)
     p[-1] = special.zeta(a, cap) / special.zeta(a)  # P(Z >= cap)
@@ -87,8 +86,6 @@ def perplexity_study(
 def flips_truth(kind: str) -> float:
     """``E[acc_typo - acc_clean]`` of :func:`flips_study`: ``-E[p] E[min(1, h f)] + (1 - E[p])
     h_back``, by Gauss-Hermite quadrature over the difficulty and the gamma cdf for the cap."""
-    from scipy import stats
-
     h, back = FLIPS[kind]
     x, w = np.polynomial.hermite_e.hermegauss(80)
     accuracy = float((w / w.sum() * (1.0 / (1.0 + np.exp(-(1.0 - 1.2 * x))))).sum())
