@@ -82,12 +82,13 @@ def cells(part: str, kinds: tuple, seed: int, only: argparse.Namespace) -> Itera
 def means(replications: int, seed: int, only: argparse.Namespace) -> pd.DataFrame:
     rows = []
     for cell in cells("means", MEAN_KINDS, seed, only):
-        hits: dict[str, list[float]] = {"cr2_t": [], "hall_t": [], "bootstrap_t": []}
+        hits: dict[str, list[float]] = {"cr2_t": [], "hall_t": [], "bootstrap_t": [], "guarded": []}
         miss_low: dict[str, int] = dict.fromkeys(hits, 0)
         widths: dict[str, list[float]] = {k: [] for k in hits}
         for r in range(replications):
             study = cell.study(mean_study)
             d, truth = study.values["d"], study.truth["d"]
+            boot_seed = hashed_seed(seed, r, cell.examples)
             results = {
                 "cr2_t": clustered_mean_interval(d, study.clusters, level=LEVEL),
                 "hall_t": hall_mean_interval(d, study.clusters, level=LEVEL),
@@ -95,8 +96,12 @@ def means(replications: int, seed: int, only: argparse.Namespace) -> pd.DataFram
                     d,
                     study.clusters,
                     level=LEVEL,
-                    seed=hashed_seed(seed, r, cell.examples),
+                    seed=boot_seed,
                     samples=only.bootstrap_samples,
+                    guard=False,
+                ),
+                "guarded": bootstrap_t_mean_interval(
+                    d, study.clusters, level=LEVEL, seed=boot_seed, samples=only.bootstrap_samples
                 ),
             }
             for name, res in results.items():

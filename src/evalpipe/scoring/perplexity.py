@@ -11,11 +11,13 @@ view per benchmark) looks both rows up by key in its scored view, and:
 - per benchmark and pooled per language, the means of ``ll_original`` and ``ll_perturbed`` over
   the pairs, and ``ratio = exp(mean d) = exp(ll_original - ll_perturbed)``: the geometric mean of
   the pairs' perplexity ratios (> 1: typos make the text less likely);
-- its interval: the cluster bootstrap-t on ``d`` (:func:`evalpipe.scoring.skewed_mean.
+- its interval: the guarded cluster bootstrap-t on ``d`` (:func:`evalpipe.scoring.skewed_mean.
   bootstrap_t_mean_interval`: examples resampled, each resample studentised with its CR2
-  standard error; seeded by the row's key), then ``exp``. Per-pair log-ratios are right-skewed
-  (a few typos cost many nats), and the symmetric CR2 t interval missed on the high side;
-  docs/scoring.md ("Arms' means and ratios") has the coverage of both.
+  standard error, neither side narrower than the CR2 t interval's; seeded by the row's key),
+  then ``exp``. Per-pair log-ratios are right-skewed (a few typos cost many nats): the
+  symmetric CR2 t interval missed on the high side, and the plain bootstrap-t missed where a
+  sample held none of the rare large values; docs/scoring.md ("Arms' means and ratios") has the
+  coverage of each.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from evalpipe.scoring.views import primary_views
 from evalpipe.seeding import hashed_seed
 
 PPL_COLUMNS = ("ppl_logprob", "ppl_tokens")
-CI_METHOD = "cluster_bootstrap_t_log_ratio"
+CI_METHOD = "guarded_cluster_bootstrap_t_log_ratio"
 KEYS = ["example_id", "variant", "word_rank", "draw"]
 # What a per-pair perplexity row holds (:func:`perplexity_pairs`).
 PAIR_PPL_COLUMNS = [

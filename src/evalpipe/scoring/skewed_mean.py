@@ -10,7 +10,10 @@ the log-likelihood a lot its misses fall on one side (the truth above the interv
 - :func:`bootstrap_t_mean_interval`: the cluster bootstrap-t (examples resampled with
   replacement, each resample studentised with its own CR2 standard error; the interval takes the
   resampled t's quantiles), seeded by the caller (a hashed seed: the same data give the same
-  interval on every run).
+  interval on every run). With ``guard`` (the default) neither side comes closer to the mean
+  than the CR2 t interval's: the bootstrap may only widen a side. A sample that holds none of
+  the rare large values looks unskewed, its resampled t's are short-tailed, and the plain
+  bootstrap-t is then narrower than the symmetric interval on the very side the truth lies.
 
 ``perf/arm_coverage.py`` compares them with the CR2 t interval on skewed, symmetric and
 informative-cluster-size designs (docs/scoring.md, "Arms' means and ratios"); the perplexity
@@ -159,13 +162,17 @@ def bootstrap_t_mean_interval(
     level: float,
     seed: int,
     samples: int = BOOTSTRAP_SAMPLES,
+    guard: bool = True,
 ) -> MeanInterval:
     """``mean(values)`` with the cluster bootstrap-t interval.
 
     Each resample draws G examples with replacement (a drawn example counts as many times as it
     is drawn, each copy a cluster of the resample), and ``t* = (mean* - mean) / se*`` with the
     resample's CR2 standard error; the interval is ``[mean - t*_(1 - a/2) se, mean - t*_(a/2)
-    se]``. Resamples with no spread (one example drawn G times) are left out.
+    se]``. Resamples with no spread (one example drawn G times) are left out. With ``guard``,
+    ``t*_(1 - a/2)`` is at least and ``t*_(a/2)`` at most Student's ``+-t`` on the
+    Bell-McCaffrey degrees of freedom: the interval holds the CR2 t interval
+    (:func:`evalpipe.scoring.mean_interval.clustered_mean_interval`).
 
     Parameters
     ----------
@@ -174,6 +181,7 @@ def bootstrap_t_mean_interval(
     level : confidence level.
     seed : of the resamples (:func:`evalpipe.seeding.hashed_seed` of the row's key).
     samples : resamples.
+    guard : never narrower than the CR2 t interval on either side.
 
     Returns
     -------
@@ -203,7 +211,10 @@ def bootstrap_t_mean_interval(
     if t_star.size == 0 or not c.se > 0:
         return MeanInterval(c.mean, c.mean, c.mean, c.n, c.groups, c.df)
     alpha = (1.0 - level) / 2.0
-    q_low, q_high = np.quantile(t_star, [alpha, 1.0 - alpha])
-    low = c.mean - float(q_high) * c.se
-    high = c.mean - float(q_low) * c.se
+    q_low, q_high = (float(q) for q in np.quantile(t_star, [alpha, 1.0 - alpha]))
+    if guard:
+        t = critical_value(level, c.df)
+        q_low, q_high = min(q_low, -t), max(q_high, t)
+    low = c.mean - q_high * c.se
+    high = c.mean - q_low * c.se
     return MeanInterval(c.mean, low + 0.0, high + 0.0, c.n, c.groups, c.df)
