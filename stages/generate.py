@@ -77,10 +77,8 @@ def run_model(slug: str, model_cfg: dict, params: dict, names, *, progress, sour
     declared = validate_suites(suites, local=paths.raw_benchmarks, source=source)
     parts = [study(params, paths, slug=slug, source=source) for study in STUDIES]
     studies = [part for part in parts if part.enabled]
-    # made before the plans (a study's arms may ask the model); started only on a cache miss
-    caches = paths.generation_caches
-    model_cache = default_model_cache(paths.root)
-    engine = make_engine(
+    caches, model_cache = paths.generation_caches, default_model_cache(paths.root)
+    engine = make_engine(  # before the plans (a study's arms may ask it); started on a miss
         model_cfg,
         cache_dir=paths.generation_cache(slug),
         model_cache=model_cache,
@@ -97,13 +95,11 @@ def run_model(slug: str, model_cfg: dict, params: dict, names, *, progress, sour
         fewshot = _fewshot(paths, name, n_shots) if style == "few_shot" else None
         language = declared.get(name, spec.language)
         bench = BenchmarkInput(name, path, rows, spec, fewshot, style, n_shots, language)
-        plans.append(
-            plan := plan_benchmark(bench, sampling=sampling, studies=studies, engine=engine)
-        )
+        plan = plan_benchmark(bench, sampling=sampling, studies=studies, engine=engine)
+        plans.append(plan)
         if sampling.method != "generate" and plan.loglikelihood is None:
             reason = plan.loglikelihood_reason
             click.echo(f"generate: {name}: no log-likelihood scoring: {reason}", err=True)
-
     # tokens of every edited word before and after its typo, under this model's tokenizer
     counter = word_token_counter(model_cfg, model_cache=model_cache)
     per_benchmark: dict[str, dict] = {}
