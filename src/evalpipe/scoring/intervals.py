@@ -18,7 +18,9 @@ examples answered without and with typos. Its interval comes from :func:`paired_
   and are not independent. :func:`cluster_correction` estimates the ratio of the cluster-robust to
   the independent-pairs variance of delta (Rao & Scott 1992's approach for clustered binary data)
   with the cluster jackknife (CR3; MacKinnon, Nielsen & Webb 2023), and Bell & McCaffrey's (2002)
-  Satterthwaite degrees of freedom (working model of independent pairs; Imbens & Kolesar 2016).
+  Satterthwaite degrees of freedom (working model of independent pairs; Imbens & Kolesar 2016;
+  ``df_model="exchangeable"`` opts into a working model of correlated pairs within an example,
+  :func:`exchangeable_df`).
   The interval is the hull of two score intervals: the independent-pairs one (normal quantile) and
   the clustered one (counts divided by the ratio, Student t quantile on those degrees of freedom);
   in practice the 2x2 counts are divided by ``max(1, ratio * (t / z)^2)`` and the interval is
