@@ -7,8 +7,9 @@ Run: python perf/arm_coverage.py [--replications 400] [--seed 0] [--part means l
 The studies are :mod:`evalpipe.scoring.simulate_arms`'s (20 / 40 / 80 / 300 examples, K = 1 and
 4 typo draws, moderate and heavy-tailed words per example). Each cell prints the share of
 studies whose interval holds the truth; its Monte Carlo standard error is
-``sqrt(0.95 * 0.05 / replications)`` (0.011 at 400). Nothing is asserted; the figures go to
-docs/scoring.md.
+``sqrt(0.95 * 0.05 / replications)`` (0.011 at 400). ``recovered`` also prints the headline
+``delta_typo``'s coverage, with the default df and with ``df_model="exchangeable"``
+(``delta_typo_exch_cov``). Nothing is asserted; the figures go to docs/scoring.md.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalpipe.scoring.intervals import paired_score
+from evalpipe.scoring.intervals import DF_EXCHANGEABLE, paired_score
 from evalpipe.scoring.mean_interval import clustered_mean_interval
 from evalpipe.scoring.ratio_interval import fieller_interval
 from evalpipe.scoring.score_mean import score_mean_interval
@@ -143,7 +144,7 @@ def ladder(replications: int, seed: int, only: argparse.Namespace) -> pd.DataFra
 def recovered(replications: int, seed: int, only: argparse.Namespace) -> pd.DataFrame:
     rows = []
     for cell in cells("recovered", RECOVERED_KINDS, seed, only):
-        share, points, loss, fieller, reported = [], [], [], [], []
+        share, points, loss, loss_exch, fieller, reported = [], [], [], [], [], []
         for _ in range(replications):
             s = cell.study(recovered_study)
             c, t, d = s.values["clean"], s.values["typo"], s.values["defended"]
@@ -153,6 +154,8 @@ def recovered(replications: int, seed: int, only: argparse.Namespace) -> pd.Data
             points.append(ps.low <= s.truth["points"] <= ps.high)
             ls = paired_score(c, t, clusters=s.clusters, level=LEVEL)
             loss.append(ls.low <= -s.truth["loss"] <= ls.high)
+            lx = paired_score(c, t, clusters=s.clusters, level=LEVEL, df_model=DF_EXCHANGEABLE)
+            loss_exch.append(lx.low <= -s.truth["loss"] <= lx.high)
             show = ls.high < 0
             f = fieller_interval(d.astype(float) - t, c.astype(float) - t,
                                  s.clusters, level=LEVEL)  # fmt: skip
@@ -167,6 +170,7 @@ def recovered(replications: int, seed: int, only: argparse.Namespace) -> pd.Data
                      "share_sd": float(np.nanstd(sh)),
                      "share_median": float(np.nanmedian(sh)),
                      "delta_typo_cov": float(np.mean(loss)),
+                     "delta_typo_exch_cov": float(np.mean(loss_exch)),
                      "points_cov": float(np.mean(points)),
                      "share_reported": float(np.mean(reported)),
                      "fieller_cov": float(np.mean(fieller)) if fieller else math.nan})  # fmt: skip

@@ -18,7 +18,9 @@ examples answered without and with typos. Its interval comes from :func:`paired_
   and are not independent. :func:`cluster_correction` estimates the ratio of the cluster-robust to
   the independent-pairs variance of delta (Rao & Scott 1992's approach for clustered binary data)
   with the cluster jackknife (CR3; MacKinnon, Nielsen & Webb 2023), and Bell & McCaffrey's (2002)
-  Satterthwaite degrees of freedom (working model of independent pairs; Imbens & Kolesar 2016).
+  Satterthwaite degrees of freedom (working model of independent pairs; Imbens & Kolesar 2016;
+  ``df_model="exchangeable"`` opts into a working model of correlated pairs within an example,
+  :func:`exchangeable_df`).
   The interval is the hull of two score intervals: the independent-pairs one (normal quantile) and
   the clustered one (counts divided by the ratio, Student t quantile on those degrees of freedom);
   in practice the 2x2 counts are divided by ``max(1, ratio * (t / z)^2)`` and the interval is
@@ -274,8 +276,18 @@ class ClusterCorrection:
         return max(1.0, self.variance_ratio * scale * scale)
 
 
+# Working models of the pairs of one example for the degrees of freedom of cluster_correction:
+# independent pairs, or pairs that share an intra-example correlation estimated from the data.
+DF_INDEPENDENT = "independent"
+DF_EXCHANGEABLE = "exchangeable"
+DF_MODELS = (DF_INDEPENDENT, DF_EXCHANGEABLE)
+
+
 def cluster_correction(
-    diff: Sequence[float] | np.ndarray, clusters: Sequence[Any] | np.ndarray | None
+    diff: Sequence[float] | np.ndarray,
+    clusters: Sequence[Any] | np.ndarray | None,
+    *,
+    df_model: str = DF_INDEPENDENT,
 ) -> ClusterCorrection:
     """Variance ratio, design effect and degrees of freedom of ``mean(diff)`` over clustered pairs.
 
@@ -296,6 +308,12 @@ def cluster_correction(
     ----------
     diff : ``correct_perturbed - correct_original`` per pair (-1, 0, 1).
     clusters : cluster (example) code per pair; None or all-distinct: independent pairs.
+    df_model : :data:`DF_INDEPENDENT` (the default) or :data:`DF_EXCHANGEABLE`: the
+        Satterthwaite df under a working model whose pairs of one example share the
+        intra-example correlation estimated from ``diff`` (:func:`exchangeable_df`; Imbens &
+        Kolesar 2016's recommendation). Fewer df when a few large examples hold correlated pairs:
+        the exchangeable df keep the headline's coverage when words per example are heavy-tailed
+        (docs/scoring-studies.md, "Headline delta with heavy-tailed words per example").
 
     Returns
     -------
@@ -324,9 +342,14 @@ def cluster_correction(
         return ClusterCorrection(1.0, math.inf)
     if g == 1:
         return ClusterCorrection(float(n), 1.0, float(n))
+    if df_model not in DF_MODELS:
+        raise InputError(f"df_model: expected one of {', '.join(DF_MODELS)}, got {df_model!r}")
     sizes = np.bincount(codes, minlength=g).astype(float)
     leverage = sizes / n
-    df = _satterthwaite_df(sizes, n, 1.0 / (1.0 - leverage))
+    if df_model == DF_EXCHANGEABLE:
+        df = exchangeable_df(d, codes, sizes)
+    else:
+        df = _satterthwaite_df(sizes, n, 1.0 / (1.0 - leverage))
     resid = d - d.mean()
     naive = float((resid**2).sum()) / (1.0 - 1.0 / n)
     if naive <= 1e-12:
@@ -336,21 +359,25 @@ def cluster_correction(
     return ClusterCorrection(max(1.0, ratio), df, ratio)
 
 
-def _satterthwaite_df(sizes: np.ndarray, n: int, weight: np.ndarray) -> float:
+def _satterthwaite_df(
+    sizes: np.ndarray, n: int, weight: np.ndarray, variances: np.ndarray | None = None
+) -> float:
     """Satterthwaite degrees of freedom of ``sum_g w_g S_g^2`` (S_g the cluster sums of the
-    residuals from the mean) under a working model of independent, equal-variance pairs.
+    residuals from the mean) under a working model of independent, equal-variance pairs, or,
+    with ``variances``, of clusters whose sums of errors have those variances.
 
     With ``S = (I - a 1') T``, ``a_g = n_g / n`` and T the clusters' sums of errors
-    (independent, variance ``n_g``), the quadratic form's matrix in T-standardised terms is
-    ``K = diag(w_g n_g) - r q' - q r' + c r r'`` (``r_g = sqrt(n_g)``, ``q_g = r_g w_g a_g``,
-    ``c = sum_g w_g a_g^2``): a diagonal plus a rank-two term, so ``df = tr(K)^2 / tr(K^2)``
-    takes O(G).
+    (independent, variance ``v_g``: ``n_g`` for independent pairs), the quadratic form's matrix
+    in T-standardised terms is ``K = diag(w_g v_g) - r q' - q r' + c r r'`` (``r_g =
+    sqrt(v_g)``, ``q_g = r_g w_g a_g``, ``c = sum_g w_g a_g^2``): a diagonal plus a rank-two
+    term, so ``df = tr(K)^2 / tr(K^2)`` takes O(G).
     """
+    v = sizes if variances is None else variances
     a = sizes / n
-    r = np.sqrt(sizes)
+    r = np.sqrt(v)
     q = r * weight * a
     c = float((weight * a * a).sum())
-    diag = weight * sizes
+    diag = weight * v
     # Sums, not dot products: BLAS kernels round dot products differently across machines.
     rr, rq, qq = float((r * r).sum()), float((r * q).sum()), float((q * q).sum())
     trace = float(diag.sum()) - 2.0 * rq + c * rr
@@ -364,6 +391,48 @@ def _satterthwaite_df(sizes: np.ndarray, n: int, weight: np.ndarray) -> float:
         + low_rank_sq
     )
     return trace**2 / trace_sq if trace_sq > 0 else float(sizes.size - 1)
+
+
+def intra_example_correlation(d: np.ndarray, codes: np.ndarray, sizes: np.ndarray) -> float:
+    """Moment estimate of the correlation of two pairs of one example, clipped to [0, 1]:
+    ``(sum_g S_g^2 - sum e^2) / sum_g n_g (n_g - 1)`` over ``sum e^2 / (n - 1)`` (``e`` the
+    residuals from the mean, ``S_g`` their sum per example); 0 when nothing varies or no example
+    holds two pairs.
+
+    >>> d = np.array([-1.0, -1.0, 0.0, 0.0, -1.0, 0.0])
+    >>> round(intra_example_correlation(d, np.array([0, 0, 1, 1, 2, 2]), np.full(3, 2.0)), 4)
+    0.2778
+    """
+    e = d - d.mean()
+    ss = float((e * e).sum())
+    pairs = float((sizes * (sizes - 1.0)).sum())
+    if ss <= 1e-12 or pairs <= 0.0:
+        return 0.0
+    sums = np.bincount(codes, weights=e, minlength=sizes.size)
+    rho = (float((sums * sums).sum()) - ss) / pairs / (ss / (d.size - 1))
+    return min(1.0, max(0.0, rho))
+
+
+def exchangeable_df(d: np.ndarray, codes: np.ndarray, sizes: np.ndarray) -> float:
+    """Bell-McCaffrey degrees of freedom of the CR2 variance under an exchangeable working
+    model: an example's sum of errors has variance ``n_g (1 + (n_g - 1) rho)``, ``rho`` the
+    :func:`intra_example_correlation` of ``d`` (Imbens & Kolesar 2016). ``rho`` 0 gives the
+    independent-pairs df; equal sizes give ``G - 1`` whatever ``rho``.
+
+    Four single-pair examples, one of nine pairs that all flipped, two of three that held: the
+    pairs of an example go together (rho 0.78) and the nine-pair example carries most of the
+    variance, so fewer df than under independent pairs.
+
+    >>> sizes = np.array([1.0, 1.0, 1.0, 1.0, 9.0, 3.0, 3.0])
+    >>> d = np.r_[[0.0, -1.0, 0.0, -1.0], [-1.0] * 9, [0.0] * 6]
+    >>> codes = np.repeat(np.arange(7), sizes.astype(int))
+    >>> round(exchangeable_df(d, codes, sizes), 3), round(cr2_weights_df(sizes, 19)[1], 3)
+    (1.652, 2.865)
+    """
+    n = int(d.size)
+    rho = intra_example_correlation(d, codes, sizes)
+    variances = sizes * (1.0 + (sizes - 1.0) * rho)
+    return _satterthwaite_df(sizes, n, 1.0 / (1.0 - sizes / n), variances)
 
 
 def cr2_weights_df(sizes: np.ndarray, n: int) -> tuple[np.ndarray, float]:
@@ -458,6 +527,7 @@ def paired_score(
     clusters: Sequence[Any] | np.ndarray | None = None,
     level: float = 0.95,
     method: str = DEFAULT_METHOD,
+    df_model: str = DF_INDEPENDENT,
 ) -> PairedScore:
     """Interval for ``mean(perturbed) - mean(original)`` and the p of the test it inverts.
 
@@ -468,6 +538,7 @@ def paired_score(
     level : confidence level.
     method : :data:`TANGO` or :data:`NEWCOMBE` (the p is Tango's score test either way; only
         Tango's interval inverts it).
+    df_model : working model of the degrees of freedom (:func:`cluster_correction`).
 
     Returns
     -------
@@ -486,7 +557,7 @@ def paired_score(
         raise ValueError(f"paired inputs differ in length: {o.size} vs {p.size}")
     if o.size == 0:
         return PairedScore(None, None, 1.0, 1.0, math.inf)
-    correction = cluster_correction(p.astype(float) - o.astype(float), clusters)
+    correction = cluster_correction(p.astype(float) - o.astype(float), clusters, df_model=df_model)
     inflation = correction.inflation(level)
     c2i, i2c = float((o & ~p).sum()), float((~o & p).sum())
     low, high = interval_from_counts(

@@ -51,6 +51,7 @@ import pandas as pd
 from evalpipe.errors import InputError
 from evalpipe.scoring.intervals import (
     DEFAULT_METHOD,
+    DF_EXCHANGEABLE,
     ClusterCorrection,
     clustered_score_p,
     cr2_weights_df,
@@ -347,6 +348,7 @@ HEADLINE_METHODS = (
     "cr2_bm",  # CR2 design effect floored at 1, Bell-McCaffrey df
     "cr2_floor",  # CR2 at t on its df, hulled with the independent-pairs score interval
     "cr3_floor",  # CR3 (jackknife) likewise: the tables' method (paired_score)
+    "cr3_floor_exchangeable",  # the same with the exchangeable working model's df (opt-in)
 )
 
 
@@ -463,6 +465,11 @@ def headline_rows(
                      "design_effect": deff, "df": cr2_df})  # fmt: skip
         score = paired_score(o, p, clusters=ex, level=level, method=method)
         rows.append({**common, "estimator": "cr3_floor", "ci_low": score.low,
+                     "ci_high": score.high, "p": score.p_value,
+                     "design_effect": score.design_effect, "df": score.df})  # fmt: skip
+        score = paired_score(o, p, clusters=ex, level=level, method=method,
+                             df_model=DF_EXCHANGEABLE)  # fmt: skip
+        rows.append({**common, "estimator": "cr3_floor_exchangeable", "ci_low": score.low,
                      "ci_high": score.high, "p": score.p_value,
                      "design_effect": score.design_effect, "df": score.df})  # fmt: skip
     return pd.DataFrame(rows)
