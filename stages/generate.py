@@ -68,7 +68,14 @@ def main(models: tuple[str, ...], names: tuple[str, ...], progress: bool, params
 def run_model(slug: str, model_cfg: dict, params: dict, names, *, progress, source) -> None:
     """Generate every declared benchmark with one model."""
     temperature, override, seed = sampling_settings(params["sampling"], source=source)
-    sampling = Sampling(temperature, override, seed, method=str(params["scoring"]["method"]))
+    scoring = params["scoring"]
+    sampling = Sampling(
+        temperature,
+        override,
+        seed,
+        method=str(scoring["method"]),
+        top_logprobs=scoring["top_logprobs"],
+    )
     style, n_shots = str(params["prompt"]["style"]), int(params["prompt"]["n_shots"] or 0)
     paths = ProjectPaths()
     # Exactly the declared sets: dvc.yaml's generate stage tracks data/perturbed as a whole, so

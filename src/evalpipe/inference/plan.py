@@ -26,7 +26,9 @@ from evalpipe.benchmarks.spec import BenchmarkSpec
 from evalpipe.errors import InputError
 from evalpipe.inference.cache import cache_key
 from evalpipe.inference.generate import (
+    FIRST_TOKEN_COLUMN,
     answer_budget,
+    first_token_column,
     generation_counts,
     make_requests,
     not_sent_counts,
@@ -99,6 +101,7 @@ class Sampling:
     max_tokens: int | None  # overrides every benchmark's budget when set
     seed: int | None
     method: str  # generate | loglikelihood | both
+    top_logprobs: int = 0  # scoring.top_logprobs: first-token top-k asked with every answer
 
 
 def _no_arms(bench: BenchmarkInput, prompts: list[str]) -> list[Arm]:
@@ -193,6 +196,7 @@ def answer_requests(
         json_schema=spec.json_schema,
         seed=sampling.seed if seed is None else seed,
         stop=spec.stop(style),
+        top_logprobs=sampling.top_logprobs,
     )
 
 
@@ -287,6 +291,8 @@ def benchmark_outputs(
     else:  # log-likelihood only: the rows carry no generated answer
         gens = [Generation("", "not_generated", 0, 0)] * len(plan.prompts)
     frame = outputs_frame(plan.rows, plan.prompts, gens, model=slug, model_id=identity.label)
+    if any(r.top_logprobs for r in requests):
+        frame[FIRST_TOKEN_COLUMN] = first_token_column(gens)
     if plan.loglikelihood is not None:
         ll = loglikelihood_columns(plan.bench.spec, plan.loglikelihood, result.loglikelihood)
         frame = pd.concat([frame, ll], axis=1)
