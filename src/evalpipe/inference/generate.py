@@ -144,7 +144,7 @@ def make_requests(
     json_schema: dict[str, Any] | None,
     seed: int | None,
     stop: Sequence[str] = (),
-    top_logprobs: int = 0,
+    top_logprobs: int = default_of("scoring.top_logprobs"),
 ) -> list[GenerationRequest]:
     """One request per prompt with the benchmark's budget, schema and stop sequences (and the
     first-token top-k count when ``top_logprobs`` > 0)."""

@@ -51,6 +51,7 @@ from evalpipe.inference.word_tokens import (
     uncounted_message,
 )
 from evalpipe.model_list import model_labels
+from evalpipe.params_schema import default_of
 
 log = logging.getLogger("stages.generate")
 TRUNCATION_WARNING = 0.05  # warn when more of a benchmark's outputs than this hit their budget
@@ -101,7 +102,7 @@ class Sampling:
     max_tokens: int | None  # overrides every benchmark's budget when set
     seed: int | None
     method: str  # generate | loglikelihood | both
-    top_logprobs: int = 0  # scoring.top_logprobs: first-token top-k asked with every answer
+    top_logprobs: int = default_of("scoring.top_logprobs")  # first-token top-k per answer
 
 
 def _no_arms(bench: BenchmarkInput, prompts: list[str]) -> list[Arm]:

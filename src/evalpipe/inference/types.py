@@ -54,7 +54,7 @@ class GenerationRequest:
     seed: int | None = None
     stop: tuple[str, ...] = ()
     prefix: str = ""
-    top_logprobs: int = 0
+    top_logprobs: int = default_of("scoring.top_logprobs")
 
     def validate(self, index: int = 0) -> None:
         """Raise InputError naming the request and field when a value is out of range."""
