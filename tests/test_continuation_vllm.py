@@ -1,7 +1,9 @@
 """Continuation cells through vLLM's CPU build with tiny-random: the prompt is rendered with
 the assistant's prefix left open (the chat template's continue_final_message, or the raw
 prompt followed by the prefix), every cell is generated and its answer read, and the prefix is
-part of the generation cache's identity (a second run is all cache hits; a new prefix is not)."""
+part of the generation cache's identity (a second run is all cache hits; a new prefix is not).
+The same engine returns the first answer token's top-k log-probabilities (the first-token KL's
+input) and caches them."""
 
 from __future__ import annotations
 
@@ -87,8 +89,8 @@ def test_cells_continue_their_prefix_on_the_cpu_build(tmp_path: Path) -> None:
         assert engine.last_stats.misses == 2
 
         # the first answer token's top-k log-probabilities (scoring.top_logprobs): k entries,
-        # most probable first, the greedy token on top; the count is part of the cache key
-        # and the cache gives them back exactly
+        # most probable first, the answer unchanged; the count is part of the cache key and the
+        # cache gives them back exactly
         asked = [GenerationRequest(r.prompt, 4, 0.0, top_logprobs=3) for r in requests[:2]]
         top = engine.generate(asked)
         assert engine.last_stats.misses == 2
