@@ -168,3 +168,19 @@ def test_a_backend_without_top_logprobs_is_counted_unavailable_never_zero() -> N
 
     s = first_token_summary(table, level=0.95)["b"]
     assert (s["n"], s["n_unavailable"], s["first_token_kl"]) == (0, 8, None)
+
+
+def test_interval_covers_a_planted_truth() -> None:
+    """A small coverage check (perf/first_token_kl_coverage.py prints the full table)."""
+    from evalpipe.scoring.simulate_first_token import first_token_study, truth
+    from evalpipe.scoring.skewed_mean import bootstrap_t_mean_interval
+
+    t = truth(5, examples=4000)
+    rng = np.random.default_rng(11)
+    hits, reps = 0, 60
+    for r in range(reps):
+        s = first_token_study(rng, examples=60, draws=3, k=5)
+        m = bootstrap_t_mean_interval(s.kl, s.clusters, level=0.95, seed=r, samples=199)
+        hits += m.low <= t <= m.high
+    # 95% nominal; 60 replications: a binomial 99.9% lower bound is about 0.84
+    assert hits / reps >= 0.84
