@@ -34,6 +34,7 @@ from evalpipe.inference.generate import (
     not_sent_counts,
     outputs_frame,
     outputs_table,
+    sampling_settings,
     truncated_share,
 )
 from evalpipe.inference.loglikelihood import loglikelihood_columns, loglikelihood_requests
@@ -103,6 +104,14 @@ class Sampling:
     seed: int | None
     method: str  # generate | loglikelihood | both
     top_logprobs: int = default_of("scoring.top_logprobs")  # first-token top-k per answer
+
+    @classmethod
+    def of(cls, params: dict, *, source: str) -> Sampling:
+        """The run's settings from params.yaml's ``sampling`` and ``scoring`` sections."""
+        temperature, override, seed = sampling_settings(params["sampling"], source=source)
+        scoring = params["scoring"]
+        method, top_k = str(scoring["method"]), int(scoring["top_logprobs"])
+        return cls(temperature, override, seed, method, top_logprobs=top_k)
 
 
 def _no_arms(bench: BenchmarkInput, prompts: list[str]) -> list[Arm]:
