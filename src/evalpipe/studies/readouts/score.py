@@ -13,7 +13,12 @@ import pyarrow.parquet as pq
 from evalpipe import atomic
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.calibration import calibration_pairs, calibration_summary
-from evalpipe.scoring.first_token_kl import COLUMN, first_token_pairs, first_token_summary
+from evalpipe.scoring.first_token_kl import (
+    COLUMN,
+    KEYS,
+    first_token_pairs,
+    first_token_summary,
+)
 from evalpipe.scoring.study import ScoreInputs, ScorePart
 from evalpipe.scoring.summaries import rounded
 
@@ -28,8 +33,10 @@ def _top_outputs(inputs: ScoreInputs) -> dict[str, pd.DataFrame]:
     """Every benchmark's outputs that carry the first-token top-k column."""
     out = {}
     for path in sorted(inputs.paths.outputs_dir(inputs.slug).glob("*.parquet")):
-        if COLUMN in pq.read_schema(path).names:
-            out[path.stem] = pd.read_parquet(path)
+        names = pq.read_schema(path).names
+        if COLUMN in names:
+            wanted = [*KEYS, "condition", COLUMN]
+            out[path.stem] = pd.read_parquet(path, columns=[c for c in wanted if c in names])
     return out
 
 
