@@ -184,3 +184,34 @@ def test_interval_covers_a_planted_truth() -> None:
         hits += m.low <= t <= m.high
     # 95% nominal; 60 replications: a binomial 99.9% lower bound is about 0.84
     assert hits / reps >= 0.84
+
+
+def test_the_generate_stage_writes_the_column_only_when_asked(tmp_path: Path) -> None:
+    """stages.generate over the planted server: with scoring.top_logprobs every output row
+    carries its first token's top k; with the default no request asks and no column exists."""
+    import yaml
+
+    from tests.test_inference_openai import _run_stage, _stage_project
+
+    with TopLogprobsServer() as server:
+        root = _stage_project(tmp_path, server.url)
+        params = yaml.safe_load((root / "params.yaml").read_text())
+        params["scoring"]["top_logprobs"] = 2
+        (root / "params.yaml").write_text(yaml.safe_dump(params))
+        proc = _run_stage(root)
+        _, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err[-2000:]
+        outputs = pd.read_parquet(root / "data" / "outputs" / "canned" / "gsm8k.parquet")
+        expected = json.dumps([list(tv) for tv in CLEAN_TOP[:2]])
+        assert outputs["first_token_logprobs"].tolist() == [expected] * len(outputs)
+        assert all(b.get("top_logprobs") == 2 for b in server.bodies)
+        params["scoring"]["top_logprobs"] = 0
+        (root / "params.yaml").write_text(yaml.safe_dump(params))
+        sent = len(server.bodies)
+        proc = _run_stage(root)
+        _, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err[-2000:]
+        assert len(server.bodies) > sent  # new keys: the answers are asked again
+        assert all("logprobs" not in b for b in server.bodies[sent:])
+    outputs = pd.read_parquet(root / "data" / "outputs" / "canned" / "gsm8k.parquet")
+    assert "first_token_logprobs" not in outputs.columns and len(outputs) == 10
