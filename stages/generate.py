@@ -18,7 +18,7 @@ from evalpipe.benchmarks.loading import recorded_metadata
 from evalpipe.errors import InputError
 from evalpipe.inference.backends import word_token_counter
 from evalpipe.inference.engine import make_engine
-from evalpipe.inference.generate import sampling_settings, validate_perturbed
+from evalpipe.inference.generate import validate_perturbed
 from evalpipe.inference.plan import (
     BenchmarkInput,
     Sampling,
@@ -67,8 +67,7 @@ def main(models: tuple[str, ...], names: tuple[str, ...], progress: bool, params
 
 def run_model(slug: str, model_cfg: dict, params: dict, names, *, progress, source) -> None:
     """Generate every declared benchmark with one model."""
-    temperature, override, seed = sampling_settings(params["sampling"], source=source)
-    sampling = Sampling(temperature, override, seed, method=str(params["scoring"]["method"]))
+    sampling = Sampling.of(params, source=source)
     style, n_shots = str(params["prompt"]["style"]), int(params["prompt"]["n_shots"] or 0)
     paths = ProjectPaths()
     # Exactly the declared sets: dvc.yaml's generate stage tracks data/perturbed as a whole, so

@@ -1,7 +1,9 @@
 """Continuation cells through vLLM's CPU build with tiny-random: the prompt is rendered with
 the assistant's prefix left open (the chat template's continue_final_message, or the raw
 prompt followed by the prefix), every cell is generated and its answer read, and the prefix is
-part of the generation cache's identity (a second run is all cache hits; a new prefix is not)."""
+part of the generation cache's identity (a second run is all cache hits; a new prefix is not).
+The same engine returns the first answer token's top-k log-probabilities (the first-token KL's
+input) and caches them."""
 
 from __future__ import annotations
 
@@ -85,6 +87,24 @@ def test_cells_continue_their_prefix_on_the_cpu_build(tmp_path: Path) -> None:
         ]
         engine.generate(moved)
         assert engine.last_stats.misses == 2
+
+        # the first answer token's top-k log-probabilities (scoring.top_logprobs): k entries,
+        # most probable first, the answer unchanged; the count is part of the cache key and the
+        # cache gives them back exactly
+        asked = [GenerationRequest(r.prompt, 4, 0.0, top_logprobs=3) for r in requests[:2]]
+        top = engine.generate(asked)
+        assert engine.last_stats.misses == 2
+        for g in top:
+            values = [v for _, v in g.first_token_logprobs]
+            assert len(values) == 3 and values == sorted(values, reverse=True)
+            assert all(v <= 0 for v in values)
+        plain = engine.generate([GenerationRequest(r.prompt, 4, 0.0) for r in requests[:2]])
+        assert all(g.first_token_logprobs is None for g in plain)
+        assert [g.output for g in plain] == [g.output for g in top]
+        cached = make_engine(MODEL_CFG, cache_dir=tmp_path, model_cache=default_model_cache(REPO))
+        again_top = cached.generate(asked)
+        assert cached.last_stats.misses == 0
+        assert [g.first_token_logprobs for g in again_top] == [g.first_token_logprobs for g in top]
     finally:
         engine.close()
         VLLMBackend.shutdown_all()

@@ -232,3 +232,73 @@ def test_scoring_method_both_runs_every_benchmark_against_a_real_server(
         VLLMBackend.shutdown_all()
     assert {"mmlu", "jnli", "lawqa", "ja_sentiment", "jamp", "jcommonsenseqa"} <= set(scored)
     assert compared >= 20 and not flipped, flipped
+
+
+def test_continuation_and_first_token_top_logprobs_agree_with_the_offline_engine(
+    vllm_server: str, tmp_path: Path
+) -> None:
+    """(a) A continued assistant prefix through the openai backend (``continue_final_message``)
+    gives, token for token, the greedy continuation of the prompt the model's chat template
+    renders with the prefix left open: the server's ``/completions`` on that rendered text (it
+    ends with the prefix) answers the same, and so does the offline engine. (b) The first
+    answer token's top-k log-probabilities come back through the openai backend and match the
+    offline engine's to the log-likelihood tolerance; their first-token KL is about 0."""
+    from evalpipe.scoring.first_token_kl import first_token_kl
+
+    served = make_engine(
+        {"name": "tiny-random", "backend": "openai", "base_urls": [vllm_server]}, cache_dir=None
+    )
+    offline = make_engine(
+        {
+            "name": "tiny-random",
+            "backend": "vllm",
+            "dtype": "float32",
+            "max_model_len": MAX_MODEL_LEN,
+            "gpu_memory_utilization": 0.1,
+        },
+        cache_dir=None,
+        model_cache=default_model_cache(REPO),
+    )
+    prompts = [f"Question {i}: what is {i} plus {i + 2}? Think step by step." for i in range(4)]
+    prefixes = ["We add the two numbers.", "The sum is", "First,", "Let me think.\n"]
+    continued = [
+        GenerationRequest(p, 8, 0.0, prefix=x) for p, x in zip(prompts, prefixes, strict=True)
+    ]
+    top = [GenerationRequest(p, 4, 0.0, top_logprobs=5) for p in prompts]
+    try:
+        via_server = served.generate([*continued, *top], progress=False)
+        via_offline = offline.generate([*continued, *top], progress=False)
+        backend = offline.backend
+        for request, got in zip(continued, via_server[:4], strict=True):
+            rendered = backend._render(request)
+            assert rendered.endswith(request.prefix), rendered[-80:]
+            reply = httpx.post(
+                f"{vllm_server}/completions",
+                json={
+                    "model": "tiny-random",
+                    "prompt": rendered,
+                    "max_tokens": 8,
+                    "temperature": 0.0,
+                    "add_special_tokens": False,  # the rendered template holds them
+                },
+                timeout=120,
+            ).json()
+            assert got.output == reply["choices"][0]["text"], (request.prefix, got.output)
+            assert got.output_tokens > 0
+        assert [g.output for g in via_server[:4]] == [g.output for g in via_offline[:4]]
+
+        for s, o in zip(via_server[4:], via_offline[4:], strict=True):
+            assert s.first_token_logprobs is not None and o.first_token_logprobs is not None
+            assert len(s.first_token_logprobs) == len(o.first_token_logprobs) == 5
+            assert s.first_token_logprobs[0][0] == o.first_token_logprobs[0][0]
+            theirs = dict(s.first_token_logprobs)
+            shared = [(t, v) for t, v in o.first_token_logprobs if t in theirs]
+            assert len(shared) >= 3  # the k-th may swap with the (k+1)-th in a near-tie
+            np.testing.assert_allclose(
+                [theirs[t] for t, _ in shared], [v for _, v in shared], atol=2e-3
+            )
+            assert first_token_kl(o.first_token_logprobs, s.first_token_logprobs) < 1e-3
+    finally:
+        offline.close()
+        served.close()
+        VLLMBackend.shutdown_all()

@@ -154,7 +154,7 @@ def test_intervals_cover_a_planted_truth() -> None:
 def test_score_part_writes_readouts_only_with_log_likelihood_views(tmp_path) -> None:
     pairs, views = _frames()
     paths = ProjectPaths(tmp_path)
-    params = {"scoring": {"calibration": True}}
+    params = {"scoring": {"calibration": True, "top_logprobs": 0}}
     part = scoring(params)
     inputs = ScoreInputs("m", paths, views, pairs, 0.95)
     figures = part.figures(inputs)
@@ -167,7 +167,7 @@ def test_score_part_writes_readouts_only_with_log_likelihood_views(tmp_path) -> 
     assert part.figures(only_generated) is None
     part.write(only_generated, None)
     assert not paths.readouts_metrics("m").exists()
-    off = scoring({"scoring": {"calibration": False}})
+    off = scoring({"scoring": {"calibration": False, "top_logprobs": 0}})
     assert off.figures(inputs) is None
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -46,6 +47,26 @@ SCHEMA = pa.schema(
         ("output_tokens", pa.int64()),
     ]
 )
+TOP_LOGPROBS = "first_token_logprobs"
+"""An optional column (JSON ``[[token, logprob], ...]``), present only in segments holding a
+generation asked with ``top_logprobs``: segments without one keep :data:`SCHEMA` exactly."""
+WITH_TOP_LOGPROBS = SCHEMA.append(pa.field(TOP_LOGPROBS, pa.string()))
+
+
+def _columns(table: pa.Table) -> list[str]:
+    optional = [TOP_LOGPROBS] if TOP_LOGPROBS in table.column_names else []
+    return [*SCHEMA.names, *optional]
+
+
+def _top_json(top: tuple[tuple[str, float], ...] | None) -> str | None:
+    # repr-exact floats through JSON: a cached distribution equals the computed one bit for bit
+    return None if top is None else json.dumps([[t, v] for t, v in top], ensure_ascii=False)
+
+
+def _top_tuple(text: object) -> tuple[tuple[str, float], ...] | None:
+    if text is None:
+        return None
+    return tuple((str(t), float(v)) for t, v in json.loads(str(text)))
 
 
 def cache_key(identity: ModelIdentity, request: GenerationRequest) -> str:
@@ -151,7 +172,7 @@ class GenerationCache:
                 missing = [n for n in SCHEMA.names if n not in table.column_names]
                 if missing:
                     raise InputError(f"{path}: generation-cache segment lacks columns {missing}")
-                for row in table.select(SCHEMA.names).to_pylist():
+                for row in table.select(_columns(table)).to_pylist():
                     entries[str(row["key"])] = row
             self._entries = entries
         return self._entries
@@ -172,6 +193,7 @@ class GenerationCache:
                     prompt_tokens=int(row["prompt_tokens"]),  # type: ignore[call-overload]
                     output_tokens=int(row["output_tokens"]),  # type: ignore[call-overload]
                     from_cache=True,
+                    first_token_logprobs=_top_tuple(row.get(TOP_LOGPROBS)),
                 )
         return found
 
@@ -198,6 +220,8 @@ class GenerationCache:
                 "prompt_tokens": int(e.generation.prompt_tokens),
                 "output_tokens": int(e.generation.output_tokens),
             }
+            if e.generation.first_token_logprobs is not None:
+                rows[e.key][TOP_LOGPROBS] = _top_json(e.generation.first_token_logprobs)
         if not rows:
             return None
         path = self._write([rows[k] for k in sorted(rows)])
@@ -208,7 +232,8 @@ class GenerationCache:
     def _write(self, rows: list[dict[str, object]]) -> Path:
         digest = hashlib.sha256("\n".join(str(r["key"]) for r in rows).encode()).hexdigest()
         path = self.directory / f"seg-{digest[:24]}.parquet"
-        atomic.write_parquet(path, pa.Table.from_pylist(rows, schema=SCHEMA))
+        schema = WITH_TOP_LOGPROBS if any(r.get(TOP_LOGPROBS) for r in rows) else SCHEMA
+        atomic.write_parquet(path, pa.Table.from_pylist(rows, schema=schema))
         return path
 
     def _merge(self, paths: list[Path]) -> None:
@@ -216,7 +241,8 @@ class GenerationCache:
             return
         rows: dict[str, dict[str, object]] = {}
         for path in paths:
-            for row in pq.read_table(path).select(SCHEMA.names).to_pylist():
+            table = pq.read_table(path)
+            for row in table.select(_columns(table)).to_pylist():
                 rows[str(row["key"])] = row
         merged = self._write([rows[k] for k in sorted(rows)])
         # The merged segment is on disk before the parts go: a crash here leaves duplicates,

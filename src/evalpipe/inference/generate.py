@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -143,8 +144,10 @@ def make_requests(
     json_schema: dict[str, Any] | None,
     seed: int | None,
     stop: Sequence[str] = (),
+    top_logprobs: int = default_of("scoring.top_logprobs"),
 ) -> list[GenerationRequest]:
-    """One request per prompt with the benchmark's budget, schema and stop sequences."""
+    """One request per prompt with the benchmark's budget, schema and stop sequences (and the
+    first-token top-k count when ``top_logprobs`` > 0)."""
     return [
         GenerationRequest(
             prompt=p,
@@ -153,8 +156,29 @@ def make_requests(
             json_schema=json_schema,
             seed=seed,
             stop=tuple(stop),
+            top_logprobs=int(top_logprobs),
         )
         for p in prompts
+    ]
+
+
+FIRST_TOKEN_COLUMN = "first_token_logprobs"
+"""The outputs' column (only with ``scoring.top_logprobs`` > 0): the first answer token's top-k
+as JSON ``[[token, logprob], ...]``, null where the backend returned none."""
+
+
+def first_token_column(generations: Sequence[Generation]) -> list[str | None]:
+    """Each generation's first-token top-k as JSON (null when unavailable).
+
+    >>> first_token_column([Generation("a", "stop", 1, 1, first_token_logprobs=(("a", -0.5),)),
+    ...                     Generation("b", "stop", 1, 1)])
+    ['[["a", -0.5]]', None]
+    """
+    return [
+        None
+        if g.first_token_logprobs is None
+        else json.dumps([[t, v] for t, v in g.first_token_logprobs], ensure_ascii=False)
+        for g in generations
     ]
 
 

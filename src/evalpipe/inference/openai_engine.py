@@ -227,6 +227,9 @@ class OpenAIBackend:
             body["add_generation_prompt"] = False
         if req.seed is not None:
             body["seed"] = int(req.seed)
+        if req.top_logprobs:
+            body["logprobs"] = True
+            body["top_logprobs"] = int(req.top_logprobs)
         if req.stop:
             body["stop"] = list(req.stop)
         if req.json_schema is not None and self.structured_outputs:
@@ -260,6 +263,8 @@ class OpenAIBackend:
             )
         body = {k: v for k, v in self._payload(req).items() if k not in _CHAT_ONLY}
         body["prompt"] = rendered
+        if req.top_logprobs:  # the completions endpoint takes the count as ``logprobs``
+            body["logprobs"] = int(body.pop("top_logprobs"))
         return await self._post("/completions", body, _parse_text)
 
     def _rendered_continuation(self, req: GenerationRequest) -> str | None:
@@ -588,12 +593,36 @@ def _parse(resp: Reply, url: str) -> Generation:
             finish_reason=str(choice.get("finish_reason") or "unknown"),
             prompt_tokens=int(usage.get("prompt_tokens") or 0),
             output_tokens=int(usage.get("completion_tokens") or 0),
+            first_token_logprobs=_chat_top(choice.get("logprobs")),
         )
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
         raise EngineError(
             f"{url}: response is not an OpenAI chat completion "
             f"({type(exc).__name__}: {exc}): {resp.text[:300]}"
         ) from exc
+
+
+def _ranked(pairs: Any) -> tuple[tuple[str, float], ...] | None:
+    """``(token, logprob)`` pairs, most probable first (ties by token: a stable order)."""
+    out = [(str(t), float(v)) for t, v in pairs]
+    return tuple(sorted(out, key=lambda tv: (-tv[1], tv[0]))) or None
+
+
+def _chat_top(logprobs: Any) -> tuple[tuple[str, float], ...] | None:
+    """The first token's ``top_logprobs`` of a chat completion's ``logprobs.content``; None when
+    the server sent none (it ignored the request, or generated nothing)."""
+    content = (logprobs or {}).get("content") or []
+    if not content or not content[0].get("top_logprobs"):
+        return None
+    return _ranked((e["token"], e["logprob"]) for e in content[0]["top_logprobs"])
+
+
+def _completion_top(logprobs: Any) -> tuple[tuple[str, float], ...] | None:
+    """The first token's entry of a completion's ``logprobs.top_logprobs`` (token -> logprob)."""
+    tops = (logprobs or {}).get("top_logprobs") or []
+    if not tops or not tops[0]:
+        return None
+    return _ranked(tops[0].items())
 
 
 _CHAT_ONLY = ("messages", "continue_final_message", "add_generation_prompt", "response_format")
@@ -610,6 +639,7 @@ def _parse_text(resp: Reply, url: str) -> Generation:
             finish_reason=str(choice.get("finish_reason") or "unknown"),
             prompt_tokens=int(usage.get("prompt_tokens") or 0),
             output_tokens=int(usage.get("completion_tokens") or 0),
+            first_token_logprobs=_completion_top(choice.get("logprobs")),
         )
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
         raise EngineError(

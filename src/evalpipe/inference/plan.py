@@ -26,12 +26,15 @@ from evalpipe.benchmarks.spec import BenchmarkSpec
 from evalpipe.errors import InputError
 from evalpipe.inference.cache import cache_key
 from evalpipe.inference.generate import (
+    FIRST_TOKEN_COLUMN,
     answer_budget,
+    first_token_column,
     generation_counts,
     make_requests,
     not_sent_counts,
     outputs_frame,
     outputs_table,
+    sampling_settings,
     truncated_share,
 )
 from evalpipe.inference.loglikelihood import loglikelihood_columns, loglikelihood_requests
@@ -49,6 +52,7 @@ from evalpipe.inference.word_tokens import (
     uncounted_message,
 )
 from evalpipe.model_list import model_labels
+from evalpipe.params_schema import default_of
 
 log = logging.getLogger("stages.generate")
 TRUNCATION_WARNING = 0.05  # warn when more of a benchmark's outputs than this hit their budget
@@ -99,6 +103,15 @@ class Sampling:
     max_tokens: int | None  # overrides every benchmark's budget when set
     seed: int | None
     method: str  # generate | loglikelihood | both
+    top_logprobs: int = default_of("scoring.top_logprobs")  # first-token top-k per answer
+
+    @classmethod
+    def of(cls, params: dict, *, source: str) -> Sampling:
+        """The run's settings from params.yaml's ``sampling`` and ``scoring`` sections."""
+        temperature, override, seed = sampling_settings(params["sampling"], source=source)
+        scoring = params["scoring"]
+        method, top_k = str(scoring["method"]), int(scoring["top_logprobs"])
+        return cls(temperature, override, seed, method, top_logprobs=top_k)
 
 
 def _no_arms(bench: BenchmarkInput, prompts: list[str]) -> list[Arm]:
@@ -193,6 +206,7 @@ def answer_requests(
         json_schema=spec.json_schema,
         seed=sampling.seed if seed is None else seed,
         stop=spec.stop(style),
+        top_logprobs=sampling.top_logprobs,
     )
 
 
@@ -287,6 +301,8 @@ def benchmark_outputs(
     else:  # log-likelihood only: the rows carry no generated answer
         gens = [Generation("", "not_generated", 0, 0)] * len(plan.prompts)
     frame = outputs_frame(plan.rows, plan.prompts, gens, model=slug, model_id=identity.label)
+    if any(r.top_logprobs for r in requests):
+        frame[FIRST_TOKEN_COLUMN] = first_token_column(gens)
     if plan.loglikelihood is not None:
         ll = loglikelihood_columns(plan.bench.spec, plan.loglikelihood, result.loglikelihood)
         frame = pd.concat([frame, ll], axis=1)

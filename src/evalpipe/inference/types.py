@@ -40,6 +40,10 @@ class GenerationRequest:
         The start of the assistant's answer, which the model continues (a continuation arm:
         its output is the text after the prefix); part of the cache key when not empty.
         docs/inference.md ("Continuing an assistant prefix") says how each backend sends it.
+    top_logprobs:
+        When > 0, ask for the ``top_logprobs`` most probable first answer tokens with their
+        log-probabilities (``Generation.first_token_logprobs``; the readouts' first-token KL);
+        part of the cache key only when set.
     """
 
     prompt: str
@@ -50,6 +54,7 @@ class GenerationRequest:
     seed: int | None = None
     stop: tuple[str, ...] = ()
     prefix: str = ""
+    top_logprobs: int = default_of("scoring.top_logprobs")
 
     def validate(self, index: int = 0) -> None:
         """Raise InputError naming the request and field when a value is out of range."""
@@ -79,6 +84,15 @@ class GenerationRequest:
                 f'request {index}: field "prefix": expected a string, '
                 f"got {type(self.prefix).__name__}"
             )
+        if (
+            isinstance(self.top_logprobs, bool)
+            or not isinstance(self.top_logprobs, int)
+            or self.top_logprobs < 0
+        ):
+            raise InputError(
+                f'request {index}: field "top_logprobs": expected an integer >= 0, '
+                f"got {self.top_logprobs!r} (check scoring.top_logprobs in params.yaml)"
+            )
         if self.json_schema is not None and not isinstance(self.json_schema, dict):
             raise InputError(
                 f'request {index}: field "json_schema": expected a JSON object '
@@ -88,7 +102,7 @@ class GenerationRequest:
     def sampling_key(self) -> dict[str, Any]:
         """Everything besides the prompt and model that changes the output.
 
-        ``stop`` and ``prefix`` join the key only when set, so requests without them (the
+        ``stop``, ``prefix`` and ``top_logprobs`` join the key only when set, so requests without them (the
         judge's, every plain answer) keep the keys their cached generations were stored under.
         """
         key: dict[str, Any] = {
@@ -101,6 +115,8 @@ class GenerationRequest:
             key["stop"] = list(self.stop)
         if self.prefix:
             key["prefix"] = self.prefix
+        if self.top_logprobs:
+            key["top_logprobs"] = int(self.top_logprobs)
         return key
 
 
@@ -114,13 +130,19 @@ NOT_SENT = (PROMPT_TOO_LONG, REJECTED)
 
 @dataclass(frozen=True)
 class Generation:
-    """One result. ``from_cache`` is True when it came from the generation cache."""
+    """One result. ``from_cache`` is True when it came from the generation cache.
+
+    ``first_token_logprobs``: for a request with ``top_logprobs`` > 0, the first generated
+    token's most probable tokens as ``(token text, log-probability)``, most probable first; None
+    when not asked for or when the backend returned none (counted as unavailable, never zero).
+    """
 
     output: str
     finish_reason: str
     prompt_tokens: int
     output_tokens: int
     from_cache: bool = False
+    first_token_logprobs: tuple[tuple[str, float], ...] | None = None
 
 
 @dataclass(frozen=True)

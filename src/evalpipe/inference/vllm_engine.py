@@ -268,6 +268,7 @@ class VLLMBackend:
                     seed=req.seed,
                     stop=list(req.stop) or None,
                     structured_outputs=structured,
+                    logprobs=int(req.top_logprobs) or None,
                 )
             )
             prompts.append(text)
@@ -288,8 +289,26 @@ class VLLMBackend:
                     finish_reason=str(comp.finish_reason or "unknown"),
                     prompt_tokens=len(out.prompt_token_ids or []),
                     output_tokens=len(comp.token_ids),
+                    first_token_logprobs=self._first_top(comp, requests[i].top_logprobs),
                 )
         return [r for r in results if r is not None]
+
+    def _first_top(self, comp: Any, k: int) -> tuple[tuple[str, float], ...] | None:
+        """The first generated token's ``k`` most probable tokens, as the OpenAI-compatible
+        server sends them: decoded text, most probable first. vLLM adds the sampled token when it
+        is outside the top k; it is left out (its rank is above k) so both backends agree."""
+        if not k or not comp.logprobs:
+            return None
+        entries = []
+        for token_id, lp in comp.logprobs[0].items():
+            if lp.rank is not None and lp.rank > k:
+                continue
+            text = lp.decoded_token
+            if text is None:
+                text = self._tokenizer.decode([int(token_id)])
+            entries.append((str(text), float(lp.logprob)))
+        entries.sort(key=lambda tv: (-tv[1], tv[0]))
+        return tuple(entries[:k]) or None
 
     def loglikelihood(
         self, requests: list[LoglikelihoodRequest], *, unsupported_ok: bool = False

@@ -373,6 +373,16 @@ SCHEMA = Section(
                     "calibration (ECE, Brier) and KL of the choice probabilities, clean vs typo'd",
                     default=False,
                 ),
+                # docs/scoring-studies.md "First-token KL": every answer request also asks for the
+                # first answer token's k most probable tokens (a cache-key field only when > 0);
+                # score writes the first_token_kl block of metrics/<model>/readouts.json
+                "top_logprobs": integer(
+                    "first-token top-k log-probabilities per answer (0 = off) for the first-token "
+                    "KL, clean vs typo'd",
+                    minimum=0,
+                    maximum=20,
+                    default=0,
+                ),
             }
         ),
         # input correctors and a warning preamble: more arms beside the plain typo'd prompts

@@ -1,5 +1,5 @@
-"""The readouts section: calibration of the choice probabilities, clean against typo'd
-(``metrics/<model>/readouts.json``)."""
+"""The readouts sections: calibration of the choice probabilities, and the first answer token's
+KL from top-k log-probabilities, clean against typo'd (``metrics/<model>/readouts.json``)."""
 
 from __future__ import annotations
 
@@ -78,8 +78,50 @@ def calibration_section(data: ReportData) -> str | None:
     return note + h.table(columns, rows, sortable=True, table_id="calibration-table", scroll=True)
 
 
+def first_token_rows(data: ReportData) -> list[dict[str, Any]]:
+    """One row per (model, generated view) of the ``first_token_kl`` blocks."""
+    rows = []
+    for path, figures in sorted(data.metrics.items()):
+        where = PurePosixPath(str(path))
+        if where.name != FILE or not isinstance(figures, dict):
+            continue
+        for view, f in sorted((figures.get("first_token_kl") or {}).items()):
+            ci = _interval(f.get("ci_low"), f.get("ci_high"))
+            rows.append({"model": where.parent.name, "view": view, **f, "ci": ci})
+    return rows
+
+
+def first_token_section(data: ReportData) -> str | None:
+    """The first-token KL table; None when no model asked for top-k log-probabilities."""
+    rows = first_token_rows(data)
+    if not rows:
+        return None
+    columns = [
+        h.text("model", "model"),
+        h.text("view", "view"),
+        h.num("n", "pairs", 0),
+        h.num("n_unavailable", "unavailable", 0),
+        h.num("first_token_kl", "first-token KL (nats)"),
+        h.text("ci", "CI"),
+    ]
+    note = (
+        '<p class="note">How far a typo moves the distribution of the first generated answer '
+        "token: mean per-pair KL(clean || typo'd) of the backend's top-k log-probabilities "
+        "(<code>scoring.top_logprobs</code>), both sides on the union of their top-k tokens, a "
+        "token missing from one side's top k given that side's k-th log-probability, each side "
+        "renormalised over the union. Pairs whose clean or typo'd answer came back without top-k "
+        "log-probabilities are counted as unavailable, not used. Interval: cluster bootstrap-t "
+        'over examples (docs/scoring-studies.md, "First-token KL"). Not the choice KL of the '
+        "calibration table, which compares the options' log-likelihood probabilities.</p>"
+    )
+    return note + h.table(columns, rows, sortable=True, table_id="first-token-kl-table")
+
+
 def _sections(data: ReportData) -> list[Section]:
-    return [("calibration", "Calibration under typos", calibration_section(data))]
+    return [
+        ("calibration", "Calibration under typos", calibration_section(data)),
+        ("first-token-kl", "First-token KL under typos", first_token_section(data)),
+    ]
 
 
 PART = ReportPart("readouts", "figures", _sections)
