@@ -152,11 +152,12 @@ def fmt_signed(value: Any, digits: int = 3) -> str:
     return f"{float(value):+.{digits}f}"
 
 
-def fmt_ci(low: Any, high: Any, digits: int = 3) -> str:
-    """``[low, high]`` or ``n/a``."""
+def fmt_ci(low: Any, high: Any, digits: int = 3, *, signed: bool = False) -> str:
+    """``[low, high]`` or ``n/a`` (``signed``: each bound with its sign, for a change)."""
     if is_missing(low) or is_missing(high):
         return "n/a"
-    return f"[{float(low):.{digits}f}, {float(high):.{digits}f}]"
+    sign = "+" if signed else ""
+    return f"[{float(low):{sign}.{digits}f}, {float(high):{sign}.{digits}f}]"
 
 
 def fmt_p(value: Any) -> str:

@@ -13,10 +13,8 @@ from evalpipe.report.study import ReportPart, Section
 FILE = "readouts.json"
 
 
-def _interval(low: Any, high: Any) -> str | None:
-    if low is None or high is None:
-        return None
-    return f"[{low:+.3f}, {high:+.3f}]"
+def _interval(low: Any, high: Any) -> str:
+    return h.fmt_ci(low, high, signed=True)
 
 
 def calibration_rows(data: ReportData) -> list[dict[str, Any]]:

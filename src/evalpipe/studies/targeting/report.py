@@ -15,7 +15,7 @@ FILE = "targeting.json"
 
 
 def _ci(low: Any, high: Any) -> str:
-    return "n/a" if low is None or high is None else f"[{low:+.3f}, {high:+.3f}]"
+    return h.fmt_ci(low, high, signed=True)
 
 
 def _files(data: ReportData) -> dict[str, dict]:
