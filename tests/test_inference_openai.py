@@ -388,3 +388,85 @@ def test_per_request_lines_show_when_the_backend_is_asked_for_debug(tmp_path: Pa
             engine.generate(_requests(2), progress=False)
     posts = [r for r in caplog.records if r.getMessage().startswith("POST ")]
     assert len(posts) == 2 and all("/chat/completions: HTTP 200" in r.getMessage() for r in posts)
+
+
+def test_a_reply_that_is_not_an_openai_chat_completion_is_a_clear_error(tmp_path: Path) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a: object) -> None:
+            pass
+
+        def do_GET(self) -> None:  # /v1/models: no context limit
+            self._send({"data": []})
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self._send({"choices": [], "note": "not a completion"})
+
+        def _send(self, body: dict) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        engine = make_engine(_cfg(url, max_retries=0), cache_dir=None)
+        with pytest.raises(EngineError) as err:
+            engine.generate(_requests(1), progress=False)
+        message = str(err.value)
+        assert f"{url}/chat/completions" in message
+        assert "not an OpenAI chat completion" in message
+        assert "not a completion" in message  # the reply's start: what came back
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_chat_and_completions_replies_parse_alike() -> None:
+    from evalpipe.inference.http_client import Reply
+    from evalpipe.inference.openai_engine import _parse, _parse_text
+
+    usage = {"prompt_tokens": 7, "completion_tokens": 3}
+    chat = {
+        "choices": [
+            {
+                "message": {"content": "Paris"},
+                "finish_reason": "stop",
+                "logprobs": {
+                    "content": [
+                        {"token": "Par", "logprob": -0.1, "top_logprobs": [
+                            {"token": "Lon", "logprob": -2.5}, {"token": "Par", "logprob": -0.1}
+                        ]}
+                    ]
+                },
+            }
+        ],
+        "usage": usage,
+    }  # fmt: skip
+    text = {
+        "choices": [
+            {
+                "text": "Paris",
+                "finish_reason": "stop",
+                "logprobs": {"top_logprobs": [{"Lon": -2.5, "Par": -0.1}]},
+            }
+        ],
+        "usage": usage,
+    }
+
+    def reply(body: dict) -> Reply:
+        return Reply(200, {}, json.dumps(body).encode())
+
+    a, b = _parse(reply(chat), "u"), _parse_text(reply(text), "u")
+    assert a == b
+    assert (a.output, a.prompt_tokens, a.output_tokens) == ("Paris", 7, 3)
+    assert a.first_token_logprobs == (("Par", -0.1), ("Lon", -2.5))
+    with pytest.raises(EngineError, match="u: response is not an OpenAI completion"):
+        _parse_text(reply({"choices": []}), "u")

@@ -582,26 +582,6 @@ class OpenAIBackend:
         self.started = False
 
 
-def _parse(resp: Reply, url: str) -> Generation:
-    try:
-        data = resp.json()
-        choice = data["choices"][0]
-        text = choice["message"].get("content") or ""
-        usage = data.get("usage") or {}
-        return Generation(
-            output=str(text),
-            finish_reason=str(choice.get("finish_reason") or "unknown"),
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            output_tokens=int(usage.get("completion_tokens") or 0),
-            first_token_logprobs=_chat_top(choice.get("logprobs")),
-        )
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-        raise EngineError(
-            f"{url}: response is not an OpenAI chat completion "
-            f"({type(exc).__name__}: {exc}): {resp.text[:300]}"
-        ) from exc
-
-
 def _ranked(pairs: Any) -> tuple[tuple[str, float], ...] | None:
     """``(token, logprob)`` pairs, most probable first (ties by token: a stable order)."""
     out = [(str(t), float(v)) for t, v in pairs]
@@ -628,24 +608,38 @@ def _completion_top(logprobs: Any) -> tuple[tuple[str, float], ...] | None:
 _CHAT_ONLY = ("messages", "continue_final_message", "add_generation_prompt", "response_format")
 
 
-def _parse_text(resp: Reply, url: str) -> Generation:
-    """A ``/completions`` answer (its ``text``) as a Generation."""
+def _generation(resp: Reply, url: str, *, kind: str) -> Generation:
+    """The first choice of a ``/chat/completions`` (``kind="chat"``: its ``message.content``) or
+    ``/completions`` answer (its ``text``) as a Generation; the two differ only in where the
+    text and the first token's top log-probabilities sit."""
+    chat = kind == "chat"
     try:
         data = resp.json()
         choice = data["choices"][0]
+        text = choice["message"].get("content") if chat else choice.get("text")
         usage = data.get("usage") or {}
+        top = (_chat_top if chat else _completion_top)(choice.get("logprobs"))
         return Generation(
-            output=str(choice.get("text") or ""),
+            output=str(text or ""),
             finish_reason=str(choice.get("finish_reason") or "unknown"),
             prompt_tokens=int(usage.get("prompt_tokens") or 0),
             output_tokens=int(usage.get("completion_tokens") or 0),
-            first_token_logprobs=_completion_top(choice.get("logprobs")),
+            first_token_logprobs=top,
         )
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+        what = "chat completion" if chat else "completion"
         raise EngineError(
-            f"{url}: response is not an OpenAI completion "
+            f"{url}: response is not an OpenAI {what} "
             f"({type(exc).__name__}: {exc}): {resp.text[:300]}"
         ) from exc
+
+
+def _parse(resp: Reply, url: str) -> Generation:
+    return _generation(resp, url, kind="chat")
+
+
+def _parse_text(resp: Reply, url: str) -> Generation:
+    return _generation(resp, url, kind="completion")
 
 
 def _parse_tokens(resp: Reply, url: str) -> list[int]:
