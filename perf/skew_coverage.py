@@ -28,7 +28,11 @@ import pandas as pd
 from evalpipe.scoring.intervals import DF_EXCHANGEABLE, DF_INDEPENDENT, paired_score
 from evalpipe.scoring.mean_interval import clustered_mean_interval
 from evalpipe.scoring.simulate_skew import FLIPS, SIZES, SKEW, WORDS, flips_study, perplexity_study
-from evalpipe.scoring.skewed_mean import bootstrap_t_mean_interval, hall_mean_interval
+from evalpipe.scoring.skewed_mean import (
+    bootstrap_t_mean_interval,
+    hall_mean_interval,
+    tail_augmented_mean_interval,
+)
 from evalpipe.seeding import hashed_seed
 
 LEVEL = 0.95
@@ -57,16 +61,21 @@ def perplexity(args: argparse.Namespace) -> pd.DataFrame:
                             "guarded": bootstrap_t_mean_interval(
                                 d, cl, level=LEVEL, seed=seed, samples=args.bootstrap_samples
                             ),
+                            "tail_augmented": tail_augmented_mean_interval(
+                                d, cl, level=LEVEL, seed=seed, samples=args.bootstrap_samples
+                            ),
                         }  # fmt: skip
                         for name, res in results.items():
                             hit = res.low <= s.truth <= res.high
-                            got.setdefault(name, []).append((hit, res.high - res.low))
-                    base = float(np.median([w for _, w in got["cr2_t"]]))
-                    for name, pairs in got.items():
-                        arr = np.array(pairs, dtype=float)
+                            above = s.truth > res.high
+                            got.setdefault(name, []).append((hit, res.high - res.low, above))
+                    base = float(np.median([w for _, w, _ in got["cr2_t"]]))
+                    for name, triples in got.items():
+                        arr = np.array(triples, dtype=float)
                         rows.append({"words": words, "skew": skew, "K": draws,
                                      "examples": examples, "estimator": name,
                                      "coverage": float(arr[:, 0].mean()),
+                                     "truth_above": float(arr[:, 2].mean()),
                                      "width": float(np.median(arr[:, 1])) / base})  # fmt: skip
                     if args.progress:
                         print(pd.DataFrame(rows[-len(got):]).to_string(header=False, index=False), flush=True)  # fmt: skip
@@ -118,17 +127,20 @@ def main() -> None:
     for part in args.part:
         table = {"perplexity": perplexity, "flips": flips}[part](args)
         keys = [
-            c for c in table.columns if c not in ("examples", "coverage", "width", "truth_below")
+            c
+            for c in table.columns
+            if c not in ("examples", "coverage", "width", "truth_below", "truth_above")
         ]
         print(f"\n== {part}: coverage")
         wide = table.pivot_table(index=keys, columns="examples", values="coverage", sort=False)
         print(wide.round(3).to_string())
-        if "truth_below" in table:
-            print(f"\n== {part}: share of studies with the truth below the interval")
-            wide = table.pivot_table(
-                index=keys, columns="examples", values="truth_below", sort=False
-            )
-            print(wide.round(3).to_string())
+        for side in ("below", "above"):
+            if f"truth_{side}" in table:
+                print(f"\n== {part}: share of studies with the truth {side} the interval")
+                wide = table.pivot_table(
+                    index=keys, columns="examples", values=f"truth_{side}", sort=False
+                )
+                print(wide.round(3).to_string())
         if "width" in table:
             base = "CR2 t's" if part == "perplexity" else "tango_clustered's"
             print(f"\n== {part}: median width / {base}")
