@@ -42,7 +42,7 @@ FLIP_ESTIMATORS = {"tango_clustered": DF_INDEPENDENT, "tango_exchangeable_df": D
 
 def perplexity(args: argparse.Namespace) -> pd.DataFrame:
     rows = []
-    for words in WORDS:
+    for words in args.words:
         for skew in args.skews:
             for draws in args.draws:
                 for examples in args.sizes:
@@ -118,6 +118,7 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", type=int, default=list(SIZES))
     parser.add_argument("--bootstrap-samples", type=int, default=999)
     parser.add_argument("--skews", nargs="+", default=list(SKEW))
+    parser.add_argument("--words", nargs="+", default=list(WORDS), help="perplexity part only")
     parser.add_argument("--progress", action="store_true", help="print each cell as it ends")
     args = parser.parse_args()
     pd.set_option("display.width", 200)

@@ -244,27 +244,26 @@ def tail_augmented_mean_interval(
     seed: int,
     samples: int = BOOTSTRAP_SAMPLES,
 ) -> MeanInterval:
-    """``mean(values)`` with the guarded cluster bootstrap-t interval, its tail's side widened to
-    where it would lie had the sample held one more example like its most extreme one there.
+    """``mean(values)`` with the guarded cluster bootstrap-t interval, each side widened to where
+    it would lie had the sample held one more example like its most extreme one on that side.
 
-    With ``z_g = Y_g - n_g mean`` the examples' linearised contributions (``Y_g`` the example's
-    sum), the tail's side is the side of their skewness (:func:`cluster_skewness`; both sides
-    when it is 0). That side's bound is the further of the guarded bootstrap-t bound
-    (:func:`bootstrap_t_mean_interval`) and the same bound computed on the sample with the
-    example of largest (upper side) or smallest (lower side) contribution counted twice (one
-    more cluster with the same pairs); the other side is the guarded bootstrap-t's. When a few
-    rare examples carry the mean, the sample that under-states it is one holding too few of
-    them: each example is drawn with chance about 1 / G, and the example the sample has seen
-    that pulls hardest on the mean is the evidence of how far one more would move it. A sample
-    without a tail has no example far from the rest, so its interval barely moves.
+    The upper bound is the largest of the guarded bootstrap-t upper bound
+    (:func:`bootstrap_t_mean_interval`) and the same bound computed on the sample with its
+    example of largest linearised contribution ``z_g = Y_g - n_g mean`` counted twice (one more
+    cluster with the same pairs); the lower bound likewise with the example of smallest
+    contribution. When a few rare examples carry the mean, the sample that under-states it is
+    one holding too few of them: each example is drawn with chance about 1 / G, and the
+    example the sample has seen that pulls hardest on the mean is the evidence of how far one
+    more would move it. A sample without a tail has no example far from the rest, so its
+    interval barely moves; a symmetric sample is widened on both sides alike.
 
     Parameters
     ----------
     values : one value per pair (NaN values are left out).
     clusters : example code per pair; None: each pair its own cluster.
     level : confidence level.
-    seed : of the resamples (:func:`evalpipe.seeding.hashed_seed` of the row's key); the
-        bootstraps draw from ``hashed_seed(seed, "sample" | "largest" | "smallest")``.
+    seed : of the resamples (:func:`evalpipe.seeding.hashed_seed` of the row's key); the three
+        bootstraps draw from seeds hashed from it.
     samples : resamples of each bootstrap.
 
     Returns
@@ -296,13 +295,11 @@ def tail_augmented_mean_interval(
 
     low, high = bounds("sample", c)
     z = c.sums - c.sizes * c.mean
-    smallest, largest = int(np.argmin(z)), int(np.argmax(z))
-    # The tail's side is the side of the skew; both when there is none to tell them apart.
-    skew = cluster_skewness(c.sums, c.sizes)
-    if skew >= 0.0:
-        sums, sizes = np.append(c.sums, c.sums[largest]), np.append(c.sizes, c.sizes[largest])
-        high = max(high, bounds("largest", _from_sums(sums, sizes))[1])
-    if skew <= 0.0:
-        sums, sizes = np.append(c.sums, c.sums[smallest]), np.append(c.sizes, c.sizes[smallest])
-        low = min(low, bounds("smallest", _from_sums(sums, sizes))[0])
+    for part, j in (("smallest", int(np.argmin(z))), ("largest", int(np.argmax(z)))):
+        twice = _from_sums(np.append(c.sums, c.sums[j]), np.append(c.sizes, c.sizes[j]))
+        a_low, a_high = bounds(part, twice)
+        if part == "smallest":
+            low = min(low, a_low)
+        else:
+            high = max(high, a_high)
     return MeanInterval(c.mean, low + 0.0, high + 0.0, c.n, c.groups, c.df)
