@@ -7,8 +7,10 @@ Run: python perf/skew_coverage.py [--replications 300] [--seed 0] [--part perple
 Per cell (words per example realistic / heavy, typo cost skew realistic / strong, K = 1 or 4
 draws, 20 / 40 / 80 / 300 examples): the share of studies whose 95% interval holds the truth,
 and the median width relative to the CR2 t interval's. Estimators of the mean log-ratio: the CR2
-t interval, Hall's skewness-corrected t, the plain cluster bootstrap-t and the guarded one
-(never narrower than the CR2 t interval on either side: what ``perplexity_summary`` reports).
+t interval, Hall's skewness-corrected t, the plain cluster bootstrap-t, the guarded one (never
+narrower than the CR2 t interval on either side) and the tail-augmented one (each side at least
+where the guarded one lies with the sample's most extreme example on that side counted twice:
+what ``perplexity_summary`` reports), with the share of studies whose truth lies above each.
 Flips: the headline's clustered Tango interval (``paired_score``) on the delta, with its
 default independent-pairs degrees of freedom and with ``df_model="exchangeable"`` (the share of
 studies whose truth lies below the interval, and the median width relative to the default's
