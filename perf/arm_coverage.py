@@ -38,7 +38,11 @@ from evalpipe.scoring.simulate_arms import (
     mean_study,
     recovered_study,
 )
-from evalpipe.scoring.skewed_mean import bootstrap_t_mean_interval, hall_mean_interval
+from evalpipe.scoring.skewed_mean import (
+    bootstrap_t_mean_interval,
+    hall_mean_interval,
+    tail_augmented_mean_interval,
+)
 from evalpipe.seeding import hashed_seed
 
 LEVEL = 0.95
@@ -83,7 +87,8 @@ def cells(part: str, kinds: tuple, seed: int, only: argparse.Namespace) -> Itera
 def means(replications: int, seed: int, only: argparse.Namespace) -> pd.DataFrame:
     rows = []
     for cell in cells("means", MEAN_KINDS, seed, only):
-        hits: dict[str, list[float]] = {"cr2_t": [], "hall_t": [], "bootstrap_t": [], "guarded": []}
+        names = ["cr2_t", "hall_t", "bootstrap_t", "guarded", "tail_augmented"]
+        hits: dict[str, list[float]] = {k: [] for k in names}
         miss_low: dict[str, int] = dict.fromkeys(hits, 0)
         widths: dict[str, list[float]] = {k: [] for k in hits}
         for r in range(replications):
@@ -102,6 +107,9 @@ def means(replications: int, seed: int, only: argparse.Namespace) -> pd.DataFram
                     guard=False,
                 ),
                 "guarded": bootstrap_t_mean_interval(
+                    d, study.clusters, level=LEVEL, seed=boot_seed, samples=only.bootstrap_samples
+                ),
+                "tail_augmented": tail_augmented_mean_interval(
                     d, study.clusters, level=LEVEL, seed=boot_seed, samples=only.bootstrap_samples
                 ),
             }
@@ -211,6 +219,15 @@ def main() -> None:
             .round(3)
             .to_string()
         )
+        if part == "means":
+            print("mean width / CR2 t's")
+            width = table.pivot_table(index=keys, columns="examples", values="width", sort=False)
+            base = width.xs("cr2_t", level="estimator")
+            print(
+                width.div(base.reindex(width.index.droplevel("estimator")).to_numpy())
+                .round(2)
+                .to_string()
+            )
 
 
 if __name__ == "__main__":

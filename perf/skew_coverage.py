@@ -7,8 +7,10 @@ Run: python perf/skew_coverage.py [--replications 300] [--seed 0] [--part perple
 Per cell (words per example realistic / heavy, typo cost skew realistic / strong, K = 1 or 4
 draws, 20 / 40 / 80 / 300 examples): the share of studies whose 95% interval holds the truth,
 and the median width relative to the CR2 t interval's. Estimators of the mean log-ratio: the CR2
-t interval, Hall's skewness-corrected t, the plain cluster bootstrap-t and the guarded one
-(never narrower than the CR2 t interval on either side: what ``perplexity_summary`` reports).
+t interval, Hall's skewness-corrected t, the plain cluster bootstrap-t, the guarded one (never
+narrower than the CR2 t interval on either side) and the tail-augmented one (each side at least
+where the guarded one lies with the sample's most extreme example on that side counted twice:
+what ``perplexity_summary`` reports), with the share of studies whose truth lies above each.
 Flips: the headline's clustered Tango interval (``paired_score``) on the delta, with its
 default independent-pairs degrees of freedom and with ``df_model="exchangeable"`` (the share of
 studies whose truth lies below the interval, and the median width relative to the default's
@@ -28,7 +30,11 @@ import pandas as pd
 from evalpipe.scoring.intervals import DF_EXCHANGEABLE, DF_INDEPENDENT, paired_score
 from evalpipe.scoring.mean_interval import clustered_mean_interval
 from evalpipe.scoring.simulate_skew import FLIPS, SIZES, SKEW, WORDS, flips_study, perplexity_study
-from evalpipe.scoring.skewed_mean import bootstrap_t_mean_interval, hall_mean_interval
+from evalpipe.scoring.skewed_mean import (
+    bootstrap_t_mean_interval,
+    hall_mean_interval,
+    tail_augmented_mean_interval,
+)
 from evalpipe.seeding import hashed_seed
 
 LEVEL = 0.95
@@ -38,7 +44,7 @@ FLIP_ESTIMATORS = {"tango_clustered": DF_INDEPENDENT, "tango_exchangeable_df": D
 
 def perplexity(args: argparse.Namespace) -> pd.DataFrame:
     rows = []
-    for words in WORDS:
+    for words in args.words:
         for skew in args.skews:
             for draws in args.draws:
                 for examples in args.sizes:
@@ -57,16 +63,21 @@ def perplexity(args: argparse.Namespace) -> pd.DataFrame:
                             "guarded": bootstrap_t_mean_interval(
                                 d, cl, level=LEVEL, seed=seed, samples=args.bootstrap_samples
                             ),
+                            "tail_augmented": tail_augmented_mean_interval(
+                                d, cl, level=LEVEL, seed=seed, samples=args.bootstrap_samples
+                            ),
                         }  # fmt: skip
                         for name, res in results.items():
                             hit = res.low <= s.truth <= res.high
-                            got.setdefault(name, []).append((hit, res.high - res.low))
-                    base = float(np.median([w for _, w in got["cr2_t"]]))
-                    for name, pairs in got.items():
-                        arr = np.array(pairs, dtype=float)
+                            above = s.truth > res.high
+                            got.setdefault(name, []).append((hit, res.high - res.low, above))
+                    base = float(np.median([w for _, w, _ in got["cr2_t"]]))
+                    for name, triples in got.items():
+                        arr = np.array(triples, dtype=float)
                         rows.append({"words": words, "skew": skew, "K": draws,
                                      "examples": examples, "estimator": name,
                                      "coverage": float(arr[:, 0].mean()),
+                                     "truth_above": float(arr[:, 2].mean()),
                                      "width": float(np.median(arr[:, 1])) / base})  # fmt: skip
                     if args.progress:
                         print(pd.DataFrame(rows[-len(got):]).to_string(header=False, index=False), flush=True)  # fmt: skip
@@ -109,6 +120,7 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", type=int, default=list(SIZES))
     parser.add_argument("--bootstrap-samples", type=int, default=999)
     parser.add_argument("--skews", nargs="+", default=list(SKEW))
+    parser.add_argument("--words", nargs="+", default=list(WORDS), help="perplexity part only")
     parser.add_argument("--progress", action="store_true", help="print each cell as it ends")
     args = parser.parse_args()
     pd.set_option("display.width", 200)
@@ -118,17 +130,20 @@ def main() -> None:
     for part in args.part:
         table = {"perplexity": perplexity, "flips": flips}[part](args)
         keys = [
-            c for c in table.columns if c not in ("examples", "coverage", "width", "truth_below")
+            c
+            for c in table.columns
+            if c not in ("examples", "coverage", "width", "truth_below", "truth_above")
         ]
         print(f"\n== {part}: coverage")
         wide = table.pivot_table(index=keys, columns="examples", values="coverage", sort=False)
         print(wide.round(3).to_string())
-        if "truth_below" in table:
-            print(f"\n== {part}: share of studies with the truth below the interval")
-            wide = table.pivot_table(
-                index=keys, columns="examples", values="truth_below", sort=False
-            )
-            print(wide.round(3).to_string())
+        for side in ("below", "above"):
+            if f"truth_{side}" in table:
+                print(f"\n== {part}: share of studies with the truth {side} the interval")
+                wide = table.pivot_table(
+                    index=keys, columns="examples", values=f"truth_{side}", sort=False
+                )
+                print(wide.round(3).to_string())
         if "width" in table:
             base = "CR2 t's" if part == "perplexity" else "tango_clustered's"
             print(f"\n== {part}: median width / {base}")

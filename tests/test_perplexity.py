@@ -107,29 +107,23 @@ def _pairs_frame(d: list[float], clusters: list[int]) -> pd.DataFrame:
     )
 
 
-def test_ratio_is_the_geometric_mean_of_pair_ratios_with_a_cluster_bootstrap_t_interval() -> None:
-    d = [0.5, 0.7, 0.1, 0.2, 0.9, 0.4, 0.3, 2.4, 0.2, 0.1]
-    clusters = [0, 0, 1, 2, 2, 2, 3, 4, 5, 5]
-    figures = perplexity_summary(_pairs_frame(d, clusters), level=0.95)["benchmarks"]["b"]
-    assert figures["ratio"] == pytest.approx(math.exp(np.mean(d)))
-    assert figures["ll_original"] == pytest.approx(-2.0)
-    assert figures["ll_perturbed"] == pytest.approx(-2.0 - np.mean(d))
-    assert figures["ci_method"] == "guarded_cluster_bootstrap_t_log_ratio"
-    # by hand: resample the 6 examples with the row's seed, expand each resample (a copy is a
-    # cluster of its own) and studentise it with clustered_mean_interval's CR2 standard error;
-    # the guard keeps each quantile at least as far out as the CR2 t interval's
-    x, g = np.array(d), np.array(clusters)
-    members = [np.flatnonzero(g == k) for k in range(6)]
+def _guarded_by_hand(x: np.ndarray, g: np.ndarray, seed: int) -> tuple[float, float]:
+    """The guarded cluster bootstrap-t interval of ``mean(x)`` (clusters ``g``, codes 0..G-1):
+    resample the examples with the seed, expand each resample (a copy is a cluster of its own),
+    studentise it with clustered_mean_interval's CR2 standard error; the guard keeps each
+    quantile at least as far out as the CR2 t interval's."""
+    groups = int(g.max()) + 1
+    members = [np.flatnonzero(g == k) for k in range(groups)]
 
     def se(values: np.ndarray, codes: np.ndarray) -> float:
         r = clustered_mean_interval(values, codes, level=0.95)
         return (r.high - r.mean) / stats.t.ppf(0.975, r.df)
 
-    rng = np.random.default_rng(hashed_seed("perplexity", "benchmark", "b"))
-    draws = rng.multinomial(6, np.full(6, 1 / 6), size=999)
+    rng = np.random.default_rng(seed)
+    draws = rng.multinomial(groups, np.full(groups, 1 / groups), size=999)
     t_star = []
     for counts in draws:
-        picked = [k for k in range(6) for _ in range(counts[k])]
+        picked = [k for k in range(groups) for _ in range(counts[k])]
         values = np.concatenate([x[members[k]] for k in picked])
         codes = np.concatenate([np.full(members[k].size, j) for j, k in enumerate(picked)])
         spread = se(values, codes)
@@ -139,9 +133,36 @@ def test_ratio_is_the_geometric_mean_of_pair_ratios_with_a_cluster_bootstrap_t_i
     t = stats.t.ppf(0.975, clustered_mean_interval(x, g, level=0.95).df)
     q_low, q_high = min(q_low, -t), max(q_high, t)
     s = se(x, g)
-    assert figures["ci_low"] == pytest.approx(math.exp(x.mean() - q_high * s), rel=1e-9)
-    assert figures["ci_high"] == pytest.approx(math.exp(x.mean() - q_low * s), rel=1e-9)
+    return x.mean() - q_high * s, x.mean() - q_low * s
+
+
+def test_ratio_is_the_geometric_mean_of_pair_ratios_with_a_tail_augmented_interval() -> None:
+    d = [0.5, 0.7, 0.1, 0.2, 0.9, 0.4, 0.3, 2.4, 0.2, 0.1]
+    clusters = [0, 0, 1, 2, 2, 2, 3, 4, 5, 5]
+    figures = perplexity_summary(_pairs_frame(d, clusters), level=0.95)["benchmarks"]["b"]
+    assert figures["ratio"] == pytest.approx(math.exp(np.mean(d)))
+    assert figures["ll_original"] == pytest.approx(-2.0)
+    assert figures["ll_perturbed"] == pytest.approx(-2.0 - np.mean(d))
+    assert figures["ci_method"] == "tail_augmented_cluster_bootstrap_t_log_ratio"
+    # by hand: the guarded bootstrap-t of the sample, and of the sample with its example of
+    # smallest (lower side) or largest (upper side) contribution sum_g - n_g mean counted twice
+    x, g = np.array(d), np.array(clusters)
+    seed = hashed_seed("perplexity", "benchmark", "b")
+    sums = np.bincount(g, weights=x)
+    z = sums - np.bincount(g) * x.mean()
+    low, high = _guarded_by_hand(x, g, hashed_seed(seed, "sample"))
+    for part, k in (("smallest", int(np.argmin(z))), ("largest", int(np.argmax(z)))):
+        twice = np.flatnonzero(g == k)
+        xa, ga = np.concatenate([x, x[twice]]), np.concatenate([g, np.full(twice.size, 6)])
+        a_low, a_high = _guarded_by_hand(xa, ga, hashed_seed(seed, part))
+        low, high = (min(low, a_low), high) if part == "smallest" else (low, max(high, a_high))
+    assert k == 4  # the example holding the 2.4
+    assert figures["ci_low"] == pytest.approx(math.exp(low), rel=1e-9)
+    assert figures["ci_high"] == pytest.approx(math.exp(high), rel=1e-9)
     assert figures["n"] == 10 and figures["n_examples"] == 6
+    # it holds the guarded bootstrap-t interval of the sample
+    g_low, g_high = _guarded_by_hand(x, g, hashed_seed(seed, "sample"))
+    assert math.log(figures["ci_low"]) <= g_low and math.log(figures["ci_high"]) > g_high
     # right-skewed log-ratios: the interval reaches further above the estimate than below
     log_low, log_high = math.log(figures["ci_low"]), math.log(figures["ci_high"])
     assert log_high - x.mean() > x.mean() - log_low

@@ -11,13 +11,15 @@ view per benchmark) looks both rows up by key in its scored view, and:
 - per benchmark and pooled per language, the means of ``ll_original`` and ``ll_perturbed`` over
   the pairs, and ``ratio = exp(mean d) = exp(ll_original - ll_perturbed)``: the geometric mean of
   the pairs' perplexity ratios (> 1: typos make the text less likely);
-- its interval: the guarded cluster bootstrap-t on ``d`` (:func:`evalpipe.scoring.skewed_mean.
-  bootstrap_t_mean_interval`: examples resampled, each resample studentised with its CR2
-  standard error, neither side narrower than the CR2 t interval's; seeded by the row's key),
-  then ``exp``. Per-pair log-ratios are right-skewed (a few typos cost many nats): the
-  symmetric CR2 t interval missed on the high side, and the plain bootstrap-t missed where a
-  sample held none of the rare large values; docs/scoring.md ("Arms' means and ratios") has the
-  coverage of each.
+- its interval: the tail-augmented cluster bootstrap-t on ``d``
+  (:func:`evalpipe.scoring.skewed_mean.tail_augmented_mean_interval`: the guarded cluster
+  bootstrap-t, examples resampled and each resample studentised with its CR2 standard error,
+  neither side narrower than the CR2 t interval's; each side then reaches at least where it
+  would lie had the sample held its most extreme example on that side twice; seeded by the
+  row's key), then ``exp``. Per-pair log-ratios are right-skewed (a few typos cost many nats):
+  the symmetric CR2 t interval missed on the high side, and the guarded bootstrap-t still
+  missed there when a sample held too few of the rare costly typos; docs/scoring.md ("Arms'
+  means and ratios") has the coverage of each.
 """
 
 from __future__ import annotations
@@ -31,12 +33,12 @@ import pandas as pd
 
 from evalpipe.errors import InputError
 from evalpipe.scoring.names import ORIGINAL, TYPO
-from evalpipe.scoring.skewed_mean import bootstrap_t_mean_interval
+from evalpipe.scoring.skewed_mean import tail_augmented_mean_interval
 from evalpipe.scoring.views import primary_views
 from evalpipe.seeding import hashed_seed
 
 PPL_COLUMNS = ("ppl_logprob", "ppl_tokens")
-CI_METHOD = "guarded_cluster_bootstrap_t_log_ratio"
+CI_METHOD = "tail_augmented_cluster_bootstrap_t_log_ratio"
 KEYS = ["example_id", "variant", "word_rank", "draw"]
 # What a per-pair perplexity row holds (:func:`perplexity_pairs`).
 PAIR_PPL_COLUMNS = [
@@ -104,7 +106,7 @@ def _figures(rows: pd.DataFrame, *, level: float, key: tuple[str, str]) -> dict[
         ll_p = rows["logprob_perturbed"].to_numpy(float) / rows["tokens_perturbed"].to_numpy(float)
     ok = np.isfinite(ll_o) & np.isfinite(ll_p)
     clusters = rows["cluster"].to_numpy()[ok]
-    result = bootstrap_t_mean_interval(
+    result = tail_augmented_mean_interval(
         ll_o[ok] - ll_p[ok], clusters, level=level, seed=hashed_seed("perplexity", *key)
     )
     out: dict[str, Any] = {

@@ -31,6 +31,7 @@ import numpy as np
 
 from evalpipe.scoring.intervals import cr2_weights_df, critical_value
 from evalpipe.scoring.mean_interval import MeanInterval
+from evalpipe.seeding import hashed_seed
 
 BOOTSTRAP_SAMPLES = 999
 _CELLS = 2_000_000  # resamples x examples held in memory at once
@@ -55,10 +56,17 @@ def _clustered(values: np.ndarray, clusters: Any) -> _Clustered | None:
         return None
     codes = np.unique(codes_in, return_inverse=True)[1].ravel()
     g = int(codes.max()) + 1
-    n = int(v.size)
-    mean = float(v.mean())
     sums = np.bincount(codes, weights=v, minlength=g)
     sizes = np.bincount(codes, minlength=g).astype(float)
+    return _from_sums(sums, sizes, mean=float(v.mean()))
+
+
+def _from_sums(sums: np.ndarray, sizes: np.ndarray, *, mean: float | None = None) -> _Clustered:
+    """The clustered mean, CR2 standard error and Bell-McCaffrey df of per-cluster sums."""
+    g = int(sums.size)
+    n = round(float(sizes.sum()))
+    if mean is None:
+        mean = float(sums.sum() / sizes.sum())
     if g < 2:
         return _Clustered(mean, math.nan, math.nan, n, g, sums, sizes)
     weight, df = cr2_weights_df(sizes, n)
@@ -198,6 +206,14 @@ def bootstrap_t_mean_interval(
     if empty is not None:
         return empty
     assert c is not None
+    low, high = _bootstrap_t_bounds(c, level=level, seed=seed, samples=samples, guard=guard)
+    return MeanInterval(c.mean, low, high, c.n, c.groups, c.df)
+
+
+def _bootstrap_t_bounds(
+    c: _Clustered, *, level: float, seed: int, samples: int, guard: bool
+) -> tuple[float, float]:
+    """The (guarded) cluster bootstrap-t interval of :func:`bootstrap_t_mean_interval`."""
     g = c.groups
     rng = np.random.default_rng(seed)
     # Resamples in blocks, so memory stays bounded for tens of thousands of examples.
@@ -209,7 +225,7 @@ def bootstrap_t_mean_interval(
     t_star = np.concatenate(parts)
     t_star = t_star[np.isfinite(t_star)]
     if t_star.size == 0 or not c.se > 0:
-        return MeanInterval(c.mean, c.mean, c.mean, c.n, c.groups, c.df)
+        return c.mean, c.mean
     alpha = (1.0 - level) / 2.0
     q_low, q_high = (float(q) for q in np.quantile(t_star, [alpha, 1.0 - alpha]))
     if guard:
@@ -217,4 +233,73 @@ def bootstrap_t_mean_interval(
         q_low, q_high = min(q_low, -t), max(q_high, t)
     low = c.mean - q_high * c.se
     high = c.mean - q_low * c.se
+    return low + 0.0, high + 0.0
+
+
+def tail_augmented_mean_interval(
+    values: Sequence[float] | np.ndarray,
+    clusters: Sequence[Any] | np.ndarray | None,
+    *,
+    level: float,
+    seed: int,
+    samples: int = BOOTSTRAP_SAMPLES,
+) -> MeanInterval:
+    """``mean(values)`` with the guarded cluster bootstrap-t interval, each side widened to where
+    it would lie had the sample held one more example like its most extreme one on that side.
+
+    The upper bound is the largest of the guarded bootstrap-t upper bound
+    (:func:`bootstrap_t_mean_interval`) and the same bound computed on the sample with its
+    example of largest linearised contribution ``z_g = Y_g - n_g mean`` counted twice (one more
+    cluster with the same pairs); the lower bound likewise with the example of smallest
+    contribution. When a few rare examples carry the mean, the sample that under-states it is
+    one holding too few of them: each example is drawn with chance about 1 / G, and the
+    example the sample has seen that pulls hardest on the mean is the evidence of how far one
+    more would move it. A sample without a tail has no example far from the rest, so its
+    interval barely moves; a symmetric sample is widened on both sides alike.
+
+    Parameters
+    ----------
+    values : one value per pair (NaN values are left out).
+    clusters : example code per pair; None: each pair its own cluster.
+    level : confidence level.
+    seed : of the resamples (:func:`evalpipe.seeding.hashed_seed` of the row's key); the three
+        bootstraps draw from seeds hashed from it.
+    samples : resamples of each bootstrap.
+
+    Returns
+    -------
+    MeanInterval
+        As :func:`evalpipe.scoring.mean_interval.clustered_mean_interval`; it holds the guarded
+        bootstrap-t interval.
+
+    Examples
+    --------
+    One large value: the interval reaches further above the mean than the guarded one does.
+
+    >>> v = [0.1, 0.2, 0.1, 0.3, 0.2, 0.15, 0.25, 2.5]
+    >>> r = tail_augmented_mean_interval(v, None, level=0.95, seed=1)
+    >>> g = bootstrap_t_mean_interval(v, None, level=0.95, seed=hashed_seed(1, "sample"))
+    >>> r.low <= g.low and r.high > g.high
+    True
+    """
+    c = _clustered(np.asarray(values, dtype=float), clusters)
+    empty = _empty(c)
+    if empty is not None:
+        return empty
+    assert c is not None
+
+    def bounds(part: str, c_part: _Clustered) -> tuple[float, float]:
+        return _bootstrap_t_bounds(
+            c_part, level=level, seed=hashed_seed(seed, part), samples=samples, guard=True
+        )
+
+    low, high = bounds("sample", c)
+    z = c.sums - c.sizes * c.mean
+    for part, j in (("smallest", int(np.argmin(z))), ("largest", int(np.argmax(z)))):
+        twice = _from_sums(np.append(c.sums, c.sums[j]), np.append(c.sizes, c.sizes[j]))
+        a_low, a_high = bounds(part, twice)
+        if part == "smallest":
+            low = min(low, a_low)
+        else:
+            high = max(high, a_high)
     return MeanInterval(c.mean, low + 0.0, high + 0.0, c.n, c.groups, c.df)
