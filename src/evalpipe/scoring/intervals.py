@@ -281,9 +281,9 @@ class ClusterCorrection:
 # independent pairs, pairs that share an intra-example correlation estimated from the data, or
 # (``auto``, paired_score's default) the exchangeable model from EXCHANGEABLE_FROM_EXAMPLES
 # examples on and independent pairs below. With heavy-tailed words per example the
-# independent-pairs df cover 0.91-0.92 from 50 examples on; below 40 examples they already cover
-# and the exchangeable df would widen the interval by up to 1.5x for nothing (docs/scoring-studies.md,
-# "Headline delta with heavy-tailed words per example").
+# independent-pairs df cover down to 0.91 from 50 examples on; up to 40 examples they cover and
+# the exchangeable df would widen the interval by up to 1.55x without need
+# (docs/scoring-studies.md, "Headline delta with heavy-tailed words per example").
 DF_INDEPENDENT = "independent"
 DF_EXCHANGEABLE = "exchangeable"
 DF_AUTO = "auto"
