@@ -8,8 +8,9 @@ benchmarks of 20, 40, 80 and 300 examples and computes every benchmark's headlin
 (word, example, draw) pairs, clustered on the example) with each estimator of
 ``HEADLINE_METHODS``: the clusters ignored, CR1 with a normal quantile, CR1 with t on G - 1, an
 example bootstrap hulled with the score interval, CR2 with Bell-McCaffrey degrees of freedom,
-CR2 and CR3 at t hulled with the independent-pairs score interval (CR3: the tables' method),
-and the CR3 hull with the exchangeable working model's df (``df_model="exchangeable"``, opt-in).
+CR2 at t hulled with the independent-pairs score interval,
+the CR3 hull with the independent-pairs and with the exchangeable working model's df, and the
+tables' default (``cr3_floor``: the exchangeable df from 41 examples on).
 Designs: ``moderate`` (Lomax shape 3 target words per example, about 4.5 per example), ``heavy``
 (shape 1.5, the same mean: a few examples hold 20-60 words), ``sparse`` (shape 3, 1.5 words per
 example), ``word-centric`` (the word-table simulator's design at these sizes). Prints coverage, mean width, mean design effect, median df, and how many rows'

@@ -11,10 +11,11 @@ t interval, Hall's skewness-corrected t, the plain cluster bootstrap-t, the guar
 narrower than the CR2 t interval on either side) and the tail-augmented one (each side at least
 where the guarded one lies with the sample's most extreme example on that side counted twice:
 what ``perplexity_summary`` reports), with the share of studies whose truth lies above each.
-Flips: the headline's clustered Tango interval (``paired_score``) on the delta, with its
-default independent-pairs degrees of freedom and with ``df_model="exchangeable"`` (the share of
-studies whose truth lies below the interval, and the median width relative to the default's
-are printed too). Monte Carlo
+Flips: the headline's clustered Tango interval (``paired_score``) on the delta, with the
+independent-pairs degrees of freedom, with ``df_model="exchangeable"`` and with the default
+``df_model="auto"`` (exchangeable from 41 examples on; the share of studies whose truth lies
+below the interval, and the median width relative to the independent-pairs one's are printed
+too). Monte Carlo
 standard error of a 0.95 coverage: ``sqrt(0.95 * 0.05 / replications)``. Nothing is asserted;
 the figures go to docs/scoring.md.
 """
@@ -27,7 +28,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from evalpipe.scoring.intervals import DF_EXCHANGEABLE, DF_INDEPENDENT, paired_score
+from evalpipe.scoring.intervals import DF_AUTO, DF_EXCHANGEABLE, DF_INDEPENDENT, paired_score
 from evalpipe.scoring.mean_interval import clustered_mean_interval
 from evalpipe.scoring.simulate_skew import FLIPS, SIZES, SKEW, WORDS, flips_study, perplexity_study
 from evalpipe.scoring.skewed_mean import (
@@ -38,8 +39,13 @@ from evalpipe.scoring.skewed_mean import (
 from evalpipe.seeding import hashed_seed
 
 LEVEL = 0.95
-# The headline's clustered Tango interval with the df of each working model (cluster_correction).
-FLIP_ESTIMATORS = {"tango_clustered": DF_INDEPENDENT, "tango_exchangeable_df": DF_EXCHANGEABLE}
+# The headline's clustered Tango interval with the df of each working model (cluster_correction);
+# tango_auto is paired_score's default.
+FLIP_ESTIMATORS = {
+    "tango_clustered": DF_INDEPENDENT,
+    "tango_exchangeable_df": DF_EXCHANGEABLE,
+    "tango_auto": DF_AUTO,
+}
 
 
 def perplexity(args: argparse.Namespace) -> pd.DataFrame:

@@ -1,5 +1,6 @@
-"""The headline interval's exchangeable working-model degrees of freedom (opt-in
-``df_model="exchangeable"`` of cluster_correction / paired_score)."""
+"""The headline interval's exchangeable working-model degrees of freedom
+(``df_model="exchangeable"`` of cluster_correction / paired_score) and paired_score's default
+``df_model="auto"`` (exchangeable from EXCHANGEABLE_FROM_EXAMPLES examples on)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import pytest
 
 from evalpipe.errors import InputError
 from evalpipe.scoring.intervals import (
+    DF_AUTO,
     DF_EXCHANGEABLE,
+    DF_INDEPENDENT,
+    EXCHANGEABLE_FROM_EXAMPLES,
     _satterthwaite_df,
     cluster_correction,
     exchangeable_df,
@@ -63,11 +67,47 @@ def test_correlated_pairs_in_one_large_example_lower_the_df_and_widen_the_interv
     exchangeable = cluster_correction(d, clusters, df_model=DF_EXCHANGEABLE)
     assert exchangeable.variance_ratio == default.variance_ratio
     assert exchangeable.df < default.df
-    a = paired_score(clean, typo, clusters=clusters)
+    a = paired_score(clean, typo, clusters=clusters, df_model=DF_INDEPENDENT)
     b = paired_score(clean, typo, clusters=clusters, df_model=DF_EXCHANGEABLE)
     assert b.low < a.low and b.high > a.high
     assert b.p_value >= a.p_value
-    assert paired_score(clean, typo, clusters=clusters, df_model="independent") == a
+    # 31 examples: below EXCHANGEABLE_FROM_EXAMPLES the default keeps the independent df.
+    assert paired_score(clean, typo, clusters=clusters) == a
+
+
+def _heavy_study(examples: int):
+    rng = np.random.default_rng(hashed_seed(1, "auto", examples))
+    return flips_study(rng, examples=examples, draws=4, words="heavy", kind="common")
+
+
+@pytest.mark.parametrize(
+    ("examples", "model"),
+    [(20, DF_INDEPENDENT), (EXCHANGEABLE_FROM_EXAMPLES - 1, DF_INDEPENDENT),
+     (EXCHANGEABLE_FROM_EXAMPLES, DF_EXCHANGEABLE), (300, DF_EXCHANGEABLE)],
+)  # fmt: skip
+def test_the_default_switches_to_the_exchangeable_df_from_enough_examples(examples, model):
+    s = _heavy_study(examples)
+    clean, typo = s.values["clean"], s.values["typo"]
+    default = paired_score(clean, typo, clusters=s.clusters)
+    assert default == paired_score(clean, typo, clusters=s.clusters, df_model=model)
+    assert default == paired_score(clean, typo, clusters=s.clusters, df_model=DF_AUTO)
+    d = typo.astype(float) - clean.astype(float)
+    assert cluster_correction(d, s.clusters, df_model=DF_AUTO).df == default.df
+
+
+@pytest.mark.parametrize("level", [0.8, 0.9, 0.95, 0.99])
+def test_the_default_interval_excludes_0_exactly_when_its_p_is_below_1_minus_level(level):
+    # Heavy-tailed words per example on both sides of the switch: one verdict per row.
+    rng = np.random.default_rng(hashed_seed(2, "verdict", level))
+    excluded = 0
+    for examples in (30, 45, 80, 160):
+        for _ in range(40):
+            s = flips_study(rng, examples=examples, draws=4, words="heavy", kind="common")
+            ps = paired_score(s.values["clean"], s.values["typo"], clusters=s.clusters, level=level)
+            excludes = ps.low > 0 or ps.high < 0
+            assert excludes == (ps.p_value < 1 - level), (examples, ps)
+            excluded += excludes
+    assert 0 < excluded < 160  # both verdicts occur
 
 
 def test_an_unknown_working_model_is_a_clear_error():
@@ -75,11 +115,11 @@ def test_an_unknown_working_model_is_a_clear_error():
         cluster_correction([0.0, -1.0, 0.0], [0, 0, 1], df_model="ar1")
 
 
-def test_exchangeable_df_keep_the_headline_covering_with_heavy_tailed_words():
+def test_the_default_keeps_the_headline_covering_with_heavy_tailed_words():
     # A small version of perf/skew_coverage.py --part flips: common flips, Zipf(2.2) words per
-    # example, 4 draws, 80 examples, where the default df cover about 0.92.
+    # example, 4 draws, 80 examples, where the independent-pairs df cover about 0.92.
     rng = np.random.default_rng(hashed_seed(0, "test-headline-df"))
-    hits = {"independent": 0, DF_EXCHANGEABLE: 0}
+    hits = {DF_INDEPENDENT: 0, DF_AUTO: 0}
     studies = 300
     for _ in range(studies):
         s = flips_study(rng, examples=80, draws=4, words="heavy", kind="common")
@@ -87,6 +127,6 @@ def test_exchangeable_df_keep_the_headline_covering_with_heavy_tailed_words():
             ps = paired_score(s.values["clean"], s.values["typo"], clusters=s.clusters,
                               df_model=model)  # fmt: skip
             hits[model] += ps.low - 1e-12 <= s.truth <= ps.high + 1e-12
-    default, exchangeable = hits["independent"] / studies, hits[DF_EXCHANGEABLE] / studies
-    assert exchangeable >= 0.94, (default, exchangeable)
-    assert exchangeable >= default + 0.02, (default, exchangeable)
+    independent, default = hits[DF_INDEPENDENT] / studies, hits[DF_AUTO] / studies
+    assert default >= 0.94, (independent, default)
+    assert default >= independent + 0.02, (independent, default)

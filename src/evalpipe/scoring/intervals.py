@@ -18,9 +18,10 @@ examples answered without and with typos. Its interval comes from :func:`paired_
   and are not independent. :func:`cluster_correction` estimates the ratio of the cluster-robust to
   the independent-pairs variance of delta (Rao & Scott 1992's approach for clustered binary data)
   with the cluster jackknife (CR3; MacKinnon, Nielsen & Webb 2023), and Bell & McCaffrey's (2002)
-  Satterthwaite degrees of freedom (working model of independent pairs; Imbens & Kolesar 2016;
-  ``df_model="exchangeable"`` opts into a working model of correlated pairs within an example,
-  :func:`exchangeable_df`).
+  Satterthwaite degrees of freedom (Imbens & Kolesar 2016): under a working model of
+  independent pairs below :data:`EXCHANGEABLE_FROM_EXAMPLES` examples, and of correlated pairs
+  within an example (:func:`exchangeable_df`) from there on, where a few large examples holding
+  correlated pairs otherwise leave the interval short (``df_model`` of :func:`paired_score`).
   The interval is the hull of two score intervals: the independent-pairs one (normal quantile) and
   the clustered one (counts divided by the ratio, Student t quantile on those degrees of freedom);
   in practice the 2x2 counts are divided by ``max(1, ratio * (t / z)^2)`` and the interval is
@@ -277,10 +278,17 @@ class ClusterCorrection:
 
 
 # Working models of the pairs of one example for the degrees of freedom of cluster_correction:
-# independent pairs, or pairs that share an intra-example correlation estimated from the data.
+# independent pairs, pairs that share an intra-example correlation estimated from the data, or
+# (``auto``, paired_score's default) the exchangeable model from EXCHANGEABLE_FROM_EXAMPLES
+# examples on and independent pairs below. With heavy-tailed words per example the
+# independent-pairs df cover down to 0.91 from 50 examples on; up to 40 examples they cover and
+# the exchangeable df would widen the interval by up to 1.55x without need
+# (docs/scoring-studies.md, "Headline delta with heavy-tailed words per example").
 DF_INDEPENDENT = "independent"
 DF_EXCHANGEABLE = "exchangeable"
-DF_MODELS = (DF_INDEPENDENT, DF_EXCHANGEABLE)
+DF_AUTO = "auto"
+DF_MODELS = (DF_INDEPENDENT, DF_EXCHANGEABLE, DF_AUTO)
+EXCHANGEABLE_FROM_EXAMPLES = 41
 
 
 def cluster_correction(
@@ -308,12 +316,14 @@ def cluster_correction(
     ----------
     diff : ``correct_perturbed - correct_original`` per pair (-1, 0, 1).
     clusters : cluster (example) code per pair; None or all-distinct: independent pairs.
-    df_model : :data:`DF_INDEPENDENT` (the default) or :data:`DF_EXCHANGEABLE`: the
+    df_model : :data:`DF_INDEPENDENT` (the default here), :data:`DF_EXCHANGEABLE`: the
         Satterthwaite df under a working model whose pairs of one example share the
         intra-example correlation estimated from ``diff`` (:func:`exchangeable_df`; Imbens &
-        Kolesar 2016's recommendation). Fewer df when a few large examples hold correlated pairs:
-        the exchangeable df keep the headline's coverage when words per example are heavy-tailed
-        (docs/scoring-studies.md, "Headline delta with heavy-tailed words per example").
+        Kolesar 2016's recommendation), or :data:`DF_AUTO`: the exchangeable df when there are
+        at least :data:`EXCHANGEABLE_FROM_EXAMPLES` examples, else the independent ones (the
+        default of :func:`paired_score`). Fewer df when a few large examples hold correlated
+        pairs: the exchangeable df keep the headline's coverage when words per example are
+        heavy-tailed (docs/scoring-studies.md, "Headline delta with heavy-tailed words per example").
 
     Returns
     -------
@@ -346,7 +356,7 @@ def cluster_correction(
         raise InputError(f"df_model: expected one of {', '.join(DF_MODELS)}, got {df_model!r}")
     sizes = np.bincount(codes, minlength=g).astype(float)
     leverage = sizes / n
-    if df_model == DF_EXCHANGEABLE:
+    if df_model == DF_EXCHANGEABLE or (df_model == DF_AUTO and g >= EXCHANGEABLE_FROM_EXAMPLES):
         df = exchangeable_df(d, codes, sizes)
     else:
         df = _satterthwaite_df(sizes, n, 1.0 / (1.0 - leverage))
@@ -527,7 +537,7 @@ def paired_score(
     clusters: Sequence[Any] | np.ndarray | None = None,
     level: float = 0.95,
     method: str = DEFAULT_METHOD,
-    df_model: str = DF_INDEPENDENT,
+    df_model: str = DF_AUTO,
 ) -> PairedScore:
     """Interval for ``mean(perturbed) - mean(original)`` and the p of the test it inverts.
 
@@ -538,7 +548,9 @@ def paired_score(
     level : confidence level.
     method : :data:`TANGO` or :data:`NEWCOMBE` (the p is Tango's score test either way; only
         Tango's interval inverts it).
-    df_model : working model of the degrees of freedom (:func:`cluster_correction`).
+    df_model : working model of the degrees of freedom (:func:`cluster_correction`); the default
+        :data:`DF_AUTO` takes the exchangeable model's from
+        :data:`EXCHANGEABLE_FROM_EXAMPLES` examples on.
 
     Returns
     -------

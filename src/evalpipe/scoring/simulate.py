@@ -51,7 +51,9 @@ import pandas as pd
 from evalpipe.errors import InputError
 from evalpipe.scoring.intervals import (
     DEFAULT_METHOD,
+    DF_AUTO,
     DF_EXCHANGEABLE,
+    DF_INDEPENDENT,
     ClusterCorrection,
     clustered_score_p,
     cr2_weights_df,
@@ -347,8 +349,9 @@ HEADLINE_METHODS = (
     "bootstrap_floor",  # example (cluster) percentile bootstrap, hulled with the score interval
     "cr2_bm",  # CR2 design effect floored at 1, Bell-McCaffrey df
     "cr2_floor",  # CR2 at t on its df, hulled with the independent-pairs score interval
-    "cr3_floor",  # CR3 (jackknife) likewise: the tables' method (paired_score)
-    "cr3_floor_exchangeable",  # the same with the exchangeable working model's df (opt-in)
+    "cr3_floor_independent",  # CR3 (jackknife) likewise, df of the independent-pairs model
+    "cr3_floor_exchangeable",  # the same with the exchangeable working model's df
+    "cr3_floor",  # the tables' method (paired_score): exchangeable df from 41 examples on
 )
 
 
@@ -463,15 +466,15 @@ def headline_rows(
         rows.append({**common, "estimator": "cr2_floor", "ci_low": low, "ci_high": high,
                      "p": clustered_score_p(c2i=c2i, i2c=i2c, correction=cr2),
                      "design_effect": deff, "df": cr2_df})  # fmt: skip
-        score = paired_score(o, p, clusters=ex, level=level, method=method)
-        rows.append({**common, "estimator": "cr3_floor", "ci_low": score.low,
-                     "ci_high": score.high, "p": score.p_value,
-                     "design_effect": score.design_effect, "df": score.df})  # fmt: skip
-        score = paired_score(o, p, clusters=ex, level=level, method=method,
-                             df_model=DF_EXCHANGEABLE)  # fmt: skip
-        rows.append({**common, "estimator": "cr3_floor_exchangeable", "ci_low": score.low,
-                     "ci_high": score.high, "p": score.p_value,
-                     "design_effect": score.design_effect, "df": score.df})  # fmt: skip
+        for name, model in (
+            ("cr3_floor_independent", DF_INDEPENDENT),
+            ("cr3_floor_exchangeable", DF_EXCHANGEABLE),
+            ("cr3_floor", DF_AUTO),
+        ):
+            score = paired_score(o, p, clusters=ex, level=level, method=method, df_model=model)
+            rows.append({**common, "estimator": name, "ci_low": score.low,
+                         "ci_high": score.high, "p": score.p_value,
+                         "design_effect": score.design_effect, "df": score.df})  # fmt: skip
     return pd.DataFrame(rows)
 
 
