@@ -4,6 +4,9 @@ plots/<model>/; the enabled studies (evalpipe.studies.score) add their figures a
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import click
@@ -16,8 +19,11 @@ from evalpipe.model_list import model_configs
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.benchmark_scores import score_benchmark
-from evalpipe.scoring.pairs import build_pairs
+from evalpipe.scoring.defences import usage_table
+from evalpipe.scoring.pairs import concat_pairs, view_pairs
+from evalpipe.scoring.pairs_file import write_pairs
 from evalpipe.scoring.scorer import error_preview
+from evalpipe.scoring.staged_views import StagedViews, compact_view
 from evalpipe.scoring.study import ScoreInputs
 from evalpipe.scoring.summaries import build_reports, rounded, truncation_warnings
 from evalpipe.scoring.views import view_name
@@ -46,8 +52,6 @@ def main(models: tuple[str, ...], params_path: str, root: str) -> None:
 
 def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
     """Score every benchmark one model answered."""
-    level = float(section(params, "scoring", "confidence_level"))
-    scoring = section(params, "scoring")
     outputs_dir = paths.outputs_dir(slug)
     files = sorted(outputs_dir.glob("*.parquet"))
     if not files:
@@ -55,8 +59,36 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
             f"{outputs_dir}: no *.parquet outputs to score (run `dvc repro generate@{slug}`)"
         )
     parts = [study(params) for study in STUDIES]
-    scored: dict[str, pd.DataFrame] = {}
+    scored_dir = paths.scored_dir(slug)
+    scored_dir.parent.mkdir(parents=True, exist_ok=True)
+    # Each view is written here as soon as it is scored, and moved to data/scored/<model>/ only
+    # once every benchmark has scored and every figure is computed: a bad file leaves no partial
+    # results behind, and no view's text stays in memory after it is paired.
+    staging = Path(tempfile.mkdtemp(prefix=f".{slug}.", suffix=".staging", dir=scored_dir.parent))
+    try:
+        finish_model(slug, params, paths, files=files, parts=parts, staging=staging)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def finish_model(
+    slug: str,
+    params: dict,
+    paths: ProjectPaths,
+    *,
+    files: list[Path],
+    parts: list,
+    staging: Path,
+) -> None:
+    """Score, pair and summarise one benchmark at a time through ``staging``, then write."""
+    level = float(section(params, "scoring", "confidence_level"))
+    scoring = section(params, "scoring")
+    scored_dir = paths.scored_dir(slug)
+    compact: dict[str, pd.DataFrame] = {}
+    view_parts: dict[str, pd.DataFrame] = {}
+    usage: list[pd.DataFrame] = []
     classification, agreement = {}, {}
+    rows = unparsed = 0
     for path in files:
         name = path.stem
         for part in parts:  # a study's metrics file is not a benchmark's headline
@@ -74,25 +106,45 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
         scores = score_benchmark(
             outputs, spec, name=name, scoring=scoring, style=style, source=str(path)
         )
-        scored.update(scores.views)
+        del outputs
+        for view, frame in scores.views.items():
+            atomic.write_parquet(staging / f"{view}.parquet", frame)
+            atomic.write_jsonl(staging / "errors" / f"{view}.jsonl", error_preview(frame, limit=20))
+            # Paired once: every paired figure below (and the impact stage's, the report's)
+            # groups this.
+            view_parts[view] = view_pairs(
+                frame, view=view, model=slug, source=str(paths.scored(view, slug))
+            )
+            compact[view] = compact_view(frame)
+            usage.append(usage_table({view: frame}))
+            rows += len(frame)
+            unparsed += int((frame["parse_status"] == "unparsed").sum())
         classification.update(scores.classification)
         if scores.agreement is not None:
             agreement[name] = scores.agreement
+        del scores, frame
 
-    scored_dir = paths.scored_dir(slug)
-    # Paired once: every paired figure below (and the impact stage's, the report's) groups this.
-    pairs = build_pairs(scored, model=slug, source_dir=str(scored_dir))
+    pairs = concat_pairs(view_parts)
+    view_parts.clear()
     margin = section(params, "scoring", "margin")
     reports = build_reports(
-        scored, pairs, classification=classification, level=level, margin=margin
+        compact, pairs, classification=classification, level=level, margin=margin
     )
-    inputs = ScoreInputs(slug, paths, scored, pairs, level)
+    usage = [u for u in usage if len(u)]
+    inputs = ScoreInputs(
+        slug,
+        paths,
+        StagedViews(staging, list(compact)),
+        pairs,
+        level,
+        usage=pd.concat(usage, ignore_index=True) if usage else usage_table({}),
+    )
     figures = [part.figures(inputs) for part in parts]
-    # Written only once every benchmark has scored: a bad file leaves no partial results behind.
-    for name, frame in scored.items():
-        atomic.write_parquet(paths.scored(name, slug), frame)
-        atomic.write_jsonl(paths.errors_preview(name, slug), error_preview(frame, limit=20))
-    atomic.write_parquet(paths.pairs(slug), pairs)
+    # Moved into place only once every benchmark has scored and every figure is computed.
+    for name in compact:
+        _move(staging / f"{name}.parquet", paths.scored(name, slug))
+        _move(staging / "errors" / f"{name}.jsonl", paths.errors_preview(name, slug))
+    write_pairs(paths.pairs(slug), pairs)
     summaries = paths.outputs_perturbation(slug)
     if summaries.exists():  # generate's {benchmark: perturbation summary}, passed on unchanged
         atomic.write_text(paths.scored_perturbation(slug), summaries.read_text(encoding="utf-8"))
@@ -114,8 +166,6 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
     atomic.write_csv(plots / "confusion.csv", reports.confusion)
     atomic.write_csv(plots / "accuracy_by_rate.csv", reports.accuracy_by_rate)
 
-    rows = sum(len(f) for f in scored.values())
-    unparsed = sum(int((f["parse_status"] == "unparsed").sum()) for f in scored.values())
     for name, agreed in sorted(agreement.items()):
         click.echo(
             f"score@{slug}: {name}: generated and log-likelihood answers agree on "
@@ -131,10 +181,15 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
         for line in part.lines(result):
             click.echo(f"score@{slug}: {line}")
     click.echo(
-        f"score@{slug}: {len(scored)} views ({len(files)} benchmarks), {rows} rows ({unparsed} "
+        f"score@{slug}: {len(compact)} views ({len(files)} benchmarks), {rows} rows ({unparsed} "
         f"unparsed), {len(pairs)} pairs -> {scored_dir}, {metrics_dir}/ (mean delta "
         f"{mean_delta}), {plots}/"
     )
+
+
+def _move(staged: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(staged, target)
 
 
 if __name__ == "__main__":
