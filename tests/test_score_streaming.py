@@ -21,7 +21,7 @@ from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.benchmark_scores import score_benchmark
 from evalpipe.scoring.pairs import build_pairs
 from evalpipe.scoring.pairs_file import write_pairs
-from evalpipe.scoring.scorer import error_preview
+from evalpipe.scoring.scorer import error_preview, score_frame
 from evalpipe.scoring.staged_views import StagedViews, compact_view
 from evalpipe.scoring.study import ScoreInputs
 from evalpipe.scoring.summaries import build_reports, rounded
@@ -229,3 +229,16 @@ def _scored(name: str) -> pd.DataFrame:
     outputs = make_outputs(name, seed=1, p_flip=0.3)
     scores = score_benchmark(outputs, spec, name=name, scoring=scoring, style="plain", source=name)
     return scores.views[name]
+
+
+@pytest.mark.parametrize("name", ["mmlu", "gsm8k", "jsquad", "imdb"])
+def test_repeated_outputs_score_as_each_row_scored_alone(name):
+    spec = get_spec(name)
+    outputs = make_outputs(name, seed=2, p_flip=0.4, p_garbage=0.3, n_examples=20)
+    outputs = pd.concat([outputs, outputs.iloc[::-1]], ignore_index=True)  # every output twice
+    options = {"parser": spec.parser, "metric": spec.metric, "parser_options": spec.parser_options}
+    together = score_frame(outputs, **options)
+    alone = pd.concat(
+        [score_frame(outputs.iloc[[i]], **options) for i in range(len(outputs))], ignore_index=True
+    )
+    pd.testing.assert_frame_equal(together, alone)
