@@ -4,13 +4,11 @@ plots/<model>/; the enabled studies (evalpipe.studies.score) add their figures a
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from pathlib import Path
 
 import click
-import pandas as pd
 
 from evalpipe import atomic
 from evalpipe.benchmarks.registry import get_spec
@@ -19,11 +17,8 @@ from evalpipe.model_list import model_configs
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.benchmark_scores import score_benchmark
-from evalpipe.scoring.defences import usage_table
-from evalpipe.scoring.pairs import concat_pairs, view_pairs
 from evalpipe.scoring.pairs_file import write_pairs
-from evalpipe.scoring.scorer import error_preview
-from evalpipe.scoring.staged_views import StagedViews, compact_view
+from evalpipe.scoring.staged_views import ViewStaging
 from evalpipe.scoring.study import ScoreInputs
 from evalpipe.scoring.summaries import build_reports, rounded, truncation_warnings
 from evalpipe.scoring.views import view_name
@@ -80,15 +75,12 @@ def finish_model(
     parts: list,
     staging: Path,
 ) -> None:
-    """Score, pair and summarise one benchmark at a time through ``staging``, then write."""
+    """Score, stage and pair one benchmark at a time, then summarise and write."""
     level = float(section(params, "scoring", "confidence_level"))
     scoring = section(params, "scoring")
     scored_dir = paths.scored_dir(slug)
-    compact: dict[str, pd.DataFrame] = {}
-    view_parts: dict[str, pd.DataFrame] = {}
-    usage: list[pd.DataFrame] = []
+    staged = ViewStaging(staging, paths=paths, model=slug)
     classification, agreement = {}, {}
-    rows = unparsed = 0
     for path in files:
         name = path.stem
         for part in parts:  # a study's metrics file is not a benchmark's headline
@@ -107,43 +99,23 @@ def finish_model(
             outputs, spec, name=name, scoring=scoring, style=style, source=str(path)
         )
         del outputs
-        for view, frame in scores.views.items():
-            atomic.write_parquet(staging / f"{view}.parquet", frame)
-            atomic.write_jsonl(staging / "errors" / f"{view}.jsonl", error_preview(frame, limit=20))
+        for view in list(scores.views):
             # Paired once: every paired figure below (and the impact stage's, the report's)
             # groups this.
-            view_parts[view] = view_pairs(
-                frame, view=view, model=slug, source=str(paths.scored(view, slug))
-            )
-            compact[view] = compact_view(frame)
-            usage.append(usage_table({view: frame}))
-            rows += len(frame)
-            unparsed += int((frame["parse_status"] == "unparsed").sum())
+            staged.add(view, scores.views.pop(view))
         classification.update(scores.classification)
         if scores.agreement is not None:
             agreement[name] = scores.agreement
-        del scores, frame
 
-    pairs = concat_pairs(view_parts)
-    view_parts.clear()
+    pairs = staged.pairs()
     margin = section(params, "scoring", "margin")
     reports = build_reports(
-        compact, pairs, classification=classification, level=level, margin=margin
+        staged.compact, pairs, classification=classification, level=level, margin=margin
     )
-    usage = [u for u in usage if len(u)]
-    inputs = ScoreInputs(
-        slug,
-        paths,
-        StagedViews(staging, list(compact)),
-        pairs,
-        level,
-        usage=pd.concat(usage, ignore_index=True) if usage else usage_table({}),
-    )
+    inputs = ScoreInputs(slug, paths, staged.views(), pairs, level, usage=staged.usage())
     figures = [part.figures(inputs) for part in parts]
     # Moved into place only once every benchmark has scored and every figure is computed.
-    for name in compact:
-        _move(staging / f"{name}.parquet", paths.scored(name, slug))
-        _move(staging / "errors" / f"{name}.jsonl", paths.errors_preview(name, slug))
+    staged.publish()
     write_pairs(paths.pairs(slug), pairs)
     summaries = paths.outputs_perturbation(slug)
     if summaries.exists():  # generate's {benchmark: perturbation summary}, passed on unchanged
@@ -181,15 +153,10 @@ def finish_model(
         for line in part.lines(result):
             click.echo(f"score@{slug}: {line}")
     click.echo(
-        f"score@{slug}: {len(compact)} views ({len(files)} benchmarks), {rows} rows ({unparsed} "
-        f"unparsed), {len(pairs)} pairs -> {scored_dir}, {metrics_dir}/ (mean delta "
+        f"score@{slug}: {len(staged.compact)} views ({len(files)} benchmarks), {staged.rows} rows "
+        f"({staged.unparsed} unparsed), {len(pairs)} pairs -> {scored_dir}, {metrics_dir}/ (mean delta "
         f"{mean_delta}), {plots}/"
     )
-
-
-def _move(staged: Path, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(staged, target)
 
 
 if __name__ == "__main__":

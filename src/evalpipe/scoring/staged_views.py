@@ -11,12 +11,18 @@ which reads one view back from its staged file each time it is asked for one.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pandas as pd
 
+from evalpipe import atomic
+from evalpipe.paths import ProjectPaths
+from evalpipe.scoring.defences import usage_table
 from evalpipe.scoring.names import ORIGINAL
+from evalpipe.scoring.pairs import concat_pairs, view_pairs
+from evalpipe.scoring.scorer import error_preview
 
 # Read of every row: the arm, whether the row is a clean prompt, and the answer's outcome.
 _LABELS = ("condition", "variant", "parse_status", "finish_reason")
@@ -81,3 +87,66 @@ class StagedViews(Mapping[str, pd.DataFrame]):
 
     def __len__(self) -> int:
         return len(self._names)
+
+
+class ViewStaging:
+    """A model's scored views as they come, one benchmark at a time: each view written to
+    ``folder`` (its rows and its error preview), paired, and kept as its compact view and its
+    usage; :meth:`publish` moves the files to ``data/scored/<model>/`` at the end.
+
+    Parameters
+    ----------
+    folder : the staging folder (beside ``data/scored/<model>/``, on the same file system).
+    paths, model : where the views go, and the model's slug (the pairs' ``model``).
+    """
+
+    def __init__(self, folder: Path, *, paths: ProjectPaths, model: str) -> None:
+        self.folder = Path(folder)
+        self.paths = paths
+        self.model = model
+        self.compact: dict[str, pd.DataFrame] = {}
+        self._pairs: dict[str, pd.DataFrame] = {}
+        self._usage: list[pd.DataFrame] = []
+        self.rows = 0
+        self.unparsed = 0
+
+    def add(self, view: str, frame: pd.DataFrame) -> None:
+        """Stage one scored view; afterwards nothing refers to ``frame``."""
+        atomic.write_parquet(self.folder / f"{view}.parquet", frame)
+        atomic.write_jsonl(self.folder / "errors" / f"{view}.jsonl", error_preview(frame, limit=20))
+        source = str(self.paths.scored(view, self.model))
+        self._pairs[view] = view_pairs(frame, view=view, model=self.model, source=source)
+        self.compact[view] = compact_view(frame)
+        usage = usage_table({view: frame})
+        if len(usage):
+            self._usage.append(usage)
+        self.rows += len(frame)
+        self.unparsed += int((frame["parse_status"] == "unparsed").sum())
+
+    def pairs(self) -> pd.DataFrame:
+        """The pairs table of every staged view (:func:`~evalpipe.scoring.pairs.concat_pairs`);
+        the parts are let go."""
+        pairs = concat_pairs(self._pairs)
+        self._pairs.clear()
+        return pairs
+
+    def usage(self) -> pd.DataFrame:
+        """Every staged view's :func:`~evalpipe.scoring.defences.usage_table`, in staging order."""
+        return pd.concat(self._usage, ignore_index=True) if self._usage else usage_table({})
+
+    def views(self) -> StagedViews:
+        """The staged views, read back on access."""
+        return StagedViews(self.folder, list(self.compact))
+
+    def publish(self) -> None:
+        """Move every staged view and error preview to its place under data/scored/<model>/."""
+        for view in self.compact:
+            for staged, target in (
+                (self.folder / f"{view}.parquet", self.paths.scored(view, self.model)),
+                (
+                    self.folder / "errors" / f"{view}.jsonl",
+                    self.paths.errors_preview(view, self.model),
+                ),
+            ):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(staged, target)
