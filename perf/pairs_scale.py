@@ -339,9 +339,16 @@ def run_stage(name: str, folder: Path) -> str:
     help="Write synthetic generate outputs and time the real score stage (parsing included) "
     "instead of the pairing and groupings of synthetic scored views.",
 )
+@click.option(
+    "--only",
+    "only",
+    type=click.Choice(STAGES),
+    multiple=True,
+    help="Run only these stages (repeatable); default: all three.",
+)
 @click.option("--stage", type=click.Choice(STAGES), default=None, hidden=True)
 @click.option("--folder", type=click.Path(path_type=Path), default=None, hidden=True)
-def main(benchmarks, examples, words, hit, keep, outputs, stage, folder) -> None:
+def main(benchmarks, examples, words, hit, keep, outputs, only, stage, folder) -> None:
     """Time the pairs table's stages at study scale."""
     if stage is not None:
         start = time.perf_counter()
@@ -376,7 +383,7 @@ def main(benchmarks, examples, words, hit, keep, outputs, stage, folder) -> None
             )
         env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
         total, total_cpu, peak = 0.0, 0.0, 0.0
-        for name in STAGES:
+        for name in [s for s in STAGES if not only or s in only]:
             start = time.perf_counter()
             out = subprocess.run(
                 [sys.executable, __file__, "--stage", name, "--folder", str(folder)],
