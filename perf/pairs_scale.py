@@ -21,6 +21,15 @@ as the pipeline's (``params.yaml``, ``data/scored/<model>/``, ``data/words/``, `
     python perf/pairs_scale.py --examples 200        # a quicker, smaller run
     python perf/pairs_scale.py --examples 200 --keep /tmp/pairs200   # keep the folder (reused
                                                      # by the next run: only the stages rerun)
+    python perf/pairs_scale.py --outputs             # generate's outputs, the real score stage
+    python perf/pairs_scale.py --outputs --examples 10000 --only score   # 10,000,000 prompts
+
+With ``--outputs`` the folder holds synthetic generate outputs instead of scored views
+(``data/outputs/<model>/<benchmark>.parquet`` with generate's columns, the answers as text such as
+"The answer is (A).", and a local multiple-choice spec per benchmark under
+``data/raw/benchmarks/``), and ``score`` is the score stage itself (``stages/score.py`` on the
+folder: parsing, pairing, groupings and every file it writes, in the layout the impact and report
+stages read). Runs over 2 GB belong under ``flock /tmp/evalpipe-bigmem.lock`` on a shared machine.
 
 The seconds of a stage are its process's wall time (interpreter start and imports included).
 Nothing is asserted; the figures go into the issue note (target: score + impact + report within
