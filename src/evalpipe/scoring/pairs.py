@@ -229,11 +229,20 @@ def build_pairs(
 
 def concat_pairs(parts: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """The pairs table from every view's part (:func:`view_pairs`): the views in sorted order,
-    ``cluster`` numbered over the whole table (:func:`cluster_codes`)."""
+    ``cluster`` numbered over the whole table (:func:`cluster_codes`).
+
+    The parts are consumed: each column is dropped from them once it is joined, so the table and
+    its parts are not held whole side by side (at millions of pairs, twice the table's memory).
+    """
     frames = [parts[name] for name in sorted(parts) if len(parts[name])]
     if not frames:
         return empty_pairs()
-    pairs = pd.concat(frames, ignore_index=True)  # views in sorted order, each sorted
+    columns = {}
+    for column in list(frames[0].columns):  # views in sorted order, each sorted
+        columns[column] = pd.concat([f[column] for f in frames], ignore_index=True)
+        for frame in frames:
+            del frame[column]
+    pairs = pd.DataFrame(columns, copy=False)
     pairs["cluster"] = cluster_codes(pairs["benchmark"].to_numpy(), pairs["example_id"].to_numpy())
     return pairs
 
