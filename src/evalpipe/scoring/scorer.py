@@ -102,10 +102,13 @@ def score_frame(
         def options_of(subtask: str | None) -> Mapping[str, Any]:
             return base
 
-    subtasks = outputs["subtask"] if "subtask" in outputs.columns else [None] * len(outputs)
-    answers = outputs["answers"] if "answers" in outputs.columns else [None] * len(outputs)
-    conditions = outputs["condition"] if "condition" in outputs.columns else [None] * len(outputs)
-    rows = zip(outputs["output"], outputs["answer"], answers, subtasks, conditions, strict=True)
+    # as Python lists: one conversion per column, not one Arrow scalar per row
+    absent = [None] * len(outputs)
+    subtasks = outputs["subtask"].tolist() if "subtask" in outputs.columns else absent
+    answers = outputs["answers"].tolist() if "answers" in outputs.columns else absent
+    conditions = outputs["condition"].tolist() if "condition" in outputs.columns else absent
+    texts, golds = outputs["output"].tolist(), outputs["answer"].tolist()
+    rows = zip(texts, golds, answers, subtasks, conditions, strict=True)
     predictions, statuses, correct, scores, extras, canonical = [], [], [], [], [], []
     # Parsing and scoring are pure functions of (output, golds, subtask, arm): rows that repeat
     # them (a label benchmark's answers, a model's stock replies) are scored once.
