@@ -9,6 +9,8 @@ import tempfile
 from pathlib import Path
 
 import click
+import pandas as pd
+import pyarrow.parquet as pq
 
 from evalpipe import atomic
 from evalpipe.benchmarks.registry import get_spec
@@ -17,13 +19,14 @@ from evalpipe.model_list import model_configs
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.benchmark_scores import score_benchmark
+from evalpipe.scoring.nested_columns import Records, record_columns, split_records
 from evalpipe.scoring.pairs_file import write_pairs
 from evalpipe.scoring.staged_views import ViewStaging
 from evalpipe.scoring.study import ScoreInputs
 from evalpipe.scoring.summaries import build_reports, rounded, truncation_warnings
 from evalpipe.scoring.views import view_name
 from evalpipe.studies.score import STUDIES
-from stages._common import fail_cleanly, params_option, read_parquet, root_option
+from stages._common import fail_cleanly, params_option, root_option
 
 MODELS_HELP = "Models to score, by their slug in params.yaml `models` (repeatable); default: all."
 
@@ -93,7 +96,7 @@ def finish_model(
             spec = get_spec(name, paths.raw_benchmarks)
         except InputError as exc:
             raise InputError(f"{path}: no benchmark named after this file: {exc}") from exc
-        outputs = read_parquet(path, "run `dvc repro generate`")
+        outputs, records = read_outputs(path)
         style = str(section(params, "prompt", "style"))
         scores = score_benchmark(
             outputs, spec, name=name, scoring=scoring, style=style, source=str(path)
@@ -102,7 +105,7 @@ def finish_model(
         for view in list(scores.views):
             # Paired once: every paired figure below (and the impact stage's, the report's)
             # groups this.
-            staged.add(view, scores.views.pop(view))
+            staged.add(view, scores.views.pop(view), records)
         classification.update(scores.classification)
         if scores.agreement is not None:
             agreement[name] = scores.agreement
@@ -157,6 +160,21 @@ def finish_model(
         f"({staged.unparsed} unparsed), {len(pairs)} pairs -> {scored_dir}, {metrics_dir}/ (mean delta "
         f"{mean_delta}), {plots}/"
     )
+
+
+def read_outputs(path: Path) -> tuple[pd.DataFrame, Records]:
+    """One benchmark's outputs: the columns the scorer reads in pandas, the record columns (the
+    edits of each row) in Arrow (:mod:`evalpipe.scoring.nested_columns`)."""
+    if not path.exists():
+        raise InputError(f"{path}: not found (run `dvc repro generate`)")
+    try:
+        schema = pq.read_schema(path)
+        kept = record_columns(schema)
+        frame = pd.read_parquet(path, columns=[n for n in schema.names if n not in kept])
+        records = split_records(schema, pq.read_table(path, columns=kept))
+    except Exception as exc:  # pyarrow raises several types for a damaged file
+        raise InputError(f"{path}: not a readable Parquet file ({exc})") from exc
+    return frame, records
 
 
 if __name__ == "__main__":

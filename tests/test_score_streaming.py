@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
@@ -19,6 +20,7 @@ from evalpipe.model_list import model_configs
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.benchmark_scores import score_benchmark
+from evalpipe.scoring.nested_columns import carried, record_columns
 from evalpipe.scoring.pairs import build_pairs
 from evalpipe.scoring.pairs_file import write_pairs
 from evalpipe.scoring.scorer import error_preview, score_frame
@@ -158,6 +160,8 @@ def test_stage_writes_the_bytes_of_the_in_memory_path(tmp_path, changes):
     if changes:
         for name in ("mmlu", "jnli"):
             _with_loglikelihoods(streamed, name)
+    for path in sorted((streamed / "data" / "outputs" / M).glob("*.parquet")):
+        _with_edits(path)
     reference = tmp_path / "reference"
     shutil.copytree(streamed, reference)
     result = _run(streamed)
@@ -177,6 +181,49 @@ def test_stage_writes_the_bytes_of_the_in_memory_path(tmp_path, changes):
         assert written[name] == expected[name], name
     # nothing of the staging folder is left beside the scored views
     assert [p.name for p in (streamed / "data" / "scored").iterdir()] == [M]
+
+
+EDIT = pa.struct(
+    [("field", pa.string()), ("start", pa.int32()), ("end", pa.int32()), ("op", pa.string()),
+     ("keys", pa.string()), ("reading", pa.string())]
+)  # fmt: skip
+
+
+def _with_edits(path: Path) -> None:
+    """Add generate's ``perturbations`` column (a list of edit records per row; null on the clean
+    rows, an empty list on one row, fields without any value) as perturb types it."""
+    table = pq.read_table(path)
+    values = []
+    for i, variant in enumerate(table.column("variant").to_pylist()):
+        if variant == "original":
+            values.append(None)
+        elif i % 7 == 0:
+            values.append([])
+        else:
+            values.append(
+                [
+                    {"field": "question", "start": i + k, "end": i + k + 2, "op": "delete",
+                     "keys": None, "reading": None if k else "よみ"}
+                    for k in range(1 + i % 2)
+                ]
+            )  # fmt: skip
+    column = pa.array(values, pa.list_(EDIT))
+    atomic.write_parquet(path, table.add_column(table.num_columns - 2, "perturbations", column))
+
+
+def test_record_columns_take_the_type_of_the_pandas_round_trip(tmp_path):
+    path = tmp_path / "outputs.parquet"
+    atomic.write_parquet(path, make_outputs("mmlu"))
+    _with_edits(path)
+    column = pq.read_table(path).column("perturbations")
+    assert record_columns(pq.read_schema(path)) == ["perturbations"]
+    expected = pa.Table.from_pandas(
+        pd.read_parquet(path, columns=["perturbations"]), preserve_index=False
+    ).column(0)
+    got = carried(column)
+    assert got.type == expected.type  # int32 -> int64; keys (never set) -> null
+    assert got.type.value_type.field("keys").type == pa.null()
+    assert got.equals(expected.combine_chunks())
 
 
 def test_a_failing_benchmark_leaves_no_partial_results(tmp_path):

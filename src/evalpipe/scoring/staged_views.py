@@ -16,11 +16,13 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 
 from evalpipe import atomic
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.defences import usage_table
 from evalpipe.scoring.names import ORIGINAL
+from evalpipe.scoring.nested_columns import Records, with_records
 from evalpipe.scoring.pairs import concat_pairs, view_pairs
 from evalpipe.scoring.scorer import error_preview
 
@@ -110,9 +112,12 @@ class ViewStaging:
         self.rows = 0
         self.unparsed = 0
 
-    def add(self, view: str, frame: pd.DataFrame) -> None:
-        """Stage one scored view; afterwards nothing refers to ``frame``."""
-        atomic.write_parquet(self.folder / f"{view}.parquet", frame)
+    def add(self, view: str, frame: pd.DataFrame, records: Records | None = None) -> None:
+        """Stage one scored view (``frame``, and the outputs' record columns kept in Arrow:
+        :mod:`evalpipe.scoring.nested_columns`); afterwards nothing refers to ``frame``."""
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        atomic.write_parquet(self.folder / f"{view}.parquet", with_records(table, records or {}))
+        del table
         atomic.write_jsonl(self.folder / "errors" / f"{view}.jsonl", error_preview(frame, limit=20))
         source = str(self.paths.scored(view, self.model))
         self._pairs[view] = view_pairs(frame, view=view, model=self.model, source=source)
