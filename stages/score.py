@@ -22,7 +22,7 @@ from evalpipe.scoring.benchmark_scores import score_benchmark
 from evalpipe.scoring.nested_columns import Records, record_columns, split_records
 from evalpipe.scoring.pairs_file import write_pairs
 from evalpipe.scoring.staged_views import ViewStaging
-from evalpipe.scoring.study import ScoreInputs
+from evalpipe.scoring.study import ScoreInputs, ScorePart
 from evalpipe.scoring.summaries import build_reports, rounded, truncation_warnings
 from evalpipe.scoring.views import view_name
 from evalpipe.studies.score import STUDIES
@@ -75,7 +75,7 @@ def finish_model(
     paths: ProjectPaths,
     *,
     files: list[Path],
-    parts: list,
+    parts: list[ScorePart],
     staging: Path,
 ) -> None:
     """Score, stage and pair one benchmark at a time, then summarise and write."""
