@@ -21,6 +21,15 @@ as the pipeline's (``params.yaml``, ``data/scored/<model>/``, ``data/words/``, `
     python perf/pairs_scale.py --examples 200        # a quicker, smaller run
     python perf/pairs_scale.py --examples 200 --keep /tmp/pairs200   # keep the folder (reused
                                                      # by the next run: only the stages rerun)
+    python perf/pairs_scale.py --outputs             # generate's outputs, the real score stage
+    python perf/pairs_scale.py --outputs --examples 10000 --only score   # 10,000,000 prompts
+
+With ``--outputs`` the folder holds synthetic generate outputs instead of scored views
+(``data/outputs/<model>/<benchmark>.parquet`` with generate's columns, the answers as text such as
+"The answer is (A).", and a local multiple-choice spec per benchmark under
+``data/raw/benchmarks/``), and ``score`` is the score stage itself (``stages/score.py`` on the
+folder: parsing, pairing, groupings and every file it writes, in the layout the impact and report
+stages read). Runs over 2 GB belong under ``flock /tmp/evalpipe-bigmem.lock`` on a shared machine.
 
 The seconds of a stage are its process's wall time (interpreter start and imports included).
 Nothing is asserted; the figures go into the issue note (target: score + impact + report within
@@ -94,6 +103,7 @@ def make_views(
     hit: float,
     draws: int = 1,
     flips: Callable[..., np.ndarray] | None = None,
+    outputs: bool = False,
 ) -> int:
     """Write a project folder with synthetic scored views, the word lists and the params;
     return the number of perturbed rows.
@@ -102,7 +112,9 @@ def make_views(
     perturbed rows changed correctness, ``flips(rng, benchmark, example, word, correct)`` with
     the benchmark's index, each row's example and word index (0-based) and its example's
     original correctness; None: 12% of rows at random (``perf/verdict_agreement.py`` plants
-    word effects with it)."""
+    word effects with it). ``outputs``: write the generate stage's outputs instead
+    (``data/outputs/<model>/<benchmark>.parquet``, the answers as text for the score stage to
+    parse) and a local spec per benchmark (``data/raw/benchmarks/<benchmark>/spec.yaml``)."""
     rng = np.random.default_rng(0)
     text = "".join(rng.choice(list("abcdefghij klmnopqrstuvwxyz"), size=4000))
     scored = folder / "data" / "scored" / MODEL
@@ -168,17 +180,25 @@ def make_views(
                 "score": (right & (status != "unparsed")).astype(float),
             }
         )
+        if outputs:
+            frame = _as_outputs(frame, language)
+            _write_spec(folder, name, language)
         table = pa.Table.from_pandas(frame, preserve_index=False)
+        del frame
         edits = pa.concat_arrays(
             [pa.nulls(examples, _edits(ops[:1], w[:1]).type), _edits(ops, w + 1)]
         )
         table = table.append_column("perturbations", edits)
-        pq.write_table(table, scored / f"{name}.parquet")
+        target = folder / "data" / "outputs" / MODEL if outputs else scored
+        target.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table, target / f"{name}.parquet")
+        del table
         operations = {op: int((ops == op).sum()) for op in OPS if op != "mixed"}
         summaries[name] = {"benchmark": name, "language": language, "model": "uniform",
                            "operations": operations, "occurrences": int(fired.sum() + n),
                            "perturbed_occurrences": int(fired.sum()), "draws": draws}  # fmt: skip
-    (scored / "perturbation.json").write_text(json.dumps(summaries, indent=1, sort_keys=True))
+    summary_dir = folder / "data" / "outputs" / MODEL if outputs else scored
+    (summary_dir / "perturbation.json").write_text(json.dumps(summaries, indent=1, sort_keys=True))
     for language in ("english", "japanese"):
         pd.DataFrame(
             {
@@ -198,6 +218,63 @@ def make_views(
     (folder / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     (folder / "rows.txt").write_text(str(total))
     return total
+
+
+# What the generate stage writes besides the scored columns (evalpipe.inference.generate's
+# OUTPUT_COLUMNS), for a multiple-choice benchmark answered with "The answer is (X)."
+_ANSWERS = {"A": "The answer is (A).", "B": "The answer is (B).", None: "I am not sure."}
+
+
+def _as_outputs(frame: pd.DataFrame, language: str) -> pd.DataFrame:
+    """A synthetic scored view as the generate stage's outputs: the scored columns dropped, each
+    answer written as text the ``choice_letter`` parser reads back (unparsed rows as text it
+    cannot read), and generate's bookkeeping columns."""
+    prediction = frame["prediction"]
+    text = np.where(
+        prediction.isna(), _ANSWERS[None], np.where(prediction == "A", _ANSWERS["A"], _ANSWERS["B"])
+    )
+    n = len(frame)
+    out = frame.drop(columns=["gold", "prediction", "parse_status", "correct", "score"])
+    out["output"] = pd.Series(text, dtype=object)
+    out["prompt_hash"] = [f"{i:016x}" for i in range(n)]
+    out["prompt_tokens"] = out["prompt"].str.len().to_numpy() // 4
+    out["output_tokens"] = np.full(n, 6, dtype=np.int64)
+    out["model"] = MODEL
+    out["model_id"] = MODEL
+    out["from_cache"] = False
+    out["task_type"] = "mc"
+    out["answers"] = None
+    out["labels"] = None
+    return out
+
+
+def _write_spec(folder: Path, name: str, language: str) -> None:
+    """A local multiple-choice benchmark spec for ``name`` (the score stage reads its answer
+    type and labels)."""
+    spec = folder / "data" / "raw" / "benchmarks" / name / "spec.yaml"
+    spec.parent.mkdir(parents=True, exist_ok=True)
+    spec.write_text(
+        f"include: [{language}, local]\n"
+        "description: synthetic multiple choice (perf/pairs_scale.py)\n"
+        "task_type: mc\n"
+        f"version: {name} v1\n"
+        "labels: [A, B, C, D]\n"
+        "sources:\n  files: {reader: json, test: [test.jsonl]}\n"
+        "mapping: {id: id, fields: {Question: question}, choices: choices, answer: answer}\n"
+        "answer: {type: choice_letter, digit_map: null}\n",
+        encoding="utf-8",
+    )
+
+
+def run_score_stage(folder: Path) -> str:
+    """The score stage itself (``stages/score.py`` on the folder): parsing, pairing, groupings
+    and every file it writes."""
+    from stages.score import main as stage
+
+    args = ["--params", str(folder / "params.yaml"), "--root", str(folder)]
+    stage.main(args, standalone_mode=False)
+    pairs = pq.ParquetFile(folder / "data" / "scored" / MODEL / "pairs.parquet").metadata.num_rows
+    return f"{pairs} pairs"
 
 
 def run_score(folder: Path) -> str:
@@ -240,6 +317,8 @@ def run_score(folder: Path) -> str:
 
 def run_stage(name: str, folder: Path) -> str:
     if name == "score":
+        if (folder / "data" / "outputs" / MODEL).is_dir():
+            return run_score_stage(folder)
         return run_score(folder)
     args = ["--params", str(folder / "params.yaml"), "--root", str(folder)]
     if name == "impact":
@@ -263,9 +342,22 @@ def run_stage(name: str, folder: Path) -> str:
     default=None,
     help="Project folder to keep (made when it holds no views yet; else its views are reused).",
 )
+@click.option(
+    "--outputs",
+    is_flag=True,
+    help="Write synthetic generate outputs and time the real score stage (parsing included) "
+    "instead of the pairing and groupings of synthetic scored views.",
+)
+@click.option(
+    "--only",
+    "only",
+    type=click.Choice(STAGES),
+    multiple=True,
+    help="Run only these stages (repeatable); default: all three.",
+)
 @click.option("--stage", type=click.Choice(STAGES), default=None, hidden=True)
 @click.option("--folder", type=click.Path(path_type=Path), default=None, hidden=True)
-def main(benchmarks, examples, words, hit, keep, stage, folder) -> None:
+def main(benchmarks, examples, words, hit, keep, outputs, only, stage, folder) -> None:
     """Time the pairs table's stages at study scale."""
     if stage is not None:
         start = time.perf_counter()
@@ -285,14 +377,22 @@ def main(benchmarks, examples, words, hit, keep, stage, folder) -> None:
             click.echo(f"synthetic: reusing {folder} ({n} perturbed prompts)")
         else:
             start = time.perf_counter()
-            n = make_views(folder, benchmarks=benchmarks, examples=examples, words=words, hit=hit)
+            n = make_views(
+                folder,
+                benchmarks=benchmarks,
+                examples=examples,
+                words=words,
+                hit=hit,
+                outputs=outputs,
+            )
+            made = "generate outputs" if outputs else "scored views"
             click.echo(
-                f"synthetic: {benchmarks} benchmarks x {examples} examples x {words} words -> "
-                f"{n} perturbed prompts ({time.perf_counter() - start:.0f} s to make)"
+                f"synthetic {made}: {benchmarks} benchmarks x {examples} examples x {words} "
+                f"words -> {n} perturbed prompts ({time.perf_counter() - start:.0f} s to make)"
             )
         env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
         total, total_cpu, peak = 0.0, 0.0, 0.0
-        for name in STAGES:
+        for name in [s for s in STAGES if not only or s in only]:
             start = time.perf_counter()
             out = subprocess.run(
                 [sys.executable, __file__, "--stage", name, "--folder", str(folder)],

@@ -4,10 +4,13 @@ plots/<model>/; the enabled studies (evalpipe.studies.score) add their figures a
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from pathlib import Path
 
 import click
 import pandas as pd
+import pyarrow.parquet as pq
 
 from evalpipe import atomic
 from evalpipe.benchmarks.registry import get_spec
@@ -16,13 +19,14 @@ from evalpipe.model_list import model_configs
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.benchmark_scores import score_benchmark
-from evalpipe.scoring.pairs import build_pairs
-from evalpipe.scoring.scorer import error_preview
-from evalpipe.scoring.study import ScoreInputs
+from evalpipe.scoring.nested_columns import Records, record_columns, split_records
+from evalpipe.scoring.pairs_file import write_pairs
+from evalpipe.scoring.staged_views import ViewStaging
+from evalpipe.scoring.study import ScoreInputs, ScorePart
 from evalpipe.scoring.summaries import build_reports, rounded, truncation_warnings
 from evalpipe.scoring.views import view_name
 from evalpipe.studies.score import STUDIES
-from stages._common import fail_cleanly, params_option, read_parquet, root_option
+from stages._common import fail_cleanly, params_option, root_option
 
 MODELS_HELP = "Models to score, by their slug in params.yaml `models` (repeatable); default: all."
 
@@ -46,8 +50,6 @@ def main(models: tuple[str, ...], params_path: str, root: str) -> None:
 
 def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
     """Score every benchmark one model answered."""
-    level = float(section(params, "scoring", "confidence_level"))
-    scoring = section(params, "scoring")
     outputs_dir = paths.outputs_dir(slug)
     files = sorted(outputs_dir.glob("*.parquet"))
     if not files:
@@ -55,7 +57,32 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
             f"{outputs_dir}: no *.parquet outputs to score (run `dvc repro generate@{slug}`)"
         )
     parts = [study(params) for study in STUDIES]
-    scored: dict[str, pd.DataFrame] = {}
+    scored_dir = paths.scored_dir(slug)
+    scored_dir.parent.mkdir(parents=True, exist_ok=True)
+    # Each view is written here as soon as it is scored, and moved to data/scored/<model>/ only
+    # once every benchmark has scored and every figure is computed: a bad file leaves no partial
+    # results behind, and no view's text stays in memory after it is paired.
+    staging = Path(tempfile.mkdtemp(prefix=f".{slug}.", suffix=".staging", dir=scored_dir.parent))
+    try:
+        finish_model(slug, params, paths, files=files, parts=parts, staging=staging)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def finish_model(
+    slug: str,
+    params: dict,
+    paths: ProjectPaths,
+    *,
+    files: list[Path],
+    parts: list[ScorePart],
+    staging: Path,
+) -> None:
+    """Score, stage and pair one benchmark at a time, then summarise and write."""
+    level = float(section(params, "scoring", "confidence_level"))
+    scoring = section(params, "scoring")
+    scored_dir = paths.scored_dir(slug)
+    staged = ViewStaging(staging, paths=paths, model=slug)
     classification, agreement = {}, {}
     for path in files:
         name = path.stem
@@ -69,30 +96,30 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
             spec = get_spec(name, paths.raw_benchmarks)
         except InputError as exc:
             raise InputError(f"{path}: no benchmark named after this file: {exc}") from exc
-        outputs = read_parquet(path, "run `dvc repro generate`")
+        outputs, records = read_outputs(path)
         style = str(section(params, "prompt", "style"))
         scores = score_benchmark(
             outputs, spec, name=name, scoring=scoring, style=style, source=str(path)
         )
-        scored.update(scores.views)
+        del outputs
+        for view in list(scores.views):
+            # Paired once: every paired figure below (and the impact stage's, the report's)
+            # groups this.
+            staged.add(view, scores.views.pop(view), records)
         classification.update(scores.classification)
         if scores.agreement is not None:
             agreement[name] = scores.agreement
 
-    scored_dir = paths.scored_dir(slug)
-    # Paired once: every paired figure below (and the impact stage's, the report's) groups this.
-    pairs = build_pairs(scored, model=slug, source_dir=str(scored_dir))
+    pairs = staged.pairs()
     margin = section(params, "scoring", "margin")
     reports = build_reports(
-        scored, pairs, classification=classification, level=level, margin=margin
+        staged.compact, pairs, classification=classification, level=level, margin=margin
     )
-    inputs = ScoreInputs(slug, paths, scored, pairs, level)
+    inputs = ScoreInputs(slug, paths, staged.views(), pairs, level, usage=staged.usage())
     figures = [part.figures(inputs) for part in parts]
-    # Written only once every benchmark has scored: a bad file leaves no partial results behind.
-    for name, frame in scored.items():
-        atomic.write_parquet(paths.scored(name, slug), frame)
-        atomic.write_jsonl(paths.errors_preview(name, slug), error_preview(frame, limit=20))
-    atomic.write_parquet(paths.pairs(slug), pairs)
+    # Moved into place only once every benchmark has scored and every figure is computed.
+    staged.publish()
+    write_pairs(paths.pairs(slug), pairs)
     summaries = paths.outputs_perturbation(slug)
     if summaries.exists():  # generate's {benchmark: perturbation summary}, passed on unchanged
         atomic.write_text(paths.scored_perturbation(slug), summaries.read_text(encoding="utf-8"))
@@ -114,8 +141,6 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
     atomic.write_csv(plots / "confusion.csv", reports.confusion)
     atomic.write_csv(plots / "accuracy_by_rate.csv", reports.accuracy_by_rate)
 
-    rows = sum(len(f) for f in scored.values())
-    unparsed = sum(int((f["parse_status"] == "unparsed").sum()) for f in scored.values())
     for name, agreed in sorted(agreement.items()):
         click.echo(
             f"score@{slug}: {name}: generated and log-likelihood answers agree on "
@@ -131,10 +156,25 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
         for line in part.lines(result):
             click.echo(f"score@{slug}: {line}")
     click.echo(
-        f"score@{slug}: {len(scored)} views ({len(files)} benchmarks), {rows} rows ({unparsed} "
-        f"unparsed), {len(pairs)} pairs -> {scored_dir}, {metrics_dir}/ (mean delta "
+        f"score@{slug}: {len(staged.compact)} views ({len(files)} benchmarks), {staged.rows} rows "
+        f"({staged.unparsed} unparsed), {len(pairs)} pairs -> {scored_dir}, {metrics_dir}/ (mean delta "
         f"{mean_delta}), {plots}/"
     )
+
+
+def read_outputs(path: Path) -> tuple[pd.DataFrame, Records]:
+    """One benchmark's outputs: the columns the scorer reads in pandas, the record columns (the
+    edits of each row) in Arrow (:mod:`evalpipe.scoring.nested_columns`)."""
+    if not path.exists():
+        raise InputError(f"{path}: not found (run `dvc repro generate`)")
+    try:
+        schema = pq.read_schema(path)
+        kept = record_columns(schema)
+        frame = pd.read_parquet(path, columns=[n for n in schema.names if n not in kept])
+        records = split_records(schema, pq.read_table(path, columns=kept))
+    except Exception as exc:  # pyarrow raises several types for a damaged file
+        raise InputError(f"{path}: not a readable Parquet file ({exc})") from exc
+    return frame, records
 
 
 if __name__ == "__main__":

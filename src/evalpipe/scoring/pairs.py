@@ -94,7 +94,10 @@ def _text(column: pd.Series, positions: np.ndarray) -> pd.Series:
     return column.take(positions).astype("str").reset_index(drop=True)
 
 
-def _view_pairs(frame: pd.DataFrame, *, view: str, model: str, source: str) -> pd.DataFrame:
+def view_pairs(frame: pd.DataFrame, *, view: str, model: str, source: str) -> pd.DataFrame:
+    """One scored view's part of the pairs table, in table order, with ``cluster`` 0 (numbered
+    over the whole table by :func:`concat_pairs`): what :func:`build_pairs` makes of each view,
+    so a stage can pair each view as it is scored and let its text go."""
     check_columns(frame, SCORED_COLUMNS, source=source)
     benchmarks = frame["benchmark"].astype(str).unique()
     if len(benchmarks) > 1:
@@ -214,19 +217,32 @@ def build_pairs(
     0          1        0              True              False  replace
     1          2        1              True               True   delete
     """
-    parts = [
-        _view_pairs(
-            views[name],
-            view=name,
-            model=model,
-            source=f"{source_dir}/{name}.parquet",
-        )
-        for name in sorted(views)
-    ]
-    parts = [p for p in parts if len(p)]
-    if not parts:
+    return concat_pairs(
+        {
+            name: view_pairs(
+                views[name], view=name, model=model, source=f"{source_dir}/{name}.parquet"
+            )
+            for name in views
+        }
+    )
+
+
+def concat_pairs(parts: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """The pairs table from every view's part (:func:`view_pairs`): the views in sorted order,
+    ``cluster`` numbered over the whole table (:func:`cluster_codes`).
+
+    The parts are consumed: each column is dropped from them once it is joined, so the table and
+    its parts are not held whole side by side (at millions of pairs, twice the table's memory).
+    """
+    frames = [parts[name] for name in sorted(parts) if len(parts[name])]
+    if not frames:
         return empty_pairs()
-    pairs = pd.concat(parts, ignore_index=True)  # views in sorted order, each sorted
+    columns = {}
+    for column in list(frames[0].columns):  # views in sorted order, each sorted
+        columns[column] = pd.concat([f[column] for f in frames], ignore_index=True)
+        for frame in frames:
+            del frame[column]
+    pairs = pd.DataFrame(columns, copy=False)
     pairs["cluster"] = cluster_codes(pairs["benchmark"].to_numpy(), pairs["example_id"].to_numpy())
     return pairs
 

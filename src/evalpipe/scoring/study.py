@@ -3,7 +3,7 @@ pairs table, and the files it writes. The parts are listed in :mod:`evalpipe.stu
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,13 +15,17 @@ from evalpipe.paths import ProjectPaths
 
 @dataclass(frozen=True)
 class ScoreInputs:
-    """What every score part reads: the model's scored views and its pairs table."""
+    """What every score part reads: the model's scored views (a mapping that may read each view
+    from disk when asked: :class:`~evalpipe.scoring.staged_views.StagedViews`), its pairs table
+    and, when the stage computed it as it scored, each view's usage
+    (:func:`~evalpipe.scoring.defences.usage_table`; None: computed from ``scored``)."""
 
     slug: str
     paths: ProjectPaths
-    scored: dict[str, pd.DataFrame]
+    scored: Mapping[str, pd.DataFrame]
     pairs: pd.DataFrame
     level: float
+    usage: pd.DataFrame | None = None
 
 
 def _nothing(figures: Any) -> list[str]:

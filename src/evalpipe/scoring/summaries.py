@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from evalpipe.arms import typo_rows
@@ -265,18 +266,17 @@ def build_reports(
     class_metrics: dict[str, Any] = {}
     words, confusion = [], []
     by_view = pairs.groupby("view", sort=False).indices
-    empty = pairs.iloc[:0]
+    empty = np.zeros(0, dtype=np.int64)
     originals: dict[str, Originals] = {}
-    view_pairs: dict[str, pd.DataFrame] = {}
     for name in sorted(scored):
         frame = scored[name]
-        view_pairs[name] = pairs.iloc[by_view[name]] if name in by_view else empty
+        # one view's rows at a time: at millions of pairs a copy of every view's is a second table
+        view_pairs = pairs.iloc[by_view.get(name, empty)]
         originals[name] = originals_of(frame)
-        table = word_table(view_pairs[name], originals=originals[name], level=level)
-        summary = benchmark_summary(
-            view_pairs[name], originals=originals[name], level=level, words=table
-        )
-        figures = field_figures(view_pairs[name], margin=margin, level=level)
+        table = word_table(view_pairs, originals=originals[name], level=level)
+        summary = benchmark_summary(view_pairs, originals=originals[name], level=level, words=table)
+        figures = field_figures(view_pairs, margin=margin, level=level)
+        del view_pairs
         robustness[name] = rounded({**summary, **answer_summary(frame), **figures})
         for key in VERDICT_COLUMNS:
             threshold = alpha_of(level) if key == "mcnemar_p" else 0.0
@@ -320,11 +320,10 @@ def build_reports(
     # One view per benchmark, or a benchmark's examples would count once per scoring method.
     primary = sorted(primary_views(scored).values())
     primary_originals = sum((originals[v] for v in primary), Originals())
+    # the primary views' rows in table order (the views are sorted): their concatenation
+    rows = np.concatenate([by_view.get(v, empty) for v in primary]) if primary else empty
     rate = (
-        accuracy_by_rate(
-            pd.concat([view_pairs[v] for v in primary], ignore_index=True),
-            originals=primary_originals,
-        )
+        accuracy_by_rate(pairs.iloc[rows].reset_index(drop=True), originals=primary_originals)
         if primary
         else pd.DataFrame(columns=RATE_COLUMNS)
     )

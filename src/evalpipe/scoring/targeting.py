@@ -100,6 +100,9 @@ def targeting_tables(pairs: pd.DataFrame, *, level: float) -> dict[str, pd.DataF
 def targeting_summary(pairs: pd.DataFrame, *, level: float) -> dict | None:
     """metrics/<model>/targeting.json: both tables as lists of records; None without
     targeted rows."""
+    arms = {str(c).split(":")[0] for c in pairs["condition"].dropna().unique()}
+    if not arms & {TARGETED, RESTORED}:
+        return None  # nothing to read: no copy of a pairs table of millions of rows
     tables = targeting_tables(pairs, level=level)
     if tables["attribution"].empty and tables["restoration"].empty:
         return None

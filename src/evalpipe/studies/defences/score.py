@@ -24,7 +24,7 @@ def _reserved(paths: ProjectPaths, slug: str) -> Path:
 def _figures(inputs: ScoreInputs) -> dict:
     return defence_figures(
         inputs.pairs,
-        usage=usage_table(inputs.scored),
+        usage=usage_table(inputs.scored) if inputs.usage is None else inputs.usage,
         corrections=_corrections(inputs.paths.outputs_corrections(inputs.slug)),
         level=inputs.level,
     )
