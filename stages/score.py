@@ -62,6 +62,8 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
     # Each view is written here as soon as it is scored, and moved to data/scored/<model>/ only
     # once every benchmark has scored and every figure is computed: a bad file leaves no partial
     # results behind, and no view's text stays in memory after it is paired.
+    for stale in scored_dir.parent.glob(f".{slug}.*.staging"):  # left by a killed run
+        shutil.rmtree(stale, ignore_errors=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{slug}.", suffix=".staging", dir=scored_dir.parent))
     try:
         finish_model(slug, params, paths, files=files, parts=parts, staging=staging)

@@ -240,6 +240,20 @@ def test_a_failing_benchmark_leaves_no_partial_results(tmp_path):
     assert not (root / "metrics" / M).exists()
 
 
+def test_a_staging_folder_left_by_a_killed_run_is_removed_by_the_next(tmp_path):
+    root = _setup(tmp_path, names=("gsm8k",))
+    stale = root / "data" / "scored" / f".{M}.abc123.staging"
+    stale.mkdir(parents=True)
+    (stale / "gsm8k.parquet").write_bytes(b"half-written")
+    other = root / "data" / "scored" / ".another-model.abc123.staging"
+    other.mkdir()
+    result = _run(root)
+    assert result.exit_code == 0, result.output
+    assert not stale.exists()
+    assert other.exists()  # another model's run is not this one's to clean
+    assert (root / "data" / "scored" / M / "gsm8k.parquet").exists()
+
+
 def test_compact_views_give_the_summaries_of_the_whole_views():
     views = {name: _scored(name) for name in ("mmlu", "jnli", "gsm8k")}
     pairs = build_pairs(views, model=M)
