@@ -72,7 +72,9 @@ def make_inputs(folder: Path, *, examples: int) -> int:
         for view in sorted(p.stem for p in scored_dir.glob("bench*.parquet")):
             frame = pd.read_parquet(scored_dir / f"{view}.parquet").drop(columns="perturbations")
             pairs = build_pairs({view: frame}, model=MODEL, source_dir=str(scored_dir))
-            reports = build_reports({view: frame}, pairs, classification={}, level=0.95, margin=0.02)
+            reports = build_reports(
+                {view: frame}, pairs, classification={}, level=0.95, margin=0.02
+            )
             robustness.update(reports.robustness)
             classification.update(reports.classification)
             headline.update(reports.headline)

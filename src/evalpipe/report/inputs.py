@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import yaml
 
-from evalpipe.arms import TYPO, typo_rows
+from evalpipe.arms import TYPO
 from evalpipe.errors import InputError
 from evalpipe.paths import ProjectPaths
 from evalpipe.report.data import ReportData, ReportOptions
