@@ -198,6 +198,8 @@ def examples_section(data: ReportData, options: ReportOptions) -> str:
             "data/scored/<model>/pairs.parquet is missing: run `dvc repro score` for examples."
         )
     typo = typo_rows(data.pairs)  # the examples show the plain typo'd prompts
+    if "correct_perturbed" in typo.columns:  # and wrong answers only: split those by view
+        typo = typo.loc[~typo["correct_perturbed"].astype(bool).to_numpy()]
     by_view = dict(tuple(typo.groupby("view", sort=False))) if len(typo) else {}
     for bench in sorted(data.scored):
         source = data.scored_rows.get(bench)
