@@ -280,7 +280,7 @@ def load_report_data(
 
     ``paths`` gives the relative layout (its root is ignored: ``read``/``ls`` resolve paths).
     ``locate`` (:func:`workspace_locator`): the large inputs are read from their files in parts
-    (without it, from their bytes, one file at a time).
+    (without it, from their bytes; a scored view's are kept for the rows read later).
     """
     data = ReportData()
     hashes: dict[str, str] = {}
