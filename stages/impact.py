@@ -8,6 +8,9 @@ from pathlib import Path
 
 import click
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from evalpipe import atomic
 from evalpipe.arms import CONTROL, TYPO
@@ -22,7 +25,7 @@ from evalpipe.scoring.study import ImpactInputs
 from evalpipe.scoring.word_impact import (
     IMPACT_PAIR_COLUMNS,
     ImpactSettings,
-    build_impact,
+    impact_tables,
     select_pairs,
     top_words,
 )
@@ -38,6 +41,26 @@ def read_parquet(path: Path, columns: list[str] | None = None) -> pd.DataFrame:
         return pd.read_parquet(path, columns=columns)
     except Exception as exc:  # pyarrow raises several types for a damaged file or a missing column
         raise InputError(f"{path}: cannot read Parquet columns {columns or 'all'}: {exc}") from exc
+
+
+def read_arm_pairs(path: Path, columns: list[str], arms: list[str]) -> pd.DataFrame:
+    """``columns`` of the pairs of ``arms``, read in batches: the rows of other arms (a
+    defence's) and the other columns are never held."""
+    if not path.exists():
+        raise InputError(f"{path}: missing (run `dvc repro` for the stage that writes it)")
+    try:
+        handle = pq.ParquetFile(path)
+        missing = [c for c in columns if c not in handle.schema_arrow.names]
+        if missing:
+            raise KeyError(f"no column {missing}")
+        batches = [
+            batch.filter(pc.is_in(batch.column("condition"), pa.array(arms)))
+            for batch in handle.iter_batches(batch_size=1 << 20, columns=columns)
+        ]
+        schema = pa.schema([handle.schema_arrow.field(c) for c in columns])
+        return pa.Table.from_batches(batches, schema=schema).to_pandas()
+    except Exception as exc:  # pyarrow raises several types for a damaged file or a missing column
+        raise InputError(f"{path}: cannot read Parquet columns {columns}: {exc}") from exc
 
 
 def read_json(path: Path) -> dict:
@@ -79,11 +102,12 @@ def main(params_path: str, root: str) -> None:
     details: dict[str, dict] = {}
     for slug in slugs:
         path = paths.pairs(slug)
+        # the model column is the slug (below): not read
         columns = [*IMPACT_PAIR_COLUMNS, *(c for study in STUDIES for c in study.columns)]
-        pairs = read_parquet(path, columns)
+        columns = [c for c in dict.fromkeys(columns) if c != "model"]
         # the plain typo'd arm and its matched control: a defence's arms have their own figures
         # (score@<model>)
-        pairs = pairs.loc[pairs["condition"].isin([TYPO, CONTROL])].reset_index(drop=True)
+        pairs = read_arm_pairs(path, columns, [TYPO, CONTROL])
         check_languages(pairs, path=path)
         # the slug names the model in every table, whatever the file holds
         tables.append(pairs.assign(model=slug))
@@ -94,8 +118,12 @@ def main(params_path: str, root: str) -> None:
     n_base = pd.DataFrame(counts, columns=["model", "view", "n_base"])
     languages = sorted(set(pairs["language"]))
     words = {language: read_parquet(paths.words(language)) for language in languages}
-    word_table, operations, scripts = build_impact(pairs, words, n_base=n_base, settings=settings)
-    chosen, _ = select_pairs(pairs, n_base)
+    chosen, bases = select_pairs(pairs, n_base)
+    n_benchmarks = pairs["benchmark"].nunique()
+    # What the studies read of the other pairs: the control arm's (one table of the pairs in
+    # memory, not two).
+    pairs = pairs.loc[(pairs["condition"] != TYPO).to_numpy()].reset_index(drop=True)
+    word_table, operations, scripts = impact_tables(chosen, words, bases=bases, settings=settings)
     configs = model_configs(params, source=params_path)
     labels = {slug: model_labels(configs[slug]) for slug in slugs}
     inputs = ImpactInputs(paths, pairs, chosen, n_base, settings.level, slugs, labels)
@@ -120,7 +148,7 @@ def main(params_path: str, root: str) -> None:
         heads.append(f"{language} '{first['variant']}' {first['delta']:+.3f}")
     click.echo(
         f"impact: {len(slugs)} model(s), "
-        f"{pairs['benchmark'].nunique()} benchmarks, {word_table['variant'].nunique()} words, "
+        f"{n_benchmarks} benchmarks, {word_table['variant'].nunique()} words, "
         f"{len(word_table)} word rows -> {paths.impact('words').parent}, plots/top_words_*.csv, "
         f"{paths.model_comparison} "
         f"(most harmful: {'; '.join(heads) or 'no word with n >= ' + str(settings.small_n)})"

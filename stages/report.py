@@ -19,7 +19,12 @@ from evalpipe.languages import LANGUAGES
 from evalpipe.params import load_params
 from evalpipe.paths import ProjectPaths
 from evalpipe.report.assemble import build_figures, build_report
-from evalpipe.report.inputs import load_report_data, report_options, workspace_reader
+from evalpipe.report.inputs import (
+    load_report_data,
+    report_options,
+    workspace_locator,
+    workspace_reader,
+)
 from evalpipe.report.revisions import WORKSPACE, commit_label
 from stages._common import fail_cleanly, html_out_option, params_option, root_option
 
@@ -49,7 +54,7 @@ def build(params_path: str, root: str, out: str | None, commit: bool) -> None:
     paths = ProjectPaths(base)
     options = report_options(load_params(params_path))
     read, ls = workspace_reader(base)
-    data = load_report_data(read, ls, paths)
+    data = load_report_data(read, ls, paths, locate=workspace_locator(base))
     if commit:
         data.provenance["commit"] = commit_label(base, WORKSPACE)
     target = Path(out) if out else paths.report_html

@@ -51,14 +51,22 @@ class ReportData:
         ``data/impact/formats.parquet``: the format arms' figures (``formats``), or None.
     scored:
         ``{benchmark: data/scored/<model>/<benchmark>.parquet}`` (the generated-answer views of
-        every model, ``model`` = slug): the texts, outputs and parses the examples show.
+        every model, ``model`` = slug; the typo arm's rows): their parses, and which rows the
+        examples show. The report stage reads only the columns its counts and look-ups need
+        (:data:`evalpipe.report.inputs.SCORED_COLUMNS`); ``scored_rows`` gives the whole rows.
+    scored_rows:
+        ``{benchmark: source}`` whose ``rows(positions)`` are the whole rows at those positions
+        of ``scored[benchmark]`` (every column, ``model``): the texts, outputs and parses the
+        examples show (:class:`evalpipe.report.inputs.ScoredRows`). A benchmark without a
+        source: ``scored[benchmark]`` holds whole rows.
     pairs:
         ``data/scored/<model>/pairs.parquet`` of every model (``model, view, method, benchmark,
         language, example_id, variant, word_rank, draw, condition, correct_original,
         correct_perturbed``): which examples the examples section shows.
     edits:
         ``{benchmark: one model's scored rows}`` (``benchmark, example_id, word_rank, draw,
-        language, perturbations``): the typo records of the typo section's examples.
+        language, perturbations``): the typo records of the typo section's examples (the
+        stage reads a benchmark's when a section asks for it).
     perturb_summaries:
         ``{benchmark: summary}`` from ``data/scored/<model>/perturbation.json`` (the perturb
         stage's summaries, as the score stage copies them): the typo model, its probabilities
@@ -102,8 +110,9 @@ class ReportData:
     token_split: pd.DataFrame | None = None
     formats: pd.DataFrame | None = None
     scored: dict[str, pd.DataFrame] = field(default_factory=dict)
+    scored_rows: dict[str, Any] = field(default_factory=dict)
     pairs: pd.DataFrame | None = None
-    edits: dict[str, pd.DataFrame] = field(default_factory=dict)
+    edits: Mapping[str, pd.DataFrame] = field(default_factory=dict)
     perturb_summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
     languages: dict[str, str] = field(default_factory=dict)
     defences: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -220,7 +229,10 @@ def benchmark_languages(data: ReportData) -> dict[str, str]:
     ``language`` column), else a ``language`` column of the scored rows or typo records."""
     out: dict[str, str] = {}
     for frames in (data.scored, data.edits):
-        for name, frame in frames.items():
+        for name in frames:
+            if name in out:  # read no more rows than needed: the edits are read when asked for
+                continue
+            frame = frames[name]
             if "language" in frame.columns and frame["language"].notna().any():
                 out.setdefault(name, str(frame["language"].dropna().iloc[0]))
     out.update(data.languages)

@@ -4,7 +4,7 @@ first), the field texts with each edit marked, both outputs and how they parsed.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -82,7 +82,11 @@ def highlight_edits(text: str, edits: Sequence[Mapping[str, Any]]) -> tuple[str,
 
 
 def pick_examples(
-    pairs: pd.DataFrame | None, scored: pd.DataFrame, *, limit: int
+    pairs: pd.DataFrame | None,
+    scored: pd.DataFrame,
+    *,
+    limit: int,
+    whole: Callable[[Sequence[int]], Mapping[int, pd.Series]] | None = None,
 ) -> list[tuple[pd.Series, pd.Series]]:
     """The first wrong answers on perturbed prompts, flips (original right, perturbed wrong) first.
 
@@ -97,6 +101,10 @@ def pick_examples(
         word_rank, draw).
     limit:
         Examples at most.
+    whole:
+        ``whole(positions) -> {position: row}``: the whole rows at positions of ``scored``
+        when ``scored`` holds only the key columns (the report stage's
+        :class:`evalpipe.report.inputs.ScoredRows`); None: ``scored``'s own rows.
 
     Returns
     -------
@@ -135,22 +143,24 @@ def pick_examples(
     arms = lookup[~is_original].drop_duplicates(["_model", *keys])
     arms = arms.set_index(["_model", *keys])["_pos"]
 
-    def row(position: int, name: tuple) -> pd.Series:
-        found = scored.iloc[position].copy()
-        found["_model"] = model.iloc[position]
-        found.name = name
-        return found
-
-    out = []
+    chosen = []
     for pair in wrong.itertuples(index=False):
         fields = pair._asdict()
         key = (str(fields["model"]), *(fields[k] for k in keys))
         base = (str(fields["model"]), fields["example_id"])
         if key in arms.index and base in originals.index:
-            out.append((row(int(originals.loc[base]), base), row(int(arms.loc[key]), key)))
-            if len(out) == limit:
+            chosen.append(((int(originals.loc[base]), base), (int(arms.loc[key]), key)))
+            if len(chosen) == limit:
                 break
-    return out
+    rows = whole([p for pair in chosen for p, _ in pair]) if whole is not None and chosen else {}
+
+    def row(position: int, name: tuple) -> pd.Series:
+        found = (rows[position] if whole is not None else scored.iloc[position]).copy()
+        found["_model"] = model.iloc[position]
+        found.name = name
+        return found
+
+    return [(row(*original), row(*arm)) for original, arm in chosen]
 
 
 def _output_block(label: str, row: Mapping[str, Any]) -> str:
@@ -188,10 +198,16 @@ def examples_section(data: ReportData, options: ReportOptions) -> str:
             "data/scored/<model>/pairs.parquet is missing: run `dvc repro score` for examples."
         )
     typo = typo_rows(data.pairs)  # the examples show the plain typo'd prompts
+    if "correct_perturbed" in typo.columns:  # and wrong answers only: split those by view
+        typo = typo.loc[~typo["correct_perturbed"].astype(bool).to_numpy()]
     by_view = dict(tuple(typo.groupby("view", sort=False))) if len(typo) else {}
     for bench in sorted(data.scored):
+        source = data.scored_rows.get(bench)
         pairs = pick_examples(
-            by_view.get(bench), data.scored[bench], limit=options.examples_per_benchmark
+            by_view.get(bench),
+            data.scored[bench],
+            limit=options.examples_per_benchmark,
+            whole=None if source is None else source.rows,
         )
         parts.append(f"<h3>{h.esc(bench)}</h3>")
         if not pairs:

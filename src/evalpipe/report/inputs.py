@@ -3,7 +3,11 @@ agreement, from the working tree or (through a reader) from any Git revision.
 
 Reading goes through two small functions, ``read(rel) -> bytes | None`` and
 ``ls(rel, pattern) -> [rel]``, so the same code loads the workspace and an old revision
-(:mod:`evalpipe.report.revisions`).
+(:mod:`evalpipe.report.revisions`). A third, ``locate(rel) -> Path | None`` (the working tree's
+:func:`workspace_locator`), lets the large inputs (the scored views and the pairs tables) be read
+from their files in parts instead of whole into memory: their content hashes are computed in
+chunks, only the columns the report reads are loaded, and the few scored rows the examples show
+are read when shown (:class:`ScoredRows`).
 """
 
 from __future__ import annotations
@@ -11,16 +15,18 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import yaml
 
-from evalpipe.arms import typo_rows
+from evalpipe.arms import TYPO
 from evalpipe.errors import InputError
 from evalpipe.paths import ProjectPaths
 from evalpipe.report.data import ReportData, ReportOptions
@@ -42,9 +48,18 @@ PAIR_COLUMNS = [
 ]  # fmt: skip
 # What the typo section reads of the scored rows.
 EDIT_COLUMNS = ["benchmark", "example_id", "word_rank", "draw", "language", "perturbations"]
+# What the counts and look-ups of the report read of the scored rows (parse status, truncation,
+# languages, model ids, which rows the examples show); the texts of the rows shown are read then.
+SCORED_COLUMNS = [
+    "benchmark", "example_id", "variant", "word_rank", "draw", "condition", "language",
+    "parse_status", "finish_reason", "model_id",
+]  # fmt: skip
+# Rows per batch when a large input is read in parts.
+BATCH_ROWS = 65_536
 
 Reader = Callable[[str], bytes | None]
 Lister = Callable[[str, str], list[str]]
+Locator = Callable[[str], Path | None]
 
 
 def workspace_reader(root: Path) -> tuple[Reader, Lister]:
@@ -63,6 +78,157 @@ def workspace_reader(root: Path) -> tuple[Reader, Lister]:
         )
 
     return read, ls
+
+
+def workspace_locator(root: Path) -> Locator:
+    """The file of the working tree at a relative path (None when there is none)."""
+
+    def locate(rel: str) -> Path | None:
+        path = root / rel
+        return path if path.is_file() else None
+
+    return locate
+
+
+def _md5(path: Path) -> str:
+    digest = hashlib.md5()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()[:12]
+
+
+def _parquet_source(rel: str, read: Reader, locate: Locator | None) -> Path | io.BytesIO | None:
+    """What pyarrow opens for ``rel``: the file when it can be located, else its bytes."""
+    path = locate(rel) if locate is not None else None
+    if path is not None:
+        return path
+    raw = read(rel)
+    return None if raw is None else io.BytesIO(raw)
+
+
+def _read_columns(
+    rel: str,
+    source: Path | io.BytesIO,
+    columns: Sequence[str] | None,
+    *,
+    keep: Callable[[pa.RecordBatch], np.ndarray] | None = None,
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """``columns`` (those the file has; None: all) of the rows ``keep(batch)`` selects, read in
+    batches; and the positions of those rows in the file.
+
+    The batches are converted as the whole file would be (:func:`_parse_parquet`), so a value
+    reads the same whether its file was read whole or in parts.
+    """
+    try:
+        handle = pq.ParquetFile(source)
+        names = handle.schema_arrow.names
+        wanted = names if columns is None else [c for c in columns if c in names]
+        parts, positions, start = [], [], 0
+        for batch in handle.iter_batches(batch_size=BATCH_ROWS, columns=wanted):
+            chosen = np.arange(batch.num_rows) if keep is None else np.flatnonzero(keep(batch))
+            if chosen.size:
+                parts.append(batch.take(pa.array(chosen)) if keep is not None else batch)
+                positions.append(chosen + start)
+            start += batch.num_rows
+        schema = pa.schema([handle.schema_arrow.field(c) for c in wanted])
+        schema = schema.with_metadata(handle.schema_arrow.metadata)
+        table = pa.Table.from_batches(parts, schema=schema)
+        frame = _table_frame(table)
+    except Exception as exc:  # pyarrow raises several types for a damaged file
+        raise InputError(f"{rel}: cannot read Parquet: {exc}") from exc
+    order = np.concatenate(positions) if positions else np.zeros(0, dtype=np.int64)
+    return frame, order.astype(np.int64)
+
+
+def _table_frame(table: pa.Table) -> pd.DataFrame:
+    """A table of a Parquet file's rows as :func:`_parse_parquet` gives them (``read_parquet``
+    converts the flat columns so; the nested ones stay Arrow arrays)."""
+    nested = [f.name for f in table.schema if pa.types.is_nested(f.type)]
+    frame = table.drop_columns(nested).to_pandas()
+    for name in nested:
+        frame[name] = pd.Series(
+            pd.arrays.ArrowExtensionArray(table.column(name)), index=frame.index
+        )
+    return frame[table.schema.names]
+
+
+def _is_typo(batch: pa.RecordBatch) -> np.ndarray:
+    names = batch.schema.names
+    if "condition" not in names:  # typo_rows names the missing column
+        raise KeyError("condition")
+    return np.asarray(pc.equal(batch.column(names.index("condition")), TYPO).fill_null(False))
+
+
+class ScoredRows:
+    """Whole scored rows of one view for the few the examples section shows: the report holds
+    only :data:`SCORED_COLUMNS` of every row (``data.scored``), and reads the other columns of
+    a row from its file when it is shown.
+
+    ``parts`` are, in ``data.scored``'s row order, each model's ``(slug, rel, source,
+    positions)``: the file the rows come from and the file row of each.
+    """
+
+    def __init__(self, parts: Sequence[tuple[str, str, Any, np.ndarray]]) -> None:
+        self.parts = list(parts)
+        self.starts = np.cumsum([0, *(len(p[3]) for p in self.parts)])
+
+    def rows(self, positions: Sequence[int]) -> dict[int, pd.Series]:
+        """The rows at ``positions`` of ``data.scored[view]``, each with every column of its
+        file and ``model`` (as ``scored.iloc[position]`` of whole rows would give it)."""
+        wanted = np.unique(np.asarray(positions, dtype=np.int64))
+        found: dict[int, pd.Series] = {}
+        for number, (slug, rel, source, file_rows) in enumerate(self.parts):
+            mine = wanted[(wanted >= self.starts[number]) & (wanted < self.starts[number + 1])]
+            if not mine.size:
+                continue
+            at_file = file_rows[mine - self.starts[number]]
+            if isinstance(source, io.BytesIO):
+                source.seek(0)
+            targets = set(at_file.tolist())
+            frame, where = _read_columns(rel, source, None, keep=_rows_in(targets))
+            by_file_row = dict(zip(where.tolist(), range(len(frame)), strict=True))
+            frame = frame.assign(model=slug)
+            for position, file_row in zip(mine.tolist(), at_file.tolist(), strict=True):
+                found[position] = frame.iloc[by_file_row[file_row]]
+        return found
+
+
+def _rows_in(targets: set[int]) -> Callable[[pa.RecordBatch], np.ndarray]:
+    """A ``keep`` for :func:`_read_columns` taking the file rows ``targets`` (in file order)."""
+    state = {"start": 0}
+
+    def keep(batch: pa.RecordBatch) -> np.ndarray:
+        start = state["start"]
+        state["start"] += batch.num_rows
+        rows = np.arange(start, start + batch.num_rows)
+        return np.isin(rows, np.fromiter(targets, dtype=np.int64, count=len(targets)))
+
+    return keep
+
+
+class EditRows(Mapping):
+    """``{benchmark: one model's typo rows}`` (:data:`EDIT_COLUMNS`) read when asked for, one
+    benchmark at a time: the typo records are the largest column of the scored rows."""
+
+    def __init__(self, sources: Mapping[str, Sequence[tuple[str, Any]]]) -> None:
+        self.sources = {name: list(found) for name, found in sources.items()}
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        frame = None
+        for rel, source in self.sources[name]:  # the models in order: the first with rows
+            if isinstance(source, io.BytesIO):
+                source.seek(0)
+            frame, _ = _read_columns(rel, source, [*EDIT_COLUMNS, "condition"], keep=_is_typo)
+            if len(frame):
+                break
+        return frame[[c for c in EDIT_COLUMNS if c in frame.columns]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.sources)
+
+    def __len__(self) -> int:
+        return len(self.sources)
 
 
 def _parse_json(rel: str, raw: bytes) -> Any:
@@ -107,10 +273,14 @@ def _parse_jsonl(rel: str, raw: bytes) -> list[dict[str, Any]]:
     return rows
 
 
-def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportData:
+def load_report_data(
+    read: Reader, ls: Lister, paths: ProjectPaths, *, locate: Locator | None = None
+) -> ReportData:
     """Read every input the report shows; absent ones are recorded in ``missing``.
 
     ``paths`` gives the relative layout (its root is ignored: ``read``/``ls`` resolve paths).
+    ``locate`` (:func:`workspace_locator`): the large inputs are read from their files in parts
+    (without it, from their bytes; a scored view's are kept for the rows read later).
     """
     data = ReportData()
     hashes: dict[str, str] = {}
@@ -122,6 +292,16 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
         else:
             hashes[rel] = hashlib.md5(raw).hexdigest()[:12]
         return raw
+
+    def get_parquet(rel: str, what: str) -> Path | io.BytesIO | None:
+        source = _parquet_source(rel, read, locate)
+        if source is None:
+            data.missing[rel] = what
+        elif isinstance(source, Path):
+            hashes[rel] = _md5(source)
+        else:
+            hashes[rel] = hashlib.md5(source.getbuffer()).hexdigest()[:12]
+        return source
 
     rel = ProjectPaths(Path("."))
     params_raw = read(str(rel.params))
@@ -183,6 +363,7 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
         hashes[path] = hashlib.md5(raw).hexdigest()[:12]
         data.formats = _parse_parquet(path, raw)
     frames: dict[str, list[pd.DataFrame]] = {}
+    rows: dict[str, list[tuple[str, str, Any, np.ndarray]]] = {}
     for slug in slugs:
         scored_dir = str(rel.scored_dir(slug))
         # the generated-answer views (the pairs table beside them is not a view)
@@ -194,18 +375,20 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
         if not found:
             data.missing[f"{scored_dir}/*.parquet"] = f"written by `dvc repro score@{slug}`"
         for path in found:
-            raw = get(path, "")
-            if raw is not None:
+            source = get_parquet(path, "")
+            if source is not None:
                 # one frame per benchmark over every model; the model column is the slug; the
                 # typo arm's rows (evalpipe.arms): the sections of other arms read the pairs
-                frame = typo_rows(_parse_parquet(path, raw)).assign(model=slug)
-                frames.setdefault(Path(path).stem, []).append(frame)
+                frame, at = _read_columns(path, source, SCORED_COLUMNS, keep=_is_typo)
+                frames.setdefault(Path(path).stem, []).append(frame.assign(model=slug))
+                rows.setdefault(Path(path).stem, []).append((slug, path, source, at))
     data.scored = {name: pd.concat(parts, ignore_index=True) for name, parts in frames.items()}
+    data.scored_rows = {name: ScoredRows(parts) for name, parts in rows.items()}
     # The typo records of each benchmark, from one model's scored rows (every model answered the
-    # same perturbed prompts): the typo section's examples.
-    for name, frame in sorted(data.scored.items()):
-        first = frame[frame["model"] == frame["model"].iloc[0]] if len(frame) else frame
-        data.edits[name] = first[[c for c in EDIT_COLUMNS if c in first.columns]]
+    # same perturbed prompts): the typo section's examples, read one benchmark at a time.
+    data.edits = EditRows(
+        {name: [(rel, source) for _, rel, source, _ in rows[name]] for name in sorted(rows)}
+    )
     pairs = []
     for slug in slugs:
         # The typo model and counts of every benchmark the model answered (score's copy).
@@ -219,8 +402,9 @@ def load_report_data(read: Reader, ls: Lister, paths: ProjectPaths) -> ReportDat
                     raise InputError(f"{path}: {name}: expected a JSON object (its summary)")
                 data.perturb_summaries.setdefault(str(name), summary)
         path = str(rel.pairs(slug))
-        if (raw := get(path, f"written by `dvc repro score@{slug}`")) is not None:
-            pairs.append(_parse_parquet(path, raw, columns=PAIR_COLUMNS).assign(model=slug))
+        if (source := get_parquet(path, f"written by `dvc repro score@{slug}`")) is not None:
+            frame, _ = _read_columns(path, source, PAIR_COLUMNS)
+            pairs.append(frame.assign(model=slug))
     if any(s.get("design") == "count" for s in data.perturb_summaries.values()):
         path = str(rel.impact("dose"))  # the dose-response section's table (count design only)
         if (raw := get(path, "written by `dvc repro impact`")) is not None:

@@ -56,7 +56,8 @@ class ScorePart:
 
 @dataclass(frozen=True)
 class ImpactInputs:
-    """What every impact part reads: every model's typo and control pairs, the typo arm's pairs
+    """What every impact part reads: every model's pairs of the matched control arm
+    (``pairs``; the impact stage holds the typo arm's once, as ``chosen``), the typo arm's pairs
     the impact tables use (``chosen``: one view per benchmark), each view's examples
     (``n_base``), and the models with their labels."""
 

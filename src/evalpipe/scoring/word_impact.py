@@ -305,7 +305,9 @@ def _grouped_table(
 ) -> list[dict[str, Any]]:
     """Stats per (model, language, scope, *by) for the pooled scope and each benchmark."""
     rows: list[dict[str, Any]] = []
-    pairs = pairs.loc[pairs[list(by)].notna().all(axis=1).to_numpy()].reset_index(drop=True)
+    known = pairs[list(by)].notna().all(axis=1).to_numpy()
+    if not known.all():  # a copy only when some pairs lack the kind
+        pairs = pairs.loc[known].reset_index(drop=True)
     if pairs.empty:
         return rows
     arrays = PairArrays.of(pairs)
@@ -535,9 +537,33 @@ def build_impact(
         A missing column, several languages for one benchmark, or a language without word list.
     """
     pairs, bases = select_pairs(pairs, n_base)
+    return impact_tables(pairs, words, bases=bases, settings=settings)
+
+
+def impact_tables(
+    chosen: pd.DataFrame,
+    words: Mapping[str, pd.DataFrame],
+    *,
+    bases: pd.DataFrame,
+    settings: ImpactSettings,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """:func:`build_impact` from the pairs and example counts :func:`select_pairs` chose (a
+    caller that keeps them for other tables selects once).
+
+    Parameters
+    ----------
+    chosen, bases : :func:`select_pairs`'s output.
+    words : language -> word list.
+    settings : confidence level, interval method and the small-n threshold.
+
+    Returns
+    -------
+    (words, operations, scripts) as :func:`build_impact`.
+    """
     # Count-design rows (exactly k words edited, no target word) belong to the dose table only:
     # with them alone the three tables are empty, with their columns.
-    pairs = pairs.loc[~is_count_variant(pairs["variant"])].reset_index(drop=True)
+    counted = is_count_variant(chosen["variant"])
+    pairs = chosen.loc[~counted].reset_index(drop=True) if counted.any() else chosen
     for language in sorted(set(bases["language"])):
         if language not in words:
             raise InputError(f"data/words/{language}.parquet: word list missing for {language}")
