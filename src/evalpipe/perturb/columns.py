@@ -10,7 +10,7 @@ carried over from the benchmark rows.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import pandas as pd
 import pyarrow as pa
@@ -97,6 +97,14 @@ class PerturbedRow(NamedTuple):
     condition: str = TYPO  # the arm (evalpipe.arms): the plain perturbed sets' rows are TYPO
 
 
+class RowGroupSink(Protocol):
+    """Where :class:`PerturbedColumns` sends every full row group as soon as it is flushed."""
+
+    row_group_size: int
+
+    def write(self, table: pa.Table) -> None: ...
+
+
 def _by_name(record: Any, records: Sequence[tuple]) -> dict[str, Sequence]:
     """The records' columns by field name (``zip(*records)``: one pass in C)."""
     columns = zip(*records, strict=True) if records else [()] * len(record._fields)
@@ -105,6 +113,10 @@ def _by_name(record: Any, records: Sequence[tuple]) -> dict[str, Sequence]:
 
 class PerturbedColumns:
     """Collects :class:`PerturbedRow` records and builds the perturbed table from them.
+
+    With a ``sink`` (and the ``benchmark`` the rows come from), every full row group of
+    ``sink.row_group_size`` rows goes to ``sink.write`` as soon as a flush completes it, so only
+    one row group of Arrow data is held; :meth:`table` then returns the rows left over.
 
     Examples
     --------
@@ -120,7 +132,9 @@ class PerturbedColumns:
     ([0, 1], [None, 'delete'])
     """
 
-    def __init__(self) -> None:
+    def __init__(
+        self, *, sink: RowGroupSink | None = None, benchmark: pd.DataFrame | None = None
+    ) -> None:
         self._pending: list[PerturbedRow] = []
         self._rows: dict[str, list] = {
             name: []
@@ -138,6 +152,9 @@ class PerturbedColumns:
         }
         self._fields: list[pa.Array] = []
         self._perturbations: list[pa.Array] = []
+        self._carried: tuple[pa.Table, list[str], list[str]] | None = None
+        self.sink = sink
+        self.benchmark = benchmark  # with a sink: the rows the full row groups are joined with
 
     def add(self, row: PerturbedRow) -> None:
         self._pending.append(row)
@@ -146,6 +163,11 @@ class PerturbedColumns:
     def pending(self) -> int:
         """Rows added since the last :meth:`flush`."""
         return len(self._pending)
+
+    @property
+    def flushed(self) -> int:
+        """Rows turned into Arrow chunks and not yet taken (:meth:`take`)."""
+        return len(self._rows["source"])
 
     def flush(self) -> None:
         """Turn the pending rows into Arrow chunks and drop their Python objects."""
@@ -176,6 +198,10 @@ class PerturbedColumns:
         )
         self._perturbations.append(pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), structs))
         self._pending = []
+        sink = self.sink
+        if sink is not None:
+            while self.flushed >= sink.row_group_size:
+                sink.write(self.take(sink.row_group_size, self.benchmark))
 
     def table(self, benchmark: pd.DataFrame) -> pa.Table:
         """The perturbed table: every row added, in order, with the columns of its benchmark row.
@@ -189,17 +215,32 @@ class PerturbedColumns:
         -------
         pyarrow.Table with ``benchmark, example_id, variant, word_rank, draw, condition, seed, fields,
         perturbations, occurrences, perturbed_occurrences, n_typos, n_edited_chars, op,
-        script`` and the carried columns, without schema metadata.
+        script`` and the carried columns, without schema metadata. With a sink, the rows not yet
+        written (the last, partial row group): the sink writes it as it is.
         """
         self.flush()
-        rows = self._rows
-        take = pa.array(rows["source"], pa.int64())
-        extra = [c for c in OPTIONAL_CARRIED if c in benchmark.columns]
-        carried = pa.Table.from_pandas(
-            benchmark[["benchmark", "example_id", *CARRIED_COLUMNS, *extra]].reset_index(drop=True),
-            preserve_index=False,
-        ).take(take)
-        ids = benchmark["example_id"].astype(str).tolist()
+        return self.take(self.flushed, benchmark)
+
+    def take(self, n: int, benchmark: pd.DataFrame) -> pa.Table:
+        """The first ``n`` flushed rows as a table (:meth:`table`'s columns), dropped from here.
+
+        The ``fields`` and ``perturbations`` columns keep the chunks :meth:`flush` made (cut at
+        ``n``) and every other column is one chunk, exactly as in a slice of the whole table:
+        the Parquet writer's pages follow the chunks, so a file written row group by row group
+        from these tables has the bytes of the whole table written at once.
+        """
+        if self._carried is None:
+            extra = [c for c in OPTIONAL_CARRIED if c in benchmark.columns]
+            frame = benchmark[["benchmark", "example_id", *CARRIED_COLUMNS, *extra]]
+            carried = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False)
+            self._carried = carried, extra, benchmark["example_id"].astype(str).tolist()
+        carried_all, extra, ids = self._carried
+        rows = {name: values[:n] for name, values in self._rows.items()}
+        for values in self._rows.values():
+            del values[:n]
+        fields = _take_chunks(self._fields, n)
+        perturbations = _take_chunks(self._perturbations, n)
+        carried = carried_all.take(pa.array(rows["source"], pa.int64()))
         columns: dict[str, pa.Array | pa.ChunkedArray] = {
             "benchmark": carried.column("benchmark").cast(pa.string()),
             "example_id": pa.array([ids[i] for i in rows["source"]], pa.string()),
@@ -208,8 +249,8 @@ class PerturbedColumns:
             "draw": pa.array(rows["draw"], pa.int32()),
             "condition": pa.array(rows["condition"], pa.string()),
             "seed": pa.array(rows["seed"], pa.int64()),
-            "fields": pa.chunked_array(self._fields, pa.string()),
-            "perturbations": pa.chunked_array(self._perturbations, pa.list_(PERTURBATION_TYPE)),
+            "fields": pa.chunked_array(fields, pa.string()),
+            "perturbations": pa.chunked_array(perturbations, pa.list_(PERTURBATION_TYPE)),
             "occurrences": pa.array(rows["occurrences"], pa.int64()),
             "perturbed_occurrences": pa.array(rows["perturbed_occurrences"], pa.int64()),
         }
@@ -218,3 +259,18 @@ class PerturbedColumns:
         for name in (*CARRIED_COLUMNS, *extra):
             columns[name] = carried.column(name).cast(CARRIED_TYPES[name])
         return pa.table(columns).replace_schema_metadata(None)
+
+
+def _take_chunks(chunks: list[pa.Array], n: int) -> list[pa.Array]:
+    """Remove the first ``n`` rows of ``chunks`` (in place) and return them, chunk by chunk."""
+    taken: list[pa.Array] = []
+    while chunks and (n > 0 or not len(chunks[0])):
+        chunk = chunks[0]
+        if len(chunk) <= n:
+            taken.append(chunks.pop(0))
+            n -= len(chunk)
+        else:
+            taken.append(chunk.slice(0, n))
+            chunks[0] = chunk.slice(n)
+            n = 0
+    return taken

@@ -36,6 +36,7 @@ from evalpipe.perturb.eligibility import Eligibility, OccurrenceRules
 from evalpipe.perturb.japanese import Tokenizer
 from evalpipe.perturb.loop import BenchmarkRows, Example, for_each_example, original_seed
 from evalpipe.perturb.ops import Probabilities, Skipped, decide, key_hasher, key_part
+from evalpipe.perturb.parquet_sink import ParquetRowGroups
 from evalpipe.perturb.summary import SummaryCounter
 from evalpipe.perturb.targets import make_finder, read_targets
 from evalpipe.perturb.typo_models import typo_model
@@ -52,10 +53,12 @@ def _dumps(value: Any) -> str:
 class PerturbResult:
     """The perturbed table (columns per docs/architecture.md) and the benchmark's summary."""
 
-    table: pa.Table
+    table: pa.Table | None  # None when the rows went to a sink (``perturb_frame(sink=...)``)
     summary: dict[str, Any] = field(default_factory=dict)
 
     def to_pandas(self) -> pd.DataFrame:
+        if self.table is None:
+            raise ValueError("the rows were written to a sink; read the file it wrote")
         return self.table.to_pandas()
 
 
@@ -72,6 +75,7 @@ def perturb_frame(
     draws: int = default_of("perturb.draws"),
     progress: bool = False,
     eligibility: Eligibility | None = None,
+    sink: ParquetRowGroups | None = None,
 ) -> PerturbResult:
     """Perturb every occurrence of every target word in the benchmark's perturbable fields.
 
@@ -95,6 +99,9 @@ def perturb_frame(
         rows of a single draw and each draw keeps the common random numbers of ``decide``.
     progress : show a tqdm bar over examples.
     eligibility : the occurrences never edited (``eligibility.from_params``; None: all may be).
+    sink : write the rows there row group by row group as they are made
+        (``parquet_sink.parquet_row_groups``: the bytes of ``atomic.write_parquet`` of the
+        table) instead of returning them; the result's ``table`` is then None.
 
     Returns
     -------
@@ -132,7 +139,7 @@ def perturb_frame(
     benchmark_rows = BenchmarkRows(benchmark, source=source)
     names = benchmark_rows.names
     decide_ = functools.partial(decide, homophones=homophones)
-    rows = PerturbedColumns()
+    rows = PerturbedColumns(sink=sink, benchmark=benchmark)
     # keyboard or natural: replacements by the uniform rule are counted as fallbacks
     counter = SummaryCounter(keyboard=not typo_model(probabilities.model).plain)
     drawn_counts = counter.drawn
@@ -279,14 +286,18 @@ def perturb_frame(
             )
 
     for_each_example(benchmark_rows, example, desc=f"perturb {names[0]}", progress=progress)
-    table = rows.table(benchmark)
+    table: pa.Table | None = rows.table(benchmark)
+    n_rows = table.num_rows
+    if sink is not None:
+        sink.write_last(table)
+        n_rows, table = sink.rows, None
     summary = counter.summary(
         benchmark=names[0],
         language=language,
         examples=len(benchmark),
         targets=targets,
         draws=draws,
-        rows=table.num_rows,
+        rows=n_rows,
         probabilities=probabilities,
         seed=seed,
     )
