@@ -90,18 +90,19 @@ def test_an_error_after_some_row_groups_leaves_nothing_written(tmp_path, tiny_la
     bench = _english(8)
     bench.loc[7, "fields"] = "{not json"
     target = tmp_path / "out.parquet"
-    with pytest.raises(InputError, match="row 8"):
-        with parquet_row_groups(target, row_group_size=tiny_layout) as sink:
-            perturb_frame(bench, EN_WORDS, probabilities=ALWAYS, seed=8, sink=sink)
+    with (
+        pytest.raises(InputError, match="row 8"),
+        parquet_row_groups(target, row_group_size=tiny_layout) as sink,
+    ):
+        perturb_frame(bench, EN_WORDS, probabilities=ALWAYS, seed=8, sink=sink)
     assert sink.rows >= tiny_layout  # row groups had been written before the bad row
     assert list(tmp_path.iterdir()) == []
 
 
 def test_a_sink_given_no_rows_writes_no_file(tmp_path):
     target = tmp_path / "out.parquet"
-    with pytest.raises(RuntimeError, match="no rows were written"):
-        with parquet_row_groups(target):
-            pass
+    with pytest.raises(RuntimeError, match="no rows were written"), parquet_row_groups(target):
+        pass
     assert list(tmp_path.iterdir()) == []
 
 

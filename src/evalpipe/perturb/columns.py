@@ -215,8 +215,8 @@ class PerturbedColumns:
         -------
         pyarrow.Table with ``benchmark, example_id, variant, word_rank, draw, condition, seed, fields,
         perturbations, occurrences, perturbed_occurrences, n_typos, n_edited_chars, op,
-        script`` and the carried columns, without schema metadata. With a sink, the rows not yet
-        written (the last, partial row group): the sink writes it as it is.
+        script`` and the carried columns, without schema metadata. With a sink, only the rows not yet
+        written (the last, partial row group), for the sink's ``write_last``.
         """
         self.flush()
         return self.take(self.flushed, benchmark)
