@@ -15,6 +15,7 @@ from evalpipe.perturb import perturb_frame, validate_probabilities
 from evalpipe.perturb.control import add_controls
 from evalpipe.perturb.count import perturb_count_frame, validate_counts, validate_design
 from evalpipe.perturb.eligibility import from_params as eligibility_from_params
+from evalpipe.perturb.parallel import usable_cores
 from evalpipe.perturb.parquet_sink import parquet_row_groups
 from stages._common import fail_cleanly, params_option
 from stages._common import read_parquet as _read_parquet
@@ -28,9 +29,16 @@ def summary_path(paths: ProjectPaths, name: str) -> Path:
 
 @click.command()
 @click.option("--name", required=True, help="The benchmark to perturb (a key of benchmarks.*).")
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=usable_cores,
+    show_default="the usable cores",
+    help="Worker processes for the words design (the output does not depend on it).",
+)
 @params_option
 @fail_cleanly
-def main(name: str, params_path: str) -> None:
+def main(name: str, params_path: str, jobs: int) -> None:
     """Perturb the most frequent words of benchmark NAME with the typo model of params.yaml."""
     params = load_params(params_path)
     cfg = section(params, "perturb", path=params_path)
@@ -85,6 +93,7 @@ def main(name: str, params_path: str) -> None:
         draws=draws,
         progress=True,
         eligibility=rules,
+        jobs=jobs,
     )
     if not cfg["control"]:
         # rows streamed to the file row group by row group: memory for one row group, whatever

@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+from tqdm import tqdm
 
 from evalpipe.errors import InputError
 from evalpipe.params_schema import default_of
@@ -34,8 +35,15 @@ from evalpipe.perturb.benchmark_rows import (
 from evalpipe.perturb.columns import Edit, PerturbedColumns, PerturbedRow
 from evalpipe.perturb.eligibility import Eligibility, OccurrenceRules
 from evalpipe.perturb.japanese import Tokenizer
-from evalpipe.perturb.loop import BenchmarkRows, Example, for_each_example, original_seed
+from evalpipe.perturb.loop import (
+    BenchmarkRows,
+    Example,
+    for_each_example,
+    original_seed,
+    paused_gc,
+)
 from evalpipe.perturb.ops import Probabilities, Skipped, decide, key_hasher, key_part
+from evalpipe.perturb.parallel import map_ranges
 from evalpipe.perturb.parquet_sink import ParquetRowGroups
 from evalpipe.perturb.summary import SummaryCounter
 from evalpipe.perturb.targets import make_finder, read_targets
@@ -62,6 +70,26 @@ class PerturbResult:
         return self.table.to_pandas()
 
 
+class _ExampleRows:
+    """A worker's stand-in for the builder: each example's rows, as a list per example (the
+    parent's builder flushes; here nothing is ever pending)."""
+
+    pending = 0
+
+    def __init__(self) -> None:
+        self.examples: list[list[PerturbedRow]] = []
+
+    def start(self, ex: Example) -> Example:
+        self.examples.append([])
+        return ex
+
+    def add(self, row: PerturbedRow) -> None:
+        self.examples[-1].append(row)
+
+    def flush(self) -> None:  # pragma: no cover - never called: nothing is pending
+        pass
+
+
 def perturb_frame(
     benchmark: pd.DataFrame,
     words: pd.DataFrame,
@@ -76,6 +104,7 @@ def perturb_frame(
     progress: bool = False,
     eligibility: Eligibility | None = None,
     sink: ParquetRowGroups | None = None,
+    jobs: int = 1,
 ) -> PerturbResult:
     """Perturb every occurrence of every target word in the benchmark's perturbable fields.
 
@@ -102,6 +131,9 @@ def perturb_frame(
     sink : write the rows there row group by row group as they are made
         (``parquet_sink.parquet_row_groups``: the bytes of ``atomic.write_parquet`` of the
         table) instead of returning them; the result's ``table`` is then None.
+    jobs : worker processes perturbing contiguous ranges of examples (forked, Linux); their
+        rows are joined in example order, so the table, the file's bytes and the summary are
+        those of ``jobs=1`` (in this process). Not an output-changing parameter.
 
     Returns
     -------
@@ -126,6 +158,8 @@ def perturb_frame(
     language = check_benchmark(benchmark, source=source)
     if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
         raise InputError(f"perturb.draws must be an integer >= 1, found {draws!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise InputError(f"jobs must be an integer >= 1, found {jobs!r}")
     targets = read_targets(words, language=language, source=words_source)
     find = make_finder(targets, language, source=words_source, tokenizer=tokenizer)
     homophones, reader = human.prepare(
@@ -285,7 +319,50 @@ def perturb_frame(
                 )
             )
 
-    for_each_example(benchmark_rows, example, desc=f"perturb {names[0]}", progress=progress)
+    if jobs == 1 or len(benchmark_rows) < 2:
+        for_each_example(benchmark_rows, example, desc=f"perturb {names[0]}", progress=progress)
+    else:
+
+        def perturb_range(
+            lo: int, hi: int
+        ) -> tuple[list[list[PerturbedRow]], SummaryCounter, dict]:
+            # In a forked worker: this process's own copies of the builder and counters are
+            # swapped for a recorder and fresh counts, which the parent joins in order.
+            nonlocal rows, counter, drawn_counts
+            recorder = rows = _ExampleRows()  # type: ignore[assignment]
+            counter = SummaryCounter(keyboard=counter.keyboard)
+            counter.counts_conversions = count_convertible
+            drawn_counts = counter.drawn
+            eligible.counts = {}
+            for_each_example(
+                benchmark_rows,
+                lambda ex: example(recorder.start(ex)),
+                desc="",
+                progress=False,
+                within=range(lo, hi),
+            )
+            return recorder.examples, counter, eligible.counts
+
+        size = max(1, min(512, len(benchmark_rows) // (8 * jobs)))
+        bar = tqdm(
+            total=len(benchmark_rows), desc=f"perturb {names[0]}", unit="ex", disable=not progress
+        )
+        with paused_gc():
+            for made, counts, excluded in map_ranges(
+                perturb_range, len(benchmark_rows), jobs=jobs, size=size
+            ):
+                for example_rows in made:
+                    # the flush points of a single pass: after each example's original row
+                    rows.add(example_rows[0])
+                    if rows.pending >= columns.FLUSH_ROWS:
+                        rows.flush()
+                    for row in example_rows[1:]:
+                        rows.add(row)
+                counter.merge(counts)
+                for why, n in excluded.items():
+                    eligible.counts[why] = eligible.counts.get(why, 0) + n
+                bar.update(len(made))
+        bar.close()
     table: pa.Table | None = rows.table(benchmark)
     n_rows = table.num_rows
     if sink is not None:
