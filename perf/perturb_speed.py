@@ -66,6 +66,21 @@ from evalpipe.perturb.ops import occurrence_digest
 from evalpipe.words import read_wordfreq, word_list
 
 PROBS = Probabilities(0.2, 0.2, 0.2)
+# perturb_frame's worker processes (--jobs; the outputs do not depend on it)
+try:
+    from evalpipe.perturb.parallel import usable_cores
+
+    JOBS = usable_cores()
+except ImportError:  # --baseline-src: a checkout without worker processes
+    JOBS = 1
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its children that ended (perturb_frame's workers)."""
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + kids.ru_utime + kids.ru_stime
+
+
 SEED = 42
 
 # The upstream study's perturbation (github.com/Maxel31/typo-robustness-analysis, branch
@@ -328,7 +343,7 @@ def evalpipe_side(inp: Path, out: Path) -> None:
     """What the perturb stage does, in a fresh process: read, perturb, write Parquet."""
     bench = pd.read_parquet(inp / "bench.parquet")
     words = pd.read_parquet(inp / "words.parquet")
-    result = perturb_frame(bench, words, probabilities=PROBS, seed=SEED)
+    result = perturb_frame(bench, words, probabilities=PROBS, seed=SEED, jobs=JOBS)
     out.mkdir(parents=True, exist_ok=True)
     atomic.write_parquet(out / "perturbed.parquet", result.table)
 
@@ -338,10 +353,10 @@ def evalpipe_alone(inp: Path) -> dict:
     as the upstream's objects do)."""
     bench = pd.read_parquet(inp / "bench.parquet")
     words = pd.read_parquet(inp / "words.parquet")
-    t0, c0 = time.perf_counter(), time.process_time()
-    result = perturb_frame(bench, words, probabilities=PROBS, seed=SEED)
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    return {"wall": wall, "cpu": cpu, "rows": result.table.num_rows}
+    t0, c0 = time.perf_counter(), _cpu()
+    result = perturb_frame(bench, words, probabilities=PROBS, seed=SEED, jobs=JOBS)
+    wall, cpu = time.perf_counter() - t0, _cpu() - c0
+    return {"wall": wall, "cpu": cpu, "rows": result.table.num_rows, "jobs": JOBS}
 
 
 def _alone(cmd: list[str], **kw) -> dict:
@@ -385,6 +400,7 @@ def side_by_side(
                     out = tmp / f"{side}-{i}"
                     if side == "evalpipe":
                         cmd = [sys.executable, __file__, "--side", str(tmp), str(out)]
+                        cmd += ["--jobs", str(JOBS)]
                         runs[side].append(_timed(cmd, env=env))
                     else:
                         cmd = [sys.executable, "-c", UPSTREAM_DRIVER, str(tmp), str(out)]
@@ -411,7 +427,7 @@ def side_by_side(
                 )
             alone: dict[str, list[dict]] = {"evalpipe": [], "upstream": []}
             for _ in range(repeats):
-                cmd = [sys.executable, __file__, "--alone", str(tmp)]
+                cmd = [sys.executable, __file__, "--alone", str(tmp), "--jobs", str(JOBS)]
                 alone["evalpipe"].append(_alone(cmd, env=env))
                 cmd = [sys.executable, "-c", UPSTREAM_ALONE_DRIVER, str(tmp)]
                 alone["upstream"].append(_alone(cmd, env=up_env, cwd=upstream))
@@ -424,7 +440,8 @@ def side_by_side(
             )
             print(
                 f"{case} perturbation alone (in-process, median of {repeats}): evalpipe "
-                f"perturb_frame {ew:.2f} s wall / {ec:.2f} s CPU; upstream perturb_benchmark "
+                f"perturb_frame (jobs={JOBS}) {ew:.2f} s wall / {ec:.2f} s CPU (workers "
+                f"included); upstream perturb_benchmark "
                 f"x 500 words {uw:.2f} s wall / {uc:.2f} s CPU -> "
                 f"{uw / ew:.1f}x (wall), {uc / ec:.1f}x (CPU) | load {os.getloadavg()[0]:.1f}"
             )
@@ -441,17 +458,19 @@ def run_rows_case(n: int, mode: str, out: Path) -> dict:
     bench, words = english_input(n)
     rss_input = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     load = os.getloadavg()[0]
-    t0, c0 = time.perf_counter(), time.process_time()
+    t0, c0 = time.perf_counter(), _cpu()
     if mode == "streamed":
         from evalpipe.perturb.parquet_sink import parquet_row_groups
 
         with parquet_row_groups(out) as sink:
-            summary = perturb_frame(bench, words, probabilities=PROBS, seed=SEED, sink=sink).summary
+            summary = perturb_frame(
+                bench, words, probabilities=PROBS, seed=SEED, sink=sink, jobs=JOBS
+            ).summary
     else:
         result = perturb_frame(bench, words, probabilities=PROBS, seed=SEED)
         atomic.write_parquet(out, result.table)
         summary = result.summary
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    wall, cpu = time.perf_counter() - t0, _cpu() - c0
     md5 = hashlib.md5()
     with open(out, "rb") as f:
         for block in iter(lambda: f.read(1 << 24), b""):
@@ -484,6 +503,7 @@ def rows_scale(rows: int, same_bytes: bool, baseline_src: Path | None) -> None:
                 env["PYTHONPATH"] = os.pathsep.join([str(baseline_src), env.get("PYTHONPATH", "")])
             out = Path(tmp) / f"{mode}.parquet"
             cmd = [sys.executable, __file__, "--rows-child", str(n), mode, str(out)]
+            cmd += ["--jobs", str(JOBS)]
             proc = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
             r = json.loads(proc.stdout.strip().splitlines()[-1])
             results.append(r)
@@ -662,7 +682,14 @@ def main() -> None:
     )
     ap.add_argument("--rows-child", nargs=3, help=argparse.SUPPRESS)
     ap.add_argument("--alone", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=JOBS,
+        help="perturb_frame's worker processes (default: the usable cores; 1: in-process)",
+    )
     args = ap.parse_args()
+    globals()["JOBS"] = args.jobs
     if args.rows_child:
         n, mode, out = args.rows_child
         print(json.dumps(run_rows_case(int(n), mode, Path(out))))
