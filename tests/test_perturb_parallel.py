@@ -4,11 +4,13 @@ worker raises the same InputError with nothing written."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 
 import pyarrow.parquet as pq
 import pytest
 
+from evalpipe import atomic
 from evalpipe.errors import InputError
 from evalpipe.perturb import Probabilities, perturb_frame
 from evalpipe.perturb.eligibility import from_params
@@ -89,3 +91,35 @@ def test_a_bad_row_in_a_worker_raises_the_same_error_and_writes_nothing(tmp_path
 def test_jobs_must_be_a_positive_integer(jobs):
     with pytest.raises(InputError, match="jobs must be an integer >= 1"):
         perturb_frame(_english(2), EN_WORDS, probabilities=ALWAYS, seed=1, jobs=jobs)
+
+
+def test_the_stage_with_two_jobs_writes_the_bytes_of_one(tmp_path, monkeypatch, layout):
+    from click.testing import CliRunner
+
+    from stages import perturb as stage
+
+    (tmp_path / "data" / "benchmarks").mkdir(parents=True)
+    (tmp_path / "data" / "words").mkdir(parents=True)
+    atomic.write_parquet(tmp_path / "data" / "benchmarks" / "demo.parquet", _english(17))
+    atomic.write_parquet(tmp_path / "data" / "words" / "english.parquet", EN_WORDS)
+    params = tmp_path / "params.yaml"
+    params.write_text(
+        "seed: 8\nperturb:\n  design: words\n  counts: [1]\n  targeting: random\n  model: uniform\n"
+        "  replace_prob: 0.4\n  insert_prob: 0.3\n  delete_prob: 0.3\n  transpose_prob: 0.0\n"
+        "  conversion_prob: 0.0\n  draws: 1\n  control: false\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(
+        stage, "parquet_row_groups", functools.partial(parquet_row_groups, row_group_size=layout)
+    )
+    out = tmp_path / "data" / "perturbed"
+    written = {}
+    for jobs in ("1", "2"):
+        args = ["--name", "demo", "--params", str(params), "--jobs", jobs]
+        result = CliRunner().invoke(stage.main, args)
+        assert result.exit_code == 0, result.output
+        written[jobs] = [(out / f).read_bytes() for f in ("demo.parquet", "demo.summary.json")]
+    assert written["2"] == written["1"]
+    bad = CliRunner().invoke(stage.main, ["--name", "demo", "--params", str(params), "--jobs", "0"])
+    assert bad.exit_code != 0 and "--jobs" in bad.output
