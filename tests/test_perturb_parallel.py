@@ -33,9 +33,10 @@ def _written(path, bench, words, *, row_group_size, **kw) -> tuple[str, dict]:
     return hashlib.md5(path.read_bytes()).hexdigest(), summary
 
 
-@pytest.mark.parametrize("jobs", [2, 3])
-def test_english_over_workers_has_the_bytes_of_one_process(tmp_path, layout, jobs):
-    bench = _english(23)
+@pytest.mark.parametrize(("jobs", "n_examples"), [(2, 23), (3, 23), (2, 200)])
+def test_english_over_workers_has_the_bytes_of_one_process(tmp_path, layout, jobs, n_examples):
+    """Ranges of 1 example (23), and of 12 examples with flushes inside a range (200)."""
+    bench = _english(n_examples)
     kw = dict(
         probabilities=Probabilities(0.3, 0.2, 0.2, 0.2, model="keyboard"),
         seed=8,

@@ -136,6 +136,8 @@ class PerturbedColumns:
         self, *, sink: RowGroupSink | None = None, benchmark: pd.DataFrame | None = None
     ) -> None:
         self._pending: list[PerturbedRow] = []
+        self._queued: list[ColumnBlock] | None = None  # add_block's rows not yet flushed
+        self._queued_rows = 0
         self._rows: dict[str, list] = {
             name: []
             for name in (
@@ -162,7 +164,7 @@ class PerturbedColumns:
     @property
     def pending(self) -> int:
         """Rows added since the last :meth:`flush`."""
-        return len(self._pending)
+        return len(self._pending) + self._queued_rows
 
     @property
     def flushed(self) -> int:
@@ -171,33 +173,38 @@ class PerturbedColumns:
 
     def flush(self) -> None:
         """Turn the pending rows into Arrow chunks and drop their Python objects."""
-        rows = self._pending
-        row = _by_name(PerturbedRow, rows)
-        edits = [e for r in rows for e in r.edits]
-        edit = _by_name(Edit, edits)
-        op = _by_name(Operation, edit["operation"])
-        out = self._rows
-        for name in ("source", "variant", "word_rank", "draw", "condition", "seed", "occurrences"):
-            out[name].extend(row[name])
-        counts = [len(e) for e in row["edits"]]
-        out["perturbed_occurrences"].extend(counts)
-        facts = _by_name(
-            TypoFacts,
-            [typo_facts([e.operation for e in r]) if r else NO_TYPOS for r in row["edits"]],
-        )
-        for name in TYPO_TYPES:
-            out[name].extend(facts[name])
-        self._fields.append(pa.array(row["fields"], pa.string()))
-        offsets = [0]
-        for n in counts:
-            offsets.append(offsets[-1] + n)
-        values = {**edit, **op}
-        structs = pa.StructArray.from_arrays(
-            [pa.array(values[f.name], f.type) for f in PERTURBATION_TYPE],
-            fields=list(PERTURBATION_TYPE),
-        )
-        self._perturbations.append(pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), structs))
+        if self._queued is not None:
+            self._append(_join(self._queued))
+            self._queued, self._queued_rows = [], 0
+            return
+        self._append(build_block(self._pending))
         self._pending = []
+
+    def add_block(self, block: ColumnBlock, sizes: Sequence[int]) -> None:
+        """Add the rows of ``block`` (:func:`build_block` of consecutive examples, ``sizes`` rows
+        each, the original row first), flushing where the perturb loop does (once
+        ``FLUSH_ROWS`` are pending after an example's original row): the chunks, and so the
+        file's bytes, are those of adding the rows one by one. Not mixed with :meth:`add`."""
+        if self._queued is None:
+            self._queued, self._queued_rows = [], 0
+        start = at = 0
+        for size in sizes:
+            self._queued_rows += 1
+            if self._queued_rows >= FLUSH_ROWS:
+                self._queued.append(_slice(block, start, at + 1))
+                self.flush()
+                start = at + 1
+            self._queued_rows += size - 1
+            at += size
+        if start < at:
+            self._queued.append(_slice(block, start, at))
+
+    def _append(self, block: ColumnBlock) -> None:
+        out = self._rows
+        for name, values in block.scalars.items():
+            out[name].extend(values)
+        self._fields.append(block.fields)
+        self._perturbations.append(block.perturbations)
         sink = self.sink
         if sink is not None:
             while self.flushed >= sink.row_group_size:
@@ -259,6 +266,67 @@ class PerturbedColumns:
         for name in (*CARRIED_COLUMNS, *extra):
             columns[name] = carried.column(name).cast(CARRIED_TYPES[name])
         return pa.table(columns).replace_schema_metadata(None)
+
+
+class ColumnBlock(NamedTuple):
+    """Rows as columns: what a flush makes of them (:func:`build_block`)."""
+
+    scalars: dict[str, list]  # the one-chunk columns, by name
+    fields: pa.Array
+    perturbations: pa.Array
+
+
+def build_block(rows: Sequence[PerturbedRow]) -> ColumnBlock:
+    """The columns of ``rows``: their typo facts stated, ``fields`` and ``perturbations`` as
+    Arrow arrays (one flush chunk each)."""
+    row = _by_name(PerturbedRow, rows)
+    edits = [e for r in rows for e in r.edits]
+    edit = _by_name(Edit, edits)
+    op = _by_name(Operation, edit["operation"])
+    scalars: dict[str, list] = {
+        name: list(row[name])
+        for name in ("source", "variant", "word_rank", "draw", "condition", "seed", "occurrences")
+    }
+    counts = [len(e) for e in row["edits"]]
+    scalars["perturbed_occurrences"] = counts
+    facts = _by_name(
+        TypoFacts,
+        [typo_facts([e.operation for e in r]) if r else NO_TYPOS for r in row["edits"]],
+    )
+    for name in TYPO_TYPES:
+        scalars[name] = list(facts[name])
+    offsets = [0]
+    for n in counts:
+        offsets.append(offsets[-1] + n)
+    values = {**edit, **op}
+    structs = pa.StructArray.from_arrays(
+        [pa.array(values[f.name], f.type) for f in PERTURBATION_TYPE],
+        fields=list(PERTURBATION_TYPE),
+    )
+    return ColumnBlock(
+        scalars,
+        pa.array(row["fields"], pa.string()),
+        pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), structs),
+    )
+
+
+def _slice(block: ColumnBlock, lo: int, hi: int) -> ColumnBlock:
+    return ColumnBlock(
+        {name: values[lo:hi] for name, values in block.scalars.items()},
+        block.fields.slice(lo, hi - lo),
+        block.perturbations.slice(lo, hi - lo),
+    )
+
+
+def _join(blocks: list[ColumnBlock]) -> ColumnBlock:
+    """The blocks' rows as one block (one chunk per Arrow column)."""
+    if not blocks:
+        return build_block([])
+    return ColumnBlock(
+        {name: [v for b in blocks for v in b.scalars[name]] for name in blocks[0].scalars},
+        pa.concat_arrays([b.fields for b in blocks]),
+        pa.concat_arrays([b.perturbations for b in blocks]),
+    )
 
 
 def _take_chunks(chunks: list[pa.Array], n: int) -> list[pa.Array]:

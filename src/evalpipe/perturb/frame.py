@@ -325,9 +325,11 @@ def perturb_frame(
 
         def perturb_range(
             lo: int, hi: int
-        ) -> tuple[list[list[PerturbedRow]], SummaryCounter, dict]:
+        ) -> tuple[list[int], columns.ColumnBlock, SummaryCounter, dict]:
             # In a forked worker: this process's own copies of the builder and counters are
-            # swapped for a recorder and fresh counts, which the parent joins in order.
+            # swapped for a recorder and fresh counts. The rows go back as Arrow columns (what
+            # a flush makes of them), which the parent joins in order at the single pass's
+            # flush points (PerturbedColumns.add_block).
             nonlocal rows, counter, drawn_counts
             recorder = rows = _ExampleRows()  # type: ignore[assignment]
             counter = SummaryCounter(keyboard=counter.keyboard)
@@ -341,27 +343,23 @@ def perturb_frame(
                 progress=False,
                 within=range(lo, hi),
             )
-            return recorder.examples, counter, eligible.counts
+            made = recorder.examples
+            block = columns.build_block([row for rows_of in made for row in rows_of])
+            return [len(rows_of) for rows_of in made], block, counter, eligible.counts
 
         size = max(1, min(512, len(benchmark_rows) // (8 * jobs)))
         bar = tqdm(
             total=len(benchmark_rows), desc=f"perturb {names[0]}", unit="ex", disable=not progress
         )
         with paused_gc():
-            for made, counts, excluded in map_ranges(
+            for sizes, block, counts, excluded in map_ranges(
                 perturb_range, len(benchmark_rows), jobs=jobs, size=size
             ):
-                for example_rows in made:
-                    # the flush points of a single pass: after each example's original row
-                    rows.add(example_rows[0])
-                    if rows.pending >= columns.FLUSH_ROWS:
-                        rows.flush()
-                    for row in example_rows[1:]:
-                        rows.add(row)
+                rows.add_block(block, sizes)
                 counter.merge(counts)
                 for why, n in excluded.items():
                     eligible.counts[why] = eligible.counts.get(why, 0) + n
-                bar.update(len(made))
+                bar.update(len(sizes))
         bar.close()
     table: pa.Table | None = rows.table(benchmark)
     n_rows = table.num_rows
