@@ -67,7 +67,12 @@ from evalpipe.words import read_wordfreq, word_list
 
 PROBS = Probabilities(0.2, 0.2, 0.2)
 # perturb_frame's worker processes (--jobs; the outputs do not depend on it)
-JOBS = 1
+try:
+    from evalpipe.perturb.parallel import usable_cores
+
+    JOBS = usable_cores()  # as the stage
+except ImportError:  # --baseline-src: a checkout without worker processes
+    JOBS = 1
 
 
 def _cpu() -> float:
@@ -681,7 +686,7 @@ def main() -> None:
         "--jobs",
         type=int,
         default=JOBS,
-        help="perturb_frame's worker processes (default 1: in-process, as the stage)",
+        help="perturb_frame's worker processes (default: the usable cores, as the stage)",
     )
     args = ap.parse_args()
     globals()["JOBS"] = args.jobs

@@ -15,6 +15,7 @@ from evalpipe.perturb import perturb_frame, validate_probabilities
 from evalpipe.perturb.control import add_controls
 from evalpipe.perturb.count import perturb_count_frame, validate_counts, validate_design
 from evalpipe.perturb.eligibility import from_params as eligibility_from_params
+from evalpipe.perturb.parallel import usable_cores
 from evalpipe.perturb.parquet_sink import parquet_row_groups
 from stages._common import fail_cleanly, params_option
 from stages._common import read_parquet as _read_parquet
@@ -31,10 +32,10 @@ def summary_path(paths: ProjectPaths, name: str) -> Path:
 @click.option(
     "--jobs",
     type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
+    default=usable_cores,
+    show_default="the usable cores",
     help="Worker processes for the words design (the output does not depend on it; "
-    "1 runs in this process, measured faster on 2 cores: docs/perturbation.md).",
+    "1 runs in this process).",
 )
 @params_option
 @fail_cleanly

@@ -12,6 +12,7 @@ waiting for the parent stay a few ranges long whatever the benchmark's size.
 from __future__ import annotations
 
 import multiprocessing
+import os
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -19,6 +20,14 @@ from typing import Any
 # The work of the pool being run: set before the fork, so every worker inherits it (a closure
 # cannot be pickled, a module-level name can).
 _work: Callable[[int, int], Any] | None = None
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def _run(lo: int, hi: int) -> Any:
