@@ -43,6 +43,7 @@ running it here.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -65,6 +66,21 @@ from evalpipe.perturb.ops import occurrence_digest
 from evalpipe.words import read_wordfreq, word_list
 
 PROBS = Probabilities(0.2, 0.2, 0.2)
+# perturb_frame's worker processes (--jobs; the outputs do not depend on it)
+try:
+    from evalpipe.perturb.parallel import usable_cores
+
+    JOBS = usable_cores()  # as the stage
+except ImportError:  # --baseline-src: a checkout without worker processes
+    JOBS = 1
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its children that ended (perturb_frame's workers)."""
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + kids.ru_utime + kids.ru_stime
+
+
 SEED = 42
 
 # The upstream study's perturbation (github.com/Maxel31/typo-robustness-analysis, branch
@@ -78,6 +94,23 @@ inp, out = Path(sys.argv[1]), Path(sys.argv[2])
 spec = json.loads((inp / "upstream.json").read_text(encoding="utf-8"))
 data = OriginalBenchmarkData(spec["name"], spec["language"], spec["text_field"], spec["examples"])
 generate_perturbed_data(data, spec["words"], None, out, 0.2, 0.2, 0.2, 42, case_sensitive=False)
+"""
+# The upstream's perturbation alone, in-process: its perturb_benchmark for every word (what
+# generate_perturbed_data calls), timed after start-up and input reading, without the JSON files.
+UPSTREAM_ALONE_DRIVER = """
+import json, sys, time
+from pathlib import Path
+from src.perturbation.benchmark_perturbator import BenchmarkPerturbator, OriginalBenchmarkData
+inp = Path(sys.argv[1])
+spec = json.loads((inp / "upstream.json").read_text(encoding="utf-8"))
+data = OriginalBenchmarkData(spec["name"], spec["language"], spec["text_field"], spec["examples"])
+p = BenchmarkPerturbator(data.benchmark_name, data.language, 0.2, 0.2, 0.2, 42)
+t0, c0 = time.perf_counter(), time.process_time()
+rows = 0
+for i, word in enumerate(spec["words"]):
+    out = p.perturb_benchmark(data.examples, word, data.text_field, i, False, data.search_end_field)
+    rows += len(out.examples)
+print(json.dumps({"wall": time.perf_counter() - t0, "cpu": time.process_time() - c0, "rows": rows}))
 """
 
 
@@ -310,9 +343,25 @@ def evalpipe_side(inp: Path, out: Path) -> None:
     """What the perturb stage does, in a fresh process: read, perturb, write Parquet."""
     bench = pd.read_parquet(inp / "bench.parquet")
     words = pd.read_parquet(inp / "words.parquet")
-    result = perturb_frame(bench, words, probabilities=PROBS, seed=SEED)
+    result = perturb_frame(bench, words, probabilities=PROBS, seed=SEED, jobs=JOBS)
     out.mkdir(parents=True, exist_ok=True)
     atomic.write_parquet(out / "perturbed.parquet", result.table)
+
+
+def evalpipe_alone(inp: Path) -> dict:
+    """perturb_frame alone, in-process, after start-up and reading (the table stays in memory,
+    as the upstream's objects do)."""
+    bench = pd.read_parquet(inp / "bench.parquet")
+    words = pd.read_parquet(inp / "words.parquet")
+    t0, c0 = time.perf_counter(), _cpu()
+    result = perturb_frame(bench, words, probabilities=PROBS, seed=SEED, jobs=JOBS)
+    wall, cpu = time.perf_counter() - t0, _cpu() - c0
+    return {"wall": wall, "cpu": cpu, "rows": result.table.num_rows, "jobs": JOBS}
+
+
+def _alone(cmd: list[str], **kw) -> dict:
+    proc = subprocess.run(cmd, check=True, capture_output=True, text=True, **kw)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def _timed(cmd: list[str], **kw) -> tuple[float, float]:
@@ -331,7 +380,9 @@ def _tree_size(folder: Path) -> tuple[int, int]:
     return len(files), sum(p.stat().st_size for p in files)
 
 
-def side_by_side(upstream: Path, cases: list[tuple[str, int]], repeats: int) -> None:
+def side_by_side(
+    upstream: Path, cases: list[tuple[str, int]], repeats: int, *, whole: bool = True
+) -> None:
     """Both implementations as whole processes on the same input, alternating, ``repeats``
     times each; prints the median wall and CPU time of each side and their ratio."""
     if not (upstream / "src" / "perturbation" / "benchmark_perturbator.py").exists():
@@ -344,34 +395,132 @@ def side_by_side(upstream: Path, cases: list[tuple[str, int]], repeats: int) -> 
             side_by_side_input(case, n, tmp)
             runs: dict[str, list[tuple[float, float]]] = {"evalpipe": [], "upstream": []}
             sizes = {}
-            for i in range(repeats):
+            for i in range(repeats if whole else 0):
                 for side in ("evalpipe", "upstream"):
                     out = tmp / f"{side}-{i}"
                     if side == "evalpipe":
                         cmd = [sys.executable, __file__, "--side", str(tmp), str(out)]
+                        cmd += ["--jobs", str(JOBS)]
                         runs[side].append(_timed(cmd, env=env))
                     else:
                         cmd = [sys.executable, "-c", UPSTREAM_DRIVER, str(tmp), str(out)]
                         runs[side].append(_timed(cmd, env=up_env, cwd=upstream))
                     sizes[side] = _tree_size(out)
                     shutil.rmtree(out)
-            med = {
-                side: (
-                    statistics.median(w for w, _ in r),
-                    statistics.median(c for _, c in r),
+            if whole:
+                med = {
+                    side: (
+                        statistics.median(w for w, _ in r),
+                        statistics.median(c for _, c in r),
+                    )
+                    for side, r in runs.items()
+                }
+                (ew, ec), (uw, uc) = med["evalpipe"], med["upstream"]
+                print(
+                    f"{case} ({n} examples, 500 words, median of {repeats}, whole process both): "
+                    f"evalpipe {ew:.2f} s wall / {ec:.2f} s CPU, {sizes['evalpipe'][1] / 1e6:.1f} MB "
+                    f"in {sizes['evalpipe'][0]} file; upstream {uw:.2f} s wall / {uc:.2f} s CPU, "
+                    f"{sizes['upstream'][1] / 1e6:.0f} MB in {sizes['upstream'][0]} files -> "
+                    f"{uw / ew:.1f}x (wall), {uc / ec:.1f}x (CPU), "
+                    f"{sizes['upstream'][1] / sizes['evalpipe'][1]:.0f}x smaller | load "
+                    f"{os.getloadavg()[0]:.1f}"
                 )
-                for side, r in runs.items()
-            }
-            (ew, ec), (uw, uc) = med["evalpipe"], med["upstream"]
-            print(
-                f"{case} ({n} examples, 500 words, median of {repeats}, whole process both): "
-                f"evalpipe {ew:.2f} s wall / {ec:.2f} s CPU, {sizes['evalpipe'][1] / 1e6:.1f} MB "
-                f"in {sizes['evalpipe'][0]} file; upstream {uw:.2f} s wall / {uc:.2f} s CPU, "
-                f"{sizes['upstream'][1] / 1e6:.0f} MB in {sizes['upstream'][0]} files -> "
-                f"{uw / ew:.1f}x (wall), {uc / ec:.1f}x (CPU), "
-                f"{sizes['upstream'][1] / sizes['evalpipe'][1]:.0f}x smaller | load "
-                f"{os.getloadavg()[0]:.1f}"
+            alone: dict[str, list[dict]] = {"evalpipe": [], "upstream": []}
+            for _ in range(repeats):
+                cmd = [sys.executable, __file__, "--alone", str(tmp), "--jobs", str(JOBS)]
+                alone["evalpipe"].append(_alone(cmd, env=env))
+                cmd = [sys.executable, "-c", UPSTREAM_ALONE_DRIVER, str(tmp)]
+                alone["upstream"].append(_alone(cmd, env=up_env, cwd=upstream))
+            (ew, ec), (uw, uc) = (
+                (
+                    statistics.median(r["wall"] for r in alone[side]),
+                    statistics.median(r["cpu"] for r in alone[side]),
+                )
+                for side in ("evalpipe", "upstream")
             )
+            print(
+                f"{case} perturbation alone (in-process, median of {repeats}): evalpipe "
+                f"perturb_frame (jobs={JOBS}) {ew:.2f} s wall / {ec:.2f} s CPU (workers "
+                f"included); upstream perturb_benchmark "
+                f"x 500 words {uw:.2f} s wall / {uc:.2f} s CPU -> "
+                f"{uw / ew:.1f}x (wall), {uc / ec:.1f}x (CPU) | load {os.getloadavg()[0]:.1f}"
+            )
+
+
+# English rows (originals included) per MMLU-shaped example with the top 500 words, measured
+# at 14,042 examples (314,627 rows): --rows asks for about that many rows.
+ROWS_PER_EXAMPLE = 314_627 / 14_042
+
+
+def run_rows_case(n: int, mode: str, out: Path) -> dict:
+    """English, n MMLU-shaped examples: the stage's path (``streamed``: rows to the Parquet file
+    row group by row group) or the whole table written at once (``in-memory``)."""
+    bench, words = english_input(n)
+    rss_input = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    load = os.getloadavg()[0]
+    t0, c0 = time.perf_counter(), _cpu()
+    if mode == "streamed":
+        from evalpipe.perturb.parquet_sink import parquet_row_groups
+
+        with parquet_row_groups(out) as sink:
+            summary = perturb_frame(
+                bench, words, probabilities=PROBS, seed=SEED, sink=sink, jobs=JOBS
+            ).summary
+    else:
+        result = perturb_frame(bench, words, probabilities=PROBS, seed=SEED)
+        atomic.write_parquet(out, result.table)
+        summary = result.summary
+    wall, cpu = time.perf_counter() - t0, _cpu() - c0
+    md5 = hashlib.md5()
+    with open(out, "rb") as f:
+        for block in iter(lambda: f.read(1 << 24), b""):
+            md5.update(block)
+    return {
+        "mode": mode,
+        "examples": n,
+        "rows": summary["rows"],
+        "wall": wall,
+        "cpu": cpu,
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "rss_after_input_mib": rss_input,
+        "bytes": out.stat().st_size,
+        "md5": md5.hexdigest(),
+        "load": load,
+    }
+
+
+def rows_scale(rows: int, same_bytes: bool, baseline_src: Path | None) -> None:
+    """About ``rows`` perturbed English rows through the stage's streamed path, each mode in a
+    fresh process; with ``same_bytes`` also the whole table written at once (with
+    ``baseline_src``: by the code of that checkout's ``src``) and the two files' MD5s."""
+    n = max(1, round(rows / ROWS_PER_EXAMPLE))
+    modes = ["streamed", "in-memory"] if same_bytes else ["streamed"]
+    results = []
+    with tempfile.TemporaryDirectory(dir=os.environ.get("PERF_TMP")) as tmp:
+        for mode in modes:
+            env = {**os.environ, "TQDM_DISABLE": "1"}
+            if mode == "in-memory" and baseline_src is not None:
+                env["PYTHONPATH"] = os.pathsep.join([str(baseline_src), env.get("PYTHONPATH", "")])
+            out = Path(tmp) / f"{mode}.parquet"
+            cmd = [sys.executable, __file__, "--rows-child", str(n), mode, str(out)]
+            cmd += ["--jobs", str(JOBS)]
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
+            r = json.loads(proc.stdout.strip().splitlines()[-1])
+            results.append(r)
+            out.unlink()
+            print(
+                f"english {r['mode']:<9} {r['examples']:>9,} ex {r['rows']:>11,} rows | perturb + "
+                f"write: wall {r['wall']:7.1f} s, CPU {r['cpu']:7.1f} s | peak RSS "
+                f"{r['peak_rss_mib']:7,.0f} MiB (input {r['rss_after_input_mib']:,.0f}) | "
+                f"{r['bytes'] / 1e6:7.1f} MB md5 {r['md5']} | load {r['load']:.1f}",
+                flush=True,
+            )
+    if same_bytes:
+        same = results[0]["md5"] == results[1]["md5"]
+        print(
+            f"streamed vs in-memory{' (' + str(baseline_src) + ')' if baseline_src else ''}: "
+            f"{'byte-identical' if same else 'DIFFERENT BYTES'}"
+        )
 
 
 # MulTypo (2025)'s operation mix, delete .28 / insert .15 / replace .28 / transpose .28, at the
@@ -498,6 +647,11 @@ def main() -> None:
         "refactor/module-reorganization): also time it side by side on the same input",
     )
     ap.add_argument("--repeats", type=int, default=3, help="side-by-side runs per side")
+    ap.add_argument(
+        "--alone-only",
+        action="store_true",
+        help="with --upstream: only the perturbation-alone comparison (in-process), then stop",
+    )
     ap.add_argument("--models", action="store_true", help="typo models side by side (only)")
     ap.add_argument(
         "--files",
@@ -507,7 +661,45 @@ def main() -> None:
         help="publisher files (DIR/mmlu, DIR/jsquad) for --models; synthetic input otherwise",
     )
     ap.add_argument("--models-child", nargs=3, help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--rows",
+        type=int,
+        metavar="N",
+        help="only: about N perturbed English rows (MMLU-shaped examples, as many as needed) "
+        "through the stage's streamed path; wall, CPU, peak RSS",
+    )
+    ap.add_argument(
+        "--same-bytes",
+        action="store_true",
+        help="with --rows: also write the whole table at once and compare the files' MD5s",
+    )
+    ap.add_argument(
+        "--baseline-src",
+        type=Path,
+        metavar="DIR",
+        help="with --same-bytes: the whole-table run imports evalpipe from DIR (another "
+        "checkout's src/)",
+    )
+    ap.add_argument("--rows-child", nargs=3, help=argparse.SUPPRESS)
+    ap.add_argument("--alone", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=JOBS,
+        help="perturb_frame's worker processes (default: the usable cores, as the stage)",
+    )
     args = ap.parse_args()
+    globals()["JOBS"] = args.jobs
+    if args.rows_child:
+        n, mode, out = args.rows_child
+        print(json.dumps(run_rows_case(int(n), mode, Path(out))))
+        return
+    if args.rows:
+        rows_scale(args.rows, args.same_bytes, args.baseline_src)
+        return
+    if args.alone:
+        print(json.dumps(evalpipe_alone(args.alone)))
+        return
     if args.models_child:
         name, model, files = args.models_child
         print(json.dumps(run_model_case(name, model, Path(files) if files else None)))
@@ -522,6 +714,12 @@ def main() -> None:
         print(json.dumps(run_case(args.child[0], int(args.child[1]), args.naive)))
         return
     en_n, ja_n = (2000, 600) if args.quick else (14042, 4442)
+    if args.upstream and args.alone_only:
+        print("== perturbation alone, side by side with the upstream study's code ==")
+        side_by_side(
+            args.upstream, [("english", en_n), ("japanese", ja_n)], args.repeats, whole=False
+        )
+        return
     print("== full scale ==")
     full = {}
     for case, n in (("english", en_n), ("japanese-surface", ja_n), ("japanese-lemma", ja_n)):

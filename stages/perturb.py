@@ -15,6 +15,8 @@ from evalpipe.perturb import perturb_frame, validate_probabilities
 from evalpipe.perturb.control import add_controls
 from evalpipe.perturb.count import perturb_count_frame, validate_counts, validate_design
 from evalpipe.perturb.eligibility import from_params as eligibility_from_params
+from evalpipe.perturb.parallel import usable_cores
+from evalpipe.perturb.parquet_sink import parquet_row_groups
 from stages._common import fail_cleanly, params_option
 from stages._common import read_parquet as _read_parquet
 
@@ -27,9 +29,17 @@ def summary_path(paths: ProjectPaths, name: str) -> Path:
 
 @click.command()
 @click.option("--name", required=True, help="The benchmark to perturb (a key of benchmarks.*).")
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=usable_cores,
+    show_default="the usable cores",
+    help="Worker processes for the words design (the output does not depend on it; "
+    "1 runs in this process).",
+)
 @params_option
 @fail_cleanly
-def main(name: str, params_path: str) -> None:
+def main(name: str, params_path: str, jobs: int) -> None:
     """Perturb the most frequent words of benchmark NAME with the typo model of params.yaml."""
     params = load_params(params_path)
     cfg = section(params, "perturb", path=params_path)
@@ -76,9 +86,7 @@ def main(name: str, params_path: str) -> None:
         return
     words_path = paths.words(language)
     words = _read_parquet(words_path, f"run `dvc repro words@{language}`")
-    result = perturb_frame(
-        bench,
-        words,
+    options = dict(
         probabilities=probs,
         seed=seed,
         source=str(bench_path),
@@ -86,23 +94,35 @@ def main(name: str, params_path: str) -> None:
         draws=draws,
         progress=True,
         eligibility=rules,
+        jobs=jobs,
     )
-    table, summary = result.table, result.summary
-    if cfg["control"]:  # the matched-control arm (docs/perturbation.md, "Matched control")
-        table, extra = add_controls(
-            table,
-            bench,
-            words,
-            probabilities=probs,
-            seed=seed,
-            eligibility=rules,
-            words_source=str(words_path),
-            source=str(bench_path),
-        )
-        summary = {**summary, **extra}
+    if not cfg["control"]:
+        # rows streamed to the file row group by row group: memory for one row group, whatever
+        # the benchmark's size, and the bytes of a single write (docs/perturbation.md, "Speed")
+        with parquet_row_groups(paths.perturbed(name)) as sink:
+            summary = perturb_frame(bench, words, sink=sink, **options).summary
+        atomic.write_json(summary_path(paths, name), summary)
+        _echo_words(name, summary, paths)
+        return
+    # the matched-control arm (docs/perturbation.md, "Matched control") reads the typo rows back
+    result = perturb_frame(bench, words, **options)
+    table, extra = add_controls(
+        result.table,
+        bench,
+        words,
+        probabilities=probs,
+        seed=seed,
+        eligibility=rules,
+        words_source=str(words_path),
+        source=str(bench_path),
+    )
+    summary = {**result.summary, **extra}
     atomic.write_parquet(paths.perturbed(name), table)
     atomic.write_json(summary_path(paths, name), summary)
-    s = summary
+    _echo_words(name, summary, paths)
+
+
+def _echo_words(name: str, s: dict, paths: ProjectPaths) -> None:
     click.echo(
         f"perturb@{name} ({s['model']}): {s['examples']} examples, {s['target_words_found']}/{s['target_words']} "
         f"target words found, {s['perturbed_occurrences']}/{s['occurrences']} occurrences "

@@ -10,7 +10,7 @@ carried over from the benchmark rows.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import pandas as pd
 import pyarrow as pa
@@ -97,6 +97,14 @@ class PerturbedRow(NamedTuple):
     condition: str = TYPO  # the arm (evalpipe.arms): the plain perturbed sets' rows are TYPO
 
 
+class RowGroupSink(Protocol):
+    """Where :class:`PerturbedColumns` sends every full row group as soon as it is flushed."""
+
+    row_group_size: int
+
+    def write(self, table: pa.Table) -> None: ...
+
+
 def _by_name(record: Any, records: Sequence[tuple]) -> dict[str, Sequence]:
     """The records' columns by field name (``zip(*records)``: one pass in C)."""
     columns = zip(*records, strict=True) if records else [()] * len(record._fields)
@@ -105,6 +113,10 @@ def _by_name(record: Any, records: Sequence[tuple]) -> dict[str, Sequence]:
 
 class PerturbedColumns:
     """Collects :class:`PerturbedRow` records and builds the perturbed table from them.
+
+    With a ``sink`` (and the ``benchmark`` the rows come from), every full row group of
+    ``sink.row_group_size`` rows goes to ``sink.write`` as soon as a flush completes it, so only
+    one row group of Arrow data is held; :meth:`table` then returns the rows left over.
 
     Examples
     --------
@@ -120,8 +132,12 @@ class PerturbedColumns:
     ([0, 1], [None, 'delete'])
     """
 
-    def __init__(self) -> None:
+    def __init__(
+        self, *, sink: RowGroupSink | None = None, benchmark: pd.DataFrame | None = None
+    ) -> None:
         self._pending: list[PerturbedRow] = []
+        self._queued: list[ColumnBlock] | None = None  # add_block's rows not yet flushed
+        self._queued_rows = 0
         self._rows: dict[str, list] = {
             name: []
             for name in (
@@ -138,6 +154,9 @@ class PerturbedColumns:
         }
         self._fields: list[pa.Array] = []
         self._perturbations: list[pa.Array] = []
+        self._carried: tuple[pa.Table, list[str], list[str]] | None = None
+        self.sink = sink
+        self.benchmark = benchmark  # with a sink: the rows the full row groups are joined with
 
     def add(self, row: PerturbedRow) -> None:
         self._pending.append(row)
@@ -145,37 +164,51 @@ class PerturbedColumns:
     @property
     def pending(self) -> int:
         """Rows added since the last :meth:`flush`."""
-        return len(self._pending)
+        return len(self._pending) + self._queued_rows
+
+    @property
+    def flushed(self) -> int:
+        """Rows turned into Arrow chunks and not yet taken (:meth:`take`)."""
+        return len(self._rows["source"])
 
     def flush(self) -> None:
         """Turn the pending rows into Arrow chunks and drop their Python objects."""
-        rows = self._pending
-        row = _by_name(PerturbedRow, rows)
-        edits = [e for r in rows for e in r.edits]
-        edit = _by_name(Edit, edits)
-        op = _by_name(Operation, edit["operation"])
-        out = self._rows
-        for name in ("source", "variant", "word_rank", "draw", "condition", "seed", "occurrences"):
-            out[name].extend(row[name])
-        counts = [len(e) for e in row["edits"]]
-        out["perturbed_occurrences"].extend(counts)
-        facts = _by_name(
-            TypoFacts,
-            [typo_facts([e.operation for e in r]) if r else NO_TYPOS for r in row["edits"]],
-        )
-        for name in TYPO_TYPES:
-            out[name].extend(facts[name])
-        self._fields.append(pa.array(row["fields"], pa.string()))
-        offsets = [0]
-        for n in counts:
-            offsets.append(offsets[-1] + n)
-        values = {**edit, **op}
-        structs = pa.StructArray.from_arrays(
-            [pa.array(values[f.name], f.type) for f in PERTURBATION_TYPE],
-            fields=list(PERTURBATION_TYPE),
-        )
-        self._perturbations.append(pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), structs))
+        if self._queued is not None:
+            self._append(_join(self._queued))
+            self._queued, self._queued_rows = [], 0
+            return
+        self._append(build_block(self._pending))
         self._pending = []
+
+    def add_block(self, block: ColumnBlock, sizes: Sequence[int]) -> None:
+        """Add the rows of ``block`` (:func:`build_block` of consecutive examples, ``sizes`` rows
+        each, the original row first), flushing where the perturb loop does (once
+        ``FLUSH_ROWS`` are pending after an example's original row): the chunks, and so the
+        file's bytes, are those of adding the rows one by one. Not mixed with :meth:`add`."""
+        if self._queued is None:
+            self._queued, self._queued_rows = [], 0
+        start = at = 0
+        for size in sizes:
+            self._queued_rows += 1
+            if self._queued_rows >= FLUSH_ROWS:
+                self._queued.append(_slice(block, start, at + 1))
+                self.flush()
+                start = at + 1
+            self._queued_rows += size - 1
+            at += size
+        if start < at:
+            self._queued.append(_slice(block, start, at))
+
+    def _append(self, block: ColumnBlock) -> None:
+        out = self._rows
+        for name, values in block.scalars.items():
+            out[name].extend(values)
+        self._fields.append(block.fields)
+        self._perturbations.append(block.perturbations)
+        sink = self.sink
+        if sink is not None:
+            while self.flushed >= sink.row_group_size:
+                sink.write(self.take(sink.row_group_size, self.benchmark))
 
     def table(self, benchmark: pd.DataFrame) -> pa.Table:
         """The perturbed table: every row added, in order, with the columns of its benchmark row.
@@ -189,17 +222,32 @@ class PerturbedColumns:
         -------
         pyarrow.Table with ``benchmark, example_id, variant, word_rank, draw, condition, seed, fields,
         perturbations, occurrences, perturbed_occurrences, n_typos, n_edited_chars, op,
-        script`` and the carried columns, without schema metadata.
+        script`` and the carried columns, without schema metadata. With a sink, only the rows not yet
+        written (the last, partial row group), for the sink's ``write_last``.
         """
         self.flush()
-        rows = self._rows
-        take = pa.array(rows["source"], pa.int64())
-        extra = [c for c in OPTIONAL_CARRIED if c in benchmark.columns]
-        carried = pa.Table.from_pandas(
-            benchmark[["benchmark", "example_id", *CARRIED_COLUMNS, *extra]].reset_index(drop=True),
-            preserve_index=False,
-        ).take(take)
-        ids = benchmark["example_id"].astype(str).tolist()
+        return self.take(self.flushed, benchmark)
+
+    def take(self, n: int, benchmark: pd.DataFrame) -> pa.Table:
+        """The first ``n`` flushed rows as a table (:meth:`table`'s columns), dropped from here.
+
+        The ``fields`` and ``perturbations`` columns keep the chunks :meth:`flush` made (cut at
+        ``n``) and every other column is one chunk, exactly as in a slice of the whole table:
+        the Parquet writer's pages follow the chunks, so a file written row group by row group
+        from these tables has the bytes of the whole table written at once.
+        """
+        if self._carried is None:
+            extra = [c for c in OPTIONAL_CARRIED if c in benchmark.columns]
+            frame = benchmark[["benchmark", "example_id", *CARRIED_COLUMNS, *extra]]
+            carried = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False)
+            self._carried = carried, extra, benchmark["example_id"].astype(str).tolist()
+        carried_all, extra, ids = self._carried
+        rows = {name: values[:n] for name, values in self._rows.items()}
+        for values in self._rows.values():
+            del values[:n]
+        fields = _take_chunks(self._fields, n)
+        perturbations = _take_chunks(self._perturbations, n)
+        carried = carried_all.take(pa.array(rows["source"], pa.int64()))
         columns: dict[str, pa.Array | pa.ChunkedArray] = {
             "benchmark": carried.column("benchmark").cast(pa.string()),
             "example_id": pa.array([ids[i] for i in rows["source"]], pa.string()),
@@ -208,8 +256,8 @@ class PerturbedColumns:
             "draw": pa.array(rows["draw"], pa.int32()),
             "condition": pa.array(rows["condition"], pa.string()),
             "seed": pa.array(rows["seed"], pa.int64()),
-            "fields": pa.chunked_array(self._fields, pa.string()),
-            "perturbations": pa.chunked_array(self._perturbations, pa.list_(PERTURBATION_TYPE)),
+            "fields": pa.chunked_array(fields, pa.string()),
+            "perturbations": pa.chunked_array(perturbations, pa.list_(PERTURBATION_TYPE)),
             "occurrences": pa.array(rows["occurrences"], pa.int64()),
             "perturbed_occurrences": pa.array(rows["perturbed_occurrences"], pa.int64()),
         }
@@ -218,3 +266,79 @@ class PerturbedColumns:
         for name in (*CARRIED_COLUMNS, *extra):
             columns[name] = carried.column(name).cast(CARRIED_TYPES[name])
         return pa.table(columns).replace_schema_metadata(None)
+
+
+class ColumnBlock(NamedTuple):
+    """Rows as columns: what a flush makes of them (:func:`build_block`)."""
+
+    scalars: dict[str, list]  # the one-chunk columns, by name
+    fields: pa.Array
+    perturbations: pa.Array
+
+
+def build_block(rows: Sequence[PerturbedRow]) -> ColumnBlock:
+    """The columns of ``rows``: their typo facts stated, ``fields`` and ``perturbations`` as
+    Arrow arrays (one flush chunk each)."""
+    row = _by_name(PerturbedRow, rows)
+    edits = [e for r in rows for e in r.edits]
+    edit = _by_name(Edit, edits)
+    op = _by_name(Operation, edit["operation"])
+    scalars: dict[str, list] = {
+        name: list(row[name])
+        for name in ("source", "variant", "word_rank", "draw", "condition", "seed", "occurrences")
+    }
+    counts = [len(e) for e in row["edits"]]
+    scalars["perturbed_occurrences"] = counts
+    facts = _by_name(
+        TypoFacts,
+        [typo_facts([e.operation for e in r]) if r else NO_TYPOS for r in row["edits"]],
+    )
+    for name in TYPO_TYPES:
+        scalars[name] = list(facts[name])
+    offsets = [0]
+    for n in counts:
+        offsets.append(offsets[-1] + n)
+    values = {**edit, **op}
+    structs = pa.StructArray.from_arrays(
+        [pa.array(values[f.name], f.type) for f in PERTURBATION_TYPE],
+        fields=list(PERTURBATION_TYPE),
+    )
+    return ColumnBlock(
+        scalars,
+        pa.array(row["fields"], pa.string()),
+        pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), structs),
+    )
+
+
+def _slice(block: ColumnBlock, lo: int, hi: int) -> ColumnBlock:
+    return ColumnBlock(
+        {name: values[lo:hi] for name, values in block.scalars.items()},
+        block.fields.slice(lo, hi - lo),
+        block.perturbations.slice(lo, hi - lo),
+    )
+
+
+def _join(blocks: list[ColumnBlock]) -> ColumnBlock:
+    """The blocks' rows as one block (one chunk per Arrow column)."""
+    if not blocks:
+        return build_block([])
+    return ColumnBlock(
+        {name: [v for b in blocks for v in b.scalars[name]] for name in blocks[0].scalars},
+        pa.concat_arrays([b.fields for b in blocks]),
+        pa.concat_arrays([b.perturbations for b in blocks]),
+    )
+
+
+def _take_chunks(chunks: list[pa.Array], n: int) -> list[pa.Array]:
+    """Remove the first ``n`` rows of ``chunks`` (in place) and return them, chunk by chunk."""
+    taken: list[pa.Array] = []
+    while chunks and (n > 0 or not len(chunks[0])):
+        chunk = chunks[0]
+        if len(chunk) <= n:
+            taken.append(chunks.pop(0))
+            n -= len(chunk)
+        else:
+            taken.append(chunk.slice(0, n))
+            chunks[0] = chunk.slice(n)
+            n = 0
+    return taken

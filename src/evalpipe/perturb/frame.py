@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+from tqdm import tqdm
 
 from evalpipe.errors import InputError
 from evalpipe.params_schema import default_of
@@ -34,8 +35,16 @@ from evalpipe.perturb.benchmark_rows import (
 from evalpipe.perturb.columns import Edit, PerturbedColumns, PerturbedRow
 from evalpipe.perturb.eligibility import Eligibility, OccurrenceRules
 from evalpipe.perturb.japanese import Tokenizer
-from evalpipe.perturb.loop import BenchmarkRows, Example, for_each_example, original_seed
+from evalpipe.perturb.loop import (
+    BenchmarkRows,
+    Example,
+    for_each_example,
+    original_seed,
+    paused_gc,
+)
 from evalpipe.perturb.ops import Probabilities, Skipped, decide, key_hasher, key_part
+from evalpipe.perturb.parallel import map_ranges
+from evalpipe.perturb.parquet_sink import ParquetRowGroups
 from evalpipe.perturb.summary import SummaryCounter
 from evalpipe.perturb.targets import make_finder, read_targets
 from evalpipe.perturb.typo_models import typo_model
@@ -52,11 +61,33 @@ def _dumps(value: Any) -> str:
 class PerturbResult:
     """The perturbed table (columns per docs/architecture.md) and the benchmark's summary."""
 
-    table: pa.Table
+    table: pa.Table | None  # None when the rows went to a sink (``perturb_frame(sink=...)``)
     summary: dict[str, Any] = field(default_factory=dict)
 
     def to_pandas(self) -> pd.DataFrame:
+        if self.table is None:
+            raise ValueError("the rows were written to a sink; read the file it wrote")
         return self.table.to_pandas()
+
+
+class _ExampleRows:
+    """A worker's stand-in for the builder: each example's rows, as a list per example (the
+    parent's builder flushes; here nothing is ever pending)."""
+
+    pending = 0
+
+    def __init__(self) -> None:
+        self.examples: list[list[PerturbedRow]] = []
+
+    def start(self, ex: Example) -> Example:
+        self.examples.append([])
+        return ex
+
+    def add(self, row: PerturbedRow) -> None:
+        self.examples[-1].append(row)
+
+    def flush(self) -> None:  # pragma: no cover - never called: nothing is pending
+        pass
 
 
 def perturb_frame(
@@ -72,6 +103,8 @@ def perturb_frame(
     draws: int = default_of("perturb.draws"),
     progress: bool = False,
     eligibility: Eligibility | None = None,
+    sink: ParquetRowGroups | None = None,
+    jobs: int = 1,
 ) -> PerturbResult:
     """Perturb every occurrence of every target word in the benchmark's perturbable fields.
 
@@ -95,6 +128,12 @@ def perturb_frame(
         rows of a single draw and each draw keeps the common random numbers of ``decide``.
     progress : show a tqdm bar over examples.
     eligibility : the occurrences never edited (``eligibility.from_params``; None: all may be).
+    sink : write the rows there row group by row group as they are made
+        (``parquet_sink.parquet_row_groups``: the bytes of ``atomic.write_parquet`` of the
+        table) instead of returning them; the result's ``table`` is then None.
+    jobs : worker processes perturbing contiguous ranges of examples (forked, Linux); their
+        rows are joined in example order, so the table, the file's bytes and the summary are
+        those of ``jobs=1`` (in this process). Not an output-changing parameter.
 
     Returns
     -------
@@ -119,6 +158,8 @@ def perturb_frame(
     language = check_benchmark(benchmark, source=source)
     if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
         raise InputError(f"perturb.draws must be an integer >= 1, found {draws!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise InputError(f"jobs must be an integer >= 1, found {jobs!r}")
     targets = read_targets(words, language=language, source=words_source)
     find = make_finder(targets, language, source=words_source, tokenizer=tokenizer)
     homophones, reader = human.prepare(
@@ -132,7 +173,7 @@ def perturb_frame(
     benchmark_rows = BenchmarkRows(benchmark, source=source)
     names = benchmark_rows.names
     decide_ = functools.partial(decide, homophones=homophones)
-    rows = PerturbedColumns()
+    rows = PerturbedColumns(sink=sink, benchmark=benchmark)
     # keyboard or natural: replacements by the uniform rule are counted as fallbacks
     counter = SummaryCounter(keyboard=not typo_model(probabilities.model).plain)
     drawn_counts = counter.drawn
@@ -278,15 +319,60 @@ def perturb_frame(
                 )
             )
 
-    for_each_example(benchmark_rows, example, desc=f"perturb {names[0]}", progress=progress)
-    table = rows.table(benchmark)
+    if jobs == 1 or len(benchmark_rows) < 2:
+        for_each_example(benchmark_rows, example, desc=f"perturb {names[0]}", progress=progress)
+    else:
+
+        def perturb_range(
+            lo: int, hi: int
+        ) -> tuple[list[int], columns.ColumnBlock, SummaryCounter, dict]:
+            # In a forked worker: this process's own copies of the builder and counters are
+            # swapped for a recorder and fresh counts. The rows go back as Arrow columns (what
+            # a flush makes of them), which the parent joins in order at the single pass's
+            # flush points (PerturbedColumns.add_block).
+            nonlocal rows, counter, drawn_counts
+            recorder = rows = _ExampleRows()  # type: ignore[assignment]
+            counter = SummaryCounter(keyboard=counter.keyboard)
+            counter.counts_conversions = count_convertible
+            drawn_counts = counter.drawn
+            eligible.counts = {}
+            for_each_example(
+                benchmark_rows,
+                lambda ex: example(recorder.start(ex)),
+                desc="",
+                progress=False,
+                within=range(lo, hi),
+            )
+            made = recorder.examples
+            block = columns.build_block([row for rows_of in made for row in rows_of])
+            return [len(rows_of) for rows_of in made], block, counter, eligible.counts
+
+        size = max(1, min(512, len(benchmark_rows) // (8 * jobs)))
+        bar = tqdm(
+            total=len(benchmark_rows), desc=f"perturb {names[0]}", unit="ex", disable=not progress
+        )
+        with paused_gc():
+            for sizes, block, counts, excluded in map_ranges(
+                perturb_range, len(benchmark_rows), jobs=jobs, size=size
+            ):
+                rows.add_block(block, sizes)
+                counter.merge(counts)
+                for why, n in excluded.items():
+                    eligible.counts[why] = eligible.counts.get(why, 0) + n
+                bar.update(len(sizes))
+        bar.close()
+    table: pa.Table | None = rows.table(benchmark)
+    n_rows = table.num_rows
+    if sink is not None:
+        sink.write_last(table)
+        n_rows, table = sink.rows, None
     summary = counter.summary(
         benchmark=names[0],
         language=language,
         examples=len(benchmark),
         targets=targets,
         draws=draws,
-        rows=table.num_rows,
+        rows=n_rows,
         probabilities=probabilities,
         seed=seed,
     )

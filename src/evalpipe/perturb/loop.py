@@ -11,9 +11,10 @@ follows the typo rows, reads the examples it needs through :meth:`BenchmarkRows.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import pandas as pd
@@ -75,22 +76,36 @@ class BenchmarkRows:
         )
 
 
-def for_each_example(
-    rows: BenchmarkRows, design: Callable[[Example], None], *, desc: str, progress: bool
-) -> None:
-    """Run ``design`` over every example, in order.
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic collector paused (and restored after).
 
     The designs make millions of small acyclic objects; the cyclic collector would only rescan
-    them, so it is paused (and restored) for the loop.
+    them.
     """
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        for r in tqdm(range(len(rows)), desc=desc, unit="ex", disable=not progress):
-            design(rows.example(r))
+        yield
     finally:
         if gc_was_enabled:
             gc.enable()
+
+
+def for_each_example(
+    rows: BenchmarkRows,
+    design: Callable[[Example], None],
+    *,
+    desc: str,
+    progress: bool,
+    within: range | None = None,
+) -> None:
+    """Run ``design`` over every example (or those of ``within``), in order, the cyclic
+    collector paused."""
+    with paused_gc():
+        todo = range(len(rows)) if within is None else within
+        for r in tqdm(todo, desc=desc, unit="ex", disable=not progress):
+            design(rows.example(r))
 
 
 # The clean row's seed of each design. The three derivations differ (an empty key part, the

@@ -44,6 +44,29 @@ class SummaryCounter:
     counts_conversions: bool = False
     conversion_eligible: int = 0
 
+    def merge(self, other: SummaryCounter) -> None:
+        """Add the counts of ``other``, made on the examples after this one's (keys first seen
+        there come after this one's, as in a single pass)."""
+        self.found_targets |= other.found_targets
+        self.occurrences += other.occurrences
+        self.perturbed_occurrences += other.perturbed_occurrences
+        self.protected_occurrences += other.protected_occurrences
+        self.conversion_eligible += other.conversion_eligible
+        for mine, theirs in ((self.drawn, other.drawn), (self.operations, other.operations)):
+            for key, n in theirs.items():
+                mine[key] = mine.get(key, 0) + n
+        for key, n in other.fallback.items():
+            self.fallback[key] = self.fallback.get(key, 0) + n
+        for mine_nested, theirs_nested in (
+            (self.rules, other.rules),
+            (self.skipped, other.skipped),
+        ):
+            for op, counts in theirs_nested.items():
+                mine = mine_nested.setdefault(op, {})
+                for key, n in counts.items():
+                    mine[key] = mine.get(key, 0) + n
+        self.redrawn.update(other.redrawn)
+
     def count_skipped(self, skipped: Skipped) -> None:
         """A drawn transposition or conversion that had nothing to make."""
         reasons = self.skipped.setdefault(skipped.op, {})
