@@ -361,8 +361,9 @@ def perturb_frame(
                     eligible.counts[why] = eligible.counts.get(why, 0) + n
                 bar.update(len(sizes))
         bar.close()
-    table: pa.Table | None = rows.table(benchmark)
-    n_rows = table.num_rows
+    built = rows.table(benchmark)
+    n_rows = built.num_rows
+    table: pa.Table | None = built
     if sink is not None:
         sink.write_last(table)
         n_rows, table = sink.rows, None

@@ -222,6 +222,8 @@ class EditRows(Mapping):
             frame, _ = _read_columns(rel, source, [*EDIT_COLUMNS, "condition"], keep=_is_typo)
             if len(frame):
                 break
+        if frame is None:
+            raise KeyError(name)  # no model holds rows of this benchmark
         return frame[[c for c in EDIT_COLUMNS if c in frame.columns]]
 
     def __iter__(self) -> Iterator[str]:

@@ -20,7 +20,7 @@ kind: ``order`` (option orders), ``labels`` (label sets), ``incorrect``. Per exa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,7 +161,7 @@ def family_rows(answers: Answers, *, level: float, seed: int) -> list[dict[str, 
 
 
 def format_table(
-    scored: dict[str, pd.DataFrame],
+    scored: Mapping[str, pd.DataFrame],
     *,
     model: str,
     labels_of: Callable[[str], Sequence[str] | None],
