@@ -27,7 +27,11 @@ from evalpipe.scoring.simulate_arms import (
     mean_truth,
     recovered_study,
 )
-from evalpipe.scoring.skewed_mean import bootstrap_t_mean_interval, hall_mean_interval
+from evalpipe.scoring.skewed_mean import (
+    bootstrap_t_mean_interval,
+    hall_mean_interval,
+    tail_augmented_mean_interval,
+)
 from evalpipe.seeding import hashed_seed
 
 Z = stats.norm.ppf(0.975)
@@ -199,7 +203,7 @@ def test_the_simulated_ladder_and_perplexity_run_through_the_tables_own_interval
                           "logprob_original": 0.0, "tokens_original": 1,
                           "logprob_perturbed": -m.values["d"], "tokens_perturbed": 1})  # fmt: skip
     figures = perplexity_summary(frame, level=0.95)["benchmarks"]["b"]
-    r = bootstrap_t_mean_interval(
+    r = tail_augmented_mean_interval(
         m.values["d"], m.clusters, level=0.95, seed=hashed_seed("perplexity", "benchmark", "b")
     )
     assert (figures["ci_low"], figures["ci_high"]) == pytest.approx(
