@@ -8,9 +8,6 @@ from pathlib import Path
 
 import click
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from evalpipe import atomic
 from evalpipe.arms import CONTROL, TYPO
@@ -21,6 +18,7 @@ from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.comparison import model_comparison
 from evalpipe.scoring.names import POOLED
+from evalpipe.scoring.pairs_file import read_arm_pairs
 from evalpipe.scoring.study import ImpactInputs
 from evalpipe.scoring.word_impact import (
     IMPACT_PAIR_COLUMNS,
@@ -41,26 +39,6 @@ def read_parquet(path: Path, columns: list[str] | None = None) -> pd.DataFrame:
         return pd.read_parquet(path, columns=columns)
     except Exception as exc:  # pyarrow raises several types for a damaged file or a missing column
         raise InputError(f"{path}: cannot read Parquet columns {columns or 'all'}: {exc}") from exc
-
-
-def read_arm_pairs(path: Path, columns: list[str], arms: list[str]) -> pd.DataFrame:
-    """``columns`` of the pairs of ``arms``, read in batches: the rows of other arms (a
-    defence's) and the other columns are never held."""
-    if not path.exists():
-        raise InputError(f"{path}: missing (run `dvc repro` for the stage that writes it)")
-    try:
-        handle = pq.ParquetFile(path)
-        missing = [c for c in columns if c not in handle.schema_arrow.names]
-        if missing:
-            raise KeyError(f"no column {missing}")
-        batches = [
-            batch.filter(pc.is_in(batch.column("condition"), pa.array(arms)))
-            for batch in handle.iter_batches(batch_size=1 << 20, columns=columns)
-        ]
-        schema = pa.schema([handle.schema_arrow.field(c) for c in columns])
-        return pa.Table.from_batches(batches, schema=schema).to_pandas()
-    except Exception as exc:  # pyarrow raises several types for a damaged file or a missing column
-        raise InputError(f"{path}: cannot read Parquet columns {columns}: {exc}") from exc
 
 
 def read_json(path: Path) -> dict:

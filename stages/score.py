@@ -4,23 +4,17 @@ plots/<model>/; the enabled studies (evalpipe.studies.score) add their figures a
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from pathlib import Path
 
 import click
-import pandas as pd
-import pyarrow.parquet as pq
 
 from evalpipe import atomic
-from evalpipe.benchmarks.registry import get_spec
 from evalpipe.errors import InputError
 from evalpipe.model_list import model_configs
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
-from evalpipe.scoring.benchmark_scores import score_benchmark
-from evalpipe.scoring.nested_columns import Records, record_columns, split_records
 from evalpipe.scoring.pairs_file import write_pairs
+from evalpipe.scoring.score_files import stage_benchmark, staging_folder
 from evalpipe.scoring.staged_views import ViewStaging
 from evalpipe.scoring.study import ScoreInputs, ScorePart
 from evalpipe.scoring.summaries import build_reports, rounded, truncation_warnings
@@ -57,18 +51,12 @@ def score_model(slug: str, params: dict, paths: ProjectPaths) -> None:
             f"{outputs_dir}: no *.parquet outputs to score (run `dvc repro generate@{slug}`)"
         )
     parts = [study(params) for study in STUDIES]
-    scored_dir = paths.scored_dir(slug)
-    scored_dir.parent.mkdir(parents=True, exist_ok=True)
-    # Each view is written here as soon as it is scored, and moved to data/scored/<model>/ only
-    # once every benchmark has scored and every figure is computed: a bad file leaves no partial
-    # results behind, and no view's text stays in memory after it is paired.
-    for stale in scored_dir.parent.glob(f".{slug}.*.staging"):  # left by a killed run
-        shutil.rmtree(stale, ignore_errors=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{slug}.", suffix=".staging", dir=scored_dir.parent))
-    try:
+    # Each view is written to the staging folder as soon as it is scored, and moved to
+    # data/scored/<model>/ only once every benchmark has scored and every figure is computed: a
+    # bad file leaves no partial results behind, and no view's text stays in memory after it is
+    # paired.
+    with staging_folder(paths.scored_dir(slug).parent, slug) as staging:
         finish_model(slug, params, paths, files=files, parts=parts, staging=staging)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 def finish_model(
@@ -83,6 +71,7 @@ def finish_model(
     """Score, stage and pair one benchmark at a time, then summarise and write."""
     level = float(section(params, "scoring", "confidence_level"))
     scoring = section(params, "scoring")
+    style = str(section(params, "prompt", "style"))
     scored_dir = paths.scored_dir(slug)
     staged = ViewStaging(staging, paths=paths, model=slug)
     classification, agreement = {}, {}
@@ -94,20 +83,9 @@ def finish_model(
                     f"{path}: a benchmark may not be named {name!r}: {reserved} holds the "
                     f"{part.name} figures"
                 )
-        try:
-            spec = get_spec(name, paths.raw_benchmarks)
-        except InputError as exc:
-            raise InputError(f"{path}: no benchmark named after this file: {exc}") from exc
-        outputs, records = read_outputs(path)
-        style = str(section(params, "prompt", "style"))
-        scores = score_benchmark(
-            outputs, spec, name=name, scoring=scoring, style=style, source=str(path)
+        scores = stage_benchmark(
+            staged, path, benchmarks_dir=paths.raw_benchmarks, scoring=scoring, style=style
         )
-        del outputs
-        for view in list(scores.views):
-            # Paired once: every paired figure below (and the impact stage's, the report's)
-            # groups this.
-            staged.add(view, scores.views.pop(view), records)
         classification.update(scores.classification)
         if scores.agreement is not None:
             agreement[name] = scores.agreement
@@ -162,21 +140,6 @@ def finish_model(
         f"({staged.unparsed} unparsed), {len(pairs)} pairs -> {scored_dir}, {metrics_dir}/ (mean delta "
         f"{mean_delta}), {plots}/"
     )
-
-
-def read_outputs(path: Path) -> tuple[pd.DataFrame, Records]:
-    """One benchmark's outputs: the columns the scorer reads in pandas, the record columns (the
-    edits of each row) in Arrow (:mod:`evalpipe.scoring.nested_columns`)."""
-    if not path.exists():
-        raise InputError(f"{path}: not found (run `dvc repro generate`)")
-    try:
-        schema = pq.read_schema(path)
-        kept = record_columns(schema)
-        frame = pd.read_parquet(path, columns=[n for n in schema.names if n not in kept])
-        records = split_records(schema, pq.read_table(path, columns=kept))
-    except Exception as exc:  # pyarrow raises several types for a damaged file
-        raise InputError(f"{path}: not a readable Parquet file ({exc})") from exc
-    return frame, records
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""data/scored/<model>/pairs.parquet written one row group at a time.
+"""data/scored/<model>/pairs.parquet written one row group at a time, and read one arm's rows in
+batches.
 
 :func:`evalpipe.atomic.write_parquet` converts the whole pairs table to Arrow before writing it: at
 10 million pairs that copy is as large as the table. :func:`write_pairs` converts and writes one
@@ -11,12 +12,15 @@ compression and statistics.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from evalpipe import atomic
+from evalpipe.errors import InputError
 
 # pyarrow.parquet.write_table's rows per row group when none is given.
 ROW_GROUP_SIZE = 1024 * 1024
@@ -64,3 +68,23 @@ def write_pairs(
                 table.replace_schema_metadata(None).combine_chunks(),
                 row_group_size=row_group_size,
             )
+
+
+def read_arm_pairs(path: Path, columns: list[str], arms: list[str]) -> pd.DataFrame:
+    """``columns`` of the pairs of ``arms``, read in batches: the rows of other arms (a
+    defence's) and the other columns are never held."""
+    if not path.exists():
+        raise InputError(f"{path}: missing (run `dvc repro` for the stage that writes it)")
+    try:
+        handle = pq.ParquetFile(path)
+        missing = [c for c in columns if c not in handle.schema_arrow.names]
+        if missing:
+            raise KeyError(f"no column {missing}")
+        batches = [
+            batch.filter(pc.is_in(batch.column("condition"), pa.array(arms)))
+            for batch in handle.iter_batches(batch_size=1 << 20, columns=columns)
+        ]
+        schema = pa.schema([handle.schema_arrow.field(c) for c in columns])
+        return pa.Table.from_batches(batches, schema=schema).to_pandas()
+    except Exception as exc:  # pyarrow raises several types for a damaged file or a missing column
+        raise InputError(f"{path}: cannot read Parquet columns {columns}: {exc}") from exc
