@@ -10,13 +10,12 @@ import hashlib
 import pyarrow.parquet as pq
 import pytest
 
-from evalpipe import atomic
 from evalpipe.errors import InputError
 from evalpipe.perturb import Probabilities, perturb_frame
 from evalpipe.perturb.eligibility import from_params
 from evalpipe.perturb.parquet_sink import parquet_row_groups
 from tests.test_perturb_frame import EN_WORDS, JA_WORDS, _tokenizer, bench_frame
-from tests.test_perturb_streamed import _english, tiny_layout  # noqa: F401 (a fixture)
+from tests.test_perturb_streamed import _english, stage_project, tiny_layout  # noqa: F401 (a fixture)
 
 ALWAYS = Probabilities(0.4, 0.3, 0.3)
 
@@ -99,17 +98,7 @@ def test_the_stage_with_two_jobs_writes_the_bytes_of_one(tmp_path, monkeypatch, 
 
     from stages import perturb as stage
 
-    (tmp_path / "data" / "benchmarks").mkdir(parents=True)
-    (tmp_path / "data" / "words").mkdir(parents=True)
-    atomic.write_parquet(tmp_path / "data" / "benchmarks" / "demo.parquet", _english(17))
-    atomic.write_parquet(tmp_path / "data" / "words" / "english.parquet", EN_WORDS)
-    params = tmp_path / "params.yaml"
-    params.write_text(
-        "seed: 8\nperturb:\n  design: words\n  counts: [1]\n  targeting: random\n  model: uniform\n"
-        "  replace_prob: 0.4\n  insert_prob: 0.3\n  delete_prob: 0.3\n  transpose_prob: 0.0\n"
-        "  conversion_prob: 0.0\n  draws: 1\n  control: false\n",
-        encoding="utf-8",
-    )
+    params = stage_project(tmp_path, _english(17))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(
         stage, "parquet_row_groups", functools.partial(parquet_row_groups, row_group_size=layout)
@@ -124,3 +113,19 @@ def test_the_stage_with_two_jobs_writes_the_bytes_of_one(tmp_path, monkeypatch, 
     assert written["2"] == written["1"]
     bad = CliRunner().invoke(stage.main, ["--name", "demo", "--params", str(params), "--jobs", "0"])
     assert bad.exit_code != 0 and "--jobs" in bad.output
+
+
+def test_no_more_workers_are_forked_than_there_are_ranges():
+    import multiprocessing
+
+    from evalpipe.perturb.parallel import map_ranges
+
+    seen = []
+    for lo_hi in map_ranges(_range_of, 5, jobs=8, size=3):  # two ranges: (0, 3), (3, 5)
+        seen.append(lo_hi)
+        assert len(multiprocessing.active_children()) <= 2
+    assert seen == [(0, 3), (3, 5)]
+
+
+def _range_of(lo: int, hi: int) -> tuple[int, int]:
+    return lo, hi

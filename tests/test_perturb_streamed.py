@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -106,6 +107,24 @@ def test_a_sink_given_no_rows_writes_no_file(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def stage_project(root, bench) -> Path:
+    """A project folder for the perturb stage: benchmark ``demo`` (English, ``bench``), the
+    English word list, and a params.yaml of the words design (seed 8, the ALWAYS probabilities,
+    no control); returns the params file."""
+    (root / "data" / "benchmarks").mkdir(parents=True)
+    (root / "data" / "words").mkdir(parents=True)
+    atomic.write_parquet(root / "data" / "benchmarks" / "demo.parquet", bench)
+    atomic.write_parquet(root / "data" / "words" / "english.parquet", EN_WORDS)
+    params = root / "params.yaml"
+    params.write_text(
+        "seed: 8\nperturb:\n  design: words\n  counts: [1]\n  targeting: random\n  model: uniform\n"
+        "  replace_prob: 0.4\n  insert_prob: 0.3\n  delete_prob: 0.3\n  transpose_prob: 0.0\n"
+        "  conversion_prob: 0.0\n  draws: 1\n  control: false\n",
+        encoding="utf-8",
+    )
+    return params
+
+
 def test_the_stage_output_has_the_bytes_of_the_in_memory_path(tmp_path, monkeypatch, tiny_layout):
     """What the stage writes (streamed) against the whole table the in-memory path writes."""
     from click.testing import CliRunner
@@ -113,17 +132,7 @@ def test_the_stage_output_has_the_bytes_of_the_in_memory_path(tmp_path, monkeypa
     from stages import perturb as stage
 
     bench = _english(9)
-    (tmp_path / "data" / "benchmarks").mkdir(parents=True)
-    (tmp_path / "data" / "words").mkdir(parents=True)
-    atomic.write_parquet(tmp_path / "data" / "benchmarks" / "demo.parquet", bench)
-    atomic.write_parquet(tmp_path / "data" / "words" / "english.parquet", EN_WORDS)
-    params = tmp_path / "params.yaml"
-    params.write_text(
-        "seed: 8\nperturb:\n  design: words\n  counts: [1]\n  targeting: random\n  model: uniform\n"
-        "  replace_prob: 0.4\n  insert_prob: 0.3\n  delete_prob: 0.3\n  transpose_prob: 0.0\n"
-        "  conversion_prob: 0.0\n  draws: 1\n  control: false\n",
-        encoding="utf-8",
-    )
+    params = stage_project(tmp_path, bench)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(
         stage, "parquet_row_groups", functools.partial(parquet_row_groups, row_group_size=5)
