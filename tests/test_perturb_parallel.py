@@ -113,3 +113,19 @@ def test_the_stage_with_two_jobs_writes_the_bytes_of_one(tmp_path, monkeypatch, 
     assert written["2"] == written["1"]
     bad = CliRunner().invoke(stage.main, ["--name", "demo", "--params", str(params), "--jobs", "0"])
     assert bad.exit_code != 0 and "--jobs" in bad.output
+
+
+def test_no_more_workers_are_forked_than_there_are_ranges():
+    import multiprocessing
+
+    from evalpipe.perturb.parallel import map_ranges
+
+    seen = []
+    for lo_hi in map_ranges(_range_of, 5, jobs=8, size=3):  # two ranges: (0, 3), (3, 5)
+        seen.append(lo_hi)
+        assert len(multiprocessing.active_children()) <= 2
+    assert seen == [(0, 3), (3, 5)]
+
+
+def _range_of(lo: int, hi: int) -> tuple[int, int]:
+    return lo, hi

@@ -50,14 +50,16 @@ def map_ranges(work: Callable[[int, int], Any], n: int, *, jobs: int, size: int)
     global _work
     if _work is not None:
         raise RuntimeError("map_ranges is not re-entrant")
+    cut = ranges(n, size)
     _work = work
     try:
-        pool = multiprocessing.get_context("fork").Pool(jobs)
+        # no more workers than ranges: a small benchmark on a many-core machine forks few
+        pool = multiprocessing.get_context("fork").Pool(max(1, min(jobs, len(cut))))
     finally:
         _work = None  # the workers have their copy; the parent needs none
     with pool:  # terminates the workers on exit, also on an error
         pending: deque = deque()
-        todo = iter(ranges(n, size))
+        todo = iter(cut)
         for lo_hi in todo:
             pending.append(pool.apply_async(_run, lo_hi))
             if len(pending) >= 2 * jobs:
