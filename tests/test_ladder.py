@@ -146,16 +146,16 @@ def test_no_ladder_without_two_models_or_labels() -> None:
 
 def test_the_report_shows_the_ladder_and_names_the_variant_that_loses_most() -> None:
     table = ladder_table(_pairs(), LABELS, models=MODELS, level=0.95)
-    html = ladder_section(ReportData(ladder=table))
+    html = ladder_section(table)
     assert html is not None and "Loses most under typos" in html
     assert "<b>gptq</b>" in html and "no variant" not in html
     # a variant that did better than its reference is not said to lose
     better = table.assign(delta_vs_reference=table["delta_vs_reference"].abs())
-    assert "no variant of qwen2.5 loses more" in ladder_section(ReportData(ladder=better))
-    assert ladder_section(ReportData()) is None
+    assert "no variant of qwen2.5 loses more" in ladder_section(better)
+    assert ladder_section(None) is None
     one = table.loc[table["model"] == "base"]
-    assert ladder_section(ReportData(ladder=one)) is None
-    page = build_report(ReportData(ladder=table))
+    assert ladder_section(one) is None
+    page = build_report(ReportData(study_inputs={"ladder": table}))
     assert 'id="ladder"' in page and 'id="perplexity"' not in page
 
 
@@ -166,8 +166,10 @@ def test_the_report_shows_perplexity_only_when_scored() -> None:
                                  "ll_original": -2.0, "ll_perturbed": -2.22}},
         "pooled": {"english": {"n": 4, "ratio": 1.25, "ci_low": 1.1, "ci_high": 1.4}},
     }  # fmt: skip
-    html = perplexity_section(ReportData(perplexity={"m": figures}))
+    html = perplexity_section({"m": figures})
     assert html is not None and "1.250" in html and "english (pooled)" in html
-    assert perplexity_section(ReportData()) is None
-    assert 'id="perplexity"' in build_report(ReportData(perplexity={"m": figures}))
+    assert perplexity_section({}) is None
+    assert 'id="perplexity"' in build_report(
+        ReportData(study_inputs={"perplexity": {"m": figures}})
+    )
     assert 'id="ladder"' not in build_report(ReportData())

@@ -39,13 +39,13 @@ def test_dose_section_is_omitted_without_a_count_design_summary():
     assert dose_section(_dose(), {}) is None
     assert dose_section(_dose(), {"gsm8k": {**COUNT_SUMMARY, "design": "words"}}) is None
     data = full_data()
-    data.dose = _dose()
+    data.study_inputs["dose"] = _dose()
     assert "dose" not in section_ids(build_report(data))
 
 
 def test_dose_section_shows_accuracy_by_k_and_the_shortfall():
     data = full_data()
-    data.dose = _dose()
+    data.study_inputs["dose"] = _dose()
     data.perturb_summaries = {"gsm8k": COUNT_SUMMARY}
     data.robustness = _with_transitions(data.robustness)
     page = build_report(data)

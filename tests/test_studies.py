@@ -4,10 +4,12 @@ study module is listed where its stage reads it; the registries' names each have
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
+import yaml
 
+from evalpipe.paths import ProjectPaths
 from evalpipe.registries import ANSWER_METRICS, CORRECTORS, INFERENCE_BACKENDS, TYPO_MODELS
 from evalpipe.studies import generate, impact, report, score
 
@@ -46,7 +48,7 @@ def test_every_study_module_is_listed_by_its_stage():
     }
     folder = REPO / "src" / "evalpipe" / "studies"
     for path in sorted(folder.glob("*/*.py")):
-        if path.stem == "__init__":
+        if path.stem in {"__init__", "paths"}:  # the package docstring; the study's files
             continue
         module = f"evalpipe.studies.{path.parent.name}.{path.stem}"
         assert module in listed[path.stem], f"{module} is not in evalpipe.studies.{path.stem}"
@@ -62,3 +64,24 @@ def test_every_registered_name_has_its_module(registry, attribute):
     for name in registry.names:
         assert hasattr(importlib.import_module(registry.module(name)), attribute), name
     assert registry.default is None or registry.default in registry.names
+
+
+def test_every_study_report_input_is_read_and_a_dependency_of_the_report_stage():
+    """A part's declared files are what the loader reads (one name each), and an edit to any of
+    them re-runs `dvc repro report`: each lies under one of the stage's ``deps``."""
+    stage = yaml.safe_load((REPO / "dvc.yaml").read_text(encoding="utf-8"))["stages"]["report"]
+    deps = [PurePosixPath(d) for d in stage["deps"]]
+    rel = ProjectPaths(Path("."))
+    names = [wanted.name for part in report.STUDIES for wanted in part.inputs]
+    assert len(names) == len(set(names))
+    assert {"dose", "ladder", "perplexity", "repeats", "token_split", "formats", "defences"} <= set(
+        names
+    )
+    for part in report.STUDIES:
+        for wanted in part.inputs:
+            for _, path in wanted.files(rel, ["tiny-random"]):
+                file = PurePosixPath(path.as_posix())
+                assert any(d == file or d in file.parents for d in deps), (part.name, file)
+                # a study's file lives in its own package's paths module
+                function = wanted.path or wanted.model_path
+                assert function.__module__ == f"evalpipe.studies.{part.name}.paths", file

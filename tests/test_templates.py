@@ -121,10 +121,10 @@ def test_template_figures_per_template_and_pooled_beside_the_typo_effect() -> No
     pairs = pd.DataFrame({"condition": [TYPO, "template:terse", "warned"]})
     assert defence_arms(pairs) == ["warned"]  # a template is never a defence
 
-    from evalpipe.report.data import ReportData
+    import evalpipe.report  # noqa: F401  (the report package first: it lists the parts)
     from evalpipe.studies.repeats.report import spread_section
 
-    html = spread_section(ReportData(repeats={"m": figures}))
+    html = spread_section({"m": figures})
     assert html is not None
     table = html[html.index("<table") :]
     assert table.index("typos") < table.index("template plain") < table.index("every template")

@@ -42,13 +42,6 @@ class ReportData:
         Records of ``data/annotations/rejected/low_agreement.jsonl``.
     words, operations, scripts:
         ``data/impact/{words,operations,scripts}.parquet``.
-    dose:
-        ``data/impact/dose.parquet``, read only when a perturb summary is of the count design
-        (the dose-response section).
-    token_split:
-        ``data/impact/token_split.parquet``: accuracy change by extra tokens of the typo'd words.
-    formats:
-        ``data/impact/formats.parquet``: the format arms' figures (``formats``), or None.
     scored:
         ``{benchmark: data/scored/<model>/<benchmark>.parquet}`` (the generated-answer views of
         every model, ``model`` = slug; the typo arm's rows): their parses, and which rows the
@@ -74,23 +67,16 @@ class ReportData:
     languages:
         ``{benchmark: language}`` (the pairs' ``language`` column): the language column of the
         accuracy tables and the first screen's grouping.
-    defences:
-        ``{model: data/scored/<model>/defences.json}`` of the models that ran a defence
-        (:mod:`evalpipe.report.defences`); empty otherwise.
     missing:
         ``{input name: message}`` for inputs the stage could not find.
-    ladder:
-        ``data/impact/ladder.parquet`` (two models or more with labels), or None.
-    perplexity:
-        ``{model: metrics/<model>/perplexity.json}`` of the models scored with
-        ``scoring.perplexity: true`` (empty otherwise).
-    repeats:
-        ``{model: metrics/<model>/repeats.json}`` of the models run with ``sampling.repeats``
-        or ``prompt.fewshot_draws`` above 1 (empty otherwise).
     sycophancy:
         ``{"estimates", "differences", "arm_changes", "validity"}``:
         ``data/sycophancy/estimates.parquet``, ``differences.parquet``, ``arm_changes.parquet``
         and ``judge_validity.json``, or None when the sycophancy stage has not run.
+    study_inputs:
+        ``{input name: content}``: the files the studies' report parts declare
+        (:class:`evalpipe.report.study.ReportInput`; e.g. ``ladder``, ``dose``, ``perplexity``),
+        a per-model input as ``{model: content}``; an absent one-file input has no key.
     metrics:
         ``{metrics file path: parsed JSON}`` as committed (for the comparison's diff); the
         tables use ``robustness`` / ``classification``, which the stage fills from the full
@@ -106,22 +92,16 @@ class ReportData:
     words: pd.DataFrame | None = None
     operations: pd.DataFrame | None = None
     scripts: pd.DataFrame | None = None
-    dose: pd.DataFrame | None = None
-    token_split: pd.DataFrame | None = None
-    formats: pd.DataFrame | None = None
     scored: dict[str, pd.DataFrame] = field(default_factory=dict)
     scored_rows: dict[str, Any] = field(default_factory=dict)
     pairs: pd.DataFrame | None = None
     edits: Mapping[str, pd.DataFrame] = field(default_factory=dict)
     perturb_summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
     languages: dict[str, str] = field(default_factory=dict)
-    defences: dict[str, dict[str, Any]] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)
     metrics: dict[str, Any] = field(default_factory=dict)
-    ladder: pd.DataFrame | None = None
-    perplexity: dict[str, Any] = field(default_factory=dict)
     sycophancy: dict[str, Any] | None = None
-    repeats: dict[str, Any] = field(default_factory=dict)
+    study_inputs: dict[str, Any] = field(default_factory=dict)
 
 
 # Every interval the report prints beside the p of the test it inverts (docs/scoring.md "One

@@ -4,39 +4,12 @@ Omitted when no defence ran (no ``data/scored/<model>/defences.json`` with arms)
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
-from evalpipe.errors import InputError
-from evalpipe.paths import ProjectPaths
 from evalpipe.report import html as h
 
 TITLE = "Defences: correctors and the typo warning"
-
-
-def load_defences(
-    read: Callable[[str], bytes | None], slugs: Sequence[str], hashes: dict[str, str]
-) -> dict[str, dict[str, Any]]:
-    """``{model: figures}`` of the models whose score stage wrote defence figures (absent files
-    are no defence, not a missing input); each file read is added to ``hashes``."""
-    rel = ProjectPaths(Path("."))
-    out = {}
-    for slug in slugs:
-        path = str(rel.scored_defences(slug))
-        raw = read(path)
-        if raw is None:
-            continue
-        hashes[path] = hashlib.md5(raw).hexdigest()[:12]
-        try:
-            figures = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InputError(f"{path}: not JSON ({exc})") from None
-        if isinstance(figures, Mapping) and figures.get("arms"):
-            out[slug] = dict(figures)
-    return out
 
 
 def _rows(model: str, scope: str, arms: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -84,8 +57,14 @@ COLUMNS = [
 ]
 
 
-def defences_section(defences: Mapping[str, Mapping[str, Any]]) -> str | None:
-    """The section's HTML, or None when no model ran a defence."""
+def defences_section(defences: Mapping[str, Any]) -> str | None:
+    """The section's HTML from ``{model: data/scored/<model>/defences.json}``, or None when no
+    model ran a defence (no file, or no arms in it)."""
+    defences = {
+        model: figures
+        for model, figures in defences.items()
+        if isinstance(figures, Mapping) and figures.get("arms")
+    }
     if not defences:
         return None
     pooled, per_view = [], []

@@ -30,8 +30,12 @@ from evalpipe.arms import TYPO
 from evalpipe.errors import InputError
 from evalpipe.paths import ProjectPaths
 from evalpipe.report.data import ReportData, ReportOptions
-from evalpipe.report.defences import load_defences
+from evalpipe.report.study import ReportInput
 from evalpipe.scoring.views import parse_view
+
+# the module, not its tuple: a study's report part imports report modules, so either package
+# may be imported first
+from evalpipe.studies import report as study_reports
 
 # Sections of params.yaml shown under "What produced this report".
 SHOWN_PARAMS = (
@@ -275,6 +279,37 @@ def _parse_jsonl(rel: str, raw: bytes) -> list[dict[str, Any]]:
     return rows
 
 
+def _load_study_input(
+    wanted: ReportInput,
+    data: ReportData,
+    rel: ProjectPaths,
+    slugs: list[str],
+    read: Reader,
+    hashes: dict[str, str],
+) -> None:
+    """Read one study input into ``data.study_inputs`` (:class:`ReportInput`)."""
+    if wanted.when is not None and not wanted.when(data):
+        return
+    found: dict[str, Any] = {}
+    for slug, file in wanted.files(rel, slugs):
+        path = str(file)
+        raw = read(path)
+        if raw is None:
+            if wanted.needed is not None:
+                data.missing[path] = wanted.needed
+            continue
+        hashes[path] = hashlib.md5(raw).hexdigest()[:12]
+        content = (
+            _parse_parquet(path, raw) if wanted.format == "parquet" else _parse_json(path, raw)
+        )
+        if slug is None:
+            data.study_inputs[wanted.name] = content
+        else:
+            found[slug] = content
+    if wanted.model_path is not None:
+        data.study_inputs[wanted.name] = found
+
+
 def load_report_data(
     read: Reader, ls: Lister, paths: ProjectPaths, *, locate: Locator | None = None
 ) -> ReportData:
@@ -341,29 +376,6 @@ def load_report_data(
         path = str(rel.impact(kind))
         if (raw := get(path, "written by `dvc repro impact`")) is not None:
             setattr(data, kind, _parse_parquet(path, raw))
-    # Optional parts, read only when present (absent: no section, nothing recorded missing).
-    ladder = str(rel.impact("ladder"))
-    if (raw := read(ladder)) is not None:
-        hashes[ladder] = hashlib.md5(raw).hexdigest()[:12]
-        data.ladder = _parse_parquet(ladder, raw)
-    for slug in slugs:
-        path = str(rel.perplexity_metrics(slug))
-        if (raw := read(path)) is not None:
-            hashes[path] = hashlib.md5(raw).hexdigest()[:12]
-            data.perplexity[slug] = _parse_json(path, raw)
-        path = str(rel.repeats_metrics(slug))
-        if (raw := read(path)) is not None:
-            hashes[path] = hashlib.md5(raw).hexdigest()[:12]
-            data.repeats[slug] = _parse_json(path, raw)
-    # optional: without the token split (an older impact stage) its section is left out
-    path = str(rel.impact("token_split"))
-    if (raw := read(path)) is not None:
-        hashes[path] = hashlib.md5(raw).hexdigest()[:12]
-        data.token_split = _parse_parquet(path, raw)
-    path = str(rel.impact("formats"))  # optional: only when a format arm ran
-    if (raw := read(path)) is not None:
-        hashes[path] = hashlib.md5(raw).hexdigest()[:12]
-        data.formats = _parse_parquet(path, raw)
     frames: dict[str, list[pd.DataFrame]] = {}
     rows: dict[str, list[tuple[str, str, Any, np.ndarray]]] = {}
     for slug in slugs:
@@ -407,10 +419,6 @@ def load_report_data(
         if (source := get_parquet(path, f"written by `dvc repro score@{slug}`")) is not None:
             frame, _ = _read_columns(path, source, PAIR_COLUMNS)
             pairs.append(frame.assign(model=slug))
-    if any(s.get("design") == "count" for s in data.perturb_summaries.values()):
-        path = str(rel.impact("dose"))  # the dose-response section's table (count design only)
-        if (raw := get(path, "written by `dvc repro impact`")) is not None:
-            data.dose = _parse_parquet(path, raw)
     if pairs:
         data.pairs = pd.concat(pairs, ignore_index=True)
         # Each benchmark's language, as the data records it.
@@ -419,7 +427,10 @@ def load_report_data(
         data.languages = dict(
             zip(known["benchmark"].astype(str), known["language"].astype(str), strict=True)
         )
-    data.defences = load_defences(read, slugs, hashes)
+    # The studies' own files (each part's ``inputs``), read once the core inputs are in.
+    for part in study_reports.STUDIES:
+        for wanted in part.inputs:
+            _load_study_input(wanted, data, rel, slugs, read, hashes)
     # The sycophancy study, read only when its stage ran (absent: no section, nothing missing).
     syco = rel.sycophancy
     syco_found: dict[str, Any] = {}

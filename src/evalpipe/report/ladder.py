@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import pandas as pd
+
 from evalpipe.report import html as h
-from evalpipe.report.data import ReportData
 
 POOLED = "pooled"
 
@@ -24,10 +25,9 @@ def _ci(row: Mapping[str, Any], low: str, high: str) -> str:
     return h.fmt_ci(row.get(low), row.get(high))
 
 
-def ladder_section(data: ReportData) -> str | None:
-    """Models of a ladder side by side, pooled per language and per benchmark; None without a
-    ladder table (fewer than two models, or none labelled)."""
-    table = data.ladder
+def ladder_section(table: pd.DataFrame | None) -> str | None:
+    """Models of a ladder side by side (``data/impact/ladder.parquet``), pooled per language and
+    per benchmark; None without a ladder table (fewer than two models, or none labelled)."""
     if table is None or table.empty or table["model"].nunique() < 2:
         return None
     rows = []
@@ -109,12 +109,12 @@ def perplexity_rows(perplexity: Mapping[str, Mapping[str, Any]]) -> list[dict[st
     return rows
 
 
-def perplexity_section(data: ReportData) -> str | None:
-    """Perplexity of the perturbable text, typo'd over clean, per benchmark and pooled; None
-    when no model has ``metrics/<model>/perplexity.json``."""
-    if not data.perplexity:
+def perplexity_section(perplexity: Mapping[str, Any]) -> str | None:
+    """Perplexity of the perturbable text, typo'd over clean, per benchmark and pooled, from
+    ``{model: metrics/<model>/perplexity.json}``; None when no model has one."""
+    if not perplexity:
         return None
-    rows = perplexity_rows(data.perplexity)
+    rows = perplexity_rows(perplexity)
     if not rows:
         return None
     columns = [

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from evalpipe.report.data import ReportData
 from evalpipe.report.formats import TITLE, formats_section
-from evalpipe.report.study import ReportPart, Section
+from evalpipe.report.study import ReportInput, ReportPart, Section
+from evalpipe.studies.formats import paths
 
 
 def _sections(data: ReportData) -> list[Section]:
-    return [("formats", TITLE, formats_section(data.formats, data.robustness))]
+    return [("formats", TITLE, formats_section(data.study_inputs.get("formats"), data.robustness))]
 
 
-PART = ReportPart("formats", "arms", _sections)
+PART = ReportPart(
+    "formats", "arms", _sections, inputs=(ReportInput("formats", "parquet", path=paths.table),)
+)

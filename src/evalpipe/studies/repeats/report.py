@@ -11,7 +11,8 @@ from typing import Any
 from evalpipe.arms import FEWSHOT_DRAW, REPEAT, TEMPLATE, TYPO
 from evalpipe.report import html as h
 from evalpipe.report.data import ReportData
-from evalpipe.report.study import ReportPart, Section
+from evalpipe.report.study import ReportInput, ReportPart, Section
+from evalpipe.studies.repeats import paths
 
 SOURCE_LABELS = {
     TYPO: "typos (every replicate)",
@@ -48,9 +49,9 @@ def spread_rows(repeats: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]
     return rows
 
 
-def spread_section(data: ReportData) -> str | None:
-    """The table, or None without any model's repeats.json."""
-    rows = spread_rows(data.repeats)
+def spread_section(repeats: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The table from ``{model: repeats.json}``, or None without any model's repeats.json."""
+    rows = spread_rows(repeats)
     if not rows:
         return None
     columns = [
@@ -83,9 +84,13 @@ def spread_section(data: ReportData) -> str | None:
 
 
 def _sections(data: ReportData) -> list[Section]:
-    return [
-        ("repeats", "Run-to-run and wording spread beside the typo effect", spread_section(data))
-    ]
+    body = spread_section(data.study_inputs.get("repeats", {}))
+    return [("repeats", "Run-to-run and wording spread beside the typo effect", body)]
 
 
-PART = ReportPart("repeats", "figures", _sections)
+PART = ReportPart(
+    "repeats",
+    "figures",
+    _sections,
+    inputs=(ReportInput("repeats", "json", model_path=paths.metrics),),
+)
