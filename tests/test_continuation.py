@@ -29,6 +29,7 @@ from evalpipe.scoring.study import ImpactInputs, ScoreInputs
 from evalpipe.seeding import hashed_seed
 from evalpipe.studies.continuation import generate as continuation_generate
 from evalpipe.studies.continuation import impact as continuation_impact
+from evalpipe.studies.continuation import paths as files
 from evalpipe.studies.continuation import score as continuation_score
 from evalpipe.studies.continuation.generate import cell_requests
 from evalpipe.studies.continuation.report import continuation_section
@@ -310,7 +311,7 @@ def test_the_study_parts_write_the_contract_files(tmp_path: Path) -> None:
         assert part.enabled
         part.follow(backend, [result], progress=False)
         backend.close()
-    cells = pd.read_parquet(paths.outputs_continuation("planted") / "gsm8k.parquet")
+    cells = pd.read_parquet(files.outputs(paths, "planted") / "gsm8k.parquet")
     assert set(cells["design"]) == {"", *cd.DESIGNS} and (cells["cell"] == cd.UNSPLIT).any()
 
     pairs = _pairs_table(result)
@@ -318,7 +319,7 @@ def test_the_study_parts_write_the_contract_files(tmp_path: Path) -> None:
     inputs = ScoreInputs("planted", paths, {}, pairs, 0.95)
     score.write(inputs, figures := score.figures(inputs))
     assert any("cot_swap C restores" in line for line in score.lines(figures))
-    metrics = json.loads(paths.continuation_metrics("planted").read_text())
+    metrics = json.loads(files.metrics(paths, "planted").read_text())
     swap = metrics["gsm8k"]["cot_swap"]
     assert swap["C"]["ci_low"] <= 1 - UNEXTRACTABLE <= swap["C"]["ci_high"]
     assert swap["C"]["unextractable"] > 0 and swap["A"]["rate"] == 1.0 and swap["B"]["rate"] == 0
@@ -329,11 +330,11 @@ def test_the_study_parts_write_the_contract_files(tmp_path: Path) -> None:
 
     empty = pd.DataFrame()
     continuation_impact.PART.write(ImpactInputs(paths, empty, empty, empty, 0.95, ["planted"], {}))
-    table = pd.read_parquet(paths.impact("continuation"))
+    table = pd.read_parquet(files.table(paths))
     assert {"model", "scope", "benchmark", "design", "n", "restored", "rate", "ci_low",
             "ci_high"} <= set(table.columns)  # fmt: skip
     assert len(table) == 2 * (4 + 1 + 3)  # the benchmark and its language pooled
-    plot = pd.read_csv(paths.continuation_plot())
+    plot = pd.read_csv(files.plot(paths))
     assert sorted(set(plot["prefix_budget"])) == [0.0, 1.0, 4.0]
 
     report = ReportData(metrics={"metrics/planted/continuation.json": metrics})
@@ -344,6 +345,6 @@ def test_the_study_parts_write_the_contract_files(tmp_path: Path) -> None:
     # off: the files an earlier run wrote are removed, nothing new is written
     off = {**params, "continuation": {**params["continuation"], "designs": []}}
     continuation_generate.generation(off, paths, slug="planted", source="x").finish(["gsm8k"])
-    assert not paths.outputs_continuation("planted").exists()
+    assert not files.outputs(paths, "planted").exists()
     continuation_score.scoring(off).write(inputs, None)
-    assert not paths.scored_continuation("planted").exists()
+    assert not files.scored(paths, "planted").exists()

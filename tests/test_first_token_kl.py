@@ -26,6 +26,7 @@ from evalpipe.paths import ProjectPaths
 from evalpipe.report.data import ReportData
 from evalpipe.scoring.first_token_kl import aligned, first_token_kl, first_token_pairs
 from evalpipe.scoring.study import ScoreInputs
+from evalpipe.studies.readouts import paths as readouts_paths
 from evalpipe.studies.readouts.report import first_token_section
 from evalpipe.studies.readouts.score import scoring
 from tests.test_inference_openai import _cfg
@@ -139,7 +140,7 @@ def test_planted_top_logprobs_give_the_known_kl(tmp_path: Path) -> None:
     assert f["first_token_kl"] == pytest.approx(PLANTED_KL)
     assert f["ci_low"] == pytest.approx(PLANTED_KL) == pytest.approx(f["ci_high"])  # no spread
     part.write(inputs, figures)
-    written = json.loads(paths.readouts_metrics("m").read_text())
+    written = json.loads(readouts_paths.metrics(paths, "m").read_text())
     assert written["first_token_kl"]["b"]["n_unavailable"] == unavailable
     assert part.lines(figures) == [
         f"first-token KL (b): {PLANTED_KL:.4f} nats over {2 * n - unavailable} pairs "
@@ -154,7 +155,7 @@ def test_planted_top_logprobs_give_the_known_kl(tmp_path: Path) -> None:
     off = scoring({"scoring": {"calibration": False, "top_logprobs": 0}})
     assert off.figures(inputs) is None
     off.write(inputs, None)
-    assert not paths.readouts_metrics("m").exists()
+    assert not readouts_paths.metrics(paths, "m").exists()
 
 
 def test_a_backend_without_top_logprobs_is_counted_unavailable_never_zero() -> None:

@@ -32,6 +32,7 @@ from evalpipe.scoring.pairs import build_pairs
 from evalpipe.scoring.simulate_calibration import calibration_study, truth
 from evalpipe.scoring.skewed_mean import bootstrap_t_mean_interval
 from evalpipe.scoring.study import ScoreInputs
+from evalpipe.studies.readouts import paths as readouts_paths
 from evalpipe.studies.readouts.report import calibration_section
 from evalpipe.studies.readouts.score import scoring
 from tests.scoring_fixtures import make_outputs
@@ -159,14 +160,14 @@ def test_score_part_writes_readouts_only_with_log_likelihood_views(tmp_path) -> 
     inputs = ScoreInputs("m", paths, views, pairs, 0.95)
     figures = part.figures(inputs)
     part.write(inputs, figures)
-    written = json.loads(paths.readouts_metrics("m").read_text())
+    written = json.loads(readouts_paths.metrics(paths, "m").read_text())
     assert written["calibration"]["b.ll"]["n"] == 2
     assert part.lines(figures)[0].startswith("calibration (b.ll): ECE 0.1500 -> 0.5500")
     # generation only: nothing to calibrate, no file (and a stale one goes)
     only_generated = ScoreInputs("m", paths, {"b": views["b"]}, pairs, 0.95)
     assert part.figures(only_generated) is None
     part.write(only_generated, None)
-    assert not paths.readouts_metrics("m").exists()
+    assert not readouts_paths.metrics(paths, "m").exists()
     off = scoring({"scoring": {"calibration": False, "top_logprobs": 0}})
     assert off.figures(inputs) is None
 

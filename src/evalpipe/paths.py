@@ -155,11 +155,6 @@ class ProjectPaths:
     def outputs(self, name: str, model: str) -> Path:
         return self.outputs_dir(model) / f"{name}.parquet"
 
-    def outputs_continuation(self, model: str) -> Path:
-        """The continuation designs' cells per benchmark (``<benchmark>.parquet``), written only
-        when ``continuation.designs`` is set (docs/perturbation.md "Continuation designs")."""
-        return self.outputs_dir(model) / "continuation"
-
     def outputs_perturbation(self, model: str) -> Path:
         """What perturb did to the sets generate@<model> read: ``{benchmark: the
         perturbation_summary(benchmark) content}``, so nothing downstream reads data/perturbed."""
@@ -204,62 +199,17 @@ class ProjectPaths:
         copy of generate's), so nothing after scoring reads data/perturbed."""
         return self.scored_dir(model) / "perturbation.json"
 
-    def scored_defences(self, model: str) -> Path:
-        """Every defence figure of the model (the report reads it; metrics/<model>/defences.json
-        holds the same)."""
-        return self.scored_dir(model) / "defences.json"
-
-    def scored_formats(self, model: str) -> Path:
-        """The format arms' table of the model (``formats``; the impact stage gathers every
-        model's into data/impact/formats.parquet)."""
-        return self.scored_dir(model) / "formats.json"
-
     def errors_preview(self, name: str, model: str) -> Path:
         return self.scored_dir(model) / "errors" / f"{name}.jsonl"
 
     def model_metrics(self, model: str) -> Path:
         """Headline metrics of one model: one small JSON per scored view, so that
-        `dvc metrics show` prints one short row per (model, benchmark, method)."""
+        `dvc metrics show` prints one short row per (model, benchmark, method). A study's
+        metrics file sits beside them, named in its package's ``paths`` module."""
         return self.metrics / model
 
     def headline_metrics(self, name: str, model: str) -> Path:
         return self.model_metrics(model) / f"{name}.json"
-
-    def perplexity_metrics(self, model: str) -> Path:
-        """``scoring.perplexity``'s figures (docs/scoring.md "Perplexity under typos"); written
-        only when it is on, beside the headline files (the score stage's metrics directory)."""
-        return self.model_metrics(model) / "perplexity.json"
-
-    def readouts_metrics(self, model: str) -> Path:
-        """``scoring.calibration``'s figures (docs/scoring.md "Calibration under typos"); written
-        only for a model with log-likelihood views, beside the headline files."""
-        return self.model_metrics(model) / "readouts.json"
-
-    def continuation_metrics(self, model: str) -> Path:
-        """The continuation designs' restoration rates, written only when they run."""
-        return self.model_metrics(model) / "continuation.json"
-
-    def scored_continuation(self, model: str) -> Path:
-        """Every continuation cell of the model with its answer and whether it restored."""
-        return self.scored_dir(model) / "continuation.parquet"
-
-    def continuation_plot(self) -> Path:
-        """Restoration by clean-prefix budget (the impact stage, only when the scan ran)."""
-        return self.data / "impact" / "continuation_by_budget.csv"
-
-    def defences_metrics(self, model: str) -> Path:
-        """The defences metrics, written only when a defence is configured."""
-        return self.model_metrics(model) / "defences.json"
-
-    def repeats_metrics(self, model: str) -> Path:
-        """The run-to-run spread beside the typo effect (``sampling.repeats``,
-        ``prompt.fewshot_draws``); written only when either is above 1."""
-        return self.model_metrics(model) / "repeats.json"
-
-    def formats_metrics(self, model: str) -> Path:
-        """The format arms' spread, consistency and worst case per view and family, written
-        only when ``formats`` asks for an arm."""
-        return self.model_metrics(model) / "formats.json"
 
     def model_plots(self, model: str) -> Path:
         return self.plots / model
@@ -270,18 +220,9 @@ class ProjectPaths:
         return self.plots / "models.csv"
 
     def impact(self, table: str) -> Path:
-        """``words``, ``operations``, ``scripts``, ``dose`` or ``ladder``: the impact stage's tables."""
+        """``words``, ``operations``, ``scripts``: the impact stage's tables; a study names its
+        own in its package's ``paths`` module (e.g. ``evalpipe.studies.dose.paths``)."""
         return self.data / "impact" / f"{table}.parquet"
-
-    @property
-    def dose_response_plot(self) -> Path:
-        """The pooled accuracy change by number of edited words (impact stage)."""
-        return self.plots / "dose_response.csv"
-
-    @property
-    def token_split_plot(self) -> Path:
-        """The pooled accuracy change by extra tokens of the typo'd words (impact stage)."""
-        return self.plots / "token_split.csv"
 
     def top_words_plot(self, language: str) -> Path:
         return self.plots / f"top_words_{language}.csv"

@@ -20,6 +20,7 @@ from evalpipe.errors import InputError
 from evalpipe.inference.plan import BenchmarkResult, GenerationPart
 from evalpipe.inference.types import GenerationRequest
 from evalpipe.paths import ProjectPaths
+from evalpipe.studies.continuation import paths as files
 
 NAME = "continuation"
 log = logging.getLogger("stages.generate")
@@ -38,7 +39,7 @@ def generation(params: dict, paths: ProjectPaths, *, slug: str, source: str) -> 
         )
 
     def follow(engine: Any, results: list[BenchmarkResult], *, progress: bool) -> None:
-        out = paths.outputs_continuation(slug)
+        out = files.outputs(paths, slug)
         frames: dict[str, tuple[pd.DataFrame, int, int]] = {}
         requests: list[GenerationRequest] = []
         for result in results:
@@ -63,7 +64,7 @@ def generation(params: dict, paths: ProjectPaths, *, slug: str, source: str) -> 
             atomic.write_parquet(out / f"{name}.parquet", frame)
 
     def finish(names: list[str]) -> None:
-        out = paths.outputs_continuation(slug)
+        out = files.outputs(paths, slug)
         if not designs and out.exists():
             shutil.rmtree(out)
 

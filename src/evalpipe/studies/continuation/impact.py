@@ -13,6 +13,7 @@ from evalpipe.errors import InputError
 from evalpipe.scoring.restoration import restoration
 from evalpipe.scoring.study import ImpactInputs, ImpactPart
 from evalpipe.scoring.summaries import rounded_frame
+from evalpipe.studies.continuation import paths as files
 
 NAME = "continuation"
 PLOT_COLUMNS = ["model", "scope", "benchmark", "language", "unit", "prefix_budget", "label"]
@@ -23,7 +24,7 @@ def impact_table(inputs: ImpactInputs) -> pd.DataFrame | None:
     """Every model's restoration rates, or None when no model has continuation cells."""
     frames = []
     for slug in inputs.models:
-        path = inputs.paths.scored_continuation(slug)
+        path = files.scored(inputs.paths, slug)
         if not path.exists():
             continue
         try:
@@ -54,7 +55,7 @@ def by_budget(table: pd.DataFrame) -> pd.DataFrame:
 
 def _write(inputs: ImpactInputs) -> None:
     table = impact_table(inputs)
-    outputs = (inputs.paths.impact(NAME), inputs.paths.continuation_plot())
+    outputs = (files.table(inputs.paths), files.plot(inputs.paths))
     if table is None:
         for path in outputs:
             path.unlink(missing_ok=True)

@@ -19,12 +19,13 @@ from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.restoration import POOLED, restoration
 from evalpipe.scoring.study import ScoreInputs, ScorePart
 from evalpipe.scoring.summaries import rounded, rounded_frame
+from evalpipe.studies.continuation import paths as continuation_paths
 
 NAME = "continuation"
 
 
 def _reserved(paths: ProjectPaths, slug: str):
-    return paths.continuation_metrics(slug)
+    return continuation_paths.metrics(paths, slug)
 
 
 def scoring(params: dict) -> ScorePart:
@@ -38,7 +39,7 @@ def scoring(params: dict) -> ScorePart:
         return {"cells": cells, "table": restoration(cells, level=inputs.level)}
 
     def write(inputs: ScoreInputs, figures: Any) -> None:
-        scored = inputs.paths.scored_continuation(inputs.slug)
+        scored = continuation_paths.scored(inputs.paths, inputs.slug)
         if figures is None:
             scored.unlink(missing_ok=True)
             return
@@ -62,7 +63,7 @@ def scoring(params: dict) -> ScorePart:
 def eligible_cells(inputs: ScoreInputs) -> pd.DataFrame:
     """Every generated cell of an eligible pair, with its answer and whether it restored (the
     ``unsplit`` rows: eligible pairs the split rule could not cut)."""
-    folder = inputs.paths.outputs_continuation(inputs.slug)
+    folder = continuation_paths.outputs(inputs.paths, inputs.slug)
     files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
     if not files:
         raise InputError(

@@ -13,12 +13,13 @@ from evalpipe.errors import InputError
 from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.defences import defence_figures, usage_table
 from evalpipe.scoring.study import ScoreInputs, ScorePart
+from evalpipe.studies.defences import paths as files
 
 NAME = "defences"
 
 
 def _reserved(paths: ProjectPaths, slug: str) -> Path:
-    return paths.defences_metrics(slug)
+    return files.metrics(paths, slug)
 
 
 def _figures(inputs: ScoreInputs) -> dict:
@@ -31,7 +32,7 @@ def _figures(inputs: ScoreInputs) -> dict:
 
 
 def _write(inputs: ScoreInputs, figures: Any) -> None:
-    scored = inputs.paths.scored_defences(inputs.slug)
+    scored = files.scored(inputs.paths, inputs.slug)
     if figures["arms"]:
         atomic.write_json(scored, figures)
         atomic.write_json(_reserved(inputs.paths, inputs.slug), figures)

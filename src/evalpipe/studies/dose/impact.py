@@ -8,14 +8,15 @@ from evalpipe.scoring.names import POOLED
 from evalpipe.scoring.study import ImpactInputs, ImpactPart
 from evalpipe.scoring.summaries import rounded_frame
 from evalpipe.scoring.transitions import DOSE_PAIR_COLUMNS, dose_response
+from evalpipe.studies.dose import paths as files
 
 
 def _write(inputs: ImpactInputs) -> None:
     dose = rounded_frame(dose_response(inputs.chosen, level=inputs.level))
-    atomic.write_parquet(inputs.paths.impact("dose"), dose)
+    atomic.write_parquet(files.table(inputs.paths), dose)
     pooled = dose.loc[dose["scope"] == POOLED].drop(columns=["scope", "benchmark"])
     atomic.write_csv(
-        inputs.paths.dose_response_plot,
+        files.plot(inputs.paths),
         pooled.assign(label=pooled["model"] + " (" + pooled["language"] + ")"),
     )
 

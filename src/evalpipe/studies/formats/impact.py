@@ -11,12 +11,13 @@ from evalpipe import atomic
 from evalpipe.errors import InputError
 from evalpipe.scoring.formats import COLUMNS
 from evalpipe.scoring.study import ImpactInputs, ImpactPart
+from evalpipe.studies.formats import paths as files
 
 
 def _write(inputs: ImpactInputs) -> None:
     frames = []
     for slug in inputs.models:
-        path = inputs.paths.scored_formats(slug)
+        path = files.scored(inputs.paths, slug)
         if not path.exists():
             continue
         try:
@@ -24,7 +25,7 @@ def _write(inputs: ImpactInputs) -> None:
         except json.JSONDecodeError as exc:
             raise InputError(f"{path}: not JSON ({exc.msg}); rerun score@{slug}") from None
         frames.append(pd.DataFrame(records, columns=list(COLUMNS)))
-    out = inputs.paths.impact("formats")
+    out = files.table(inputs.paths)
     if not frames:
         if out.exists():
             out.unlink()

@@ -17,12 +17,13 @@ from evalpipe.scoring.formats import format_table
 from evalpipe.scoring.study import ScoreInputs, ScorePart
 from evalpipe.scoring.summaries import rounded
 from evalpipe.scoring.views import parse_view
+from evalpipe.studies.formats import paths as files
 
 NAME = "formats"
 
 
 def _reserved(paths: ProjectPaths, slug: str) -> Path:
-    return paths.formats_metrics(slug)
+    return files.metrics(paths, slug)
 
 
 def metrics(table: pd.DataFrame) -> dict[str, Any]:
@@ -54,7 +55,7 @@ def scoring(params: dict) -> ScorePart:
         )
 
     def write(inputs: ScoreInputs, table: Any) -> None:
-        scored = inputs.paths.scored_formats(inputs.slug)
+        scored = files.scored(inputs.paths, inputs.slug)
         if table is not None and len(table):
             atomic.write_json(scored, rounded(table.to_dict("records")))
             atomic.write_json(_reserved(inputs.paths, inputs.slug), rounded(metrics(table)))

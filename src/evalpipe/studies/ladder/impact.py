@@ -8,10 +8,11 @@ from evalpipe import atomic
 from evalpipe.scoring.ladder import has_ladder, ladder_table
 from evalpipe.scoring.study import ImpactInputs, ImpactPart
 from evalpipe.scoring.summaries import rounded_frame
+from evalpipe.studies.ladder import paths as files
 
 
 def _write(inputs: ImpactInputs) -> None:
-    path = inputs.paths.impact("ladder")
+    path = files.table(inputs.paths)
     if has_ladder(inputs.models, inputs.labels):
         ladder = ladder_table(
             inputs.chosen, inputs.labels, models=inputs.models, level=inputs.level

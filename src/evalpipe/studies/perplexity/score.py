@@ -10,12 +10,13 @@ from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.perplexity import perplexity_pairs, perplexity_summary
 from evalpipe.scoring.study import ScoreInputs, ScorePart
 from evalpipe.scoring.summaries import rounded
+from evalpipe.studies.perplexity import paths as files
 
 NAME = "perplexity"
 
 
 def _reserved(paths: ProjectPaths, slug: str):
-    return paths.perplexity_metrics(slug)
+    return files.metrics(paths, slug)
 
 
 def scoring(params: dict) -> ScorePart:

@@ -21,12 +21,13 @@ from evalpipe.scoring.first_token_kl import (
 )
 from evalpipe.scoring.study import ScoreInputs, ScorePart
 from evalpipe.scoring.summaries import rounded
+from evalpipe.studies.readouts import paths as files
 
 NAME = "readouts"
 
 
 def _reserved(paths: ProjectPaths, slug: str):
-    return paths.readouts_metrics(slug)
+    return files.metrics(paths, slug)
 
 
 def _top_outputs(inputs: ScoreInputs) -> dict[str, pd.DataFrame]:

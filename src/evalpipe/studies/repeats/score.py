@@ -25,6 +25,7 @@ from evalpipe.scoring.mean_interval import clustered_mean_interval
 from evalpipe.scoring.robustness import paired_stats
 from evalpipe.scoring.study import ScoreInputs, ScorePart
 from evalpipe.scoring.summaries import rounded
+from evalpipe.studies.repeats import paths as files
 
 NAME = "repeats"
 SOURCES = (TYPO, REPEAT, FEWSHOT_DRAW)
@@ -32,7 +33,7 @@ TEMPLATES = "templates"  # the source of every template arm's pairs pooled
 
 
 def _reserved(paths: ProjectPaths, slug: str) -> Path:
-    return paths.repeats_metrics(slug)
+    return files.metrics(paths, slug)
 
 
 def source_figures(pairs: pd.DataFrame, *, level: float) -> dict[str, Any]:

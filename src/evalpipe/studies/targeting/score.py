@@ -13,12 +13,13 @@ from evalpipe.paths import ProjectPaths
 from evalpipe.scoring.study import ScoreInputs, ScorePart
 from evalpipe.scoring.summaries import rounded
 from evalpipe.scoring.targeting import targeting_summary
+from evalpipe.studies.targeting import paths as files
 
 NAME = "targeting"
 
 
 def _reserved(paths: ProjectPaths, slug: str) -> Path:
-    return paths.model_metrics(slug) / "targeting.json"
+    return files.metrics(paths, slug)
 
 
 def _figures(inputs: ScoreInputs) -> dict | None:
