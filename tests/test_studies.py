@@ -4,6 +4,7 @@ study module is listed where its stage reads it; the registries' names each have
 from __future__ import annotations
 
 import importlib
+import inspect
 from pathlib import Path, PurePosixPath
 
 import pytest
@@ -85,3 +86,40 @@ def test_every_study_report_input_is_read_and_a_dependency_of_the_report_stage()
                 # a study's file lives in its own package's paths module
                 function = wanted.path or wanted.model_path
                 assert function.__module__ == f"evalpipe.studies.{part.name}.paths", file
+
+
+def _declared_outputs() -> list[PurePosixPath]:
+    """Every ``outs`` / ``metrics`` / ``plots`` path of dvc.yaml, a model's ``${key}`` as
+    ``tiny-random``."""
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
+    found = []
+    for stage in stages.values():
+        body = stage.get("do", stage)
+        for kind in ("outs", "metrics", "plots"):
+            for entry in body.get(kind) or []:
+                name = next(iter(entry)) if isinstance(entry, dict) else entry
+                found.append(PurePosixPath(name.replace("${key}", "tiny-random")))
+    return found
+
+
+def test_every_study_file_is_an_output_dvc_yaml_declares():
+    """A study's ``paths`` module names only files a stage of dvc.yaml writes (the one place
+    outputs are declared), built on ProjectPaths' folders."""
+    outs = _declared_outputs()
+    rel = ProjectPaths(Path("."))
+    folder = REPO / "src" / "evalpipe" / "studies"
+    modules = sorted(folder.glob("*/paths.py"))
+    assert len(modules) >= 10
+    for path in modules:
+        module = importlib.import_module(f"evalpipe.studies.{path.parent.name}.paths")
+        functions = [
+            f
+            for f in vars(module).values()
+            if inspect.isfunction(f) and f.__module__ == module.__name__
+        ]
+        assert functions, module.__name__
+        for function in functions:
+            per_model = len(inspect.signature(function).parameters) == 2
+            file = function(rel, "tiny-random") if per_model else function(rel)
+            file = PurePosixPath(file.as_posix())
+            assert any(o == file or o in file.parents for o in outs), (module.__name__, file)
