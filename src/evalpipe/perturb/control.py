@@ -633,11 +633,8 @@ class _ControlRowGroups:
         self.schema = head.schema
         self.head: pa.Table | None = head if head.num_rows else None
         self.labels = labels
-
-    @property
-    def row_group_size(self) -> int:
-        """The control rows that complete the next row group of the file."""
-        return self.sink.row_group_size - (self.head.num_rows if self.head is not None else 0)
+        # the control rows that complete the next row group of the file
+        self.row_group_size = sink.row_group_size - head.num_rows
 
     def _group(self, table: pa.Table) -> pa.Table:
         n = table.num_rows
@@ -646,6 +643,7 @@ class _ControlRowGroups:
         if self.head is not None:
             part = pa.concat_tables([self.head, part]) if n else self.head
             self.head = None
+        self.row_group_size = self.sink.row_group_size
         return part
 
     def write(self, table: pa.Table) -> None:
