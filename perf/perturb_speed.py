@@ -59,6 +59,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from evalpipe import atomic
 from evalpipe.perturb import Probabilities, perturb_frame
@@ -448,28 +449,61 @@ def side_by_side(
 
 
 # English rows (originals included) per MMLU-shaped example with the top 500 words, measured
-# at 14,042 examples (314,627 rows): --rows asks for about that many rows.
+# at 14,042 examples (314,627 rows): --rows asks for about that many rows. The count design
+# (doses 1, 2, 4, 8: about one row per dose and the original) and the words design with its
+# matched control (a control row for most typo rows) make other numbers of rows per example.
 ROWS_PER_EXAMPLE = 314_627 / 14_042
+ROWS_PER_EXAMPLE_OF = {"words": ROWS_PER_EXAMPLE, "count": 5.0, "control": 2 * ROWS_PER_EXAMPLE}
+COUNT_DOSES = (1, 2, 4, 8)  # the default perturb.counts
 
 
-def run_rows_case(n: int, mode: str, out: Path) -> dict:
+def run_rows_case(n: int, mode: str, out: Path, design: str = "words") -> dict:
     """English, n MMLU-shaped examples: the stage's path (``streamed``: rows to the Parquet file
-    row group by row group) or the whole table written at once (``in-memory``)."""
+    row group by row group) or the whole table written at once (``in-memory``), for the
+    ``words`` design, the ``count`` design or the words design with its matched ``control``."""
     bench, words = english_input(n)
     rss_input = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     load = os.getloadavg()[0]
     t0, c0 = time.perf_counter(), _cpu()
-    if mode == "streamed":
+    if design == "count":
+        from evalpipe.perturb.count import perturb_count_frame
+        from evalpipe.perturb.eligibility import from_params
+
+        kw = dict(
+            probabilities=PROBS,
+            seed=SEED,
+            counts=COUNT_DOSES,
+            eligibility=from_params({"design": "count"}),
+        )
+        if mode == "streamed":
+            from evalpipe.perturb.parquet_sink import parquet_row_groups
+
+            with parquet_row_groups(out) as sink:
+                perturb_count_frame(bench, sink=sink, **kw)
+        else:
+            atomic.write_parquet(out, perturb_count_frame(bench, **kw).table)
+    elif design == "control":
+        kw = dict(probabilities=PROBS, seed=SEED)
+        if mode == "streamed":
+            from evalpipe.perturb.control import perturb_with_controls
+            from evalpipe.perturb.parquet_sink import parquet_row_groups
+
+            with parquet_row_groups(out) as sink:
+                perturb_with_controls(bench, words, sink=sink, jobs=JOBS, **kw)
+        else:
+            from evalpipe.perturb.control import add_controls
+
+            result = perturb_frame(bench, words, jobs=JOBS, **kw)
+            table = add_controls(result.table, bench, words, **kw)[0]
+            atomic.write_parquet(out, table)
+    elif mode == "streamed":
         from evalpipe.perturb.parquet_sink import parquet_row_groups
 
         with parquet_row_groups(out) as sink:
-            summary = perturb_frame(
-                bench, words, probabilities=PROBS, seed=SEED, sink=sink, jobs=JOBS
-            ).summary
+            perturb_frame(bench, words, probabilities=PROBS, seed=SEED, sink=sink, jobs=JOBS)
     else:
         result = perturb_frame(bench, words, probabilities=PROBS, seed=SEED)
         atomic.write_parquet(out, result.table)
-        summary = result.summary
     wall, cpu = time.perf_counter() - t0, _cpu() - c0
     md5 = hashlib.md5()
     with open(out, "rb") as f:
@@ -477,8 +511,10 @@ def run_rows_case(n: int, mode: str, out: Path) -> dict:
             md5.update(block)
     return {
         "mode": mode,
+        "design": design,
         "examples": n,
-        "rows": summary["rows"],
+        # every row of the file (the control's summary counts the typo rows)
+        "rows": pq.ParquetFile(out).metadata.num_rows,
         "wall": wall,
         "cpu": cpu,
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -489,11 +525,13 @@ def run_rows_case(n: int, mode: str, out: Path) -> dict:
     }
 
 
-def rows_scale(rows: int, same_bytes: bool, baseline_src: Path | None) -> None:
+def rows_scale(
+    rows: int, same_bytes: bool, baseline_src: Path | None, design: str = "words"
+) -> None:
     """About ``rows`` perturbed English rows through the stage's streamed path, each mode in a
     fresh process; with ``same_bytes`` also the whole table written at once (with
     ``baseline_src``: by the code of that checkout's ``src``) and the two files' MD5s."""
-    n = max(1, round(rows / ROWS_PER_EXAMPLE))
+    n = max(1, round(rows / ROWS_PER_EXAMPLE_OF[design]))
     modes = ["streamed", "in-memory"] if same_bytes else ["streamed"]
     results = []
     with tempfile.TemporaryDirectory(dir=os.environ.get("PERF_TMP")) as tmp:
@@ -503,14 +541,14 @@ def rows_scale(rows: int, same_bytes: bool, baseline_src: Path | None) -> None:
                 env["PYTHONPATH"] = os.pathsep.join([str(baseline_src), env.get("PYTHONPATH", "")])
             out = Path(tmp) / f"{mode}.parquet"
             cmd = [sys.executable, __file__, "--rows-child", str(n), mode, str(out)]
-            cmd += ["--jobs", str(JOBS)]
+            cmd += ["--jobs", str(JOBS), "--design", design]
             proc = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
             r = json.loads(proc.stdout.strip().splitlines()[-1])
             results.append(r)
             out.unlink()
             print(
-                f"english {r['mode']:<9} {r['examples']:>9,} ex {r['rows']:>11,} rows | perturb + "
-                f"write: wall {r['wall']:7.1f} s, CPU {r['cpu']:7.1f} s | peak RSS "
+                f"english {design:<7} {r['mode']:<9} {r['examples']:>9,} ex {r['rows']:>11,} rows "
+                f"| perturb + write: wall {r['wall']:7.1f} s, CPU {r['cpu']:7.1f} s | peak RSS "
                 f"{r['peak_rss_mib']:7,.0f} MiB (input {r['rss_after_input_mib']:,.0f}) | "
                 f"{r['bytes'] / 1e6:7.1f} MB md5 {r['md5']} | load {r['load']:.1f}",
                 flush=True,
@@ -680,6 +718,13 @@ def main() -> None:
         help="with --same-bytes: the whole-table run imports evalpipe from DIR (another "
         "checkout's src/)",
     )
+    ap.add_argument(
+        "--design",
+        choices=("words", "count", "control"),
+        default="words",
+        help="with --rows: the words design, the count design (doses 1, 2, 4, 8) or the words "
+        "design with its matched control",
+    )
     ap.add_argument("--rows-child", nargs=3, help=argparse.SUPPRESS)
     ap.add_argument("--alone", type=Path, help=argparse.SUPPRESS)
     ap.add_argument(
@@ -692,10 +737,10 @@ def main() -> None:
     globals()["JOBS"] = args.jobs
     if args.rows_child:
         n, mode, out = args.rows_child
-        print(json.dumps(run_rows_case(int(n), mode, Path(out))))
+        print(json.dumps(run_rows_case(int(n), mode, Path(out), args.design)))
         return
     if args.rows:
-        rows_scale(args.rows, args.same_bytes, args.baseline_src)
+        rows_scale(args.rows, args.same_bytes, args.baseline_src, args.design)
         return
     if args.alone:
         print(json.dumps(evalpipe_alone(args.alone)))

@@ -12,7 +12,7 @@ from evalpipe.errors import InputError
 from evalpipe.params import load_params, section
 from evalpipe.paths import ProjectPaths
 from evalpipe.perturb import perturb_frame, validate_probabilities
-from evalpipe.perturb.control import add_controls
+from evalpipe.perturb.control import perturb_with_controls
 from evalpipe.perturb.count import perturb_count_frame, validate_counts, validate_design
 from evalpipe.perturb.eligibility import from_params as eligibility_from_params
 from evalpipe.perturb.parallel import usable_cores
@@ -64,18 +64,19 @@ def main(name: str, params_path: str, jobs: int) -> None:
             "expected perturb.control: false with perturb.design: count"
         )
     if design == "count":
-        result = perturb_count_frame(
-            bench,
-            probabilities=probs,
-            seed=seed,
-            counts=validate_counts(cfg["counts"], source=params_path),
-            draws=draws,
-            eligibility=rules,
-            source=str(bench_path),
-            progress=True,
-        )
-        s = result.summary
-        atomic.write_parquet(paths.perturbed(name), result.table)
+        # streamed as the words design's rows: memory for one row group, the same bytes
+        with parquet_row_groups(paths.perturbed(name)) as sink:
+            s = perturb_count_frame(
+                bench,
+                probabilities=probs,
+                seed=seed,
+                counts=validate_counts(cfg["counts"], source=params_path),
+                draws=draws,
+                eligibility=rules,
+                source=str(bench_path),
+                progress=True,
+                sink=sink,
+            ).summary
         atomic.write_json(summary_path(paths, name), s)
         click.echo(
             f"perturb@{name} (count, {s['model']}): {s['examples']} examples, "
@@ -104,20 +105,10 @@ def main(name: str, params_path: str, jobs: int) -> None:
         atomic.write_json(summary_path(paths, name), summary)
         _echo_words(name, summary, paths)
         return
-    # the matched-control arm (docs/perturbation.md, "Matched control") reads the typo rows back
-    result = perturb_frame(bench, words, **options)
-    table, extra = add_controls(
-        result.table,
-        bench,
-        words,
-        probabilities=probs,
-        seed=seed,
-        eligibility=rules,
-        words_source=str(words_path),
-        source=str(bench_path),
-    )
-    summary = {**result.summary, **extra}
-    atomic.write_parquet(paths.perturbed(name), table)
+    # the matched-control arm (docs/perturbation.md, "Matched control"): the typo rows, then
+    # the control rows made from them read back batch by batch, streamed as above
+    with parquet_row_groups(paths.perturbed(name)) as sink:
+        summary = perturb_with_controls(bench, words, sink=sink, **options)
     atomic.write_json(summary_path(paths, name), summary)
     _echo_words(name, summary, paths)
 

@@ -40,25 +40,31 @@ from __future__ import annotations
 
 import functools
 import json
+import tempfile
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from evalpipe.arms import CONTROL
-from evalpipe.perturb import human
+from evalpipe.perturb import columns, human
 from evalpipe.perturb.benchmark_rows import (
     protected_spans,
 )
 from evalpipe.perturb.columns import Edit, PerturbedColumns, PerturbedRow
 from evalpipe.perturb.eligibility import Eligibility, RowContext, is_content_morpheme
 from evalpipe.perturb.english import TOKEN, normalise_target
+from evalpipe.perturb.frame import perturb_frame
 from evalpipe.perturb.japanese import Tokenizer
 from evalpipe.perturb.loop import BenchmarkRows, original_seed
 from evalpipe.perturb.ops import Operation, Probabilities, decide, key_hasher, key_part
+from evalpipe.perturb.parquet_sink import ParquetRowGroups
 from evalpipe.perturb.scripts import char_class
 from evalpipe.perturb.targets import make_finder, read_targets
 from evalpipe.perturb.typo_models import typo_model
@@ -334,6 +340,199 @@ def _apply(fields: Mapping[str, Any], edits: Sequence[Edit]) -> str:
     return _dumps(changed)
 
 
+class MatchedControl:
+    """The control rows of one benchmark, made as the typo rows are read (in their order).
+
+    Holds the word list's finder, the typo model and the benchmark's rows (the inputs), the
+    candidates of the example in hand (the typo rows come example by example, so one example's
+    words are kept at a time), the examples that already have their control ``original`` row,
+    and the control rows made since the builder last handed them on (``rows``, ``labels``).
+    """
+
+    def __init__(
+        self,
+        benchmark: pd.DataFrame,
+        words: pd.DataFrame,
+        *,
+        probabilities: Probabilities,
+        seed: int,
+        eligibility: Eligibility | None = None,
+        tokenizer: Tokenizer | None = None,
+        homophones: Any = None,
+        words_source: str = "word list",
+        source: str = "benchmark",
+        rows: PerturbedColumns | None = None,
+    ) -> None:
+        language = str(benchmark["language"].iloc[0])
+        targets = read_targets(words, language=language, source=words_source)
+        if language == "japanese" and tokenizer is None:
+            tokenizer = Tokenizer()
+        self.find = make_finder(targets, language, source=words_source, tokenizer=tokenizer)
+        self.homophones, self.reader = human.prepare(
+            language,
+            typo_model(probabilities.model).reads_context,
+            probabilities.conversion,
+            homophones,
+        )
+        self.language, self.tokenizer = language, tokenizer
+        self.probabilities, self.seed = probabilities, seed
+        self.benchmark = benchmark
+        self.rules = eligibility or Eligibility()
+        self.index_of = {(t.variant, t.rank): i for i, t in enumerate(targets)}
+        self.position = {str(e): i for i, e in enumerate(benchmark["example_id"].astype(str))}
+        self.benchmark_rows = BenchmarkRows(benchmark, source=source)  # examples read as needed
+        self.name = str(benchmark["benchmark"].iloc[0])
+        self.rows = PerturbedColumns() if rows is None else rows
+        self.labels: list[str | None] = []  # control_match of the rows in ``rows``
+        self.counts = ControlCounts(unmatched=Counter(), match=Counter())
+        self.counts.counts_conversions = (
+            probabilities.conversion > 0 and self.homophones is not None
+        )
+        self.has_original: set[int] = set()
+        self._example: tuple[int, ExampleWords, dict[str, Any]] | None = None
+
+    def _words_of(self, r: int) -> tuple[ExampleWords, dict[str, Any]]:
+        """Example ``r``'s candidates and fields (the last example's kept, the others rebuilt)."""
+        if self._example is None or self._example[0] != r:
+            fields, perturbable, protected = self.benchmark_rows.example(r)[4:]
+            row = self.benchmark.iloc[r]
+            context = RowContext.from_row(row.to_dict()) if self.rules.active else RowContext()
+            words = ExampleWords(
+                {k: fields[k] for k in perturbable},
+                perturbable,
+                language=self.language,
+                rules=self.rules,
+                row=context,
+                protected=protected,
+                tokenizer=self.tokenizer,
+            )
+            self._example = (r, words, fields)
+        return self._example[1], self._example[2]
+
+    def follow(self, records: Iterable[Mapping[str, Any]]) -> None:
+        """Add the control rows of typo rows ``records`` (``example_id, variant, word_rank, draw,
+        perturbations``; ``original`` rows are passed over), in order, to ``rows``."""
+        language, reader, homophones = self.language, self.reader, self.homophones
+        probabilities, counts, seed, name = self.probabilities, self.counts, self.seed, self.name
+        rows = self.rows
+        for rec in records:
+            if rec["variant"] == "original":
+                continue
+            counts.targets += 1
+            r = self.position[str(rec["example_id"])]
+            ex, fields = self._words_of(r)
+            t = self.index_of.get((rec["variant"], int(rec["word_rank"])))
+            edits_done = rec["perturbations"]
+            first = edits_done[0]
+            # every occurrence of the target word (edited or not) is off limits
+            taken: dict[str, list[tuple[int, int]]] = {
+                field_name: [(s, e) for i, s, e in self.find(text) if i == t]
+                for field_name, text in ex.texts.items()
+            }
+            for e in edits_done:
+                taken.setdefault(e["field"], []).append((e["start"], e["end"]))
+            pos = ex.pos_at(first["field"], first["start"]) if language == "japanese" else None
+            target = word_features(first["original"], language=language, pos=pos)
+            key = (seed, name, rec["example_id"], CONTROL, rec["variant"])
+            ranked = order_candidates(target, ex.excluding(taken), key=key)
+            need = len(edits_done)
+            if not ranked:
+                counts.unmatched["no_candidate"] += 1
+                continue
+            if sum(len(occ) for _, occ in ranked) < need:
+                counts.unmatched["too_few_occurrences"] += 1
+                continue
+            draw = int(rec["draw"])
+            edits: list[Edit] = []
+            relaxed: set[str] = set()
+            used = 0  # eligible occurrences of the words the edits fell on
+            for (band, length), occurrences in ranked:
+                used += len(occurrences)
+                for c in occurrences:
+                    if len(edits) == need:
+                        break
+                    h = key_hasher(*key, c.field, c.start)
+                    if draw:
+                        h.update(key_part(draw))
+                    text = fields[c.field]
+                    ctx = reader.occurrence(text, c.start, c.end) if reader else None
+                    op = decide(
+                        c.word,
+                        forced(h.digest(), probabilities),
+                        probabilities,
+                        homophones=homophones,
+                        context=ctx,
+                    )
+                    if not isinstance(op, Operation):
+                        counts.skipped += 1
+                        continue
+                    edits.append(Edit(c.field, c.occurrence, c.start, c.end, c.word, op))
+                    relaxed |= {"band"} if band else set()
+                    relaxed |= {"length"} if length else set()
+                if len(edits) == need:
+                    break
+            if len(edits) < need:
+                counts.unmatched["no_typo_applies"] += 1
+                continue
+            if r not in self.has_original:
+                self.has_original.add(r)
+                rows.add(
+                    PerturbedRow(
+                        r,
+                        "original",
+                        0,
+                        0,
+                        original_seed(CONTROL, *key[:3]),
+                        _dumps(fields),
+                        0,
+                        (),
+                        CONTROL,
+                    )
+                )
+                self.labels.append(None)
+            counts.matched += 1
+            if counts.counts_conversions:
+                counts.conversions += sum(e.operation.op == "conversion" for e in edits)
+                counts.conversion_eligible += human.convertible_edits(
+                    edits, fields, homophones, reader
+                )
+            label = "+".join(sorted(relaxed)) or "exact"
+            counts.match[label] += 1
+            rows.add(
+                PerturbedRow(
+                    r,
+                    rec["variant"],
+                    int(rec["word_rank"]),
+                    draw,
+                    hashed_seed(*key, draw),
+                    _apply(fields, edits),
+                    used,
+                    edits,
+                    CONTROL,
+                )
+            )
+            self.labels.append(label)
+            if rows.pending >= columns.FLUSH_ROWS:
+                rows.flush()  # the Python rows freed as they go; the chunks are joined later
+
+    def summary(self) -> dict[str, Any]:
+        """The summary's ``control`` key."""
+        return {"control": self.counts.as_dict()}
+
+
+def _control_part(table: pa.Table, labels: Sequence[str | None], schema: pa.Schema) -> pa.Table:
+    """Control rows as they sit in the file: their ``control_match`` labels added, the typo
+    rows' column order and types, every column one chunk (the whole control table is built
+    in one piece, so each row group's slice of it is one chunk per column)."""
+    table = table.append_column("control_match", pa.array(labels, pa.string()))
+    return table.select(schema.names).cast(schema).combine_chunks()
+
+
+def _with_match(table: pa.Table) -> pa.Table:
+    """Typo rows with the ``control_match`` column, null on every row."""
+    return table.append_column("control_match", pa.nulls(table.num_rows, pa.string()))
+
+
 def add_controls(
     table: pa.Table,
     benchmark: pd.DataFrame,
@@ -363,143 +562,168 @@ def add_controls(
         The rows of ``table`` (condition "typo") followed by the control rows (condition
         "control": one ``original`` row per example with a control and one row per matched
         typo row, in order), with a ``control_match`` column (null on typo rows); the summary's
-        ``control`` key (:meth:`ControlCounts.as_dict`).
+        ``control`` key (:meth:`ControlCounts.as_dict`). :func:`perturb_with_controls` writes
+        the same rows to a Parquet file as it goes.
     """
-    language = str(benchmark["language"].iloc[0])
-    targets = read_targets(words, language=language, source=words_source)
-    if language == "japanese" and tokenizer is None:
-        tokenizer = Tokenizer()
-    find = make_finder(targets, language, source=words_source, tokenizer=tokenizer)
-    homophones, reader = human.prepare(
-        language,
-        typo_model(probabilities.model).reads_context,
-        probabilities.conversion,
-        homophones,
+    control = MatchedControl(
+        benchmark,
+        words,
+        probabilities=probabilities,
+        seed=seed,
+        eligibility=eligibility,
+        tokenizer=tokenizer,
+        homophones=homophones,
+        words_source=words_source,
+        source=source,
     )
-    rules = eligibility or Eligibility()
-    index_of = {(t.variant, t.rank): i for i, t in enumerate(targets)}
-    position = {str(e): i for i, e in enumerate(benchmark["example_id"].astype(str))}
-    benchmark_rows = BenchmarkRows(benchmark, source=source)  # each example read once, as needed
-    records = table.select(["example_id", "variant", "word_rank", "draw", "perturbations"])
-    rows = PerturbedColumns()
-    counts = ControlCounts(unmatched=Counter(), match=Counter())
-    counts.counts_conversions = probabilities.conversion > 0 and homophones is not None
-    labels: list[str | None] = []
-    examples: dict[int, ExampleWords] = {}
-    fields_of: dict[int, dict[str, Any]] = {}
-    has_original: set[int] = set()
-    name = str(benchmark["benchmark"].iloc[0])
-    for rec in records.to_pylist():
-        if rec["variant"] == "original":
-            continue
-        counts.targets += 1
-        r = position[str(rec["example_id"])]
-        if r not in examples:
-            fields, perturbable, protected = benchmark_rows.example(r)[4:]
-            row = benchmark.iloc[r]
-            context = RowContext.from_row(row.to_dict()) if rules.active else RowContext()
-            fields_of[r] = fields
-            examples[r] = ExampleWords(
-                {k: fields[k] for k in perturbable},
-                perturbable,
-                language=language,
-                rules=rules,
-                row=context,
-                protected=protected,
+    for batch in table.select(list(RECORD_COLUMNS)).to_batches():
+        control.follow(batch.to_pylist())
+    typo = _with_match(table)
+    made = _control_part(control.rows.table(benchmark), control.labels, typo.schema)
+    return pa.concat_tables([typo, made]), control.summary()
+
+
+# What the control reads of each typo row.
+RECORD_COLUMNS = ("example_id", "variant", "word_rank", "draw", "perturbations")
+
+
+class _TypoRowGroups:
+    """The sink ``perturb_frame`` writes the typo rows to: each full row group goes on to the
+    file with its null ``control_match``, and its typo rows' records to a side file the control
+    reads back; the last, partial row group is kept to open the control rows' first group."""
+
+    def __init__(self, sink: ParquetRowGroups, records: Path) -> None:
+        self.sink = sink
+        self.row_group_size = sink.row_group_size
+        self.rows = 0
+        self.records = records
+        self.last: pa.Table | None = None
+        self._writer: pq.ParquetWriter | None = None
+
+    def _keep_records(self, table: pa.Table) -> None:
+        part = table.select(list(RECORD_COLUMNS))
+        part = part.filter(pc.not_equal(part.column("variant"), "original"))
+        if self._writer is None:
+            self._writer = pq.ParquetWriter(self.records, part.schema, compression="zstd")
+        self._writer.write_table(part)
+
+    def write(self, table: pa.Table) -> None:
+        self.rows += table.num_rows
+        self._keep_records(table)
+        self.sink.write(_with_match(table))
+
+    def write_last(self, table: pa.Table) -> None:
+        self.rows += table.num_rows
+        self._keep_records(table)
+        self.last = _with_match(table)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+
+class _ControlRowGroups:
+    """The sink of the control rows' builder: the first row group completes the typo rows'
+    last one (``head``), every group gets its ``control_match`` labels and the typo rows'
+    schema, and goes to the file."""
+
+    def __init__(self, sink: ParquetRowGroups, head: pa.Table, labels: list[str | None]) -> None:
+        self.sink = sink
+        self.schema = head.schema
+        self.head: pa.Table | None = head if head.num_rows else None
+        self.labels = labels
+        # the control rows that complete the next row group of the file
+        self.row_group_size = sink.row_group_size - head.num_rows
+
+    def _group(self, table: pa.Table) -> pa.Table:
+        n = table.num_rows
+        part = _control_part(table, self.labels[:n], self.schema)
+        del self.labels[:n]
+        if self.head is not None:
+            part = pa.concat_tables([self.head, part]) if n else self.head
+            self.head = None
+        self.row_group_size = self.sink.row_group_size
+        return part
+
+    def write(self, table: pa.Table) -> None:
+        self.sink.write(self._group(table))
+
+    def write_last(self, table: pa.Table) -> None:
+        self.sink.write_last(self._group(table))
+
+
+def perturb_with_controls(
+    benchmark: pd.DataFrame,
+    words: pd.DataFrame,
+    *,
+    sink: ParquetRowGroups,
+    probabilities: Probabilities,
+    seed: int,
+    eligibility: Eligibility | None = None,
+    tokenizer: Tokenizer | None = None,
+    homophones: Any = None,
+    words_source: str = "word list",
+    source: str = "benchmark",
+    **options: Any,
+) -> dict[str, Any]:
+    """The words design's typo rows, then their matched control rows, written to ``sink`` row
+    group by row group: the bytes of ``atomic.write_parquet`` of :func:`add_controls`'s table.
+
+    The typo rows go to the file as ``perturb_frame`` makes them; the five columns the control
+    reads of each (``RECORD_COLUMNS``, original rows left out) go to a temporary Parquet file
+    beside the output, which is read back one batch at a time once the typo rows are done. Held
+    in memory: one row group of typo rows, then of control rows, one batch of records, the
+    candidate words of one example, and the positions of the examples that have a control
+    ``original`` row (plus the benchmark and the word list).
+
+    Parameters
+    ----------
+    benchmark, words, probabilities, seed, eligibility, tokenizer, homophones, words_source,
+    source : as for ``perturb_frame`` and :func:`add_controls`.
+    sink : the output (``parquet_sink.parquet_row_groups``).
+    options : the rest of ``perturb_frame``'s keywords (``draws``, ``progress``, ``jobs``).
+
+    Returns
+    -------
+    The summary: ``perturb_frame``'s (``rows``: the typo rows) and the ``control`` key.
+    """
+    folder = Path(sink.path).parent
+    with tempfile.TemporaryDirectory(prefix=".control-records-", dir=folder) as tmp:
+        typo = _TypoRowGroups(sink, Path(tmp) / "records.parquet")
+        try:
+            # perturb_frame calls no more than write, write_last, rows and row_group_size
+            result = perturb_frame(
+                benchmark,
+                words,
+                sink=cast(ParquetRowGroups, typo),
+                probabilities=probabilities,
+                seed=seed,
+                eligibility=eligibility,
                 tokenizer=tokenizer,
+                homophones=homophones,
+                words_source=words_source,
+                source=source,
+                **options,
             )
-        ex, fields = examples[r], fields_of[r]
-        t = index_of.get((rec["variant"], int(rec["word_rank"])))
-        edits_done = rec["perturbations"]
-        first = edits_done[0]
-        # every occurrence of the target word (edited or not) is off limits
-        taken: dict[str, list[tuple[int, int]]] = {
-            field_name: [(s, e) for i, s, e in find(text) if i == t]
-            for field_name, text in ex.texts.items()
-        }
-        for e in edits_done:
-            taken.setdefault(e["field"], []).append((e["start"], e["end"]))
-        pos = ex.pos_at(first["field"], first["start"]) if language == "japanese" else None
-        target = word_features(first["original"], language=language, pos=pos)
-        key = (seed, name, rec["example_id"], CONTROL, rec["variant"])
-        ranked = order_candidates(target, ex.excluding(taken), key=key)
-        need = len(edits_done)
-        if not ranked:
-            counts.unmatched["no_candidate"] += 1
-            continue
-        if sum(len(occ) for _, occ in ranked) < need:
-            counts.unmatched["too_few_occurrences"] += 1
-            continue
-        draw = int(rec["draw"])
-        edits: list[Edit] = []
-        relaxed: set[str] = set()
-        used = 0  # eligible occurrences of the words the edits fell on
-        for (band, length), occurrences in ranked:
-            used += len(occurrences)
-            for c in occurrences:
-                if len(edits) == need:
-                    break
-                h = key_hasher(*key, c.field, c.start)
-                if draw:
-                    h.update(key_part(draw))
-                text = fields[c.field]
-                ctx = reader.occurrence(text, c.start, c.end) if reader else None
-                op = decide(
-                    c.word,
-                    forced(h.digest(), probabilities),
-                    probabilities,
-                    homophones=homophones,
-                    context=ctx,
-                )
-                if not isinstance(op, Operation):
-                    counts.skipped += 1
-                    continue
-                edits.append(Edit(c.field, c.occurrence, c.start, c.end, c.word, op))
-                relaxed |= {"band"} if band else set()
-                relaxed |= {"length"} if length else set()
-            if len(edits) == need:
-                break
-        if len(edits) < need:
-            counts.unmatched["no_typo_applies"] += 1
-            continue
-        if r not in has_original:
-            has_original.add(r)
-            rows.add(
-                PerturbedRow(
-                    r,
-                    "original",
-                    0,
-                    0,
-                    original_seed(CONTROL, *key[:3]),
-                    _dumps(fields),
-                    0,
-                    (),
-                    CONTROL,
-                )
-            )
-            labels.append(None)
-        counts.matched += 1
-        if counts.counts_conversions:
-            counts.conversions += sum(e.operation.op == "conversion" for e in edits)
-            counts.conversion_eligible += human.convertible_edits(edits, fields, homophones, reader)
-        label = "+".join(sorted(relaxed)) or "exact"
-        counts.match[label] += 1
-        rows.add(
-            PerturbedRow(
-                r,
-                rec["variant"],
-                int(rec["word_rank"]),
-                draw,
-                hashed_seed(*key, draw),
-                _apply(fields, edits),
-                used,
-                edits,
-                CONTROL,
-            )
+        finally:
+            typo.close()
+        assert typo.last is not None  # perturb_frame ends with write_last
+        control = MatchedControl(
+            benchmark,
+            words,
+            probabilities=probabilities,
+            seed=seed,
+            eligibility=eligibility,
+            tokenizer=tokenizer,
+            homophones=homophones,
+            words_source=words_source,
+            source=source,
         )
-        labels.append(label)
-    typo = table.append_column("control_match", pa.nulls(table.num_rows, pa.string()))
-    control = rows.table(benchmark)
-    control = control.append_column("control_match", pa.array(labels, pa.string()))
-    control = control.select(typo.column_names).cast(typo.schema)
-    return pa.concat_tables([typo, control]), {"control": counts.as_dict()}
+        out = _ControlRowGroups(sink, typo.last, control.labels)
+        control.rows = PerturbedColumns(sink=out, benchmark=benchmark)
+        records = pq.ParquetFile(typo.records)
+        for batch in records.iter_batches(batch_size=columns.FLUSH_ROWS):
+            control.follow(batch.to_pylist())
+        out.write_last(control.rows.table(benchmark))
+    return {**result.summary, **control.summary()}

@@ -27,11 +27,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 
 from evalpipe.arms import count_variant
 from evalpipe.errors import InputError
 from evalpipe.params_schema import default_of
-from evalpipe.perturb import human, ime
+from evalpipe.perturb import columns, human, ime
 from evalpipe.perturb.benchmark_rows import (
     check_benchmark,
     protected_spans,
@@ -42,6 +43,7 @@ from evalpipe.perturb.english import TOKEN
 from evalpipe.perturb.frame import PerturbResult
 from evalpipe.perturb.loop import BenchmarkRows, Example, for_each_example, original_seed
 from evalpipe.perturb.ops import Operation, Probabilities, decide, key_hasher
+from evalpipe.perturb.parquet_sink import ParquetRowGroups
 from evalpipe.perturb.summary import SummaryCounter
 from evalpipe.perturb.typo_models import typo_model
 
@@ -207,6 +209,7 @@ def perturb_count_frame(
     progress: bool = False,
     order_by: OrderBy | None = None,
     all_edits: dict[tuple[str, str, int], list[Edit]] | None = None,
+    sink: ParquetRowGroups | None = None,
 ) -> PerturbResult:
     """Edit exactly k distinct eligible words of every example, for each k in ``counts``.
 
@@ -229,10 +232,13 @@ def perturb_count_frame(
     all_edits : filled, when given, with every editable word's edit of each example and draw
         (``(benchmark, example_id, draw) -> [Edit, ...]`` in the order), not only the first
         ``max(counts)``'s; the rows and the summary do not change.
+    sink : write the rows there row group by row group as they are made
+        (``parquet_sink.parquet_row_groups``: the bytes of ``atomic.write_parquet`` of the
+        table) instead of returning them; the result's ``table`` is then None.
 
     Returns
     -------
-    PerturbResult: the original row of each example, then its rows ``variant "k=<k>"``,
+    PerturbResult: (``table`` None with a ``sink``) the original row of each example, then its rows ``variant "k=<k>"``,
     ``word_rank`` k for each dose with enough editable words (draw by draw); ``occurrences`` is
     the example's number of eligible words, ``perturbed_occurrences`` and ``n_typos`` are k. The
     summary has the words design's keys that still mean something plus ``design``, ``counts``,
@@ -266,7 +272,7 @@ def perturb_count_frame(
     decide_ = functools.partial(decide, homophones=homophones)
     benchmark_rows = BenchmarkRows(benchmark, source=source)
     names, ids = benchmark_rows.names, benchmark_rows.ids
-    rows = PerturbedColumns()
+    rows = PerturbedColumns(sink=sink, benchmark=benchmark)
     counter = SummaryCounter(keyboard=not typo_model(probabilities.model).plain)
     # as in the words design: the edits a conversion could have made, its rate among them
     counter.counts_conversions = probabilities.conversion > 0 and homophones is not None
@@ -352,19 +358,24 @@ def perturb_count_frame(
                         in_order,
                     )
                 )
-        if rows.pending >= 16_384:
+        if rows.pending >= columns.FLUSH_ROWS:
             rows.flush()
 
     desc = f"perturb {names[0]} (count)"
     for_each_example(benchmark_rows, example, desc=desc, progress=progress)
-    table = rows.table(benchmark)
+    built = rows.table(benchmark)
+    n_rows = built.num_rows
+    table: pa.Table | None = built
+    if sink is not None:
+        sink.write_last(built)
+        n_rows, table = sink.rows, None
     base = counter.summary(
         benchmark=names[0],
         language=language,
         examples=len(benchmark),
         targets=[],
         draws=draws,
-        rows=table.num_rows,
+        rows=n_rows,
         probabilities=probabilities,
         seed=seed,
     )
