@@ -19,7 +19,7 @@ import numpy as np
 
 # Below this many values (rows x columns) NumPy's loop is fast enough and the compilation
 # (about a second, once per process) would cost more than it saves.
-COMPILED_FROM = 200_000
+COMPILED_FROM = 20_000
 
 _compiled = None
 

@@ -16,7 +16,7 @@ import numpy as np
 
 # Below this many values NumPy's path is fast enough and the compilation (once per process)
 # would cost more than it saves.
-COMPILED_FROM = 200_000
+COMPILED_FROM = 20_000
 # Exponents math.frexp gives for finite doubles: -1073 (the smallest subnormal) to 1024.
 _LOWEST = -1074
 _BINS = 1024 - _LOWEST + 1
