@@ -3,10 +3,13 @@ validated on planted-effect simulations (tests/adjusted_simulation.py)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
 
+from evalpipe.scoring import demean, exact_sums
 from evalpipe.scoring.adjusted import (
     ADJUSTED_COLUMNS,
     _fit,
@@ -14,6 +17,7 @@ from evalpipe.scoring.adjusted import (
     absorb,
     adjusted_effect,
     adjusted_effects,
+    exact_sum,
 )
 from evalpipe.scoring.pairs import cluster_codes
 from evalpipe.scoring.robustness import mcnemar_exact
@@ -107,6 +111,38 @@ def test_absorbing_two_crossed_groupings_equals_the_dummy_variable_regression():
     expected = np.linalg.lstsq(dummies, y, rcond=None)[0][0]
     resid = absorb(np.column_stack([y, x]), [a, b])
     assert resid[:, 1] @ resid[:, 0] / (resid[:, 1] @ resid[:, 1]) == pytest.approx(expected)
+
+
+def test_the_compiled_sweeps_give_the_numpy_sweeps_bits(monkeypatch):
+    # the study-scale path (evalpipe.scoring.demean) must not move a written figure's last digit
+    pairs = simulate_pairs(11, examples=(300, 120), words=40, hit_rate=0.3)
+    rng = np.random.default_rng(3)
+    a, b = rng.integers(0, 40, 3000), rng.integers(0, 700, 3000)
+    a[:5] = 45  # levels without rows in between
+    values = np.column_stack([rng.integers(-1, 2, 3000), rng.random(3000) < 0.3]).astype(float)
+    one_column = rng.random(3000)
+    monkeypatch.setattr(demean, "COMPILED_FROM", 10**12)
+    expected = [absorb(values, [a, b]), absorb(one_column, [b]), adjusted_effects(pairs, by="op")]
+    monkeypatch.setattr(demean, "COMPILED_FROM", 0)
+    monkeypatch.setattr(exact_sums, "COMPILED_FROM", 0)
+    got = [absorb(values, [a, b]), absorb(one_column, [b]), adjusted_effects(pairs, by="op")]
+    assert got[0].tobytes() == expected[0].tobytes() and got[0].shape == expected[0].shape
+    assert got[1].tobytes() == expected[1].tobytes() and got[1].shape == expected[1].shape
+    pd.testing.assert_frame_equal(got[2], expected[2], check_exact=True)
+    assert expected[2]["adjusted_delta"].notna().any()
+
+
+def test_the_compiled_exact_sum_is_the_correctly_rounded_sum(monkeypatch):
+    rng = np.random.default_rng(5)
+    values = [
+        rng.normal(size=5000) * 10.0 ** rng.integers(-300, 300, 5000),
+        np.concatenate([[1e16, 1.0, -1e16, 5e-324, -0.0], rng.random(4000) - 0.5]),
+        np.round(rng.normal(size=6000), 3) ** 2,
+    ]
+    monkeypatch.setattr(exact_sums, "COMPILED_FROM", 0)
+    for v in values:
+        assert exact_sum(v) == math.fsum(v.tolist())
+        assert exact_sum(-v) == -math.fsum(v.tolist())
 
 
 def test_operation_and_script_tables_carry_the_adjusted_columns_beside_the_marginal_ones():

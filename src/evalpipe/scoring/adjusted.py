@@ -62,6 +62,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from evalpipe.scoring import demean, exact_sums
 from evalpipe.scoring.multiple_testing import holm
 from evalpipe.scoring.names import POOLED
 
@@ -113,6 +114,12 @@ def absorb(values: np.ndarray, groups: Sequence[np.ndarray]) -> np.ndarray:
     """
     out = np.array(values, dtype=float, copy=True)
     matrix = out if out.ndim == 2 else out[:, None]
+    if matrix.size >= demean.COMPILED_FROM and len(groups):
+        # the same operations in the same order, compiled (evalpipe.scoring.demean)
+        rows = np.ascontiguousarray(matrix)
+        demean.absorb_compiled(rows, groups, tolerance=_TOLERANCE, max_sweeps=_MAX_SWEEPS)
+        matrix[...] = rows
+        return out
     # Contiguous columns (a column of a 2-D array is strided): the same sums in the same order.
     columns = [np.array(matrix[:, j]) for j in range(matrix.shape[1])]
     sizes = [np.bincount(g).astype(float) for g in groups]
@@ -165,6 +172,8 @@ def exact_sum(values: np.ndarray) -> float:
     v = np.ascontiguousarray(values, dtype=float).ravel()
     if v.size < 32 or v.size >= 1 << 26 or not np.isfinite(v).all():
         return math.fsum(v.tolist())
+    if v.size >= exact_sums.COMPILED_FROM:
+        return exact_sums.exact_sum_compiled(v)  # the same sum in one compiled pass
     mantissa, exponent = np.frexp(v)
     whole = (mantissa * 9007199254740992.0).astype(np.int64)  # times 2**53: an integer
     base = int(exponent.min())

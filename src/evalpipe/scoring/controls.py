@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from evalpipe.arms import CONTROL
@@ -170,6 +171,17 @@ def split_bin(extra: int) -> str:
     return "3+" if extra >= 3 else str(extra)
 
 
+def split_bins(extra: np.ndarray) -> np.ndarray:
+    """:func:`split_bin` of every value of an integer array, as an object array of labels
+    (one lookup instead of a Python call per pair).
+
+    >>> split_bins(np.array([-2, 0, 1, 2, 5])).tolist()
+    ['<0', '0', '1', '2', '3+']
+    """
+    labels = np.array(SPLIT_BINS, dtype=object)  # SPLIT_BINS[k + 1] is the label of k in -1..3
+    return labels[np.clip(np.asarray(extra, dtype=np.int64), -1, 3) + 1]
+
+
 def token_split(
     pairs: pd.DataFrame, *, level: float, by: Sequence[str] = ("benchmark",)
 ) -> pd.DataFrame:
@@ -205,10 +217,8 @@ def token_split(
     data = pairs.dropna(subset=["tokens_before", "tokens_after"])
     if "condition" in data.columns:
         data = data.loc[data["condition"] == TYPO]
-    extra = (data["tokens_after"].astype("int64") - data["tokens_before"].astype("int64")).map(
-        split_bin
-    )
-    data = data.assign(extra_tokens=extra.to_numpy())
+    extra = data["tokens_after"].astype("int64") - data["tokens_before"].astype("int64")
+    data = data.assign(extra_tokens=split_bins(extra.to_numpy()))
     order = {label: i for i, label in enumerate(SPLIT_BINS)}
     rows: list[dict[str, Any]] = []
     scopes: list[tuple[str, list[str]]] = [(POOLED, ["model", "language"])]
