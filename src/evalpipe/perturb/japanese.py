@@ -15,6 +15,7 @@ Two kinds of target entries:
 from __future__ import annotations
 
 import itertools
+import operator
 import os
 from collections.abc import Iterable
 from typing import NamedTuple
@@ -29,6 +30,7 @@ class Token(NamedTuple):
     pos: str  # UniDic POS components joined by "-", e.g. "助詞-格助詞"
 
 
+_START_THEN_TARGET = operator.itemgetter(1, 0)
 _PROBE = ("見まして", ["見", "まし", "て"], ["見る", "ます", "て"])
 
 
@@ -185,7 +187,7 @@ class JapaneseFinder:
             else:
                 surfaces, starts, ends = self.tokenizer.spans(text)
             self._runs(text, surfaces, starts, ends, out)
-        out.sort(key=lambda o: (o[1], o[0]))
+        out.sort(key=_START_THEN_TARGET)
         # JSQuAD-style sets repeat a context across questions: tokenise it once.
         if len(self._cache) < 200_000:
             self._cache[text] = out
