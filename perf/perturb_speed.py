@@ -21,6 +21,7 @@ target word, searched in every example) on the same input.
     python perf/perturb_speed.py            # everything (a few minutes on 2 cores)
     python perf/perturb_speed.py --quick    # smaller scales, for a smoke run
     python perf/perturb_speed.py --upstream DIR   # also the upstream study, side by side
+    python perf/perturb_speed.py --upstream DIR --alone-only --language japanese  # one input
     python perf/perturb_speed.py --models [--files DIR]   # typo models side by side
 
 With ``--models``, the typo models run side by side on MMLU and JSQuAD at full size with
@@ -690,6 +691,11 @@ def main() -> None:
         action="store_true",
         help="with --upstream: only the perturbation-alone comparison (in-process), then stop",
     )
+    ap.add_argument(
+        "--language",
+        choices=("english", "japanese"),
+        help="with --upstream: only this language's input (default: both)",
+    )
     ap.add_argument("--models", action="store_true", help="typo models side by side (only)")
     ap.add_argument(
         "--files",
@@ -759,11 +765,14 @@ def main() -> None:
         print(json.dumps(run_case(args.child[0], int(args.child[1]), args.naive)))
         return
     en_n, ja_n = (2000, 600) if args.quick else (14042, 4442)
+    upstream_cases = [
+        (case, n)
+        for case, n in (("english", en_n), ("japanese", ja_n))
+        if args.language in (None, case)
+    ]
     if args.upstream and args.alone_only:
         print("== perturbation alone, side by side with the upstream study's code ==")
-        side_by_side(
-            args.upstream, [("english", en_n), ("japanese", ja_n)], args.repeats, whole=False
-        )
+        side_by_side(args.upstream, upstream_cases, args.repeats, whole=False)
         return
     print("== full scale ==")
     full = {}
@@ -772,7 +781,7 @@ def main() -> None:
         print(_line(r))
     if args.upstream:
         print("== side by side with the upstream study's code ==")
-        side_by_side(args.upstream, [("english", en_n), ("japanese", ja_n)], args.repeats)
+        side_by_side(args.upstream, upstream_cases, args.repeats)
     else:
         print("(no --upstream DIR: no comparison with the upstream study's code)")
     print("== scaling, english ==")

@@ -107,10 +107,43 @@ def test_japanese_loanword_glosses_do_not_block_lemma_matches():
 
 @given(text=st.text(alphabet="あいうますです本を読東京テレビ  \n\u3000、。ABc1😀", max_size=40))
 @settings(max_examples=150, deadline=None)
-def test_fast_surface_boundaries_agree_with_full_tokens(text: str):
+def test_fast_surface_spans_agree_with_full_tokens(text: str):
     tokenizer = _tokenizer()
-    starts, ends = tokenizer.boundaries(text)
+    surfaces, starts, ends = tokenizer.spans(text)
+    assert surfaces == [text[s:e] for s, e in zip(starts, ends, strict=True)]
     # Whitespace tokens (U+3000 is one for UniDic) can never be part of a target word.
     words = [t for t in tokenizer.tokens(text) if text[t.start : t.end].strip()]
-    assert [s for s in starts if text[s].strip()] == [t.start for t in words]
-    assert {t.end for t in words} <= ends
+    kept = [(s, e) for s, e in zip(starts, ends, strict=True) if text[s].strip()]
+    assert kept == [(t.start, t.end) for t in words]
+
+
+_JA_ALPHABET = "あいうますです本を読東京テレビ  \n\u3000、。ABc1😀"
+
+
+@given(
+    text=st.text(alphabet=_JA_ALPHABET, max_size=40),
+    words=st.lists(
+        st.text(alphabet="あいうますです本を読東京テレビ 、。A", min_size=1, max_size=4).filter(
+            str.strip
+        ),
+        min_size=1,
+        max_size=8,
+        unique=True,
+    ),
+)
+@settings(max_examples=200, deadline=None)
+def test_surface_entries_are_every_text_from_a_token_start_to_a_token_end(text, words):
+    # The definition, by brute force over every (token start, token end) pair: the text
+    # between them equals the entry, and an entry's matches do not overlap (earliest first).
+    _, starts, ends = _tokenizer().spans(text)
+    index = {w: i for i, w in enumerate(words)}
+    expected, last_end = [], {}
+    for s in starts:
+        for e in sorted(e for e in ends if e > s):
+            t = index.get(text[s:e])
+            if t is not None and last_end.get(t, -1) <= s:
+                expected.append((t, s, e))
+                last_end[t] = e
+    expected.sort(key=lambda o: (o[1], o[0]))
+    finder = JapaneseFinder([(w, None, None) for w in words], tokenizer=_tokenizer())
+    assert finder.find(text) == expected

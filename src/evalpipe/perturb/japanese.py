@@ -15,6 +15,7 @@ Two kinds of target entries:
 from __future__ import annotations
 
 import itertools
+import operator
 import os
 from collections.abc import Iterable
 from typing import NamedTuple
@@ -29,6 +30,7 @@ class Token(NamedTuple):
     pos: str  # UniDic POS components joined by "-", e.g. "助詞-格助詞"
 
 
+_START_THEN_TARGET = operator.itemgetter(1, 0)
 _PROBE = ("見まして", ["見", "まし", "て"], ["見る", "ます", "て"])
 
 
@@ -63,16 +65,18 @@ class Tokenizer:
                 f"{got}; expected surfaces {surfaces} and lemmas {lemmas}"
             )
 
-    def boundaries(self, text: str) -> tuple[list[int], set[int]]:
-        """Token start offsets (in order) and the set of token end offsets of ``text``."""
+    def spans(self, text: str) -> tuple[list[str], list[int], list[int]]:
+        """The token surfaces of ``text`` with their start and end offsets, in order
+        (``text[start:end]`` is the surface; whitespace that MeCab skips lies between tokens)."""
         if not text:
-            return [], set()
+            return [], [], []
         surfaces = self._wakati.parse(text).split(" ")
         if "".join(surfaces) == text:  # no whitespace in the text: offsets are running sums
             ends = list(itertools.accumulate(map(len, surfaces)))
-            return [0, *ends[:-1]], set(ends)
+            return surfaces, [0, *ends[:-1]], ends
+        kept: list[str] = []
         starts: list[int] = []
-        ends_set: set[int] = set()
+        ends = []
         cursor = 0
         for surface in surfaces:
             if not surface:
@@ -82,10 +86,11 @@ class Tokenizer:
                 if found < 0:
                     continue
                 cursor = found
+            kept.append(surface)
             starts.append(cursor)
             cursor += len(surface)
-            ends_set.add(cursor)
-        return starts, ends_set
+            ends.append(cursor)
+        return kept, starts, ends
 
     def tokens(self, text: str) -> list[Token]:
         """Tokens of ``text`` with offsets such that ``text[t.start:t.end]`` is the surface."""
@@ -152,14 +157,10 @@ class JapaneseFinder:
                 self.by_lemma.setdefault(lemma, []).append((i, wanted))
             else:
                 self.by_surface.setdefault(word, i)
-        lengths = sorted({len(w) for w in self.by_surface})
-        # Most token starts begin no target word: one lookup on the shortest prefix skips them,
-        # and gives the lengths of the words that start with it (the only slices worth trying).
-        self._prefix_len = plen = lengths[0] if lengths else 0
-        by_prefix: dict[str, set[int]] = {}
-        for w in self.by_surface:
-            by_prefix.setdefault(w[:plen], set()).add(len(w))
-        self._lengths_by_prefix = {p: tuple(sorted(n)) for p, n in by_prefix.items()}
+        # A surface entry is found by extending a run of tokens from each token start while the
+        # text so far begins some entry: the run's texts that begin an entry and can grow.
+        self._growing = {w[:n] for w in self.by_surface for n in range(1, len(w))}
+        self._starters = self._growing | self.by_surface.keys()
         self._cache: dict[str, list[tuple[int, int, int]]] = {}
 
     def find(self, text: str) -> list[tuple[int, int, int]]:
@@ -181,26 +182,45 @@ class JapaneseFinder:
         if self.by_surface:
             if tokens:
                 starts = [tok.start for tok in tokens]
-                ends = {tok.end for tok in tokens}
+                ends = [tok.end for tok in tokens]
+                surfaces = [text[tok.start : tok.end] for tok in tokens]
             else:
-                starts, ends = self.tokenizer.boundaries(text)
-            by_surface = self.by_surface.get
-            last_end: dict[int, int] = {}
-            plen = self._prefix_len
-            lengths_of = self._lengths_by_prefix.get
-            for start in starts:
-                lengths = lengths_of(text[start : start + plen])
-                if lengths is None:
-                    continue
-                for length in lengths:
-                    w = by_surface(text[start : start + length])
-                    # Target words hold no whitespace, so a match that starts and ends on token
-                    # boundaries is exactly a run of adjacent tokens.
-                    if w is not None and start + length in ends and last_end.get(w, -1) <= start:
-                        out.append((w, start, start + length))
-                        last_end[w] = start + length
-        out.sort(key=lambda o: (o[1], o[0]))
+                surfaces, starts, ends = self.tokenizer.spans(text)
+            self._runs(text, surfaces, starts, ends, out)
+        out.sort(key=_START_THEN_TARGET)
         # JSQuAD-style sets repeat a context across questions: tokenise it once.
         if len(self._cache) < 200_000:
             self._cache[text] = out
         return out
+
+    def _runs(
+        self,
+        text: str,
+        surfaces: list[str],
+        starts: list[int],
+        ends: list[int],
+        out: list[tuple[int, int, int]],
+    ) -> None:
+        """Append the surface entries found in ``text``: ``text[starts[i]:ends[j]]`` equal to an
+        entry for tokens ``i <= j``; an entry's matches do not overlap (the earliest start wins).
+
+        A text that is an entry begins with the texts of its shorter runs, so a run grows only
+        while its text begins some entry. Most tokens begin none: C-level iteration skips them.
+        """
+        by_surface = self.by_surface.get
+        growing = self._growing
+        last_end: dict[int, int] = {}
+        n = len(surfaces)
+        for i in itertools.compress(range(n), map(self._starters.__contains__, surfaces)):
+            start = starts[i]
+            piece = surfaces[i]
+            j = i
+            while True:
+                w = by_surface(piece)
+                if w is not None and last_end.get(w, -1) <= start:
+                    out.append((w, start, ends[j]))
+                    last_end[w] = ends[j]
+                j += 1
+                if j == n or piece not in growing:
+                    break
+                piece = text[start : ends[j]]
