@@ -16,7 +16,7 @@ import pandas as pd
 import pyarrow as pa
 
 from evalpipe.arms import TYPO
-from evalpipe.perturb.attribution import NO_TYPOS, TypoFacts, typo_facts
+from evalpipe.perturb.attribution import typo_facts_columns
 from evalpipe.perturb.ops import Operation
 
 CARRIED_COLUMNS = (
@@ -289,12 +289,9 @@ def build_block(rows: Sequence[PerturbedRow]) -> ColumnBlock:
     }
     counts = [len(e) for e in row["edits"]]
     scalars["perturbed_occurrences"] = counts
-    facts = _by_name(
-        TypoFacts,
-        [typo_facts([e.operation for e in r]) if r else NO_TYPOS for r in row["edits"]],
-    )
+    facts = typo_facts_columns(op["op"], op["original_char"], op["new_char"], counts)
     for name in TYPO_TYPES:
-        scalars[name] = list(facts[name])
+        scalars[name] = facts[name]
     offsets = [0]
     for n in counts:
         offsets.append(offsets[-1] + n)

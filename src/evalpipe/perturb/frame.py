@@ -15,7 +15,7 @@ stage writes the table as it is and ``PerturbResult.to_pandas()`` is there for i
 from __future__ import annotations
 
 import bisect
-import functools
+import hashlib
 import json
 import json.encoder
 from dataclasses import dataclass, field
@@ -42,7 +42,14 @@ from evalpipe.perturb.loop import (
     original_seed,
     paused_gc,
 )
-from evalpipe.perturb.ops import Probabilities, Skipped, decide, key_hasher, key_part
+from evalpipe.perturb.ops import (
+    OCCURRENCE_PERSON,
+    Probabilities,
+    Skipped,
+    key_bytes,
+    key_part,
+    typo_maker,
+)
 from evalpipe.perturb.parallel import map_ranges
 from evalpipe.perturb.parquet_sink import ParquetRowGroups
 from evalpipe.perturb.summary import SummaryCounter
@@ -55,6 +62,65 @@ _encode_text = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=Fa
 def _dumps(value: Any) -> str:
     """The contract's JSON form of a fields object or value (sorted keys, UTF-8 kept)."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+class _FieldsJson:
+    """An example's ``fields`` JSON (the contract's form, ``_dumps``) with some texts replaced.
+
+    Every field's JSON is encoded once per example, and the text around each field's value once
+    per field, so a row re-encodes only the texts its edits changed.
+    """
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        self.fields = fields
+        self._encoded: list[tuple[str, str, str]] | None = None  # (key, '"key": ', value JSON)
+        self._around: dict[str, tuple[str, str]] = {}
+
+    def encoded(self) -> list[tuple[str, str, str]]:
+        if self._encoded is None:
+            self._encoded = [
+                (key, _encode_text(key) + ": ", _dumps(value))
+                for key, value in sorted(self.fields.items())
+            ]
+        return self._encoded
+
+    def with_text(self, name: str, text: str) -> str:
+        """The JSON with field ``name``'s text replaced by ``text``."""
+        around = self._around.get(name)
+        if around is None:
+            entries = [ek + ev for _, ek, ev in self.encoded()]
+            at = [key for key, _, _ in self.encoded()].index(name)
+            head = "{" + "".join(e + ", " for e in entries[:at]) + self.encoded()[at][1]
+            tail = "".join(", " + e for e in entries[at + 1 :]) + "}"
+            around = self._around[name] = (head, tail)
+        return around[0] + _encode_text(text) + around[1]
+
+    def with_texts(self, changed: dict[str, str]) -> str:
+        """The JSON with the texts of ``changed`` (field name to new text) replaced."""
+        return (
+            "{"
+            + ", ".join(
+                ek + (_encode_text(changed[key]) if key in changed else ev)
+                for key, ek, ev in self.encoded()
+            )
+            + "}"
+        )
+
+
+def _spliced(text: str, edits: list[Edit]) -> str:
+    """``text`` with each edit's occurrence replaced by its perturbed word (edits in text order,
+    all of this text's field)."""
+    if len(edits) == 1:
+        e = edits[0]
+        return text[: e.start] + e.operation.perturbed + text[e.end :]
+    pieces = []
+    cursor = 0
+    for e in edits:
+        pieces.append(text[cursor : e.start])
+        pieces.append(e.operation.perturbed)
+        cursor = e.end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
 
 
 @dataclass
@@ -172,7 +238,7 @@ def perturb_frame(
 
     benchmark_rows = BenchmarkRows(benchmark, source=source)
     names = benchmark_rows.names
-    decide_ = functools.partial(decide, homophones=homophones)
+    make = typo_maker(probabilities, homophones=homophones)
     rows = PerturbedColumns(sink=sink, benchmark=benchmark)
     # keyboard or natural: replacements by the uniform rule are counted as fallbacks
     counter = SummaryCounter(keyboard=not typo_model(probabilities.model).plain)
@@ -182,13 +248,15 @@ def perturb_frame(
         probabilities.conversion > 0 and homophones is not None
     )
 
-    # Key parts hashed once, not once per occurrence: the digest of (seed, benchmark, example,
-    # word, field, occurrence) is reached by extending copies of the shared prefixes.
+    # Key parts encoded once, not once per occurrence: the key of (seed, benchmark, example,
+    # word, field, occurrence[, draw]) is the concatenation of their encoded parts, hashed in
+    # one call (ops.occurrence_hash).
     variant_parts = [key_part(t.variant) for t in targets]
     int_parts = [key_part(k) for k in range(256)]
     draw_parts = [b""] + [key_part(d) for d in range(1, draws)]
     draw_range = range(draws)
-    # the draw's typo intervals (ops.decide): u outside all of them is no typo
+    blake2b, person = hashlib.blake2b, OCCURRENCE_PERSON
+    # the draw's typo intervals (ops.drawn_kind): u outside all of them is no typo
     starts = [a for a, _, _ in probabilities.intervals]
     ends = [b for _, b, _ in probabilities.intervals]
     kinds = [op for _, _, op in probabilities.intervals]
@@ -197,13 +265,12 @@ def perturb_frame(
 
     def example(ex: Example) -> None:
         r, fields, perturbable, protected = ex.r, ex.fields, ex.perturbable, ex.protected
-        example_hasher = key_hasher(seed, ex.benchmark, ex.example_id)
+        example_key = key_bytes(seed, ex.benchmark, ex.example_id)
         eligible.row(r)
         seed_of_original = original_seed("words", seed, ex.benchmark, ex.example_id)
         rows.add(PerturbedRow(r, "original", 0, 0, seed_of_original, ex.original_fields(), 0, ()))
 
         # One pass over the example's occurrences: hash each, keep only those where a typo fires.
-        word_hashers: dict[int, Any] = {}
         counts: dict[int, int] = {}
         fired_by: dict[tuple[int, int], list[Edit]] = {}
         for name in perturbable:
@@ -211,7 +278,6 @@ def perturb_frame(
             part = field_parts.get(name)
             if part is None:
                 part = field_parts[name] = key_part(name)
-            field_hashers: dict[int, Any] = {}
             k_of: dict[int, int] = {}
             shielded = protected_spans(text, protected) if protected else ()
             skipped: dict[int, int] = {}
@@ -232,31 +298,26 @@ def perturb_frame(
                     reader.occurrence(text, start, end) if reader else None,
                 ):
                     counter.conversion_eligible += draws
-                fh = field_hashers.get(t)
-                if fh is None:
-                    wh = word_hashers.get(t)
-                    if wh is None:
-                        wh = word_hashers[t] = example_hasher.copy()
-                        wh.update(variant_parts[t])
-                    fh = field_hashers[t] = wh.copy()
-                    fh.update(part)
-                h = fh.copy()
-                h.update(int_parts[k] if k < 256 else key_part(k))
+                key = (
+                    example_key
+                    + variant_parts[t]
+                    + part
+                    + (int_parts[k] if k < 256 else key_part(k))
+                )
                 for d in draw_range:
-                    if d == 0:
-                        digest = h.digest()
-                    else:
-                        hd = h.copy()
-                        hd.update(draw_parts[d])
-                        digest = hd.digest()
+                    digest = blake2b(
+                        key + draw_parts[d] if d else key, digest_size=32, person=person
+                    ).digest()
                     u = int.from_bytes(digest[:8], "big")
                     at = find_interval(starts, u) - 1
                     if at < 0 or u >= ends[at]:
                         continue  # the common case: no typo for this occurrence
-                    drawn_counts[kinds[at]] += 1
+                    kind = kinds[at]
+                    drawn_counts[kind] += 1
                     word = text[start:end]
-                    ctx = reader.occurrence(text, start, end) if reader else None
-                    op = decide_(word, digest, probabilities, context=ctx)
+                    op = make(
+                        kind, word, digest, reader.occurrence(text, start, end) if reader else None
+                    )
                     if isinstance(op, Skipped):
                         counter.count_skipped(op)
                     elif op is not None:
@@ -276,44 +337,31 @@ def perturb_frame(
             return
         counter.found_targets.update(counts)
         counter.occurrences += sum(counts.values())
-        encoded: list[tuple[str, str, str]] | None = None  # (key, '"key": ', value JSON)
+        as_json = _FieldsJson(fields)
+        only_field = perturbable[0] if len(perturbable) == 1 else None
         for t, d in sorted(fired_by):
             edits = fired_by[(t, d)]
             counter.count_operations([e.operation for e in edits])
-            changed: dict[str, str] = {}
-            for name in {e.field for e in edits}:
-                text = fields[name]
-                pieces = []
-                cursor = 0
-                for e in edits:
-                    if e.field == name:
-                        pieces.append(text[cursor : e.start])
-                        pieces.append(e.operation.perturbed)
-                        cursor = e.end
-                pieces.append(text[cursor:])
-                changed[name] = "".join(pieces)
-            if encoded is None:
-                encoded = [
-                    (key, _encode_text(key) + ": ", _dumps(value))
-                    for key, value in sorted(fields.items())
-                ]
-            word_hasher = word_hashers[t]
-            if d:
-                word_hasher = word_hasher.copy()
-                word_hasher.update(draw_parts[d])
+            if only_field is not None:  # the common case: one text, one JSON value re-encoded
+                fields_json = as_json.with_text(only_field, _spliced(fields[only_field], edits))
+            else:
+                fields_json = as_json.with_texts(
+                    {
+                        name: _spliced(fields[name], [e for e in edits if e.field == name])
+                        for name in {e.field for e in edits}
+                    }
+                )
+            row_digest = blake2b(
+                example_key + variant_parts[t] + draw_parts[d], digest_size=32, person=person
+            ).digest()
             rows.add(
                 PerturbedRow(
                     r,
                     targets[t].variant,
                     targets[t].rank,
                     d,
-                    int.from_bytes(word_hasher.digest()[:8], "big") >> 1,
-                    "{"
-                    + ", ".join(
-                        ek + (_encode_text(changed[key]) if key in changed else ev)
-                        for key, ek, ev in encoded
-                    )
-                    + "}",
+                    int.from_bytes(row_digest[:8], "big") >> 1,
+                    fields_json,
                     counts[t],
                     edits,
                 )

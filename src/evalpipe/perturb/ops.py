@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,6 +182,26 @@ def validate_probabilities(
 def key_part(value: object) -> bytes:
     raw = str(value).encode("utf-8")
     return len(raw).to_bytes(4, "big") + raw  # length prefix: ("ab","c") != ("a","bc")
+
+
+def key_bytes(*parts: object) -> bytes:
+    """What ``key_hasher(*parts)`` absorbs. The perturb loop joins such prefixes and hashes
+    each occurrence's whole key in one call (``occurrence_hash``): a key is shorter than one
+    BLAKE2b block, so extending copies of a hasher state saves no compression, only adds calls.
+
+    >>> occurrence_hash(key_bytes(1, "b")) == key_hasher(1, "b").digest()
+    True
+    """
+    return b"".join(key_part(part) for part in parts)
+
+
+def occurrence_hash(key: bytes, *, _blake2b: Any = hashlib.blake2b) -> bytes:
+    """The 32-byte digest of ``key`` (``key_bytes`` of a key's parts) under the occurrence
+    hasher's personalisation."""
+    return _blake2b(key, digest_size=32, person=_PERSON_OCCURRENCE).digest()
+
+
+OCCURRENCE_PERSON = _PERSON_OCCURRENCE  # for loops that call hashlib.blake2b themselves
 
 
 def key_hasher(*parts: object, person: bytes = _PERSON_OCCURRENCE) -> Any:
@@ -390,22 +410,56 @@ def decide(
     """
     if not word:
         return None
+    kind = drawn_kind(digest, probs)
+    if kind is None:
+        return None
+    return typo_maker(probs, homophones=homophones)(kind, word, digest, context)
+
+
+def drawn_kind(digest: bytes, probs: Probabilities) -> str | None:
+    """The kind of typo the draw ``digest[0:8]`` picks (see ``decide``), None for no typo."""
     u = int.from_bytes(digest[0:8], "big")
     for start, end, name in probs.intervals:
         if u < start:
             return None
         if u < end:
-            op = name
-            break
-    else:
-        return None
-    r_pos = int.from_bytes(digest[16:24], "big")
-    r_char = int.from_bytes(digest[24:32], "big")
+            return name
+    return None
+
+
+Maker = Callable[[str, str, bytes, Any], "Operation | Skipped"]
+
+
+def typo_maker(probs: Probabilities, *, homophones: Any = None) -> Maker:
+    """``make(kind, word, digest, context)``: the edit of a drawn kind on a non-empty ``word``
+    under ``probs.model`` (what ``decide`` does once the kind is drawn).
+
+    The model is looked up once, not per occurrence: the perturb loops draw the kind
+    themselves and call the maker only for the occurrences a typo fires on.
+
+    >>> make = typo_maker(Probabilities(1.0, 0.0, 0.0))
+    >>> make("delete", "cat", bytes(32), None)
+    Operation(op='delete', position=0, original_char='c', new_char=None, perturbed='at', rule='uniform', keys=None, reading=None, drawn=None)
+    """
     make = typo_model(probs.model).make
-    if make is not None:
-        return make(op, word, digest, probs.widths(), lexicon=homophones, context=context)
+    if make is None:
+        return functools.partial(_make_plain, homophones=homophones)
+    widths = probs.widths()
+
+    def make_with_model(kind: str, word: str, digest: bytes, context: Any) -> Operation | Skipped:
+        return make(kind, word, digest, widths, lexicon=homophones, context=context)
+
+    return make_with_model
+
+
+def _make_plain(
+    op: str, word: str, digest: bytes, context: Any, *, homophones: Any
+) -> Operation | Skipped:
+    """The ``uniform`` model's edit of kind ``op`` (see ``decide``)."""
+    r_pos = int.from_bytes(digest[16:24], "big")
     if op == "transpose":
         return _transpose(word, r_pos)
+    r_char = int.from_bytes(digest[24:32], "big")
     if op == "conversion":
         return _convert(word, r_char, homophones)
     n = len(word)
