@@ -235,6 +235,7 @@ def perturb_frame(
         homophones,
     )
     eligible = OccurrenceRules(eligibility, benchmark, language, reader)
+    rules_active = eligible.active
 
     benchmark_rows = BenchmarkRows(benchmark, source=source)
     names = benchmark_rows.names
@@ -289,7 +290,7 @@ def perturb_frame(
                 if shielded and any(ps < end and start < pe for ps, pe in shielded):
                     skipped[t] = skipped.get(t, 0) + 1  # e.g. inside the JSQuAD answer span
                     continue
-                if eligible.active and eligible.excluded(start, end):
+                if rules_active and eligible.excluded(start, end):
                     ruled_out[t] = ruled_out.get(t, 0) + 1
                     continue
                 if count_convertible and human.can_convert(
@@ -311,7 +312,7 @@ def perturb_frame(
                     u = int.from_bytes(digest[:8], "big")
                     at = find_interval(starts, u) - 1
                     if at < 0 or u >= ends[at]:
-                        continue  # the common case: no typo for this occurrence
+                        continue  # no typo on this draw
                     kind = kinds[at]
                     drawn_counts[kind] += 1
                     word = text[start:end]
@@ -339,9 +340,10 @@ def perturb_frame(
         counter.occurrences += sum(counts.values())
         as_json = _FieldsJson(fields)
         only_field = perturbable[0] if len(perturbable) == 1 else None
+        made: list[Edit] = []  # the example's edits in row order, counted once
         for t, d in sorted(fired_by):
             edits = fired_by[(t, d)]
-            counter.count_operations([e.operation for e in edits])
+            made.extend(edits)
             if only_field is not None:  # the common case: one text, one JSON value re-encoded
                 fields_json = as_json.with_text(only_field, _spliced(fields[only_field], edits))
             else:
@@ -366,6 +368,7 @@ def perturb_frame(
                     edits,
                 )
             )
+        counter.count_operations([e.operation for e in made])
 
     if jobs == 1 or len(benchmark_rows) < 2:
         for_each_example(benchmark_rows, example, desc=f"perturb {names[0]}", progress=progress)
