@@ -9,6 +9,7 @@ carried over from the benchmark rows.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any, NamedTuple, Protocol
 
@@ -292,9 +293,7 @@ def build_block(rows: Sequence[PerturbedRow]) -> ColumnBlock:
     facts = typo_facts_columns(op["op"], op["original_char"], op["new_char"], counts)
     for name in TYPO_TYPES:
         scalars[name] = facts[name]
-    offsets = [0]
-    for n in counts:
-        offsets.append(offsets[-1] + n)
+    offsets = list(itertools.accumulate(counts, initial=0))
     values = {**edit, **op}
     structs = pa.StructArray.from_arrays(
         [pa.array(values[f.name], f.type) for f in PERTURBATION_TYPE],

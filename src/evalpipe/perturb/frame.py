@@ -15,9 +15,9 @@ stage writes the table as it is and ``PerturbResult.to_pandas()`` is there for i
 from __future__ import annotations
 
 import bisect
-import hashlib
 import json
 import json.encoder
+import struct
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,14 +42,7 @@ from evalpipe.perturb.loop import (
     original_seed,
     paused_gc,
 )
-from evalpipe.perturb.ops import (
-    OCCURRENCE_PERSON,
-    Probabilities,
-    Skipped,
-    key_bytes,
-    key_part,
-    typo_maker,
-)
+from evalpipe.perturb.ops import Probabilities, Skipped, key_hasher, key_part, typo_maker
 from evalpipe.perturb.parallel import map_ranges
 from evalpipe.perturb.parquet_sink import ParquetRowGroups
 from evalpipe.perturb.summary import SummaryCounter
@@ -249,24 +242,25 @@ def perturb_frame(
         probabilities.conversion > 0 and homophones is not None
     )
 
-    # Key parts encoded once, not once per occurrence: the key of (seed, benchmark, example,
-    # word, field, occurrence[, draw]) is the concatenation of their encoded parts, hashed in
-    # one call (ops.occurrence_hash).
+    # Key parts encoded once, not once per occurrence. The key (seed, benchmark, example, word,
+    # field, occurrence[, draw]) is hashed by copying the example's hasher state and adding the
+    # rest in one update: a key is shorter than one BLAKE2b block, so no compression is saved by
+    # keeping deeper states, and a copy is cheaper than a new personalised hasher.
     variant_parts = [key_part(t.variant) for t in targets]
+    variant_field_parts: dict[str, list[bytes]] = {}  # field -> each target's word + field
     int_parts = [key_part(k) for k in range(256)]
     draw_parts = [b""] + [key_part(d) for d in range(1, draws)]
     draw_range = range(draws)
-    blake2b, person = hashlib.blake2b, OCCURRENCE_PERSON
+    first_8 = struct.Struct(">Q").unpack_from  # the draw u: digest bytes 0-7, big-endian
     # the draw's typo intervals (ops.drawn_kind): u outside all of them is no typo
     starts = [a for a, _, _ in probabilities.intervals]
     ends = [b for _, b, _ in probabilities.intervals]
     kinds = [op for _, _, op in probabilities.intervals]
     find_interval = bisect.bisect_right
-    field_parts: dict[str, bytes] = {}
 
     def example(ex: Example) -> None:
         r, fields, perturbable, protected = ex.r, ex.fields, ex.perturbable, ex.protected
-        example_key = key_bytes(seed, ex.benchmark, ex.example_id)
+        example_hasher = key_hasher(seed, ex.benchmark, ex.example_id)
         eligible.row(r)
         seed_of_original = original_seed("words", seed, ex.benchmark, ex.example_id)
         rows.add(PerturbedRow(r, "original", 0, 0, seed_of_original, ex.original_fields(), 0, ()))
@@ -276,9 +270,10 @@ def perturb_frame(
         fired_by: dict[tuple[int, int], list[Edit]] = {}
         for name in perturbable:
             text = fields[name]
-            part = field_parts.get(name)
-            if part is None:
-                part = field_parts[name] = key_part(name)
+            word_field = variant_field_parts.get(name)
+            if word_field is None:
+                part = key_part(name)
+                word_field = variant_field_parts[name] = [v + part for v in variant_parts]
             k_of: dict[int, int] = {}
             shielded = protected_spans(text, protected) if protected else ()
             skipped: dict[int, int] = {}
@@ -299,17 +294,16 @@ def perturb_frame(
                     reader.occurrence(text, start, end) if reader else None,
                 ):
                     counter.conversion_eligible += draws
-                key = (
-                    example_key
-                    + variant_parts[t]
-                    + part
-                    + (int_parts[k] if k < 256 else key_part(k))
-                )
+                h = example_hasher.copy()
+                h.update(word_field[t] + (int_parts[k] if k < 256 else key_part(k)))
                 for d in draw_range:
-                    digest = blake2b(
-                        key + draw_parts[d] if d else key, digest_size=32, person=person
-                    ).digest()
-                    u = int.from_bytes(digest[:8], "big")
+                    if d == 0:
+                        digest = h.digest()
+                    else:
+                        hd = h.copy()
+                        hd.update(draw_parts[d])
+                        digest = hd.digest()
+                    (u,) = first_8(digest)
                     at = find_interval(starts, u) - 1
                     if at < 0 or u >= ends[at]:
                         continue  # no typo on this draw
@@ -353,16 +347,15 @@ def perturb_frame(
                         for name in {e.field for e in edits}
                     }
                 )
-            row_digest = blake2b(
-                example_key + variant_parts[t] + draw_parts[d], digest_size=32, person=person
-            ).digest()
+            row_hasher = example_hasher.copy()
+            row_hasher.update(variant_parts[t] + draw_parts[d])
             rows.add(
                 PerturbedRow(
                     r,
                     targets[t].variant,
                     targets[t].rank,
                     d,
-                    int.from_bytes(row_digest[:8], "big") >> 1,
+                    first_8(row_hasher.digest())[0] >> 1,
                     fields_json,
                     counts[t],
                     edits,

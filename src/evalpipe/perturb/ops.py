@@ -184,26 +184,6 @@ def key_part(value: object) -> bytes:
     return len(raw).to_bytes(4, "big") + raw  # length prefix: ("ab","c") != ("a","bc")
 
 
-def key_bytes(*parts: object) -> bytes:
-    """What ``key_hasher(*parts)`` absorbs. The perturb loop joins such prefixes and hashes
-    each occurrence's whole key in one call (``occurrence_hash``): a key is shorter than one
-    BLAKE2b block, so extending copies of a hasher state saves no compression, only adds calls.
-
-    >>> occurrence_hash(key_bytes(1, "b")) == key_hasher(1, "b").digest()
-    True
-    """
-    return b"".join(key_part(part) for part in parts)
-
-
-def occurrence_hash(key: bytes, *, _blake2b: Any = hashlib.blake2b) -> bytes:
-    """The 32-byte digest of ``key`` (``key_bytes`` of a key's parts) under the occurrence
-    hasher's personalisation."""
-    return _blake2b(key, digest_size=32, person=_PERSON_OCCURRENCE).digest()
-
-
-OCCURRENCE_PERSON = _PERSON_OCCURRENCE  # for loops that call hashlib.blake2b themselves
-
-
 def key_hasher(*parts: object, person: bytes = _PERSON_OCCURRENCE) -> Any:
     """A BLAKE2b-256 state that has absorbed ``parts``; ``.copy()`` it to extend the key."""
     h = hashlib.blake2b(digest_size=32, person=person)
