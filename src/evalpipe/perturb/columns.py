@@ -159,7 +159,8 @@ class PerturbedColumns:
         self.sink = sink
         self.benchmark = benchmark  # with a sink: the rows the full row groups are joined with
 
-    def add(self, row: PerturbedRow) -> None:
+    def add(self, row: PerturbedRow | tuple) -> None:
+        """Add a row: a PerturbedRow, or a plain tuple of all its fields (cheaper to build)."""
         self._pending.append(row)
 
     @property
@@ -281,14 +282,14 @@ def build_block(rows: Sequence[PerturbedRow]) -> ColumnBlock:
     """The columns of ``rows``: their typo facts stated, ``fields`` and ``perturbations`` as
     Arrow arrays (one flush chunk each)."""
     row = _by_name(PerturbedRow, rows)
-    edits = [e for r in rows for e in r.edits]
+    edits = list(itertools.chain.from_iterable(row["edits"]))
     edit = _by_name(Edit, edits)
     op = _by_name(Operation, edit["operation"])
     scalars: dict[str, list] = {
         name: list(row[name])
         for name in ("source", "variant", "word_rank", "draw", "condition", "seed", "occurrences")
     }
-    counts = [len(e) for e in row["edits"]]
+    counts = list(map(len, row["edits"]))
     scalars["perturbed_occurrences"] = counts
     facts = typo_facts_columns(op["op"], op["original_char"], op["new_char"], counts)
     for name in TYPO_TYPES:

@@ -25,6 +25,7 @@ import pandas as pd
 import pyarrow as pa
 from tqdm import tqdm
 
+from evalpipe.arms import TYPO
 from evalpipe.errors import InputError
 from evalpipe.params_schema import default_of
 from evalpipe.perturb import columns, human
@@ -32,7 +33,7 @@ from evalpipe.perturb.benchmark_rows import (
     check_benchmark,
     protected_spans,
 )
-from evalpipe.perturb.columns import Edit, PerturbedColumns, PerturbedRow
+from evalpipe.perturb.columns import PerturbedColumns, PerturbedRow
 from evalpipe.perturb.eligibility import Eligibility, OccurrenceRules
 from evalpipe.perturb.japanese import Tokenizer
 from evalpipe.perturb.loop import (
@@ -100,18 +101,18 @@ class _FieldsJson:
         )
 
 
-def _spliced(text: str, edits: list[Edit]) -> str:
+def _spliced(text: str, edits: list[tuple]) -> str:
     """``text`` with each edit's occurrence replaced by its perturbed word (edits in text order,
-    all of this text's field)."""
+    all of this text's field, as tuples of ``Edit``'s fields)."""
     if len(edits) == 1:
-        e = edits[0]
-        return text[: e.start] + e.operation.perturbed + text[e.end :]
+        _, _, start, end, _, op = edits[0]
+        return text[:start] + op.perturbed + text[end:]
     pieces = []
     cursor = 0
-    for e in edits:
-        pieces.append(text[cursor : e.start])
-        pieces.append(e.operation.perturbed)
-        cursor = e.end
+    for _, _, start, end, _, op in edits:
+        pieces.append(text[cursor:start])
+        pieces.append(op.perturbed)
+        cursor = end
     pieces.append(text[cursor:])
     return "".join(pieces)
 
@@ -267,7 +268,9 @@ def perturb_frame(
 
         # One pass over the example's occurrences: hash each, keep only those where a typo fires.
         counts: dict[int, int] = {}
-        fired_by: dict[tuple[int, int], list[Edit]] = {}
+        # (target, draw) -> the edits of its row, plain tuples of Edit's fields: hundreds of
+        # thousands are made, and a named tuple costs several times a tuple to build
+        fired_by: dict[tuple[int, int], list[tuple]] = {}
         for name in perturbable:
             text = fields[name]
             word_field = variant_field_parts.get(name)
@@ -316,7 +319,7 @@ def perturb_frame(
                     if isinstance(op, Skipped):
                         counter.count_skipped(op)
                     elif op is not None:
-                        edit = Edit(name, k, start, end, word, op)
+                        edit = (name, k, start, end, word, op)  # an Edit's fields (_spliced)
                         hit = fired_by.get((t, d))
                         if hit is None:
                             fired_by[(t, d)] = [edit]
@@ -334,7 +337,7 @@ def perturb_frame(
         counter.occurrences += sum(counts.values())
         as_json = _FieldsJson(fields)
         only_field = perturbable[0] if len(perturbable) == 1 else None
-        made: list[Edit] = []  # the example's edits in row order, counted once
+        made: list[tuple] = []  # the example's edits in row order, counted once
         for t, d in sorted(fired_by):
             edits = fired_by[(t, d)]
             made.extend(edits)
@@ -343,25 +346,27 @@ def perturb_frame(
             else:
                 fields_json = as_json.with_texts(
                     {
-                        name: _spliced(fields[name], [e for e in edits if e.field == name])
-                        for name in {e.field for e in edits}
+                        name: _spliced(fields[name], [e for e in edits if e[0] == name])
+                        for name in {e[0] for e in edits}
                     }
                 )
             row_hasher = example_hasher.copy()
             row_hasher.update(variant_parts[t] + draw_parts[d])
-            rows.add(
-                PerturbedRow(
+            target = targets[t]
+            rows.add(  # a PerturbedRow's fields, as a plain tuple (see fired_by)
+                (
                     r,
-                    targets[t].variant,
-                    targets[t].rank,
+                    target.variant,
+                    target.rank,
                     d,
                     first_8(row_hasher.digest())[0] >> 1,
                     fields_json,
                     counts[t],
                     edits,
+                    TYPO,
                 )
             )
-        counter.count_operations([e.operation for e in made])
+        counter.count_operations([e[5] for e in made])
 
     if jobs == 1 or len(benchmark_rows) < 2:
         for_each_example(benchmark_rows, example, desc=f"perturb {names[0]}", progress=progress)

@@ -432,6 +432,12 @@ def typo_maker(probs: Probabilities, *, homophones: Any = None) -> Maker:
     return make_with_model
 
 
+# An Operation built from all its fields at once: Operation(...) goes through a Python-level
+# __new__ with defaults, several times the cost, and the words design makes one per typo.
+_PLAIN = ("uniform", None, None, None)  # rule, keys, reading, drawn of a plain edit
+_operation = functools.partial(tuple.__new__, Operation)
+
+
 def _make_plain(
     op: str, word: str, digest: bytes, context: Any, *, homophones: Any
 ) -> Operation | Skipped:
@@ -448,7 +454,7 @@ def _make_plain(
         if eligible:
             i = eligible[r_pos % len(eligible)]
             new = other_of_class(word[i], r_char)
-            return Operation("replace", i, word[i], new, word[:i] + new + word[i + 1 :])
+            return _operation(("replace", i, word[i], new, word[:i] + new + word[i + 1 :], *_PLAIN))
         op = "delete"
     elif op == "insert":
         eligible = range(n + 1) if word.isascii() and word.isalnum() else _classed_slots(word)
@@ -456,7 +462,7 @@ def _make_plain(
             s = eligible[r_pos % len(eligible)]
             inv = INVENTORIES[char_class(word[min(s, n - 1)])]  # type: ignore[index]
             new = inv[r_char % len(inv)]
-            return Operation("insert", s, None, new, word[:s] + new + word[s:])
+            return _operation(("insert", s, None, new, word[:s] + new + word[s:], *_PLAIN))
         op = "delete"
     i = r_pos % n
-    return Operation("delete", i, word[i], None, word[:i] + word[i + 1 :])
+    return _operation(("delete", i, word[i], None, word[:i] + word[i + 1 :], *_PLAIN))
