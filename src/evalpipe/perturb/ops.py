@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -423,7 +424,7 @@ def typo_maker(probs: Probabilities, *, homophones: Any = None) -> Maker:
     """
     make = typo_model(probs.model).make
     if make is None:
-        return functools.partial(_make_plain, homophones=homophones)
+        return _plain_maker(homophones)
     widths = probs.widths()
 
     def make_with_model(kind: str, word: str, digest: bytes, context: Any) -> Operation | Skipped:
@@ -438,31 +439,38 @@ _PLAIN = ("uniform", None, None, None)  # rule, keys, reading, drawn of a plain 
 _operation = functools.partial(tuple.__new__, Operation)
 
 
-def _make_plain(
-    op: str, word: str, digest: bytes, context: Any, *, homophones: Any
-) -> Operation | Skipped:
-    """The ``uniform`` model's edit of kind ``op`` (see ``decide``)."""
-    r_pos = int.from_bytes(digest[16:24], "big")
-    if op == "transpose":
-        return _transpose(word, r_pos)
-    r_char = int.from_bytes(digest[24:32], "big")
-    if op == "conversion":
-        return _convert(word, r_char, homophones)
-    n = len(word)
-    if op == "replace":
-        eligible = range(n) if word.isascii() and word.isalnum() else _classed_positions(word)
-        if eligible:
-            i = eligible[r_pos % len(eligible)]
-            new = other_of_class(word[i], r_char)
-            return _operation(("replace", i, word[i], new, word[:i] + new + word[i + 1 :], *_PLAIN))
-        op = "delete"
-    elif op == "insert":
-        eligible = range(n + 1) if word.isascii() and word.isalnum() else _classed_slots(word)
-        if eligible:
-            s = eligible[r_pos % len(eligible)]
-            inv = INVENTORIES[char_class(word[min(s, n - 1)])]  # type: ignore[index]
-            new = inv[r_char % len(inv)]
-            return _operation(("insert", s, None, new, word[:s] + new + word[s:], *_PLAIN))
-        op = "delete"
-    i = r_pos % n
-    return _operation(("delete", i, word[i], None, word[:i] + word[i + 1 :], *_PLAIN))
+_POSITION_CHARACTER = struct.Struct(">QQ")  # digest bytes 16-23 and 24-31, big-endian
+
+
+def _plain_maker(homophones: Any) -> Maker:
+    """The ``uniform`` model's maker (see ``decide``): one Python call per typo."""
+
+    def make_plain(op: str, word: str, digest: bytes, context: Any) -> Operation | Skipped:
+        r_pos, r_char = _POSITION_CHARACTER.unpack_from(digest, 16)
+        if op == "transpose":
+            return _transpose(word, r_pos)
+        if op == "conversion":
+            return _convert(word, r_char, homophones)
+        n = len(word)
+        plain = word.isascii() and word.isalnum()  # every position and slot has a class
+        if op == "replace":
+            eligible = range(n) if plain else _classed_positions(word)
+            if eligible:
+                i = eligible[r_pos % len(eligible)]
+                new = other_of_class(word[i], r_char)
+                return _operation(
+                    ("replace", i, word[i], new, word[:i] + new + word[i + 1 :], *_PLAIN)
+                )
+            op = "delete"
+        elif op == "insert":
+            eligible = range(n + 1) if plain else _classed_slots(word)
+            if eligible:
+                s = eligible[r_pos % len(eligible)]
+                inv = INVENTORIES[char_class(word[min(s, n - 1)])]  # type: ignore[index]
+                new = inv[r_char % len(inv)]
+                return _operation(("insert", s, None, new, word[:s] + new + word[s:], *_PLAIN))
+            op = "delete"
+        i = r_pos % n
+        return _operation(("delete", i, word[i], None, word[:i] + word[i + 1 :], *_PLAIN))
+
+    return make_plain
