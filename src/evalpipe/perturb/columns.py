@@ -9,6 +9,7 @@ carried over from the benchmark rows.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any, NamedTuple, Protocol
 
@@ -16,7 +17,7 @@ import pandas as pd
 import pyarrow as pa
 
 from evalpipe.arms import TYPO
-from evalpipe.perturb.attribution import NO_TYPOS, TypoFacts, typo_facts
+from evalpipe.perturb.attribution import typo_facts_columns
 from evalpipe.perturb.ops import Operation
 
 CARRIED_COLUMNS = (
@@ -158,7 +159,8 @@ class PerturbedColumns:
         self.sink = sink
         self.benchmark = benchmark  # with a sink: the rows the full row groups are joined with
 
-    def add(self, row: PerturbedRow) -> None:
+    def add(self, row: PerturbedRow | tuple) -> None:
+        """Add a row: a PerturbedRow, or a plain tuple of all its fields (cheaper to build)."""
         self._pending.append(row)
 
     @property
@@ -280,24 +282,19 @@ def build_block(rows: Sequence[PerturbedRow]) -> ColumnBlock:
     """The columns of ``rows``: their typo facts stated, ``fields`` and ``perturbations`` as
     Arrow arrays (one flush chunk each)."""
     row = _by_name(PerturbedRow, rows)
-    edits = [e for r in rows for e in r.edits]
+    edits = list(itertools.chain.from_iterable(row["edits"]))
     edit = _by_name(Edit, edits)
     op = _by_name(Operation, edit["operation"])
     scalars: dict[str, list] = {
         name: list(row[name])
         for name in ("source", "variant", "word_rank", "draw", "condition", "seed", "occurrences")
     }
-    counts = [len(e) for e in row["edits"]]
+    counts = list(map(len, row["edits"]))
     scalars["perturbed_occurrences"] = counts
-    facts = _by_name(
-        TypoFacts,
-        [typo_facts([e.operation for e in r]) if r else NO_TYPOS for r in row["edits"]],
-    )
+    facts = typo_facts_columns(op["op"], op["original_char"], op["new_char"], counts)
     for name in TYPO_TYPES:
-        scalars[name] = list(facts[name])
-    offsets = [0]
-    for n in counts:
-        offsets.append(offsets[-1] + n)
+        scalars[name] = facts[name]
+    offsets = list(itertools.accumulate(counts, initial=0))
     values = {**edit, **op}
     structs = pa.StructArray.from_arrays(
         [pa.array(values[f.name], f.type) for f in PERTURBATION_TYPE],

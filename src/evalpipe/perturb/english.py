@@ -61,6 +61,14 @@ class EnglishFinder:
     def find(self, text: str) -> list[tuple[int, int, int]]:
         """``[(target index, start, end), ...]`` in text order; ``text[start:end]`` is the word."""
         get = self.lookup.get
+        if text.isascii():
+            # Lowercasing ASCII keeps every offset, so the text is lowered once, not per token,
+            # and no token holds a typographic apostrophe or a non-ASCII look-alike.
+            return [
+                (t, m.start(), m.end())
+                for m in TOKEN.finditer(text.lower())
+                if (t := get(m.group())) is not None
+            ]
         out = []
         for m in TOKEN.finditer(text):
             tok = m.group()

@@ -15,9 +15,9 @@ stage writes the table as it is and ``PerturbResult.to_pandas()`` is there for i
 from __future__ import annotations
 
 import bisect
-import functools
 import json
 import json.encoder
+import struct
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +25,7 @@ import pandas as pd
 import pyarrow as pa
 from tqdm import tqdm
 
+from evalpipe.arms import TYPO
 from evalpipe.errors import InputError
 from evalpipe.params_schema import default_of
 from evalpipe.perturb import columns, human
@@ -32,7 +33,7 @@ from evalpipe.perturb.benchmark_rows import (
     check_benchmark,
     protected_spans,
 )
-from evalpipe.perturb.columns import Edit, PerturbedColumns, PerturbedRow
+from evalpipe.perturb.columns import PerturbedColumns, PerturbedRow
 from evalpipe.perturb.eligibility import Eligibility, OccurrenceRules
 from evalpipe.perturb.japanese import Tokenizer
 from evalpipe.perturb.loop import (
@@ -42,7 +43,7 @@ from evalpipe.perturb.loop import (
     original_seed,
     paused_gc,
 )
-from evalpipe.perturb.ops import Probabilities, Skipped, decide, key_hasher, key_part
+from evalpipe.perturb.ops import Probabilities, Skipped, key_hasher, key_part, typo_maker
 from evalpipe.perturb.parallel import map_ranges
 from evalpipe.perturb.parquet_sink import ParquetRowGroups
 from evalpipe.perturb.summary import SummaryCounter
@@ -55,6 +56,65 @@ _encode_text = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=Fa
 def _dumps(value: Any) -> str:
     """The contract's JSON form of a fields object or value (sorted keys, UTF-8 kept)."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+class _FieldsJson:
+    """An example's ``fields`` JSON (the contract's form, ``_dumps``) with some texts replaced.
+
+    Every field's JSON is encoded once per example, and the text around each field's value once
+    per field, so a row re-encodes only the texts its edits changed.
+    """
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        self.fields = fields
+        self._encoded: list[tuple[str, str, str]] | None = None  # (key, '"key": ', value JSON)
+        self._around: dict[str, tuple[str, str]] = {}
+
+    def encoded(self) -> list[tuple[str, str, str]]:
+        if self._encoded is None:
+            self._encoded = [
+                (key, _encode_text(key) + ": ", _dumps(value))
+                for key, value in sorted(self.fields.items())
+            ]
+        return self._encoded
+
+    def with_text(self, name: str, text: str) -> str:
+        """The JSON with field ``name``'s text replaced by ``text``."""
+        around = self._around.get(name)
+        if around is None:
+            entries = [ek + ev for _, ek, ev in self.encoded()]
+            at = [key for key, _, _ in self.encoded()].index(name)
+            head = "{" + "".join(e + ", " for e in entries[:at]) + self.encoded()[at][1]
+            tail = "".join(", " + e for e in entries[at + 1 :]) + "}"
+            around = self._around[name] = (head, tail)
+        return around[0] + _encode_text(text) + around[1]
+
+    def with_texts(self, changed: dict[str, str]) -> str:
+        """The JSON with the texts of ``changed`` (field name to new text) replaced."""
+        return (
+            "{"
+            + ", ".join(
+                ek + (_encode_text(changed[key]) if key in changed else ev)
+                for key, ek, ev in self.encoded()
+            )
+            + "}"
+        )
+
+
+def _spliced(text: str, edits: list[tuple]) -> str:
+    """``text`` with each edit's occurrence replaced by its perturbed word (edits in text order,
+    all of this text's field, as tuples of ``Edit``'s fields)."""
+    if len(edits) == 1:
+        _, _, start, end, _, op = edits[0]
+        return text[:start] + op.perturbed + text[end:]
+    pieces = []
+    cursor = 0
+    for _, _, start, end, _, op in edits:
+        pieces.append(text[cursor:start])
+        pieces.append(op.perturbed)
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
 
 
 @dataclass
@@ -169,10 +229,11 @@ def perturb_frame(
         homophones,
     )
     eligible = OccurrenceRules(eligibility, benchmark, language, reader)
+    rules_active = eligible.active
 
     benchmark_rows = BenchmarkRows(benchmark, source=source)
     names = benchmark_rows.names
-    decide_ = functools.partial(decide, homophones=homophones)
+    make = typo_maker(probabilities, homophones=homophones)
     rows = PerturbedColumns(sink=sink, benchmark=benchmark)
     # keyboard or natural: replacements by the uniform rule are counted as fallbacks
     counter = SummaryCounter(keyboard=not typo_model(probabilities.model).plain)
@@ -182,18 +243,21 @@ def perturb_frame(
         probabilities.conversion > 0 and homophones is not None
     )
 
-    # Key parts hashed once, not once per occurrence: the digest of (seed, benchmark, example,
-    # word, field, occurrence) is reached by extending copies of the shared prefixes.
+    # Key parts encoded once, not once per occurrence. The key (seed, benchmark, example, word,
+    # field, occurrence[, draw]) is hashed by copying the example's hasher state and adding the
+    # rest in one update: a key is shorter than one BLAKE2b block, so no compression is saved by
+    # keeping deeper states, and a copy is cheaper than a new personalised hasher.
     variant_parts = [key_part(t.variant) for t in targets]
+    variant_field_parts: dict[str, list[bytes]] = {}  # field -> each target's word + field
     int_parts = [key_part(k) for k in range(256)]
     draw_parts = [b""] + [key_part(d) for d in range(1, draws)]
     draw_range = range(draws)
-    # the draw's typo intervals (ops.decide): u outside all of them is no typo
+    first_8 = struct.Struct(">Q").unpack_from  # the draw u: digest bytes 0-7, big-endian
+    # the draw's typo intervals (ops.drawn_kind): u outside all of them is no typo
     starts = [a for a, _, _ in probabilities.intervals]
     ends = [b for _, b, _ in probabilities.intervals]
     kinds = [op for _, _, op in probabilities.intervals]
     find_interval = bisect.bisect_right
-    field_parts: dict[str, bytes] = {}
 
     def example(ex: Example) -> None:
         r, fields, perturbable, protected = ex.r, ex.fields, ex.perturbable, ex.protected
@@ -203,15 +267,16 @@ def perturb_frame(
         rows.add(PerturbedRow(r, "original", 0, 0, seed_of_original, ex.original_fields(), 0, ()))
 
         # One pass over the example's occurrences: hash each, keep only those where a typo fires.
-        word_hashers: dict[int, Any] = {}
         counts: dict[int, int] = {}
-        fired_by: dict[tuple[int, int], list[Edit]] = {}
+        # (target, draw) -> the edits of its row, plain tuples of Edit's fields: hundreds of
+        # thousands are made, and a named tuple costs several times a tuple to build
+        fired_by: dict[tuple[int, int], list[tuple]] = {}
         for name in perturbable:
             text = fields[name]
-            part = field_parts.get(name)
-            if part is None:
-                part = field_parts[name] = key_part(name)
-            field_hashers: dict[int, Any] = {}
+            word_field = variant_field_parts.get(name)
+            if word_field is None:
+                part = key_part(name)
+                word_field = variant_field_parts[name] = [v + part for v in variant_parts]
             k_of: dict[int, int] = {}
             shielded = protected_spans(text, protected) if protected else ()
             skipped: dict[int, int] = {}
@@ -223,7 +288,7 @@ def perturb_frame(
                 if shielded and any(ps < end and start < pe for ps, pe in shielded):
                     skipped[t] = skipped.get(t, 0) + 1  # e.g. inside the JSQuAD answer span
                     continue
-                if eligible.active and eligible.excluded(start, end):
+                if rules_active and eligible.excluded(start, end):
                     ruled_out[t] = ruled_out.get(t, 0) + 1
                     continue
                 if count_convertible and human.can_convert(
@@ -232,16 +297,8 @@ def perturb_frame(
                     reader.occurrence(text, start, end) if reader else None,
                 ):
                     counter.conversion_eligible += draws
-                fh = field_hashers.get(t)
-                if fh is None:
-                    wh = word_hashers.get(t)
-                    if wh is None:
-                        wh = word_hashers[t] = example_hasher.copy()
-                        wh.update(variant_parts[t])
-                    fh = field_hashers[t] = wh.copy()
-                    fh.update(part)
-                h = fh.copy()
-                h.update(int_parts[k] if k < 256 else key_part(k))
+                h = example_hasher.copy()
+                h.update(word_field[t] + (int_parts[k] if k < 256 else key_part(k)))
                 for d in draw_range:
                     if d == 0:
                         digest = h.digest()
@@ -249,18 +306,20 @@ def perturb_frame(
                         hd = h.copy()
                         hd.update(draw_parts[d])
                         digest = hd.digest()
-                    u = int.from_bytes(digest[:8], "big")
+                    (u,) = first_8(digest)
                     at = find_interval(starts, u) - 1
                     if at < 0 or u >= ends[at]:
-                        continue  # the common case: no typo for this occurrence
-                    drawn_counts[kinds[at]] += 1
+                        continue  # no typo on this draw
+                    kind = kinds[at]
+                    drawn_counts[kind] += 1
                     word = text[start:end]
-                    ctx = reader.occurrence(text, start, end) if reader else None
-                    op = decide_(word, digest, probabilities, context=ctx)
+                    op = make(
+                        kind, word, digest, reader.occurrence(text, start, end) if reader else None
+                    )
                     if isinstance(op, Skipped):
                         counter.count_skipped(op)
                     elif op is not None:
-                        edit = Edit(name, k, start, end, word, op)
+                        edit = (name, k, start, end, word, op)  # an Edit's fields (_spliced)
                         hit = fired_by.get((t, d))
                         if hit is None:
                             fired_by[(t, d)] = [edit]
@@ -276,48 +335,38 @@ def perturb_frame(
             return
         counter.found_targets.update(counts)
         counter.occurrences += sum(counts.values())
-        encoded: list[tuple[str, str, str]] | None = None  # (key, '"key": ', value JSON)
+        as_json = _FieldsJson(fields)
+        only_field = perturbable[0] if len(perturbable) == 1 else None
+        made: list[tuple] = []  # the example's edits in row order, counted once
         for t, d in sorted(fired_by):
             edits = fired_by[(t, d)]
-            counter.count_operations([e.operation for e in edits])
-            changed: dict[str, str] = {}
-            for name in {e.field for e in edits}:
-                text = fields[name]
-                pieces = []
-                cursor = 0
-                for e in edits:
-                    if e.field == name:
-                        pieces.append(text[cursor : e.start])
-                        pieces.append(e.operation.perturbed)
-                        cursor = e.end
-                pieces.append(text[cursor:])
-                changed[name] = "".join(pieces)
-            if encoded is None:
-                encoded = [
-                    (key, _encode_text(key) + ": ", _dumps(value))
-                    for key, value in sorted(fields.items())
-                ]
-            word_hasher = word_hashers[t]
-            if d:
-                word_hasher = word_hasher.copy()
-                word_hasher.update(draw_parts[d])
-            rows.add(
-                PerturbedRow(
+            made.extend(edits)
+            if only_field is not None:  # the common case: one text, one JSON value re-encoded
+                fields_json = as_json.with_text(only_field, _spliced(fields[only_field], edits))
+            else:
+                fields_json = as_json.with_texts(
+                    {
+                        name: _spliced(fields[name], [e for e in edits if e[0] == name])
+                        for name in {e[0] for e in edits}
+                    }
+                )
+            row_hasher = example_hasher.copy()
+            row_hasher.update(variant_parts[t] + draw_parts[d])
+            target = targets[t]
+            rows.add(  # a PerturbedRow's fields, as a plain tuple (see fired_by)
+                (
                     r,
-                    targets[t].variant,
-                    targets[t].rank,
+                    target.variant,
+                    target.rank,
                     d,
-                    int.from_bytes(word_hasher.digest()[:8], "big") >> 1,
-                    "{"
-                    + ", ".join(
-                        ek + (_encode_text(changed[key]) if key in changed else ev)
-                        for key, ek, ev in encoded
-                    )
-                    + "}",
+                    first_8(row_hasher.digest())[0] >> 1,
+                    fields_json,
                     counts[t],
                     edits,
+                    TYPO,
                 )
             )
+        counter.count_operations([e[5] for e in made])
 
     if jobs == 1 or len(benchmark_rows) < 2:
         for_each_example(benchmark_rows, example, desc=f"perturb {names[0]}", progress=progress)

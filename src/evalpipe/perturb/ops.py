@@ -13,7 +13,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-from collections.abc import Mapping
+import struct
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -390,39 +391,86 @@ def decide(
     """
     if not word:
         return None
+    kind = drawn_kind(digest, probs)
+    if kind is None:
+        return None
+    return typo_maker(probs, homophones=homophones)(kind, word, digest, context)
+
+
+def drawn_kind(digest: bytes, probs: Probabilities) -> str | None:
+    """The kind of typo the draw ``digest[0:8]`` picks (see ``decide``), None for no typo."""
     u = int.from_bytes(digest[0:8], "big")
     for start, end, name in probs.intervals:
         if u < start:
             return None
         if u < end:
-            op = name
-            break
-    else:
-        return None
-    r_pos = int.from_bytes(digest[16:24], "big")
-    r_char = int.from_bytes(digest[24:32], "big")
+            return name
+    return None
+
+
+Maker = Callable[[str, str, bytes, Any], "Operation | Skipped"]
+
+
+def typo_maker(probs: Probabilities, *, homophones: Any = None) -> Maker:
+    """``make(kind, word, digest, context)``: the edit of a drawn kind on a non-empty ``word``
+    under ``probs.model`` (what ``decide`` does once the kind is drawn).
+
+    The model is looked up once, not per occurrence: the perturb loops draw the kind
+    themselves and call the maker only for the occurrences a typo fires on.
+
+    >>> make = typo_maker(Probabilities(1.0, 0.0, 0.0))
+    >>> make("delete", "cat", bytes(32), None)
+    Operation(op='delete', position=0, original_char='c', new_char=None, perturbed='at', rule='uniform', keys=None, reading=None, drawn=None)
+    """
     make = typo_model(probs.model).make
-    if make is not None:
-        return make(op, word, digest, probs.widths(), lexicon=homophones, context=context)
-    if op == "transpose":
-        return _transpose(word, r_pos)
-    if op == "conversion":
-        return _convert(word, r_char, homophones)
-    n = len(word)
-    if op == "replace":
-        eligible = range(n) if word.isascii() and word.isalnum() else _classed_positions(word)
-        if eligible:
-            i = eligible[r_pos % len(eligible)]
-            new = other_of_class(word[i], r_char)
-            return Operation("replace", i, word[i], new, word[:i] + new + word[i + 1 :])
-        op = "delete"
-    elif op == "insert":
-        eligible = range(n + 1) if word.isascii() and word.isalnum() else _classed_slots(word)
-        if eligible:
-            s = eligible[r_pos % len(eligible)]
-            inv = INVENTORIES[char_class(word[min(s, n - 1)])]  # type: ignore[index]
-            new = inv[r_char % len(inv)]
-            return Operation("insert", s, None, new, word[:s] + new + word[s:])
-        op = "delete"
-    i = r_pos % n
-    return Operation("delete", i, word[i], None, word[:i] + word[i + 1 :])
+    if make is None:
+        return _plain_maker(homophones)
+    widths = probs.widths()
+
+    def make_with_model(kind: str, word: str, digest: bytes, context: Any) -> Operation | Skipped:
+        return make(kind, word, digest, widths, lexicon=homophones, context=context)
+
+    return make_with_model
+
+
+# An Operation built from all its fields at once: Operation(...) goes through a Python-level
+# __new__ with defaults, several times the cost, and the words design makes one per typo.
+_PLAIN = ("uniform", None, None, None)  # rule, keys, reading, drawn of a plain edit
+_operation = functools.partial(tuple.__new__, Operation)
+
+
+_POSITION_CHARACTER = struct.Struct(">QQ")  # digest bytes 16-23 and 24-31, big-endian
+
+
+def _plain_maker(homophones: Any) -> Maker:
+    """The ``uniform`` model's maker (see ``decide``): one Python call per typo."""
+
+    def make_plain(op: str, word: str, digest: bytes, context: Any) -> Operation | Skipped:
+        r_pos, r_char = _POSITION_CHARACTER.unpack_from(digest, 16)
+        if op == "transpose":
+            return _transpose(word, r_pos)
+        if op == "conversion":
+            return _convert(word, r_char, homophones)
+        n = len(word)
+        plain = word.isascii() and word.isalnum()  # every position and slot has a class
+        if op == "replace":
+            eligible = range(n) if plain else _classed_positions(word)
+            if eligible:
+                i = eligible[r_pos % len(eligible)]
+                new = other_of_class(word[i], r_char)
+                return _operation(
+                    ("replace", i, word[i], new, word[:i] + new + word[i + 1 :], *_PLAIN)
+                )
+            op = "delete"
+        elif op == "insert":
+            eligible = range(n + 1) if plain else _classed_slots(word)
+            if eligible:
+                s = eligible[r_pos % len(eligible)]
+                inv = INVENTORIES[char_class(word[min(s, n - 1)])]  # type: ignore[index]
+                new = inv[r_char % len(inv)]
+                return _operation(("insert", s, None, new, word[:s] + new + word[s:], *_PLAIN))
+            op = "delete"
+        i = r_pos % n
+        return _operation(("delete", i, word[i], None, word[:i] + word[i + 1 :], *_PLAIN))
+
+    return make_plain
