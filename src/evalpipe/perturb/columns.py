@@ -136,7 +136,7 @@ class PerturbedColumns:
     def __init__(
         self, *, sink: RowGroupSink | None = None, benchmark: pd.DataFrame | None = None
     ) -> None:
-        self._pending: list[PerturbedRow] = []
+        self._pending: list[PerturbedRow | tuple] = []
         self._queued: list[ColumnBlock] | None = None  # add_block's rows not yet flushed
         self._queued_rows = 0
         self._rows: dict[str, list] = {
@@ -278,9 +278,9 @@ class ColumnBlock(NamedTuple):
     perturbations: pa.Array
 
 
-def build_block(rows: Sequence[PerturbedRow]) -> ColumnBlock:
-    """The columns of ``rows``: their typo facts stated, ``fields`` and ``perturbations`` as
-    Arrow arrays (one flush chunk each)."""
+def build_block(rows: Sequence[PerturbedRow | tuple]) -> ColumnBlock:
+    """The columns of ``rows`` (PerturbedRows, or plain tuples of their fields): their typo
+    facts stated, ``fields`` and ``perturbations`` as Arrow arrays (one flush chunk each)."""
     row = _by_name(PerturbedRow, rows)
     edits = list(itertools.chain.from_iterable(row["edits"]))
     edit = _by_name(Edit, edits)
