@@ -59,54 +59,74 @@ def _dumps(value: Any) -> str:
 
 
 class _FieldsJson:
-    """An example's ``fields`` JSON (the contract's form, ``_dumps``) with some texts replaced.
+    """An example's ``fields`` JSON (the contract's form, ``_dumps``) with some occurrences
+    replaced.
 
-    Every field's JSON is encoded once per example, and the text around each field's value once
-    per field, so a row re-encodes only the texts its edits changed.
+    JSON escapes each character on its own, so the JSON of a spliced text is the splice of the
+    text's JSON. A field whose text has nothing to escape appears in the whole example's JSON
+    as it is: a row's JSON is then that document with the edited spans cut out and the
+    perturbed words put in, without building the field's text and encoding it again.
     """
 
     def __init__(self, fields: dict[str, Any]) -> None:
         self.fields = fields
-        self._encoded: list[tuple[str, str, str]] | None = None  # (key, '"key": ', value JSON)
-        self._around: dict[str, tuple[str, str]] = {}
+        encoded = [
+            (key, _encode_text(key) + ": ", _dumps(value)) for key, value in sorted(fields.items())
+        ]
+        self._encoded = encoded
+        self.doc = "{" + ", ".join(ek + ev for _, ek, ev in encoded) + "}"
+        # field -> offset in doc of its text's first character, for texts written unescaped
+        self.at: dict[str, int] = {}
+        offset = 1
+        for key, ek, ev in encoded:
+            offset += len(ek)
+            value = fields[key]
+            if isinstance(value, str) and len(ev) == len(value) + 2 and ev[1:-1] == value:
+                self.at[key] = offset + 1
+            offset += len(ev) + 2  # the value and the ", " after it
 
-    def encoded(self) -> list[tuple[str, str, str]]:
-        if self._encoded is None:
-            self._encoded = [
-                (key, _encode_text(key) + ": ", _dumps(value))
-                for key, value in sorted(self.fields.items())
-            ]
-        return self._encoded
-
-    def with_text(self, name: str, text: str) -> str:
-        """The JSON with field ``name``'s text replaced by ``text``."""
-        around = self._around.get(name)
-        if around is None:
-            entries = [ek + ev for _, ek, ev in self.encoded()]
-            at = [key for key, _, _ in self.encoded()].index(name)
-            head = "{" + "".join(e + ", " for e in entries[:at]) + self.encoded()[at][1]
-            tail = "".join(", " + e for e in entries[at + 1 :]) + "}"
-            around = self._around[name] = (head, tail)
-        return around[0] + _encode_text(text) + around[1]
-
-    def with_texts(self, changed: dict[str, str]) -> str:
-        """The JSON with the texts of ``changed`` (field name to new text) replaced."""
+    def with_edits(self, edits: list[tuple]) -> str:
+        """The JSON with each edit's occurrence replaced by its perturbed word (edits as tuples
+        of ``Edit``'s fields, in text order within each field; occurrences never overlap)."""
+        doc, at = self.doc, self.at
+        if len(edits) == 1:
+            name, _, start, end, _, op = edits[0]
+            base = at.get(name)
+            if base is not None:
+                return doc[: base + start] + _encode_text(op.perturbed)[1:-1] + doc[base + end :]
+        elif all(e[0] in at for e in edits):
+            spans = [(at[e[0]] + e[2], at[e[0]] + e[3], e[5].perturbed) for e in edits]
+            if len({e[0] for e in edits}) > 1:
+                spans.sort(key=_first)
+            pieces = []
+            cursor = 0
+            for start, end, perturbed in spans:
+                pieces.append(doc[cursor:start])
+                pieces.append(_encode_text(perturbed)[1:-1])
+                cursor = end
+            pieces.append(doc[cursor:])
+            return "".join(pieces)
+        changed = {
+            name: _spliced(self.fields[name], [e for e in edits if e[0] == name])
+            for name in {e[0] for e in edits}
+        }
         return (
             "{"
             + ", ".join(
                 ek + (_encode_text(changed[key]) if key in changed else ev)
-                for key, ek, ev in self.encoded()
+                for key, ek, ev in self._encoded
             )
             + "}"
         )
 
 
+def _first(span: tuple) -> Any:
+    return span[0]
+
+
 def _spliced(text: str, edits: list[tuple]) -> str:
     """``text`` with each edit's occurrence replaced by its perturbed word (edits in text order,
     all of this text's field, as tuples of ``Edit``'s fields)."""
-    if len(edits) == 1:
-        _, _, start, end, _, op = edits[0]
-        return text[:start] + op.perturbed + text[end:]
     pieces = []
     cursor = 0
     for _, _, start, end, _, op in edits:
@@ -336,20 +356,11 @@ def perturb_frame(
         counter.found_targets.update(counts)
         counter.occurrences += sum(counts.values())
         as_json = _FieldsJson(fields)
-        only_field = perturbable[0] if len(perturbable) == 1 else None
         made: list[tuple] = []  # the example's edits in row order, counted once
         for t, d in sorted(fired_by):
             edits = fired_by[(t, d)]
             made.extend(edits)
-            if only_field is not None:  # the common case: one text, one JSON value re-encoded
-                fields_json = as_json.with_text(only_field, _spliced(fields[only_field], edits))
-            else:
-                fields_json = as_json.with_texts(
-                    {
-                        name: _spliced(fields[name], [e for e in edits if e[0] == name])
-                        for name in {e[0] for e in edits}
-                    }
-                )
+            fields_json = as_json.with_edits(edits)
             row_hasher = example_hasher.copy()
             row_hasher.update(variant_parts[t] + draw_parts[d])
             target = targets[t]
