@@ -278,6 +278,46 @@ def perturb_frame(
     ends = [b for _, b, _ in probabilities.intervals]
     kinds = [op for _, _, op in probabilities.intervals]
     find_interval = bisect.bisect_right
+    typo_end = max(ends, default=0)  # a draw u from here on is no typo (most draws)
+
+    plain = draws == 1 and not rules_active and not count_convertible and reader is None
+
+    def plain_field(
+        example_hasher: Any,
+        name: str,
+        text: str,
+        word_field: list[bytes],
+        k_of: dict[int, int],
+        fired_by: dict,
+    ) -> None:
+        """The loop below for one draw and a field where no occurrence is set aside, no
+        conversion is counted and no context read (the common case): the same draws and edits,
+        with none of those checks per occurrence."""
+        for t, start, end in find(text):
+            k = k_of.get(t, 0)
+            k_of[t] = k + 1
+            h = example_hasher.copy()
+            h.update(word_field[t] + (int_parts[k] if k < 256 else key_part(k)))
+            digest = h.digest()
+            (u,) = first_8(digest)
+            if u >= typo_end:
+                continue
+            at = find_interval(starts, u) - 1
+            if at < 0 or u >= ends[at]:
+                continue
+            kind = kinds[at]
+            drawn_counts[kind] += 1
+            word = text[start:end]
+            op = make(kind, word, digest, None)
+            if isinstance(op, Skipped):
+                counter.count_skipped(op)
+            elif op is not None:
+                edit = (name, k, start, end, word, op)
+                hit = fired_by.get((t, 0))
+                if hit is None:
+                    fired_by[(t, 0)] = [edit]
+                else:
+                    hit.append(edit)
 
     def example(ex: Example) -> None:
         r, fields, perturbable, protected = ex.r, ex.fields, ex.perturbable, ex.protected
@@ -302,49 +342,55 @@ def perturb_frame(
             skipped: dict[int, int] = {}
             ruled_out: dict[int, int] = {}  # occurrences the eligibility rules exclude
             eligible.field(text)
-            for t, start, end in find(text):
-                k = k_of.get(t, 0)
-                k_of[t] = k + 1
-                if shielded and any(ps < end and start < pe for ps, pe in shielded):
-                    skipped[t] = skipped.get(t, 0) + 1  # e.g. inside the JSQuAD answer span
-                    continue
-                if rules_active and eligible.excluded(start, end):
-                    ruled_out[t] = ruled_out.get(t, 0) + 1
-                    continue
-                if count_convertible and human.can_convert(
-                    text[start:end],
-                    homophones,
-                    reader.occurrence(text, start, end) if reader else None,
-                ):
-                    counter.conversion_eligible += draws
-                h = example_hasher.copy()
-                h.update(word_field[t] + (int_parts[k] if k < 256 else key_part(k)))
-                for d in draw_range:
-                    if d == 0:
-                        digest = h.digest()
-                    else:
-                        hd = h.copy()
-                        hd.update(draw_parts[d])
-                        digest = hd.digest()
-                    (u,) = first_8(digest)
-                    at = find_interval(starts, u) - 1
-                    if at < 0 or u >= ends[at]:
-                        continue  # no typo on this draw
-                    kind = kinds[at]
-                    drawn_counts[kind] += 1
-                    word = text[start:end]
-                    op = make(
-                        kind, word, digest, reader.occurrence(text, start, end) if reader else None
-                    )
-                    if isinstance(op, Skipped):
-                        counter.count_skipped(op)
-                    elif op is not None:
-                        edit = (name, k, start, end, word, op)  # an Edit's fields (_spliced)
-                        hit = fired_by.get((t, d))
-                        if hit is None:
-                            fired_by[(t, d)] = [edit]
+            if plain and not shielded:
+                plain_field(example_hasher, name, text, word_field, k_of, fired_by)
+            else:
+                for t, start, end in find(text):
+                    k = k_of.get(t, 0)
+                    k_of[t] = k + 1
+                    if shielded and any(ps < end and start < pe for ps, pe in shielded):
+                        skipped[t] = skipped.get(t, 0) + 1  # e.g. inside the JSQuAD answer span
+                        continue
+                    if rules_active and eligible.excluded(start, end):
+                        ruled_out[t] = ruled_out.get(t, 0) + 1
+                        continue
+                    if count_convertible and human.can_convert(
+                        text[start:end],
+                        homophones,
+                        reader.occurrence(text, start, end) if reader else None,
+                    ):
+                        counter.conversion_eligible += draws
+                    h = example_hasher.copy()
+                    h.update(word_field[t] + (int_parts[k] if k < 256 else key_part(k)))
+                    for d in draw_range:
+                        if d == 0:
+                            digest = h.digest()
                         else:
-                            hit.append(edit)
+                            hd = h.copy()
+                            hd.update(draw_parts[d])
+                            digest = hd.digest()
+                        (u,) = first_8(digest)
+                        at = find_interval(starts, u) - 1
+                        if at < 0 or u >= ends[at]:
+                            continue  # no typo on this draw
+                        kind = kinds[at]
+                        drawn_counts[kind] += 1
+                        word = text[start:end]
+                        op = make(
+                            kind,
+                            word,
+                            digest,
+                            reader.occurrence(text, start, end) if reader else None,
+                        )
+                        if isinstance(op, Skipped):
+                            counter.count_skipped(op)
+                        elif op is not None:
+                            edit = (name, k, start, end, word, op)  # an Edit's fields (_spliced)
+                            hit = fired_by.get((t, d))
+                            if hit is None:
+                                fired_by[(t, d)] = [edit]
+                            else:
+                                hit.append(edit)
             for t, n in k_of.items():
                 if n > skipped.get(t, 0) + ruled_out.get(t, 0):
                     counts[t] = counts.get(t, 0) + n - skipped.get(t, 0) - ruled_out.get(t, 0)
