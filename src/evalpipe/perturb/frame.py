@@ -251,6 +251,12 @@ def perturb_frame(
     eligible = OccurrenceRules(eligibility, benchmark, language, reader)
     rules_active = eligible.active
 
+    # Japanese: MeCab runs over a batch of examples' texts before the loop reaches them
+    prepare = getattr(getattr(find, "__self__", None), "prepare", None)
+
+    def ahead(batch: list[Example]) -> None:
+        prepare([ex.fields[name] for ex in batch for name in ex.perturbable])
+
     benchmark_rows = BenchmarkRows(benchmark, source=source)
     names = benchmark_rows.names
     make = typo_maker(probabilities, homophones=homophones)
@@ -426,7 +432,13 @@ def perturb_frame(
         counter.count_operations([e[5] for e in made])
 
     if jobs == 1 or len(benchmark_rows) < 2:
-        for_each_example(benchmark_rows, example, desc=f"perturb {names[0]}", progress=progress)
+        for_each_example(
+            benchmark_rows,
+            example,
+            desc=f"perturb {names[0]}",
+            progress=progress,
+            ahead=ahead if prepare else None,
+        )
     else:
 
         def perturb_range(
@@ -448,6 +460,7 @@ def perturb_frame(
                 desc="",
                 progress=False,
                 within=range(lo, hi),
+                ahead=ahead if prepare else None,
             )
             made = recorder.examples
             block = columns.build_block([row for rows_of in made for row in rows_of])
