@@ -94,6 +94,19 @@ def test_japanese_surface_entries_match_runs_of_whole_tokens():
     assert [(w, s) for w, s, _, _ in found] == [("います", 5), ("ます", 6)]
 
 
+def test_japanese_texts_found_ahead_are_the_texts_found_one_by_one():
+    entries = [("ます", "ます", "助動詞"), ("の", None, None), ("元気", None, None)]
+    texts = ["本を読んでいます。", "ますます元気です。", "元気の素", "本を読んでいます。"]
+    one_by_one = JapaneseFinder(entries, tokenizer=_tokenizer())
+    expected = [one_by_one.find(t) for t in texts]
+    ahead = JapaneseFinder(entries, tokenizer=_tokenizer())
+    ahead.prepare(texts[:2])
+    ahead.prepare(texts[2:])  # only the last batch is held
+    assert set(ahead._ahead) == {"元気の素", "本を読んでいます。"}
+    assert [ahead.find(t) for t in texts] == expected
+    assert ahead._ahead == {}
+
+
 def test_japanese_offsets_survive_whitespace_and_newlines():
     text = "彼は  走り\nました 。 そして ます"
     found = _japanese([("ます", "ます", "助動詞")], text)

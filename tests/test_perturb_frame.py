@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from evalpipe import atomic
 from evalpipe.benchmarks import get_spec, load_benchmark
 from evalpipe.errors import InputError
-from evalpipe.perturb import Probabilities, Tokenizer, perturb_frame
+from evalpipe.perturb import Probabilities, Tokenizer, frame, perturb_frame
+from evalpipe.perturb.ops import Operation
 from evalpipe.perturb.scripts import char_class
 from evalpipe.words import word_list
 
@@ -256,6 +257,42 @@ def test_perturbed_fields_are_the_same_json_as_json_dumps():
         assert row["fields"] == json.dumps(
             json.loads(row["fields"]), ensure_ascii=False, sort_keys=True
         )
+
+
+@given(
+    texts=st.lists(
+        st.text(st.sampled_from('ab"\\\n\u2028漢😀'), max_size=12), min_size=1, max_size=3
+    ),
+    cuts=st.lists(st.tuples(st.integers(0, 2), st.integers(0, 12), st.integers(0, 3)), max_size=6),
+    words=st.lists(st.text(st.sampled_from('xy"\\\t'), max_size=3), min_size=6, max_size=6),
+)
+@settings(max_examples=200, deadline=None)
+def test_a_rows_fields_json_is_the_dumps_of_its_spliced_texts(texts, cuts, words):
+    # the row JSON is spliced into the example's JSON: it must be _dumps of the edited texts
+    fields = {f"f{i}": text for i, text in enumerate(texts)} | {"n": 3}
+    taken: dict[str, list[tuple[int, int]]] = {}
+    edits = []
+    for (which, start, size), word in zip(cuts, words, strict=False):
+        name = f"f{which % len(texts)}"
+        start = min(start, len(fields[name]))
+        end = min(start + size, len(fields[name]))
+        if any((s < end and start < e) or s == start for s, e in taken.get(name, [])):
+            continue  # occurrences never overlap
+        taken.setdefault(name, []).append((start, end))
+        op = Operation("replace", 0, "a", "b", word)
+        edits.append((name, 0, start, end, fields[name][start:end], op))
+    expected = dict(fields)
+    for name in {e[0] for e in edits}:
+        mine = sorted((e for e in edits if e[0] == name), key=lambda e: e[2])
+        text = fields[name]
+        for _, _, start, end, _, op in reversed(mine):
+            text = text[:start] + op.perturbed + text[end:]
+        expected[name] = text
+    # text order within a field, the fields in reverse (as a perturbable list may name them)
+    in_text_order = sorted(edits, key=lambda e: (-int(e[0][1:]), e[2]))
+    if edits:
+        got = frame._FieldsJson(fields).with_edits(in_text_order)
+        assert got == json.dumps(expected, ensure_ascii=False, sort_keys=True)
 
 
 def test_japanese_rows_perturb_token_surfaces():

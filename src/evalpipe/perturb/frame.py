@@ -59,54 +59,74 @@ def _dumps(value: Any) -> str:
 
 
 class _FieldsJson:
-    """An example's ``fields`` JSON (the contract's form, ``_dumps``) with some texts replaced.
+    """An example's ``fields`` JSON (the contract's form, ``_dumps``) with some occurrences
+    replaced.
 
-    Every field's JSON is encoded once per example, and the text around each field's value once
-    per field, so a row re-encodes only the texts its edits changed.
+    JSON escapes each character on its own, so the JSON of a spliced text is the splice of the
+    text's JSON. A field whose text has nothing to escape appears in the whole example's JSON
+    as it is: a row's JSON is then that document with the edited spans cut out and the
+    perturbed words put in, without building the field's text and encoding it again.
     """
 
     def __init__(self, fields: dict[str, Any]) -> None:
         self.fields = fields
-        self._encoded: list[tuple[str, str, str]] | None = None  # (key, '"key": ', value JSON)
-        self._around: dict[str, tuple[str, str]] = {}
+        encoded = [
+            (key, _encode_text(key) + ": ", _dumps(value)) for key, value in sorted(fields.items())
+        ]
+        self._encoded = encoded
+        self.doc = "{" + ", ".join(ek + ev for _, ek, ev in encoded) + "}"
+        # field -> offset in doc of its text's first character, for texts written unescaped
+        self.at: dict[str, int] = {}
+        offset = 1
+        for key, ek, ev in encoded:
+            offset += len(ek)
+            value = fields[key]
+            if isinstance(value, str) and len(ev) == len(value) + 2 and ev[1:-1] == value:
+                self.at[key] = offset + 1
+            offset += len(ev) + 2  # the value and the ", " after it
 
-    def encoded(self) -> list[tuple[str, str, str]]:
-        if self._encoded is None:
-            self._encoded = [
-                (key, _encode_text(key) + ": ", _dumps(value))
-                for key, value in sorted(self.fields.items())
-            ]
-        return self._encoded
-
-    def with_text(self, name: str, text: str) -> str:
-        """The JSON with field ``name``'s text replaced by ``text``."""
-        around = self._around.get(name)
-        if around is None:
-            entries = [ek + ev for _, ek, ev in self.encoded()]
-            at = [key for key, _, _ in self.encoded()].index(name)
-            head = "{" + "".join(e + ", " for e in entries[:at]) + self.encoded()[at][1]
-            tail = "".join(", " + e for e in entries[at + 1 :]) + "}"
-            around = self._around[name] = (head, tail)
-        return around[0] + _encode_text(text) + around[1]
-
-    def with_texts(self, changed: dict[str, str]) -> str:
-        """The JSON with the texts of ``changed`` (field name to new text) replaced."""
+    def with_edits(self, edits: list[tuple]) -> str:
+        """The JSON with each edit's occurrence replaced by its perturbed word (edits as tuples
+        of ``Edit``'s fields, in text order within each field; occurrences never overlap)."""
+        doc, at = self.doc, self.at
+        if len(edits) == 1:
+            name, _, start, end, _, op = edits[0]
+            base = at.get(name)
+            if base is not None:
+                return doc[: base + start] + _encode_text(op.perturbed)[1:-1] + doc[base + end :]
+        elif all(e[0] in at for e in edits):
+            spans = [(at[e[0]] + e[2], at[e[0]] + e[3], e[5].perturbed) for e in edits]
+            if len({e[0] for e in edits}) > 1:
+                spans.sort(key=_first)
+            pieces = []
+            cursor = 0
+            for start, end, perturbed in spans:
+                pieces.append(doc[cursor:start])
+                pieces.append(_encode_text(perturbed)[1:-1])
+                cursor = end
+            pieces.append(doc[cursor:])
+            return "".join(pieces)
+        changed = {
+            name: _spliced(self.fields[name], [e for e in edits if e[0] == name])
+            for name in {e[0] for e in edits}
+        }
         return (
             "{"
             + ", ".join(
                 ek + (_encode_text(changed[key]) if key in changed else ev)
-                for key, ek, ev in self.encoded()
+                for key, ek, ev in self._encoded
             )
             + "}"
         )
 
 
+def _first(span: tuple) -> Any:
+    return span[0]
+
+
 def _spliced(text: str, edits: list[tuple]) -> str:
     """``text`` with each edit's occurrence replaced by its perturbed word (edits in text order,
     all of this text's field, as tuples of ``Edit``'s fields)."""
-    if len(edits) == 1:
-        _, _, start, end, _, op = edits[0]
-        return text[:start] + op.perturbed + text[end:]
     pieces = []
     cursor = 0
     for _, _, start, end, _, op in edits:
@@ -231,6 +251,12 @@ def perturb_frame(
     eligible = OccurrenceRules(eligibility, benchmark, language, reader)
     rules_active = eligible.active
 
+    # Japanese: MeCab runs over a batch of examples' texts before the loop reaches them
+    prepare = getattr(getattr(find, "__self__", None), "prepare", None)
+
+    def ahead(batch: list[Example]) -> None:
+        prepare([ex.fields[name] for ex in batch for name in ex.perturbable])
+
     benchmark_rows = BenchmarkRows(benchmark, source=source)
     names = benchmark_rows.names
     make = typo_maker(probabilities, homophones=homophones)
@@ -258,6 +284,46 @@ def perturb_frame(
     ends = [b for _, b, _ in probabilities.intervals]
     kinds = [op for _, _, op in probabilities.intervals]
     find_interval = bisect.bisect_right
+    typo_end = max(ends, default=0)  # a draw u from here on is no typo (most draws)
+
+    plain = draws == 1 and not rules_active and not count_convertible and reader is None
+
+    def plain_field(
+        example_hasher: Any,
+        name: str,
+        text: str,
+        word_field: list[bytes],
+        k_of: dict[int, int],
+        fired_by: dict,
+    ) -> None:
+        """The loop below for one draw and a field where no occurrence is set aside, no
+        conversion is counted and no context read (the common case): the same draws and edits,
+        with none of those checks per occurrence."""
+        for t, start, end in find(text):
+            k = k_of.get(t, 0)
+            k_of[t] = k + 1
+            h = example_hasher.copy()
+            h.update(word_field[t] + (int_parts[k] if k < 256 else key_part(k)))
+            digest = h.digest()
+            (u,) = first_8(digest)
+            if u >= typo_end:
+                continue
+            at = find_interval(starts, u) - 1
+            if at < 0 or u >= ends[at]:
+                continue
+            kind = kinds[at]
+            drawn_counts[kind] += 1
+            word = text[start:end]
+            op = make(kind, word, digest, None)
+            if isinstance(op, Skipped):
+                counter.count_skipped(op)
+            elif op is not None:
+                edit = (name, k, start, end, word, op)
+                hit = fired_by.get((t, 0))
+                if hit is None:
+                    fired_by[(t, 0)] = [edit]
+                else:
+                    hit.append(edit)
 
     def example(ex: Example) -> None:
         r, fields, perturbable, protected = ex.r, ex.fields, ex.perturbable, ex.protected
@@ -282,49 +348,55 @@ def perturb_frame(
             skipped: dict[int, int] = {}
             ruled_out: dict[int, int] = {}  # occurrences the eligibility rules exclude
             eligible.field(text)
-            for t, start, end in find(text):
-                k = k_of.get(t, 0)
-                k_of[t] = k + 1
-                if shielded and any(ps < end and start < pe for ps, pe in shielded):
-                    skipped[t] = skipped.get(t, 0) + 1  # e.g. inside the JSQuAD answer span
-                    continue
-                if rules_active and eligible.excluded(start, end):
-                    ruled_out[t] = ruled_out.get(t, 0) + 1
-                    continue
-                if count_convertible and human.can_convert(
-                    text[start:end],
-                    homophones,
-                    reader.occurrence(text, start, end) if reader else None,
-                ):
-                    counter.conversion_eligible += draws
-                h = example_hasher.copy()
-                h.update(word_field[t] + (int_parts[k] if k < 256 else key_part(k)))
-                for d in draw_range:
-                    if d == 0:
-                        digest = h.digest()
-                    else:
-                        hd = h.copy()
-                        hd.update(draw_parts[d])
-                        digest = hd.digest()
-                    (u,) = first_8(digest)
-                    at = find_interval(starts, u) - 1
-                    if at < 0 or u >= ends[at]:
-                        continue  # no typo on this draw
-                    kind = kinds[at]
-                    drawn_counts[kind] += 1
-                    word = text[start:end]
-                    op = make(
-                        kind, word, digest, reader.occurrence(text, start, end) if reader else None
-                    )
-                    if isinstance(op, Skipped):
-                        counter.count_skipped(op)
-                    elif op is not None:
-                        edit = (name, k, start, end, word, op)  # an Edit's fields (_spliced)
-                        hit = fired_by.get((t, d))
-                        if hit is None:
-                            fired_by[(t, d)] = [edit]
+            if plain and not shielded:
+                plain_field(example_hasher, name, text, word_field, k_of, fired_by)
+            else:
+                for t, start, end in find(text):
+                    k = k_of.get(t, 0)
+                    k_of[t] = k + 1
+                    if shielded and any(ps < end and start < pe for ps, pe in shielded):
+                        skipped[t] = skipped.get(t, 0) + 1  # e.g. inside the JSQuAD answer span
+                        continue
+                    if rules_active and eligible.excluded(start, end):
+                        ruled_out[t] = ruled_out.get(t, 0) + 1
+                        continue
+                    if count_convertible and human.can_convert(
+                        text[start:end],
+                        homophones,
+                        reader.occurrence(text, start, end) if reader else None,
+                    ):
+                        counter.conversion_eligible += draws
+                    h = example_hasher.copy()
+                    h.update(word_field[t] + (int_parts[k] if k < 256 else key_part(k)))
+                    for d in draw_range:
+                        if d == 0:
+                            digest = h.digest()
                         else:
-                            hit.append(edit)
+                            hd = h.copy()
+                            hd.update(draw_parts[d])
+                            digest = hd.digest()
+                        (u,) = first_8(digest)
+                        at = find_interval(starts, u) - 1
+                        if at < 0 or u >= ends[at]:
+                            continue  # no typo on this draw
+                        kind = kinds[at]
+                        drawn_counts[kind] += 1
+                        word = text[start:end]
+                        op = make(
+                            kind,
+                            word,
+                            digest,
+                            reader.occurrence(text, start, end) if reader else None,
+                        )
+                        if isinstance(op, Skipped):
+                            counter.count_skipped(op)
+                        elif op is not None:
+                            edit = (name, k, start, end, word, op)  # an Edit's fields (_spliced)
+                            hit = fired_by.get((t, d))
+                            if hit is None:
+                                fired_by[(t, d)] = [edit]
+                            else:
+                                hit.append(edit)
             for t, n in k_of.items():
                 if n > skipped.get(t, 0) + ruled_out.get(t, 0):
                     counts[t] = counts.get(t, 0) + n - skipped.get(t, 0) - ruled_out.get(t, 0)
@@ -336,20 +408,11 @@ def perturb_frame(
         counter.found_targets.update(counts)
         counter.occurrences += sum(counts.values())
         as_json = _FieldsJson(fields)
-        only_field = perturbable[0] if len(perturbable) == 1 else None
         made: list[tuple] = []  # the example's edits in row order, counted once
         for t, d in sorted(fired_by):
             edits = fired_by[(t, d)]
             made.extend(edits)
-            if only_field is not None:  # the common case: one text, one JSON value re-encoded
-                fields_json = as_json.with_text(only_field, _spliced(fields[only_field], edits))
-            else:
-                fields_json = as_json.with_texts(
-                    {
-                        name: _spliced(fields[name], [e for e in edits if e[0] == name])
-                        for name in {e[0] for e in edits}
-                    }
-                )
+            fields_json = as_json.with_edits(edits)
             row_hasher = example_hasher.copy()
             row_hasher.update(variant_parts[t] + draw_parts[d])
             target = targets[t]
@@ -369,7 +432,13 @@ def perturb_frame(
         counter.count_operations([e[5] for e in made])
 
     if jobs == 1 or len(benchmark_rows) < 2:
-        for_each_example(benchmark_rows, example, desc=f"perturb {names[0]}", progress=progress)
+        for_each_example(
+            benchmark_rows,
+            example,
+            desc=f"perturb {names[0]}",
+            progress=progress,
+            ahead=ahead if prepare else None,
+        )
     else:
 
         def perturb_range(
@@ -391,6 +460,7 @@ def perturb_frame(
                 desc="",
                 progress=False,
                 within=range(lo, hi),
+                ahead=ahead if prepare else None,
             )
             made = recorder.examples
             block = columns.build_block([row for rows_of in made for row in rows_of])

@@ -162,12 +162,34 @@ class JapaneseFinder:
         self._growing = {w[:n] for w in self.by_surface for n in range(1, len(w))}
         self._starters = self._growing | self.by_surface.keys()
         self._cache: dict[str, list[tuple[int, int, int]]] = {}
+        self._ahead: dict[str, list[tuple[int, int, int]]] = {}  # see prepare
+
+    def prepare(self, texts: Iterable[str]) -> None:
+        """Find ``texts`` now, for the ``find`` calls that follow (a batch of examples' texts).
+
+        MeCab's calls measured cheaper run over a batch back to back than one at a time
+        between the perturb loop's other work (about 10% of the Japanese loop's CPU); only the
+        last batch is held.
+        """
+        self._ahead = {}
+        for text in texts:
+            if text not in self._cache and text not in self._ahead:
+                self._ahead[text] = self._find(text)
 
     def find(self, text: str) -> list[tuple[int, int, int]]:
         """``[(target index, start, end), ...]`` sorted by (start, target index)."""
         hit = self._cache.get(text)
         if hit is not None:
             return hit
+        out = self._ahead.pop(text, None)
+        if out is None:
+            out = self._find(text)
+        # JSQuAD-style sets repeat a context across questions: tokenise it once.
+        if len(self._cache) < 200_000:
+            self._cache[text] = out
+        return out
+
+    def _find(self, text: str) -> list[tuple[int, int, int]]:
         tokens = self.tokenizer.tokens(text) if self.by_lemma else []
         out: list[tuple[int, int, int]] = []
         if self.by_lemma:
@@ -188,9 +210,6 @@ class JapaneseFinder:
                 surfaces, starts, ends = self.tokenizer.spans(text)
             self._runs(text, surfaces, starts, ends, out)
         out.sort(key=_START_THEN_TARGET)
-        # JSQuAD-style sets repeat a context across questions: tokenise it once.
-        if len(self._cache) < 200_000:
-            self._cache[text] = out
         return out
 
     def _runs(

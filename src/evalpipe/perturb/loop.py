@@ -92,6 +92,9 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
+AHEAD = 64  # examples handed to for_each_example's ``ahead`` at a time
+
+
 def for_each_example(
     rows: BenchmarkRows,
     design: Callable[[Example], None],
@@ -99,13 +102,24 @@ def for_each_example(
     desc: str,
     progress: bool,
     within: range | None = None,
+    ahead: Callable[[list[Example]], None] | None = None,
 ) -> None:
     """Run ``design`` over every example (or those of ``within``), in order, the cyclic
-    collector paused."""
+    collector paused; ``ahead`` is first given each batch of ``AHEAD`` examples (e.g. to
+    tokenise their texts back to back)."""
     with paused_gc():
         todo = range(len(rows)) if within is None else within
-        for r in tqdm(todo, desc=desc, unit="ex", disable=not progress):
-            design(rows.example(r))
+        if ahead is None:
+            for r in tqdm(todo, desc=desc, unit="ex", disable=not progress):
+                design(rows.example(r))
+            return
+        with tqdm(total=len(todo), desc=desc, unit="ex", disable=not progress) as bar:
+            for lo in range(0, len(todo), AHEAD):
+                batch = [rows.example(r) for r in todo[lo : lo + AHEAD]]
+                ahead(batch)
+                for ex in batch:
+                    design(ex)
+                bar.update(len(batch))
 
 
 # The clean row's seed of each design. The three derivations differ (an empty key part, the

@@ -22,7 +22,12 @@ from evalpipe.errors import InputError
 from evalpipe.params_schema import default_of
 from evalpipe.perturb.keyboard import is_kana
 from evalpipe.perturb.records import RULES, Operation, Skipped
-from evalpipe.perturb.scripts import INVENTORIES, char_class, other_of_class
+from evalpipe.perturb.scripts import (
+    INVENTORIES,
+    char_class,
+    inventory_index,
+    other_in,
+)
 from evalpipe.perturb.typo_models import typo_model
 from evalpipe.registries import TYPO_MODELS
 
@@ -442,8 +447,26 @@ _operation = functools.partial(tuple.__new__, Operation)
 _POSITION_CHARACTER = struct.Struct(">QQ")  # digest bytes 16-23 and 24-31, big-endian
 
 
+def _uniform_places(word: str) -> tuple[tuple, tuple]:
+    """A spelling's ``uniform`` places: its replaceable positions as ``(position, character,
+    inventory, index)`` and its insertion slots as ``(slot, inventory)`` (see ``decide``)."""
+    n = len(word)
+    replaced = tuple(
+        (i, word[i], INVENTORIES[cls], index)  # type: ignore[index]
+        for i in _classed_positions(word)
+        for cls, index in [inventory_index(word[i])]
+    )
+    inserted = tuple(
+        (s, INVENTORIES[char_class(word[min(s, n - 1)])])  # type: ignore[index]
+        for s in _classed_slots(word)
+    )
+    return replaced, inserted
+
+
 def _plain_maker(homophones: Any) -> Maker:
     """The ``uniform`` model's maker (see ``decide``): one Python call per typo."""
+    # a loop's occurrences are of a few hundred spellings: their places are worked out once
+    places: dict[str, tuple[tuple, tuple]] = {}
 
     def make_plain(op: str, word: str, digest: bytes, context: Any) -> Operation | Skipped:
         r_pos, r_char = _POSITION_CHARACTER.unpack_from(digest, 16)
@@ -451,26 +474,24 @@ def _plain_maker(homophones: Any) -> Maker:
             return _transpose(word, r_pos)
         if op == "conversion":
             return _convert(word, r_char, homophones)
-        n = len(word)
-        plain = word.isascii() and word.isalnum()  # every position and slot has a class
+        at = places.get(word)
+        if at is None:
+            at = places[word] = _uniform_places(word)
         if op == "replace":
-            eligible = range(n) if plain else _classed_positions(word)
-            if eligible:
-                i = eligible[r_pos % len(eligible)]
-                new = other_of_class(word[i], r_char)
-                return _operation(
-                    ("replace", i, word[i], new, word[:i] + new + word[i + 1 :], *_PLAIN)
-                )
+            replaced = at[0]
+            if replaced:
+                i, ch, inv, index = replaced[r_pos % len(replaced)]
+                new = other_in(inv, index, r_char)
+                return _operation(("replace", i, ch, new, word[:i] + new + word[i + 1 :], *_PLAIN))
             op = "delete"
         elif op == "insert":
-            eligible = range(n + 1) if plain else _classed_slots(word)
-            if eligible:
-                s = eligible[r_pos % len(eligible)]
-                inv = INVENTORIES[char_class(word[min(s, n - 1)])]  # type: ignore[index]
+            inserted = at[1]
+            if inserted:
+                s, inv = inserted[r_pos % len(inserted)]
                 new = inv[r_char % len(inv)]
                 return _operation(("insert", s, None, new, word[:s] + new + word[s:], *_PLAIN))
             op = "delete"
-        i = r_pos % n
+        i = r_pos % len(word)
         return _operation(("delete", i, word[i], None, word[:i] + word[i + 1 :], *_PLAIN))
 
     return make_plain

@@ -141,7 +141,12 @@ def other_of_class(ch: str, r: int) -> str:
     """A character of ``ch``'s class other than ``ch``, chosen by the integer ``r`` (the
     ``uniform`` rule; a kanji outside the inventory may become any inventory kanji)."""
     cls, index = inventory_index(ch)
-    inv = INVENTORIES[cls]  # type: ignore[index]
+    return other_in(INVENTORIES[cls], index, r)  # type: ignore[index]
+
+
+def other_in(inv: str, index: int, r: int) -> str:
+    """``other_of_class`` of a character whose class's inventory is ``inv`` and whose index in it
+    is ``index`` (``inventory_index``): for callers that looked these up once per spelling."""
     if index < 0:
         return inv[r % len(inv)]
     k = r % (len(inv) - 1)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from evalpipe.perturb.ops import OPS, Operation, Probabilities, Skipped
 from evalpipe.perturb.scripts import char_class
 from evalpipe.perturb.targets import Target
 
+_KIND_RULE_DRAWN = operator.attrgetter("op", "rule", "drawn")  # what the counts group by
 NOT_FOUND_SHOWN = 20  # target words named in targets_not_found_top
 
 
@@ -78,18 +80,15 @@ class SummaryCounter:
         # Counted by (kind, rule, drawn) first: a benchmark makes hundreds of thousands of
         # operations of a few dozen such triples. The counts, and the order in which each
         # dict first sees its keys, are those of counting the operations one by one.
-        tally: dict[tuple[str, str, str | None], int] = {}
-        fallback = self.fallback
-        keyboard = self.keyboard
-        for op in operations:
-            kind, rule, drawn = op.op, op.rule, op.drawn
-            key = (kind, rule, drawn)
-            tally[key] = tally.get(key, 0) + 1
-            if keyboard and rule == "uniform":
-                char = op.new_char if kind == "insert" else op.original_char
-                cls = char_class(char[0]) if char else None
-                if cls is not None:  # a uniform draw is always of a script class
-                    fallback[cls] = fallback.get(cls, 0) + 1
+        tally = Counter(map(_KIND_RULE_DRAWN, operations))  # in C, keys in first-seen order
+        if self.keyboard:
+            fallback = self.fallback
+            for op in operations:
+                if op.rule == "uniform":
+                    char = op.new_char if op.op == "insert" else op.original_char
+                    cls = char_class(char[0]) if char else None
+                    if cls is not None:  # a uniform draw is always of a script class
+                        fallback[cls] = fallback.get(cls, 0) + 1
         for (kind, rule, drawn), n in tally.items():
             self.operations[kind] += n
             rules = self.rules[kind]
