@@ -18,6 +18,7 @@ import bisect
 import json
 import json.encoder
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -252,10 +253,13 @@ def perturb_frame(
     rules_active = eligible.active
 
     # Japanese: MeCab runs over a batch of examples' texts before the loop reaches them
-    prepare = getattr(getattr(find, "__self__", None), "prepare", None)
+    prepare: Callable[[list[str]], None] | None = getattr(
+        getattr(find, "__self__", None), "prepare", None
+    )
 
     def ahead(batch: list[Example]) -> None:
-        prepare([ex.fields[name] for ex in batch for name in ex.perturbable])
+        if prepare is not None:
+            prepare([ex.fields[name] for ex in batch for name in ex.perturbable])
 
     benchmark_rows = BenchmarkRows(benchmark, source=source)
     names = benchmark_rows.names
