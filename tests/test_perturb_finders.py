@@ -160,3 +160,49 @@ def test_surface_entries_are_every_text_from_a_token_start_to_a_token_end(text, 
     expected.sort(key=lambda o: (o[1], o[0]))
     finder = JapaneseFinder([(w, None, None) for w in words], tokenizer=_tokenizer())
     assert finder.find(text) == expected
+
+
+def _surface_runs_brute_force(entries: list[str], text: str) -> list[tuple[int, int, int]]:
+    """Every token-aligned span whose text is an entry, an entry's later overlapping spans
+    dropped (the earliest start wins), sorted by (start, entry)."""
+    _, starts, ends = _tokenizer().spans(text)
+    index = {w: i for i, w in reversed(list(enumerate(entries)))}
+    out, last_end = [], {}
+    for i, start in enumerate(starts):
+        for end in ends[i:]:
+            w = index.get(text[start:end])
+            if w is not None and last_end.get(w, -1) <= start:
+                out.append((w, start, end))
+                last_end[w] = end
+    return sorted(out, key=lambda m: (m[1], m[0]))
+
+
+_JA_PIECES = [
+    "ます",
+    "い",
+    "ま",
+    "す",
+    "本",
+    "を",
+    "読ん",
+    "で",
+    "元気",
+    "です",
+    "。",
+    "の",
+    "ああ",
+    "あ",
+    "ー",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from([*_JA_PIECES, " ", "\n"]), max_size=30),
+    st.lists(st.lists(st.sampled_from(_JA_PIECES), min_size=1, max_size=3), min_size=1, max_size=8),
+)
+def test_japanese_surface_runs_are_the_brute_force_spans(pieces: list[str], words: list[list[str]]):
+    text = "".join(pieces)
+    entries = ["".join(w) for w in words]
+    finder = JapaneseFinder([(w, None, None) for w in entries], tokenizer=_tokenizer())
+    assert finder.find(text) == _surface_runs_brute_force(entries, text)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 import io
 import json
@@ -568,3 +569,21 @@ def test_typo_facts_follow_every_kind_and_script_on_a_japanese_sample(draws):
     assert "mixed" in {r["op"] for r in rows}
     assert sum(r["n_typos"] for r in rows) == result.summary["perturbed_occurrences"]
     assert {r["draw"] for r in rows} == set(range(draws))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.binary(min_size=32, max_size=32),
+    st.lists(st.integers(0, 2**64), min_size=1, max_size=6),
+    st.integers(0, 2**64 - 1),
+)
+def test_draw_bounds_as_bytes_order_digests_as_their_draws(
+    digest: bytes, bounds: list[int], near: int
+):
+    """The one-draw loop compares digests with ``_bound``s instead of unpacking u."""
+    u = int.from_bytes(digest[:8], "big")
+    for v in [*bounds, u, u + 1, near, 2**64]:
+        assert (digest >= frame._bound(v)) == (u >= v)
+    sorted_bounds = sorted(bounds)
+    as_bytes = [frame._bound(v) for v in sorted_bounds]
+    assert bisect.bisect_right(as_bytes, digest) == bisect.bisect_right(sorted_bounds, u)

@@ -121,6 +121,12 @@ class _FieldsJson:
         )
 
 
+def _bound(v: int) -> bytes:
+    """A draw bound as bytes that order with 32-byte digests as ``v`` with their first 8 bytes
+    read as a big-endian int (``v <= 2**64``)."""
+    return v.to_bytes(8, "big") if v < 2**64 else b"\xff" * 33
+
+
 def _first(span: tuple) -> Any:
     return span[0]
 
@@ -289,6 +295,12 @@ def perturb_frame(
     kinds = [op for _, _, op in probabilities.intervals]
     find_interval = bisect.bisect_right
     typo_end = max(ends, default=0)  # a draw u from here on is no typo (most draws)
+    # The same bounds as bytes, compared with the whole digest: digest >= v.to_bytes(8) exactly
+    # when u >= v (equal first 8 bytes: the longer digest is the greater), so the one-draw
+    # loop tests a draw without unpacking it; 2**64, above every u, is above every digest.
+    starts_b = [_bound(a) for a in starts]
+    ends_b = [_bound(b) for b in ends]
+    typo_end_b = _bound(typo_end)
 
     plain = draws == 1 and not rules_active and not count_convertible and reader is None
 
@@ -303,17 +315,17 @@ def perturb_frame(
         """The loop below for one draw and a field where no occurrence is set aside, no
         conversion is counted and no context read (the common case): the same draws and edits,
         with none of those checks per occurrence."""
+        copy = example_hasher.copy
         for t, start, end in find(text):
             k = k_of.get(t, 0)
             k_of[t] = k + 1
-            h = example_hasher.copy()
+            h = copy()
             h.update(word_field[t] + (int_parts[k] if k < 256 else key_part(k)))
             digest = h.digest()
-            (u,) = first_8(digest)
-            if u >= typo_end:
+            if digest >= typo_end_b:
                 continue
-            at = find_interval(starts, u) - 1
-            if at < 0 or u >= ends[at]:
+            at = find_interval(starts_b, digest) - 1
+            if at < 0 or digest >= ends_b[at]:
                 continue
             kind = kinds[at]
             drawn_counts[kind] += 1

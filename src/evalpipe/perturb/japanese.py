@@ -14,6 +14,7 @@ Two kinds of target entries:
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import operator
 import os
@@ -31,6 +32,7 @@ class Token(NamedTuple):
 
 
 _START_THEN_TARGET = operator.itemgetter(1, 0)
+_NONES = itertools.repeat(None)
 _PROBE = ("見まして", ["見", "まし", "て"], ["見る", "ます", "て"])
 
 
@@ -208,9 +210,55 @@ class JapaneseFinder:
                 surfaces = [text[tok.start : tok.end] for tok in tokens]
             else:
                 surfaces, starts, ends = self.tokenizer.spans(text)
+                if not ends or (ends[-1] == len(text) == sum(map(len, surfaces)) and all(surfaces)):
+                    return self._contiguous_runs(surfaces, starts, ends)
             self._runs(text, surfaces, starts, ends, out)
         out.sort(key=_START_THEN_TARGET)
         return out
+
+    def _contiguous_runs(
+        self, surfaces: list[str], starts: list[int], ends: list[int]
+    ) -> list[tuple[int, int, int]]:
+        """``_runs`` (then sorted) for a text that is its surfaces joined (no whitespace).
+
+        A run's text is then its surfaces joined, so the one-token matches are a C-level map
+        over the surfaces and the longer runs can only start where two neighbouring surfaces
+        joined begin some entry (then the first also does, and can grow): a few tokens.
+        """
+        get = self.by_surface.get
+        ids = list(map(get, surfaces))
+        found = list(
+            itertools.compress(
+                zip(ids, starts, ends, strict=True), map(operator.is_not, ids, _NONES)
+            )
+        )  # one per start, in order: sorted by (start, target)
+        n = len(surfaces)
+        if n < 2:
+            return found
+        growing = self._growing
+        longer: list[tuple[int, int, int]] = []
+        pairs = map(operator.add, surfaces, itertools.islice(surfaces, 1, None))
+        for i in itertools.compress(range(n - 1), map(self._starters.__contains__, pairs)):
+            j = i + 1
+            piece = surfaces[i] + surfaces[j]
+            while True:
+                w = get(piece)
+                if w is not None:
+                    longer.append((w, starts[i], ends[j]))
+                j += 1
+                if j == n or piece not in growing:
+                    break
+                piece += surfaces[j]
+        # An entry's matches do not overlap, the earliest start winning (as in ``_runs``). A
+        # one-token match never overlaps a longer run of its entry (it would be one of the
+        # run's tokens, each shorter than the run's text): only the longer runs are checked.
+        last_end: dict[int, int] = {}
+        for m in longer:  # in start order
+            w = m[0]
+            if last_end.get(w, -1) <= m[1]:
+                last_end[w] = m[2]
+                bisect.insort(found, m, key=_START_THEN_TARGET)
+        return found
 
     def _runs(
         self,
