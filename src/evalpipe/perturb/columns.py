@@ -13,6 +13,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any, NamedTuple, Protocol
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -71,6 +72,7 @@ TYPO_TYPES = {
     "script": pa.string(),
 }
 FLUSH_ROWS = 16_384
+_MAX_STRING_DATA = 2**31 - 1  # a string array's int32 offsets address this many bytes
 
 
 class Edit(NamedTuple):
@@ -92,7 +94,7 @@ class PerturbedRow(NamedTuple):
     word_rank: int  # 0 for the original row
     draw: int
     seed: int
-    fields: str  # the JSON object of every field after the edits
+    fields: str | bytes  # the JSON object of every field after the edits (bytes: UTF-8)
     occurrences: int  # unprotected occurrences of the word in the perturbable fields
     edits: Sequence[Edit]  # empty for the original row
     condition: str = TYPO  # the arm (evalpipe.arms): the plain perturbed sets' rows are TYPO
@@ -302,9 +304,29 @@ def build_block(rows: Sequence[PerturbedRow | tuple]) -> ColumnBlock:
     )
     return ColumnBlock(
         scalars,
-        pa.array(row["fields"], pa.string()),
+        _strings(row["fields"]),
         pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), structs),
     )
+
+
+def _strings(values: Sequence[str | bytes]) -> pa.Array:
+    """A string array of ``values``: str, or UTF-8 bytes (what the words design hands over),
+    which are joined into the array's data buffer as they are, with no conversion per value.
+
+    Examples
+    --------
+    >>> _strings(['{"q": "漢"}'.encode(), b"{}"]).to_pylist(), _strings(["{}"]).to_pylist()
+    (['{"q": "漢"}', '{}'], ['{}'])
+    """
+    try:
+        data = b"".join(values)  # type: ignore[arg-type]
+    except TypeError:  # str values (the count and control designs)
+        return pa.array(values, pa.string())
+    if len(data) > _MAX_STRING_DATA:
+        return pa.array(values, pa.string())
+    offsets = np.zeros(len(values) + 1, dtype=np.int32)
+    np.cumsum(np.fromiter(map(len, values), dtype=np.int32, count=len(values)), out=offsets[1:])
+    return pa.StringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(data))
 
 
 def _slice(block: ColumnBlock, lo: int, hi: int) -> ColumnBlock:
