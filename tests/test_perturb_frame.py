@@ -293,7 +293,7 @@ def test_a_rows_fields_json_is_the_dumps_of_its_spliced_texts(texts, cuts, words
     in_text_order = sorted(edits, key=lambda e: (-int(e[0][1:]), e[2]))
     if edits:
         got = frame._FieldsJson(fields).with_edits(in_text_order)
-        assert got == json.dumps(expected, ensure_ascii=False, sort_keys=True)
+        assert got == json.dumps(expected, ensure_ascii=False, sort_keys=True).encode()
 
 
 def test_japanese_rows_perturb_token_surfaces():

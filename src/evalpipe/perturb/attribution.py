@@ -5,10 +5,12 @@ kind and which script they are (one kind, or ``"mixed"``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from evalpipe.perturb.ops import Operation
 from evalpipe.perturb.scripts import edit_script
@@ -103,79 +105,89 @@ class _ScriptOf(dict):
         return script
 
 
-def _one_or_mixed(codes: np.ndarray, starts: np.ndarray, names: list[str]) -> np.ndarray:
-    """Per group of ``codes`` (the groups begin at ``starts``): its one name, else MIXED."""
+def _strings(values: Sequence[str | None] | pa.Array) -> pa.Array:
+    return values if isinstance(values, pa.Array) else pa.array(values, pa.string())
+
+
+def _one_or_mixed(
+    codes: np.ndarray, names: list[str], starts: np.ndarray, edited: np.ndarray, n_rows: int
+) -> pa.Array:
+    """Per row: the one name of its edits' ``codes`` (the edited rows' edits begin at
+    ``starts``), MIXED when they differ, null for a row without edits."""
     low = np.minimum.reduceat(codes, starts)
     high = np.maximum.reduceat(codes, starts)
-    lookup = np.array([*names, MIXED], dtype=object)
-    return lookup[np.where(low == high, low, len(names))]
+    per_row = np.full(n_rows, -1, dtype=np.int64)
+    per_row[edited] = np.where(low == high, low, len(names))
+    lookup = pa.array([*names, MIXED], pa.string())
+    return lookup.take(pa.array(per_row, mask=per_row < 0))
+
+
+def _codes(texts: pa.Array, name_of: Callable[[str | None], str]) -> tuple[np.ndarray, list[str]]:
+    """Each text's code, and the names the codes stand for: the texts' distinct ``name_of``, so
+    two texts of one name share its code (``name_of`` is called once per distinct text)."""
+    encoded = texts.dictionary_encode(null_encoding="encode")
+    names: dict[str, int] = {}
+    code_of = np.array(
+        [names.setdefault(name_of(t), len(names)) for t in encoded.dictionary.to_pylist()],
+        dtype=np.int64,
+    )
+    return code_of[encoded.indices.to_numpy()], list(names)
+
+
+def _same(name: str | None) -> str | None:
+    return name
 
 
 def typo_facts_columns(
-    kinds: Sequence[str],
-    original_chars: Sequence[str | None],
-    new_chars: Sequence[str | None],
-    counts: Sequence[int],
-) -> dict[str, list]:
+    kinds: Sequence[str] | pa.Array,
+    original_chars: Sequence[str | None] | pa.Array,
+    new_chars: Sequence[str | None] | pa.Array,
+    counts: Sequence[int] | np.ndarray,
+) -> dict[str, pa.Array]:
     """The typo columns of many rows at once: :func:`typo_facts` of each row (``NO_TYPOS`` for a
-    row without edits), with no Python call per row (a flush states hundreds of thousands).
+    row without edits), with no Python call per row or per edit (a flush states hundreds of
+    thousands): Arrow's kernels measure the texts, and the kinds and scripts are looked up
+    once per distinct text.
 
     Parameters
     ----------
     kinds, original_chars, new_chars : the ``op``, ``original_char`` and ``new_char`` of every
-        edit, the rows' edits one after another.
+        edit, the rows' edits one after another (lists, or Arrow string arrays).
     counts : the number of edits of each row.
 
     Returns
     -------
-    ``{"n_typos": [...], "n_edited_chars": [...], "op": [...], "script": [...]}``, one value
-    per row.
+    ``{"n_typos", "n_edited_chars"}`` as int32 arrays and ``{"op", "script"}`` as string arrays,
+    one value per row.
 
     Examples
     --------
-    >>> typo_facts_columns(["replace", "delete", "insert"], ["c", "t", None], ["x", None, "ゃ"],
-    ...                    [0, 2, 1])
+    >>> facts = typo_facts_columns(["replace", "delete", "insert"], ["c", "t", None],
+    ...                            ["x", None, "ゃ"], [0, 2, 1])
+    >>> {name: column.to_pylist() for name, column in facts.items()}
     {'n_typos': [0, 2, 1], 'n_edited_chars': [0, 2, 1], 'op': [None, 'mixed', 'insert'], \
 'script': [None, 'latin', 'hiragana']}
     """
+    kinds, original_chars, new_chars = map(_strings, (kinds, original_chars, new_chars))
     n_rows = len(counts)
     per_row = np.asarray(counts, dtype=np.int64).reshape(n_rows)
     edited = np.flatnonzero(per_row)
     starts = (np.cumsum(per_row) - per_row)[edited]  # each edited row's first edit
     chars = np.zeros(n_rows, dtype=np.int64)
-    op = np.full(n_rows, None, dtype=object)
-    script = np.full(n_rows, None, dtype=object)
     if len(edited):
-        # an edit's characters and script, as edited_chars and edit_script state them
-        edit_chars = np.fromiter(
-            (
-                len(o if o is not None else (n or ""))
-                for o, n in zip(original_chars, new_chars, strict=True)
-            ),
-            dtype=np.int64,
-            count=len(kinds),
-        )
-        script_of = _ScriptOf()
-        scripts = [
-            script_of[n if k == "insert" else o]
-            for k, o, n in zip(kinds, original_chars, new_chars, strict=True)
-        ]
-        kind_codes: dict[str, int] = {}
-        script_codes: dict[str, int] = {}
+        # an edit's characters, as edited_chars counts them: the original text's, else the
+        # inserted text's
+        measured = pc.coalesce(original_chars, new_chars, pa.scalar("", pa.string()))
+        edit_chars = pc.utf8_length(measured).to_numpy()
         chars[edited] = np.add.reduceat(edit_chars, starts)
-        op[edited] = _one_or_mixed(
-            np.array([kind_codes.setdefault(k, len(kind_codes)) for k in kinds]),
-            starts,
-            list(kind_codes),
-        )
-        script[edited] = _one_or_mixed(
-            np.array([script_codes.setdefault(s, len(script_codes)) for s in scripts]),
-            starts,
-            list(script_codes),
-        )
+        op = _one_or_mixed(*_codes(kinds, _same), starts, edited, n_rows)
+        deciding = pc.if_else(pc.equal(kinds, "insert"), new_chars, original_chars)
+        script = _one_or_mixed(*_codes(deciding, _ScriptOf().__getitem__), starts, edited, n_rows)
+    else:
+        op = script = pa.nulls(n_rows, pa.string())
     return {
-        "n_typos": per_row.tolist(),
-        "n_edited_chars": chars.tolist(),
-        "op": op.tolist(),
-        "script": script.tolist(),
+        "n_typos": pa.array(per_row, pa.int32()),
+        "n_edited_chars": pa.array(chars, pa.int32()),
+        "op": op,
+        "script": script,
     }

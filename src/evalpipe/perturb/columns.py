@@ -13,6 +13,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any, NamedTuple, Protocol
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -70,7 +71,21 @@ TYPO_TYPES = {
     "op": pa.string(),
     "script": pa.string(),
 }
+# The per-row columns a flush makes besides ``fields`` and ``perturbations`` (``source`` is
+# the benchmark row, which the carried columns are taken by).
+SCALAR_TYPES = {
+    "source": pa.int64(),
+    "variant": pa.string(),
+    "word_rank": pa.int64(),
+    "draw": pa.int32(),
+    "condition": pa.string(),
+    "seed": pa.int64(),
+    "occurrences": pa.int64(),
+    "perturbed_occurrences": pa.int64(),
+    **TYPO_TYPES,
+}
 FLUSH_ROWS = 16_384
+_MAX_STRING_DATA = 2**31 - 1  # a string array's int32 offsets address this many bytes
 
 
 class Edit(NamedTuple):
@@ -92,7 +107,7 @@ class PerturbedRow(NamedTuple):
     word_rank: int  # 0 for the original row
     draw: int
     seed: int
-    fields: str  # the JSON object of every field after the edits
+    fields: str | bytes  # the JSON object of every field after the edits (bytes: UTF-8)
     occurrences: int  # unprotected occurrences of the word in the perturbable fields
     edits: Sequence[Edit]  # empty for the original row
     condition: str = TYPO  # the arm (evalpipe.arms): the plain perturbed sets' rows are TYPO
@@ -139,23 +154,12 @@ class PerturbedColumns:
         self._pending: list[PerturbedRow | tuple] = []
         self._queued: list[ColumnBlock] | None = None  # add_block's rows not yet flushed
         self._queued_rows = 0
-        self._rows: dict[str, list] = {
-            name: []
-            for name in (
-                "source",
-                "variant",
-                "word_rank",
-                "draw",
-                "condition",
-                "seed",
-                "occurrences",
-                "perturbed_occurrences",
-                *TYPO_TYPES,
-            )
-        }
+        # the flushed rows' one-chunk columns, by name, as the flushes' chunks
+        self._scalars: dict[str, list[pa.Array]] = {name: [] for name in SCALAR_TYPES}
+        self._flushed = 0
         self._fields: list[pa.Array] = []
         self._perturbations: list[pa.Array] = []
-        self._carried: tuple[pa.Table, list[str], list[str]] | None = None
+        self._carried: tuple[pa.Table, list[str], pa.Array] | None = None
         self.sink = sink
         self.benchmark = benchmark  # with a sink: the rows the full row groups are joined with
 
@@ -171,7 +175,7 @@ class PerturbedColumns:
     @property
     def flushed(self) -> int:
         """Rows turned into Arrow chunks and not yet taken (:meth:`take`)."""
-        return len(self._rows["source"])
+        return self._flushed
 
     def flush(self) -> None:
         """Turn the pending rows into Arrow chunks and drop their Python objects."""
@@ -202,9 +206,10 @@ class PerturbedColumns:
             self._queued.append(_slice(block, start, at))
 
     def _append(self, block: ColumnBlock) -> None:
-        out = self._rows
+        out = self._scalars
         for name, values in block.scalars.items():
-            out[name].extend(values)
+            out[name].append(values)
+        self._flushed += len(block.fields)
         self._fields.append(block.fields)
         self._perturbations.append(block.perturbations)
         sink = self.sink
@@ -242,29 +247,33 @@ class PerturbedColumns:
             extra = [c for c in OPTIONAL_CARRIED if c in benchmark.columns]
             frame = benchmark[["benchmark", "example_id", *CARRIED_COLUMNS, *extra]]
             carried = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False)
-            self._carried = carried, extra, benchmark["example_id"].astype(str).tolist()
+            ids = pa.array(benchmark["example_id"].astype(str).tolist(), pa.string())
+            self._carried = carried, extra, ids
         carried_all, extra, ids = self._carried
-        rows = {name: values[:n] for name, values in self._rows.items()}
-        for values in self._rows.values():
-            del values[:n]
+        rows = {
+            name: _one_chunk(_take_chunks(chunks, n), SCALAR_TYPES[name])
+            for name, chunks in self._scalars.items()
+        }
+        self._flushed -= n
         fields = _take_chunks(self._fields, n)
         perturbations = _take_chunks(self._perturbations, n)
-        carried = carried_all.take(pa.array(rows["source"], pa.int64()))
+        source = rows["source"]
+        carried = carried_all.take(source)
         columns: dict[str, pa.Array | pa.ChunkedArray] = {
             "benchmark": carried.column("benchmark").cast(pa.string()),
-            "example_id": pa.array([ids[i] for i in rows["source"]], pa.string()),
-            "variant": pa.array(rows["variant"], pa.string()),
-            "word_rank": pa.array(rows["word_rank"], pa.int64()),
-            "draw": pa.array(rows["draw"], pa.int32()),
-            "condition": pa.array(rows["condition"], pa.string()),
-            "seed": pa.array(rows["seed"], pa.int64()),
+            "example_id": ids.take(source),
+            "variant": rows["variant"],
+            "word_rank": rows["word_rank"],
+            "draw": rows["draw"],
+            "condition": rows["condition"],
+            "seed": rows["seed"],
             "fields": pa.chunked_array(fields, pa.string()),
             "perturbations": pa.chunked_array(perturbations, pa.list_(PERTURBATION_TYPE)),
-            "occurrences": pa.array(rows["occurrences"], pa.int64()),
-            "perturbed_occurrences": pa.array(rows["perturbed_occurrences"], pa.int64()),
+            "occurrences": rows["occurrences"],
+            "perturbed_occurrences": rows["perturbed_occurrences"],
         }
-        for name, kind in TYPO_TYPES.items():
-            columns[name] = pa.array(rows[name], kind)
+        for name in TYPO_TYPES:
+            columns[name] = rows[name]
         for name in (*CARRIED_COLUMNS, *extra):
             columns[name] = carried.column(name).cast(CARRIED_TYPES[name])
         return pa.table(columns).replace_schema_metadata(None)
@@ -273,43 +282,62 @@ class PerturbedColumns:
 class ColumnBlock(NamedTuple):
     """Rows as columns: what a flush makes of them (:func:`build_block`)."""
 
-    scalars: dict[str, list]  # the one-chunk columns, by name
+    scalars: dict[str, pa.Array]  # the one-chunk columns, by name (SCALAR_TYPES)
     fields: pa.Array
     perturbations: pa.Array
 
 
 def build_block(rows: Sequence[PerturbedRow | tuple]) -> ColumnBlock:
     """The columns of ``rows`` (PerturbedRows, or plain tuples of their fields): their typo
-    facts stated, ``fields`` and ``perturbations`` as Arrow arrays (one flush chunk each)."""
+    facts stated, every column an Arrow array (one flush chunk each)."""
     row = _by_name(PerturbedRow, rows)
     edits = list(itertools.chain.from_iterable(row["edits"]))
     edit = _by_name(Edit, edits)
-    op = _by_name(Operation, edit["operation"])
-    scalars: dict[str, list] = {
-        name: list(row[name])
+    values = {**edit, **_by_name(Operation, edit["operation"])}
+    children = {f.name: pa.array(values[f.name], f.type) for f in PERTURBATION_TYPE}
+    structs = pa.StructArray.from_arrays(list(children.values()), fields=list(PERTURBATION_TYPE))
+    n_rows = len(rows)
+    counts = np.fromiter(map(len, row["edits"]), dtype=np.int64, count=n_rows)
+    offsets = np.zeros(n_rows + 1, dtype=np.int32)
+    np.cumsum(counts, out=offsets[1:])
+    scalars = {
+        name: pa.array(row[name], SCALAR_TYPES[name])
         for name in ("source", "variant", "word_rank", "draw", "condition", "seed", "occurrences")
     }
-    counts = list(map(len, row["edits"]))
-    scalars["perturbed_occurrences"] = counts
-    facts = typo_facts_columns(op["op"], op["original_char"], op["new_char"], counts)
-    for name in TYPO_TYPES:
-        scalars[name] = facts[name]
-    offsets = list(itertools.accumulate(counts, initial=0))
-    values = {**edit, **op}
-    structs = pa.StructArray.from_arrays(
-        [pa.array(values[f.name], f.type) for f in PERTURBATION_TYPE],
-        fields=list(PERTURBATION_TYPE),
+    scalars["perturbed_occurrences"] = pa.array(counts, pa.int64())
+    facts = typo_facts_columns(
+        children["op"], children["original_char"], children["new_char"], counts
     )
+    for name, kind in TYPO_TYPES.items():
+        scalars[name] = facts[name].cast(kind)
     return ColumnBlock(
-        scalars,
-        pa.array(row["fields"], pa.string()),
-        pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), structs),
+        scalars, _strings(row["fields"]), pa.ListArray.from_arrays(pa.array(offsets), structs)
     )
+
+
+def _strings(values: Sequence[str | bytes]) -> pa.Array:
+    """A string array of ``values``: str, or UTF-8 bytes (what the words design hands over),
+    which are joined into the array's data buffer as they are, with no conversion per value.
+
+    Examples
+    --------
+    >>> _strings(['{"q": "漢"}'.encode(), b"{}"]).to_pylist(), _strings(["{}"]).to_pylist()
+    (['{"q": "漢"}', '{}'], ['{}'])
+    """
+    try:
+        data = b"".join(values)  # type: ignore[arg-type]
+    except TypeError:  # str values (the count and control designs)
+        return pa.array(values, pa.string())
+    if len(data) > _MAX_STRING_DATA:
+        return pa.array(values, pa.string())
+    offsets = np.zeros(len(values) + 1, dtype=np.int32)
+    np.cumsum(np.fromiter(map(len, values), dtype=np.int32, count=len(values)), out=offsets[1:])
+    return pa.StringArray.from_buffers(len(values), pa.py_buffer(offsets), pa.py_buffer(data))
 
 
 def _slice(block: ColumnBlock, lo: int, hi: int) -> ColumnBlock:
     return ColumnBlock(
-        {name: values[lo:hi] for name, values in block.scalars.items()},
+        {name: values.slice(lo, hi - lo) for name, values in block.scalars.items()},
         block.fields.slice(lo, hi - lo),
         block.perturbations.slice(lo, hi - lo),
     )
@@ -320,10 +348,16 @@ def _join(blocks: list[ColumnBlock]) -> ColumnBlock:
     if not blocks:
         return build_block([])
     return ColumnBlock(
-        {name: [v for b in blocks for v in b.scalars[name]] for name in blocks[0].scalars},
+        {name: pa.concat_arrays([b.scalars[name] for b in blocks]) for name in blocks[0].scalars},
         pa.concat_arrays([b.fields for b in blocks]),
         pa.concat_arrays([b.perturbations for b in blocks]),
     )
+
+
+def _one_chunk(chunks: list[pa.Array], kind: pa.DataType) -> pa.Array:
+    if len(chunks) == 1:
+        return chunks[0]
+    return pa.concat_arrays(chunks) if chunks else pa.array([], kind)
 
 
 def _take_chunks(chunks: list[pa.Array], n: int) -> list[pa.Array]:

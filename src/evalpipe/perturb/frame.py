@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 from tqdm import tqdm
@@ -61,7 +62,8 @@ def _dumps(value: Any) -> str:
 
 class _FieldsJson:
     """An example's ``fields`` JSON (the contract's form, ``_dumps``) with some occurrences
-    replaced.
+    replaced, as UTF-8 bytes (what the ``fields`` column stores; the builder joins them
+    without converting each string, :func:`evalpipe.perturb.columns.build_block`).
 
     JSON escapes each character on its own, so the JSON of a spliced text is the splice of the
     text's JSON. A field whose text has nothing to escape appears in the whole example's JSON
@@ -75,38 +77,61 @@ class _FieldsJson:
             (key, _encode_text(key) + ": ", _dumps(value)) for key, value in sorted(fields.items())
         ]
         self._encoded = encoded
-        self.doc = "{" + ", ".join(ek + ev for _, ek, ev in encoded) + "}"
-        # field -> offset in doc of its text's first character, for texts written unescaped
+        doc = "{" + ", ".join(ek + ev for _, ek, ev in encoded) + "}"
+        self.doc = doc.encode()
+        # field -> UTF-8 offset in doc of its text's first character, for texts written
+        # unescaped
         self.at: dict[str, int] = {}
+        ascii_doc = doc.isascii()
         offset = 1
         for key, ek, ev in encoded:
             offset += len(ek)
             value = fields[key]
             if isinstance(value, str) and len(ev) == len(value) + 2 and ev[1:-1] == value:
-                self.at[key] = offset + 1
+                self.at[key] = offset + 1 if ascii_doc else len(doc[: offset + 1].encode())
             offset += len(ev) + 2  # the value and the ", " after it
+        # field -> the UTF-8 offset of each character of its text, None for an ASCII text (the
+        # code-point offsets are the byte offsets); made when a row first edits the field
+        self._bytes_at: dict[str, list[int] | None] = dict.fromkeys(self.at) if ascii_doc else {}
 
-    def with_edits(self, edits: list[tuple]) -> str:
-        """The JSON with each edit's occurrence replaced by its perturbed word (edits as tuples
-        of ``Edit``'s fields, in text order within each field; occurrences never overlap)."""
+    def _offsets(self, name: str) -> list[int] | None:
+        try:
+            return self._bytes_at[name]
+        except KeyError:
+            offsets = self._bytes_at[name] = _utf8_offsets(self.fields[name])
+            return offsets
+
+    def with_edits(self, edits: list[tuple]) -> bytes:
+        """The JSON, UTF-8 encoded, with each edit's occurrence replaced by its perturbed word
+        (edits as tuples of ``Edit``'s fields, in text order within each field; occurrences
+        never overlap)."""
         doc, at = self.doc, self.at
         if len(edits) == 1:
             name, _, start, end, _, op = edits[0]
             base = at.get(name)
             if base is not None:
-                return doc[: base + start] + _encode_text(op.perturbed)[1:-1] + doc[base + end :]
+                offsets = self._offsets(name)
+                if offsets is not None:
+                    start, end = offsets[start], offsets[end]
+                perturbed = _encode_text(op.perturbed)[1:-1].encode()
+                return doc[: base + start] + perturbed + doc[base + end :]
         elif all(e[0] in at for e in edits):
-            spans = [(at[e[0]] + e[2], at[e[0]] + e[3], e[5].perturbed) for e in edits]
+            spans = []
+            for name, _, start, end, _, op in edits:
+                offsets = self._offsets(name)
+                if offsets is not None:
+                    start, end = offsets[start], offsets[end]
+                spans.append((at[name] + start, at[name] + end, op.perturbed))
             if len({e[0] for e in edits}) > 1:
                 spans.sort(key=_first)
             pieces = []
             cursor = 0
             for start, end, perturbed in spans:
                 pieces.append(doc[cursor:start])
-                pieces.append(_encode_text(perturbed)[1:-1])
+                pieces.append(_encode_text(perturbed)[1:-1].encode())
                 cursor = end
             pieces.append(doc[cursor:])
-            return "".join(pieces)
+            return b"".join(pieces)
         changed = {
             name: _spliced(self.fields[name], [e for e in edits if e[0] == name])
             for name in {e[0] for e in edits}
@@ -118,7 +143,25 @@ class _FieldsJson:
                 for key, ek, ev in self._encoded
             )
             + "}"
-        )
+        ).encode()
+
+
+def _utf8_offsets(text: str) -> list[int] | None:
+    """The UTF-8 offset of each code point of ``text`` and of its end (None when ``text`` is
+    ASCII: the code-point offsets are the byte offsets).
+
+    Examples
+    --------
+    >>> _utf8_offsets("aé漢😀"), _utf8_offsets("ab")
+    ([0, 1, 3, 6, 10], None)
+    """
+    if text.isascii():
+        return None
+    points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    sizes = 1 + (points >= 0x80) + (points >= 0x800) + (points >= 0x10000)
+    offsets = np.zeros(len(points) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    return offsets.tolist()
 
 
 def _bound(v: int) -> bytes:
@@ -346,7 +389,8 @@ def perturb_frame(
         example_hasher = key_hasher(seed, ex.benchmark, ex.example_id)
         eligible.row(r)
         seed_of_original = original_seed("words", seed, ex.benchmark, ex.example_id)
-        rows.add(PerturbedRow(r, "original", 0, 0, seed_of_original, ex.original_fields(), 0, ()))
+        original = ex.original_fields().encode()
+        rows.add(PerturbedRow(r, "original", 0, 0, seed_of_original, original, 0, ()))
 
         # One pass over the example's occurrences: hash each, keep only those where a typo fires.
         counts: dict[int, int] = {}
