@@ -110,7 +110,11 @@ def _strings(values: Sequence[str | None] | pa.Array) -> pa.Array:
 
 
 def _one_or_mixed(
-    codes: np.ndarray, names: list[str], starts: np.ndarray, edited: np.ndarray, n_rows: int
+    codes: np.ndarray,
+    names: list[str | None],
+    starts: np.ndarray,
+    edited: np.ndarray,
+    n_rows: int,
 ) -> pa.Array:
     """Per row: the one name of its edits' ``codes`` (the edited rows' edits begin at
     ``starts``), MIXED when they differ, null for a row without edits."""
@@ -122,11 +126,13 @@ def _one_or_mixed(
     return lookup.take(pa.array(per_row, mask=per_row < 0))
 
 
-def _codes(texts: pa.Array, name_of: Callable[[str | None], str]) -> tuple[np.ndarray, list[str]]:
+def _codes(
+    texts: pa.Array, name_of: Callable[[str | None], str | None]
+) -> tuple[np.ndarray, list[str | None]]:
     """Each text's code, and the names the codes stand for: the texts' distinct ``name_of``, so
     two texts of one name share its code (``name_of`` is called once per distinct text)."""
     encoded = texts.dictionary_encode(null_encoding="encode")
-    names: dict[str, int] = {}
+    names: dict[str | None, int] = {}
     code_of = np.array(
         [names.setdefault(name_of(t), len(names)) for t in encoded.dictionary.to_pylist()],
         dtype=np.int64,

@@ -227,9 +227,10 @@ class JapaneseFinder:
         """
         get = self.by_surface.get
         ids = list(map(get, surfaces))
-        found = list(
+        found: list[tuple[int, int, int]] = list(
             itertools.compress(
-                zip(ids, starts, ends, strict=True), map(operator.is_not, ids, _NONES)
+                zip(ids, starts, ends, strict=True),  # type: ignore[arg-type]  # no None kept
+                map(operator.is_not, ids, _NONES),
             )
         )  # one per start, in order: sorted by (start, target)
         n = len(surfaces)
