@@ -587,3 +587,26 @@ def test_draw_bounds_as_bytes_order_digests_as_their_draws(
     sorted_bounds = sorted(bounds)
     as_bytes = [frame._bound(v) for v in sorted_bounds]
     assert bisect.bisect_right(as_bytes, digest) == bisect.bisect_right(sorted_bounds, u)
+
+
+def test_the_one_draw_loop_makes_the_rows_of_the_general_loop():
+    """The default case (one draw, nothing set aside) runs a specialised copy of the occurrence
+    loop: a rule that excludes no occurrence sends the same input through the general loop,
+    which must make the same rows, byte for byte."""
+    from evalpipe.perturb.eligibility import Eligibility
+
+    texts = [
+        {"q": "The cat and the dog of a farm, and a bird.", "c": "Ünïcode: the café of a town"},
+        {"q": 'A "quoted" line of the text\nand a tab\tof the end'},
+        {"q": "Nothing to see here"},
+        {"q": "the the the and and of of a a a the", "z": "and 😀 the emoji of a smile"},
+    ]
+    bench = bench_frame("demo", "english", texts * 5)
+    for seed in range(4):
+        plain = perturb_frame(bench, EN_WORDS, probabilities=ALWAYS, seed=seed)
+        general = perturb_frame(
+            bench, EN_WORDS, probabilities=ALWAYS, seed=seed, eligibility=Eligibility(min_letters=1)
+        )
+        assert plain.table.num_rows > len(bench)  # typos were made
+        assert general.table.equals(plain.table)
+        assert general.summary["occurrences"] == plain.summary["occurrences"]
