@@ -107,7 +107,9 @@ class PerturbedRow(NamedTuple):
     word_rank: int  # 0 for the original row
     draw: int
     seed: int
-    fields: str | bytes  # the JSON object of every field after the edits (bytes: UTF-8)
+    # the JSON object of every field after the edits: str, UTF-8 bytes, or the end offset of
+    # its UTF-8 bytes written into the builder's ``fields_data`` (see PerturbedColumns)
+    fields: str | bytes | int
     occurrences: int  # unprotected occurrences of the word in the perturbable fields
     edits: Sequence[Edit]  # empty for the original row
     condition: str = TYPO  # the arm (evalpipe.arms): the plain perturbed sets' rows are TYPO
@@ -134,6 +136,12 @@ class PerturbedColumns:
     ``sink.row_group_size`` rows goes to ``sink.write`` as soon as a flush completes it, so only
     one row group of Arrow data is held; :meth:`table` then returns the rows left over.
 
+    A row's ``fields`` may be written rather than handed over: its UTF-8 JSON appended to
+    ``fields_data`` and the row's ``fields`` the length of ``fields_data`` after it. The words
+    design writes each row's JSON there piece by piece (the clean document's slices and the
+    perturbed words), so no row's bytes are built as an object and then copied again; a flush
+    makes the column from that buffer as it is. Not mixed with rows whose ``fields`` are texts.
+
     Examples
     --------
     >>> cols = PerturbedColumns()
@@ -152,6 +160,7 @@ class PerturbedColumns:
         self, *, sink: RowGroupSink | None = None, benchmark: pd.DataFrame | None = None
     ) -> None:
         self._pending: list[PerturbedRow | tuple] = []
+        self.fields_data = bytearray()  # the pending rows' written fields (see above)
         self._queued: list[ColumnBlock] | None = None  # add_block's rows not yet flushed
         self._queued_rows = 0
         # the flushed rows' one-chunk columns, by name, as the flushes' chunks
@@ -183,8 +192,10 @@ class PerturbedColumns:
             self._append(_join(self._queued))
             self._queued, self._queued_rows = [], 0
             return
-        self._append(build_block(self._pending))
+        self._append(build_block(self._pending, self.fields_data))
         self._pending = []
+        # a new buffer: the flushed column wraps the old one, which is never written again
+        self.fields_data = bytearray()
 
     def add_block(self, block: ColumnBlock, sizes: Sequence[int]) -> None:
         """Add the rows of ``block`` (:func:`build_block` of consecutive examples, ``sizes`` rows
@@ -287,9 +298,13 @@ class ColumnBlock(NamedTuple):
     perturbations: pa.Array
 
 
-def build_block(rows: Sequence[PerturbedRow | tuple]) -> ColumnBlock:
+def build_block(
+    rows: Sequence[PerturbedRow | tuple], fields_data: bytes | bytearray = b""
+) -> ColumnBlock:
     """The columns of ``rows`` (PerturbedRows, or plain tuples of their fields): their typo
-    facts stated, every column an Arrow array (one flush chunk each)."""
+    facts stated, every column an Arrow array (one flush chunk each). ``fields_data`` holds
+    the rows' written fields when their ``fields`` are end offsets (see PerturbedColumns);
+    it is wrapped, not copied, so it must not change afterwards."""
     row = _by_name(PerturbedRow, rows)
     edits = list(itertools.chain.from_iterable(row["edits"]))
     edit = _by_name(Edit, edits)
@@ -310,9 +325,29 @@ def build_block(rows: Sequence[PerturbedRow | tuple]) -> ColumnBlock:
     )
     for name, kind in TYPO_TYPES.items():
         scalars[name] = facts[name].cast(kind)
-    return ColumnBlock(
-        scalars, _strings(row["fields"]), pa.ListArray.from_arrays(pa.array(offsets), structs)
-    )
+    fields = row["fields"]
+    if fields and isinstance(fields[0], int):
+        texts = _written(fields_data, fields)  # type: ignore[arg-type]  # ints: see above
+    else:
+        texts = _strings(fields)  # type: ignore[arg-type]
+    return ColumnBlock(scalars, texts, pa.ListArray.from_arrays(pa.array(offsets), structs))
+
+
+def _written(data: bytes | bytearray, ends: Sequence[int]) -> pa.Array:
+    """The string array of values written one after another into ``data``, each ending at
+    the given offset (the first starting at 0), wrapping ``data`` without a copy.
+
+    Examples
+    --------
+    >>> _written(bytearray('{"q": "漢"}{}'.encode()), [12, 14]).to_pylist()
+    ['{"q": "漢"}', '{}']
+    """
+    if len(data) > _MAX_STRING_DATA:  # more than int32 offsets address: as _strings does
+        starts = [0, *ends[:-1]]
+        return pa.array([bytes(data[a:b]) for a, b in zip(starts, ends, strict=True)], pa.string())
+    offsets = np.zeros(len(ends) + 1, dtype=np.int32)
+    offsets[1:] = ends
+    return pa.StringArray.from_buffers(len(ends), pa.py_buffer(offsets), pa.py_buffer(data))
 
 
 def _strings(values: Sequence[str | bytes]) -> pa.Array:

@@ -79,6 +79,7 @@ class _FieldsJson:
         self._encoded = encoded
         doc = "{" + ", ".join(ek + ev for _, ek, ev in encoded) + "}"
         self.doc = doc.encode()
+        self.view = memoryview(self.doc)  # slices of a view are copied once, into the row
         # field -> UTF-8 offset in doc of its text's first character, for texts written
         # unescaped
         self.at: dict[str, int] = {}
@@ -101,11 +102,12 @@ class _FieldsJson:
             offsets = self._bytes_at[name] = _utf8_offsets(self.fields[name])
             return offsets
 
-    def with_edits(self, edits: list[tuple]) -> bytes:
-        """The JSON, UTF-8 encoded, with each edit's occurrence replaced by its perturbed word
-        (edits as tuples of ``Edit``'s fields, in text order within each field; occurrences
-        never overlap)."""
-        doc, at = self.doc, self.at
+    def write(self, out: bytearray, edits: list[tuple]) -> None:
+        """Append the JSON, UTF-8 encoded, with each edit's occurrence replaced by its perturbed
+        word to ``out`` (edits as tuples of ``Edit``'s fields, in text order within each field;
+        occurrences never overlap): the document's unchanged slices are copied into ``out``
+        straight from the document, with no row-sized object in between."""
+        doc, at = self.view, self.at
         if len(edits) == 1:
             name, _, start, end, _, op = edits[0]
             base = at.get(name)
@@ -113,8 +115,10 @@ class _FieldsJson:
                 offsets = self._offsets(name)
                 if offsets is not None:
                     start, end = offsets[start], offsets[end]
-                perturbed = _encode_text(op.perturbed)[1:-1].encode()
-                return doc[: base + start] + perturbed + doc[base + end :]
+                out += doc[: base + start]
+                out += _encode_text(op.perturbed)[1:-1].encode()
+                out += doc[base + end :]
+                return
         elif all(e[0] in at for e in edits):
             spans = []
             for name, _, start, end, _, op in edits:
@@ -124,19 +128,18 @@ class _FieldsJson:
                 spans.append((at[name] + start, at[name] + end, op.perturbed))
             if len({e[0] for e in edits}) > 1:
                 spans.sort(key=_first)
-            pieces = []
             cursor = 0
             for start, end, perturbed in spans:
-                pieces.append(doc[cursor:start])
-                pieces.append(_encode_text(perturbed)[1:-1].encode())
+                out += doc[cursor:start]
+                out += _encode_text(perturbed)[1:-1].encode()
                 cursor = end
-            pieces.append(doc[cursor:])
-            return b"".join(pieces)
+            out += doc[cursor:]
+            return
         changed = {
             name: _spliced(self.fields[name], [e for e in edits if e[0] == name])
             for name in {e[0] for e in edits}
         }
-        return (
+        out += (
             "{"
             + ", ".join(
                 ek + (_encode_text(changed[key]) if key in changed else ev)
@@ -208,6 +211,7 @@ class _ExampleRows:
 
     def __init__(self) -> None:
         self.examples: list[list[PerturbedRow]] = []
+        self.fields_data = bytearray()  # every row's written fields (PerturbedColumns)
 
     def start(self, ex: Example) -> Example:
         self.examples.append([])
@@ -389,8 +393,10 @@ def perturb_frame(
         example_hasher = key_hasher(seed, ex.benchmark, ex.example_id)
         eligible.row(r)
         seed_of_original = original_seed("words", seed, ex.benchmark, ex.example_id)
-        original = ex.original_fields().encode()
-        rows.add(PerturbedRow(r, "original", 0, 0, seed_of_original, original, 0, ()))
+        # every row's JSON is written into the builder's buffer (PerturbedColumns.fields_data)
+        data = rows.fields_data
+        data += ex.original_fields().encode()
+        rows.add(PerturbedRow(r, "original", 0, 0, seed_of_original, len(data), 0, ()))
 
         # One pass over the example's occurrences: hash each, keep only those where a typo fires.
         counts: dict[int, int] = {}
@@ -468,11 +474,13 @@ def perturb_frame(
         counter.found_targets.update(counts)
         counter.occurrences += sum(counts.values())
         as_json = _FieldsJson(fields)
+        write = as_json.write
+        data = rows.fields_data  # a new buffer if the rows were flushed above
         made: list[tuple] = []  # the example's edits in row order, counted once
         for t, d in sorted(fired_by):
             edits = fired_by[(t, d)]
             made.extend(edits)
-            fields_json = as_json.with_edits(edits)
+            write(data, edits)
             row_hasher = example_hasher.copy()
             row_hasher.update(variant_parts[t] + draw_parts[d])
             target = targets[t]
@@ -483,7 +491,7 @@ def perturb_frame(
                     target.rank,
                     d,
                     first_8(row_hasher.digest())[0] >> 1,
-                    fields_json,
+                    len(data),
                     counts[t],
                     edits,
                     TYPO,
@@ -523,7 +531,9 @@ def perturb_frame(
                 ahead=ahead if prepare else None,
             )
             made = recorder.examples
-            block = columns.build_block([row for rows_of in made for row in rows_of])
+            block = columns.build_block(
+                [row for rows_of in made for row in rows_of], recorder.fields_data
+            )
             return [len(rows_of) for rows_of in made], block, counter, eligible.counts
 
         size = max(1, min(512, len(benchmark_rows) // (8 * jobs)))
