@@ -206,3 +206,16 @@ def test_japanese_surface_runs_are_the_brute_force_spans(pieces: list[str], word
     entries = ["".join(w) for w in words]
     finder = JapaneseFinder([(w, None, None) for w in entries], tokenizer=_tokenizer())
     assert finder.find(text) == _surface_runs_brute_force(entries, text)
+
+
+def test_make_finder_says_which_finder_works_ahead():
+    # perturb_frame hands a batch of texts to prepare only when the finder batches (MeCab)
+    from evalpipe.perturb.targets import Target, make_finder
+
+    english = make_finder([Target(1, "the", "the", None, None)], "english")
+    english.prepare(["ignored"])  # nothing to do ahead, and nothing breaks
+    assert not english.batches and english.find("The cat") == [(0, 0, 3)]
+    japanese = make_finder([Target(1, "本", "本", None, None)], "japanese")
+    assert japanese.batches
+    japanese.prepare(["東京の本"])
+    assert japanese.find("東京の本") == [(0, 3, 4)]

@@ -327,9 +327,9 @@ def build_block(
         scalars[name] = facts[name].cast(kind)
     fields = row["fields"]
     if fields and isinstance(fields[0], int):
-        texts = _written(fields_data, fields)  # type: ignore[arg-type]  # ints: see above
+        texts = _written(fields_data, fields)
     else:
-        texts = _strings(fields)  # type: ignore[arg-type]
+        texts = _strings(fields)
     return ColumnBlock(scalars, texts, pa.ListArray.from_arrays(pa.array(offsets), structs))
 
 

@@ -367,7 +367,7 @@ class MatchedControl:
         targets = read_targets(words, language=language, source=words_source)
         if language == "japanese" and tokenizer is None:
             tokenizer = Tokenizer()
-        self.find = make_finder(targets, language, source=words_source, tokenizer=tokenizer)
+        self.find = make_finder(targets, language, source=words_source, tokenizer=tokenizer).find
         self.homophones, self.reader = human.prepare(
             language,
             typo_model(probabilities.model).reads_context,

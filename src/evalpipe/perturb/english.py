@@ -18,6 +18,7 @@ Rules (docs/perturbation.md):
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from evalpipe.errors import InputError
 
@@ -57,6 +58,11 @@ class EnglishFinder:
                     f"{word!r} (also row {self.lookup[key] + 1})"
                 )
             self.lookup[key] = i
+
+    batches = False  # a text is found as fast alone as in a batch
+
+    def prepare(self, texts: Iterable[str]) -> None:
+        """Nothing to do ahead (see ``targets.Finder``)."""
 
     def find(self, text: str) -> list[tuple[int, int, int]]:
         """``[(target index, start, end), ...]`` in text order; ``text[start:end]`` is the word."""

@@ -18,7 +18,6 @@ import bisect
 import json
 import json.encoder
 import struct
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -295,7 +294,8 @@ def perturb_frame(
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise InputError(f"jobs must be an integer >= 1, found {jobs!r}")
     targets = read_targets(words, language=language, source=words_source)
-    find = make_finder(targets, language, source=words_source, tokenizer=tokenizer)
+    finder = make_finder(targets, language, source=words_source, tokenizer=tokenizer)
+    find = finder.find
     homophones, reader = human.prepare(
         language,
         typo_model(probabilities.model).reads_context,
@@ -306,13 +306,10 @@ def perturb_frame(
     rules_active = eligible.active
 
     # Japanese: MeCab runs over a batch of examples' texts before the loop reaches them
-    prepare: Callable[[list[str]], None] | None = getattr(
-        getattr(find, "__self__", None), "prepare", None
-    )
-
     def ahead(batch: list[Example]) -> None:
-        if prepare is not None:
-            prepare([ex.fields[name] for ex in batch for name in ex.perturbable])
+        finder.prepare([ex.fields[name] for ex in batch for name in ex.perturbable])
+
+    prepare = ahead if finder.batches else None
 
     benchmark_rows = BenchmarkRows(benchmark, source=source)
     names = benchmark_rows.names
@@ -505,7 +502,7 @@ def perturb_frame(
             example,
             desc=f"perturb {names[0]}",
             progress=progress,
-            ahead=ahead if prepare else None,
+            ahead=prepare,
         )
     else:
 
@@ -528,7 +525,7 @@ def perturb_frame(
                 desc="",
                 progress=False,
                 within=range(lo, hi),
-                ahead=ahead if prepare else None,
+                ahead=prepare,
             )
             made = recorder.examples
             block = columns.build_block(

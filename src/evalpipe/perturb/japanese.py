@@ -166,6 +166,8 @@ class JapaneseFinder:
         self._cache: dict[str, list[tuple[int, int, int]]] = {}
         self._ahead: dict[str, list[tuple[int, int, int]]] = {}  # see prepare
 
+    batches = True  # see prepare
+
     def prepare(self, texts: Iterable[str]) -> None:
         """Find ``texts`` now, for the ``find`` calls that follow (a batch of examples' texts).
 

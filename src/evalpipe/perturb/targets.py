@@ -3,8 +3,9 @@ finder that looks for them in a text."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 import pandas as pd
 
@@ -100,14 +101,29 @@ def read_targets(words: pd.DataFrame, *, language: str, source: str = "word list
     return [Target(r, w, f"{w}/{p}" if counts[w] > 1 and p else w, lem, p) for r, w, lem, p in raw]
 
 
+class Finder(Protocol):
+    """Finds the target words' occurrences in a text."""
+
+    # whether ``prepare`` does work ahead (the loops then hand it each batch's texts)
+    batches: bool
+
+    def find(self, text: str) -> list[tuple[int, int, int]]:
+        """``[(target index, start, end), ...]``; ``text[start:end]`` is the occurrence."""
+        ...
+
+    def prepare(self, texts: Iterable[str]) -> None:
+        """Find ``texts`` now, for the ``find`` calls that follow."""
+        ...
+
+
 def make_finder(
     targets: list[Target],
     language: str,
     *,
     source: str = "word list",
     tokenizer: Tokenizer | None = None,
-) -> Callable[[str], list[tuple[int, int, int]]]:
-    """The occurrence finder for ``language``: text -> [(target index, start, end)]."""
+) -> Finder:
+    """The occurrence finder for ``language``."""
     if language == "english":
-        return EnglishFinder([t.word for t in targets], source=source).find
-    return JapaneseFinder([(t.word, t.lemma, t.pos) for t in targets], tokenizer=tokenizer).find
+        return EnglishFinder([t.word for t in targets], source=source)
+    return JapaneseFinder([(t.word, t.lemma, t.pos) for t in targets], tokenizer=tokenizer)
