@@ -122,6 +122,8 @@ class RowGroupSink(Protocol):
 
     def write(self, table: pa.Table) -> None: ...
 
+    def write_last(self, table: pa.Table) -> None: ...
+
 
 def _by_name(record: Any, records: Sequence[tuple]) -> dict[str, Sequence]:
     """The records' columns by field name (``zip(*records)``: one pass in C)."""
@@ -166,6 +168,7 @@ class PerturbedColumns:
         # the flushed rows' one-chunk columns, by name, as the flushes' chunks
         self._scalars: dict[str, list[pa.Array]] = {name: [] for name in SCALAR_TYPES}
         self._flushed = 0
+        self.made = 0  # rows flushed so far, taken or not
         self._fields: list[pa.Array] = []
         self._perturbations: list[pa.Array] = []
         self._carried: tuple[pa.Table, list[str], pa.Array] | None = None
@@ -221,6 +224,7 @@ class PerturbedColumns:
         for name, values in block.scalars.items():
             out[name].append(values)
         self._flushed += len(block.fields)
+        self.made += len(block.fields)
         self._fields.append(block.fields)
         self._perturbations.append(block.perturbations)
         sink = self.sink
@@ -245,6 +249,15 @@ class PerturbedColumns:
         """
         self.flush()
         return self.take(self.flushed, benchmark)
+
+    def finish(self, benchmark: pd.DataFrame) -> tuple[pa.Table | None, int]:
+        """The last rows, and how many rows were made: ``(table(benchmark), its rows)``, or, with a
+        sink, ``(None, every row made)`` once the last rows went to its ``write_last``."""
+        table = self.table(benchmark)
+        if self.sink is None:
+            return table, table.num_rows
+        self.sink.write_last(table)
+        return None, self.made
 
     def take(self, n: int, benchmark: pd.DataFrame) -> pa.Table:
         """The first ``n`` flushed rows as a table (:meth:`table`'s columns), dropped from here.

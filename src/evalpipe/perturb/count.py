@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-import pyarrow as pa
 
 from evalpipe.arms import count_variant
 from evalpipe.errors import InputError
@@ -363,12 +362,7 @@ def perturb_count_frame(
 
     desc = f"perturb {names[0]} (count)"
     for_each_example(benchmark_rows, example, desc=desc, progress=progress)
-    built = rows.table(benchmark)
-    n_rows = built.num_rows
-    table: pa.Table | None = built
-    if sink is not None:
-        sink.write_last(built)
-        n_rows, table = sink.rows, None
+    table, n_rows = rows.finish(benchmark)
     base = counter.summary(
         benchmark=names[0],
         language=language,

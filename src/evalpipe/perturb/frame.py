@@ -547,12 +547,7 @@ def perturb_frame(
                     eligible.counts[why] = eligible.counts.get(why, 0) + n
                 bar.update(len(sizes))
         bar.close()
-    built = rows.table(benchmark)
-    n_rows = built.num_rows
-    table: pa.Table | None = built
-    if sink is not None:
-        sink.write_last(table)
-        n_rows, table = sink.rows, None
+    table, n_rows = rows.finish(benchmark)
     summary = counter.summary(
         benchmark=names[0],
         language=language,
