@@ -18,7 +18,9 @@ import bisect
 import json
 import json.encoder
 import struct
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -506,13 +508,11 @@ def perturb_frame(
         )
     else:
 
-        def perturb_range(
-            lo: int, hi: int
-        ) -> tuple[list[int], columns.ColumnBlock, SummaryCounter, dict]:
+        def perturb_range(lo: int, hi: int) -> tuple[list[int], Path, SummaryCounter, dict]:
             # In a forked worker: this process's own copies of the builder and counters are
             # swapped for a recorder and fresh counts. The rows go back as Arrow columns (what
-            # a flush makes of them), which the parent joins in order at the single pass's
-            # flush points (PerturbedColumns.add_block).
+            # a flush makes of them) in a file (columns.write_block), which the parent maps and
+            # joins in order at the single pass's flush points (PerturbedColumns.add_block).
             nonlocal rows, counter, drawn_counts
             recorder = rows = _ExampleRows()  # type: ignore[assignment]
             counter = SummaryCounter(keyboard=counter.keyboard)
@@ -531,17 +531,19 @@ def perturb_frame(
             block = columns.build_block(
                 [row for rows_of in made for row in rows_of], recorder.fields_data
             )
-            return [len(rows_of) for rows_of in made], block, counter, eligible.counts
+            shipped = Path(shipping) / f"rows-{lo}.arrow"
+            columns.write_block(block, shipped)
+            return [len(rows_of) for rows_of in made], shipped, counter, eligible.counts
 
         size = max(1, min(512, len(benchmark_rows) // (8 * jobs)))
         bar = tqdm(
             total=len(benchmark_rows), desc=f"perturb {names[0]}", unit="ex", disable=not progress
         )
-        with paused_gc():
-            for sizes, block, counts, excluded in map_ranges(
+        with paused_gc(), tempfile.TemporaryDirectory(prefix="evalpipe-rows-") as shipping:
+            for sizes, shipped, counts, excluded in map_ranges(
                 perturb_range, len(benchmark_rows), jobs=jobs, size=size
             ):
-                rows.add_block(block, sizes)
+                rows.add_block(columns.read_block(shipped), sizes)
                 counter.merge(counts)
                 for why, n in excluded.items():
                     eligible.counts[why] = eligible.counts.get(why, 0) + n
