@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import tempfile
 
 import pyarrow.parquet as pq
 import pytest
 
 from evalpipe.errors import InputError
-from evalpipe.perturb import Probabilities, perturb_frame
+from evalpipe.perturb import Probabilities, columns, perturb_frame
 from evalpipe.perturb.eligibility import from_params
 from evalpipe.perturb.parquet_sink import parquet_row_groups
 from tests.test_perturb_frame import EN_WORDS, JA_WORDS, _tokenizer, bench_frame
@@ -84,6 +85,29 @@ def test_a_bad_row_in_a_worker_raises_the_same_error_and_writes_nothing(tmp_path
     ):
         perturb_frame(bench, EN_WORDS, probabilities=ALWAYS, seed=8, sink=sink, jobs=2)
     assert str(parallel.value) == str(single.value) and "row 27" in str(single.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_workers_rows_leave_no_file_behind(tmp_path, monkeypatch):
+    # the workers hand their rows over as files in the temp folder, removed once mapped, and
+    # the folder goes too, also when a worker fails
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    shipped = []
+
+    def read_block(path):
+        shipped.append(path)
+        return read(path)
+
+    read = columns.read_block
+    monkeypatch.setattr(columns, "read_block", read_block)
+    bench = _english(40)
+    one = perturb_frame(bench, EN_WORDS, probabilities=ALWAYS, seed=3)
+    many = perturb_frame(bench, EN_WORDS, probabilities=ALWAYS, seed=3, jobs=2)
+    assert many.table.equals(one.table) and list(tmp_path.iterdir()) == []
+    assert len(shipped) > 1 and all(p.parent.parent == tmp_path for p in shipped)
+    bench.loc[37, "fields"] = "{not json"
+    with pytest.raises(InputError, match="row 38"):
+        perturb_frame(bench, EN_WORDS, probabilities=ALWAYS, seed=3, jobs=2)
     assert list(tmp_path.iterdir()) == []
 
 

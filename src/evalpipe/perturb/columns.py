@@ -365,8 +365,8 @@ def _written(data: bytes | bytearray, ends: Sequence[int]) -> pa.Array:
 
 
 def _strings(values: Sequence[str | bytes]) -> pa.Array:
-    """A string array of ``values``: str, or UTF-8 bytes (what the words design hands over),
-    which are joined into the array's data buffer as they are, with no conversion per value.
+    """A string array of ``values``: str, or UTF-8 bytes, which are joined into the array's
+    data buffer as they are, with no conversion per value.
 
     Examples
     --------

@@ -63,8 +63,9 @@ def _dumps(value: Any) -> str:
 
 class _FieldsJson:
     """An example's ``fields`` JSON (the contract's form, ``_dumps``) with some occurrences
-    replaced, as UTF-8 bytes (what the ``fields`` column stores; the builder joins them
-    without converting each string, :func:`evalpipe.perturb.columns.build_block`).
+    replaced, written as UTF-8 bytes into the builder's buffer (what the ``fields`` column
+    stores: :class:`evalpipe.perturb.columns.PerturbedColumns` makes the column from that
+    buffer as it is).
 
     JSON escapes each character on its own, so the JSON of a spliced text is the splice of the
     text's JSON. A field whose text has nothing to escape appears in the whole example's JSON
