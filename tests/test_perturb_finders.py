@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from evalpipe.errors import InputError
 from evalpipe.perturb import EnglishFinder, JapaneseFinder, Tokenizer
+from evalpipe.perturb.targets import Target, make_finder
 
 
 def _english(words: list[str], text: str) -> list[tuple[str, str]]:
@@ -210,8 +211,6 @@ def test_japanese_surface_runs_are_the_brute_force_spans(pieces: list[str], word
 
 def test_make_finder_says_which_finder_works_ahead():
     # perturb_frame hands a batch of texts to prepare only when the finder batches (MeCab)
-    from evalpipe.perturb.targets import Target, make_finder
-
     english = make_finder([Target(1, "the", "the", None, None)], "english")
     english.prepare(["ignored"])  # nothing to do ahead, and nothing breaks
     assert not english.batches and english.find("The cat") == [(0, 0, 3)]
